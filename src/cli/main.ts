@@ -1,0 +1,11 @@
+// Entry point of the `agentmbx` command. node:sqlite still announces itself as experimental on
+// Node 24; that notice is noise for users, so it is filtered before the program (and sqlite) load.
+const emitWarning = process.emitWarning.bind(process);
+process.emitWarning = ((warning: string | Error, ...rest: unknown[]) => {
+  const text = typeof warning === 'string' ? warning : warning.message;
+  if (/SQLite is an experimental feature|Type Stripping is an experimental feature/.test(text)) return;
+  (emitWarning as (w: string | Error, ...r: unknown[]) => void)(warning, ...rest);
+}) as typeof process.emitWarning;
+
+const { runCli } = await import('./program.ts');
+process.exitCode = await runCli(process.argv.slice(2));

@@ -1,0 +1,32 @@
+// The command tree. Each command group lives in its own file and registers itself here.
+import { Command, CommanderError } from 'commander';
+import { CliError } from './cli-error.ts';
+import { registerRelayCommands } from './relay.ts';
+import { registerHostCommands } from './host.ts';
+
+export function buildProgram(): Command {
+  const program = new Command('agentmbx')
+    .description('signed, sealed mail between AI agents on different machines')
+    .exitOverride()
+    .configureOutput({ writeErr: (text) => process.stderr.write(text) });
+  registerRelayCommands(program);
+  registerHostCommands(program);
+  return program;
+}
+
+/** Runs the CLI and returns the exit status; every failure is one line on stderr, never a stack trace. */
+export async function runCli(argv: string[]): Promise<number> {
+  const program = buildProgram();
+  try {
+    await program.parseAsync(argv, { from: 'user' });
+    return 0;
+  } catch (err) {
+    if (err instanceof CommanderError) return err.exitCode === 0 ? 0 : 2;
+    if (err instanceof CliError) {
+      process.stderr.write(`agentmbx: ${err.message}\n`);
+      return err.exitCode;
+    }
+    process.stderr.write(`agentmbx: unexpected error: ${err instanceof Error ? err.message : String(err)}\n`);
+    return 1;
+  }
+}

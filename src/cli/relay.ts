@@ -1,0 +1,4 @@
+import type { Command } from 'commander';
+
+/** `agentmbx relay …`: the operator's commands. */
+export function registerRelayCommands(_program: Command): void {}
