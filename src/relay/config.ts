@@ -186,7 +186,7 @@ function validateConfigObject(object: unknown, where: string): RelayConfigFile {
 /** V8 quotes a stretch of the input in some JSON errors; keep the reason and position only. */
 function jsonReason(err: unknown): string {
   const message = err instanceof Error ? err.message : String(err);
-  return message.replace(/, ".*" is not valid JSON$/s, '');
+  return message.replace(/, (?:\.\.\.)?".*$/s, '');
 }
 
 /**

@@ -152,9 +152,11 @@ describe('config file', () => {
   test('broken JSON names the file and the position, without a stack or the text', () => {
     const message = configError(() => parse('{\n"max_batch": 5,\n}'));
     assert.match(message, /^relay config relay\.json is not valid JSON: .*line 3 column 1/);
-    const quoted = configError(() => parse('{"max_batch": secret-words}'));
-    assert.match(quoted, /^relay config relay\.json is not valid JSON/);
-    assert.ok(!quoted.includes('secret-words'), quoted);
+    for (const text of ['{"max_batch": secret}', '{"max_batch": 5, "trust_proxy": secret-words-in-a-long-line}']) {
+      const quoted = configError(() => parse(text));
+      assert.match(quoted, /^relay config relay\.json is not valid JSON: Unexpected token 's'$/);
+      assert.ok(!quoted.includes('secret'), quoted);
+    }
     assert.match(configError(() => parse('')), /is not valid JSON: Unexpected end of JSON input$/);
   });
 
