@@ -1,0 +1,172 @@
+// Items, their dedup rows and per-target sequences (design §2, §4, §5, §6). Every insert, delete
+// and move of items charges or releases the usage counters in the same statement group.
+import type { SQLTagStore } from 'node:sqlite';
+import type { DedupRow, ItemHeader, ItemKind, NewItem, PullPage, StoredItem } from '../relay-store.ts';
+import { assertInteger, blob, int, text, type Row } from './columns.ts';
+import { chargeUsage, usageGroups } from './usage.ts';
+
+const ALL_SEQS = { min: Number.MIN_SAFE_INTEGER, max: Number.MAX_SAFE_INTEGER };
+
+/**
+ * Allocates `count` consecutive seqs for a target, starting at max(next_seq, nowMs): a store restored
+ * from an older copy still allocates above anything it handed out before (design §5). Returns the first.
+ */
+export function allocateSeqs(sql: SQLTagStore, target: string, count: number, nowMs: number): number {
+  assertInteger(nowMs, 'nowMs');
+  const row = sql.get`SELECT next_seq FROM seqs WHERE target_pubkey = ${target}`;
+  const first = Math.max(row === undefined ? 1 : int(row, 'next_seq'), nowMs);
+  const next = first + count;
+  sql.run`INSERT INTO seqs (target_pubkey, next_seq) VALUES (${target}, ${next})
+          ON CONFLICT (target_pubkey) DO UPDATE SET next_seq = excluded.next_seq`;
+  return first;
+}
+
+export function headSeq(sql: SQLTagStore, target: string): number {
+  const row = sql.get`SELECT next_seq FROM seqs WHERE target_pubkey = ${target}`;
+  return row === undefined ? 0 : int(row, 'next_seq') - 1;
+}
+
+export function getDedup(sql: SQLTagStore, sender: string, itemId: string, target: string): DedupRow | null {
+  const row = sql.get`SELECT * FROM dedup WHERE sender_pubkey = ${sender} AND item_id = ${itemId} AND target_pubkey = ${target}`;
+  if (row === undefined) return null;
+  return {
+    senderPubkey: text(row, 'sender_pubkey'),
+    itemId: text(row, 'item_id'),
+    targetPubkey: text(row, 'target_pubkey'),
+    wireHash: text(row, 'wire_hash'),
+    seq: int(row, 'seq'),
+    acceptedAt: int(row, 'accepted_at'),
+  };
+}
+
+export function insertItem(sql: SQLTagStore, item: NewItem, nowMs: number): number {
+  assertInteger(item.acceptedAt, 'acceptedAt');
+  assertInteger(item.expiresAt, 'expiresAt');
+  const seq = allocateSeqs(sql, item.targetPubkey, 1, nowMs);
+  const bytes = item.wire.byteLength;
+  sql.run`INSERT INTO items (target_pubkey, seq, kind, item_id, sender_pubkey, wire, wire_hash, bytes, accepted_at, expires_at, account)
+          VALUES (${item.targetPubkey}, ${seq}, ${item.kind}, ${item.itemId}, ${item.senderPubkey}, ${item.wire},
+                  ${item.wireHash}, ${bytes}, ${item.acceptedAt}, ${item.expiresAt}, ${item.account})`;
+  // a plain INSERT: the core looked the dedup row up first, so an existing one is a bug to surface
+  sql.run`INSERT INTO dedup (sender_pubkey, item_id, target_pubkey, wire_hash, seq, accepted_at)
+          VALUES (${item.senderPubkey}, ${item.itemId}, ${item.targetPubkey}, ${item.wireHash}, ${seq}, ${item.acceptedAt})`;
+  chargeUsage(sql, { targetPubkey: item.targetPubkey, senderPubkey: item.senderPubkey, account: item.account, items: 1, bytes }, 1);
+  return seq;
+}
+
+function kindFrom(row: Row): ItemKind {
+  const kind = text(row, 'kind');
+  if (kind !== 'envelope' && kind !== 'receipt' && kind !== 'expired') throw new Error(`relay store damaged: item kind ${kind}`);
+  return kind;
+}
+
+function headerFrom(row: Row): ItemHeader {
+  return {
+    targetPubkey: text(row, 'target_pubkey'),
+    seq: int(row, 'seq'),
+    kind: kindFrom(row),
+    itemId: text(row, 'item_id'),
+    senderPubkey: text(row, 'sender_pubkey'),
+    wireHash: text(row, 'wire_hash'),
+    bytes: int(row, 'bytes'),
+    acceptedAt: int(row, 'accepted_at'),
+    expiresAt: int(row, 'expires_at'),
+  };
+}
+
+/**
+ * A page in seq order: at most `limit` items, stopping before the item that would pass `maxBytes`,
+ * but at least one when any remain. Sizes are read first so an oversized page is never loaded.
+ */
+export function pull(sql: SQLTagStore, target: string, after: number, limit: number, maxBytes: number): PullPage {
+  assertInteger(after, 'after');
+  if (limit < 1) return { items: [], more: hasItemsAfter(sql, target, after) };
+  const sizes = sql.all`SELECT seq, bytes FROM items WHERE target_pubkey = ${target} AND seq > ${after}
+                        ORDER BY seq LIMIT ${limit + 1}`;
+  let count = 0;
+  let total = 0;
+  for (const row of sizes.slice(0, limit)) {
+    const bytes = int(row, 'bytes');
+    if (count > 0 && total + bytes > maxBytes) break;
+    count += 1;
+    total += bytes;
+  }
+  if (count === 0) return { items: [], more: false };
+  const lastSeq = int(sizes[count - 1] as Row, 'seq');
+  const items: StoredItem[] = sql.all`SELECT * FROM items WHERE target_pubkey = ${target} AND seq > ${after} AND seq <= ${lastSeq}
+                                      ORDER BY seq`.map((row) => ({ ...headerFrom(row), wire: blob(row, 'wire') }));
+  return { items, more: sizes.length > count };
+}
+
+function hasItemsAfter(sql: SQLTagStore, target: string, after: number): boolean {
+  return sql.get`SELECT 1 AS found FROM items WHERE target_pubkey = ${target} AND seq > ${after} LIMIT 1` !== undefined;
+}
+
+export function ackedThrough(sql: SQLTagStore, target: string): number {
+  const row = sql.get`SELECT acked_through FROM acked WHERE target_pubkey = ${target}`;
+  return row === undefined ? 0 : int(row, 'acked_through');
+}
+
+/** Deletes a target's items in [minSeq, maxSeq] and releases their usage; returns how many. */
+function removeItems(sql: SQLTagStore, target: string, minSeq: number, maxSeq: number): number {
+  const groups = usageGroups(sql, target, minSeq, maxSeq);
+  for (const group of groups) chargeUsage(sql, group, -1);
+  const { changes } = sql.run`DELETE FROM items WHERE target_pubkey = ${target} AND seq BETWEEN ${minSeq} AND ${maxSeq}`;
+  return Number(changes);
+}
+
+export function ack(sql: SQLTagStore, target: string, through: number): number {
+  assertInteger(through, 'through');
+  const deleted = removeItems(sql, target, ALL_SEQS.min, through);
+  sql.run`INSERT INTO acked (target_pubkey, acked_through) VALUES (${target}, ${through})
+          ON CONFLICT (target_pubkey) DO UPDATE SET acked_through = max(acked_through, excluded.acked_through)`;
+  return deleted;
+}
+
+export function expiredItems(sql: SQLTagStore, nowMs: number, limit: number): ItemHeader[] {
+  assertInteger(nowMs, 'nowMs');
+  return sql.all`SELECT target_pubkey, seq, kind, item_id, sender_pubkey, wire_hash, bytes, accepted_at, expires_at
+                 FROM items WHERE expires_at <= ${nowMs} ORDER BY expires_at, target_pubkey, seq LIMIT ${limit}`.map(headerFrom);
+}
+
+/** Deletes one item; its dedup row stays as the tombstone until sweepDedup. */
+export function deleteItem(sql: SQLTagStore, target: string, seq: number): void {
+  assertInteger(seq, 'seq');
+  removeItems(sql, target, seq, seq);
+}
+
+export function sweepDedup(sql: SQLTagStore, beforeMs: number, limit: number): number {
+  assertInteger(beforeMs, 'beforeMs');
+  const { changes } = sql.run`DELETE FROM dedup WHERE rowid IN (
+      SELECT d.rowid FROM dedup AS d
+      WHERE d.accepted_at < ${beforeMs}
+        AND NOT EXISTS (SELECT 1 FROM items AS i WHERE i.target_pubkey = d.target_pubkey AND i.seq = d.seq)
+      ORDER BY d.accepted_at LIMIT ${limit})`;
+  return Number(changes);
+}
+
+/**
+ * Rotation: appends the old key's queue to the new key's in order, with fresh seqs from
+ * max(next_seq, nowMs); each dedup row follows its item, tombstones move as they are (a collision
+ * with a row the new key already has keeps the new key's row); usage moves with the items.
+ * Returns how many items moved.
+ */
+export function moveQueue(sql: SQLTagStore, oldKey: string, newKey: string, nowMs: number): number {
+  const groups = usageGroups(sql, oldKey, ALL_SEQS.min, ALL_SEQS.max);
+  const oldSeqs = sql.all`SELECT seq FROM items WHERE target_pubkey = ${oldKey} ORDER BY seq`.map((row) => int(row, 'seq'));
+  if (oldSeqs.length > 0) {
+    const first = allocateSeqs(sql, newKey, oldSeqs.length, nowMs);
+    oldSeqs.forEach((oldSeq, index) => {
+      const newSeq = first + index;
+      sql.run`UPDATE items SET target_pubkey = ${newKey}, seq = ${newSeq} WHERE target_pubkey = ${oldKey} AND seq = ${oldSeq}`;
+      sql.run`UPDATE OR IGNORE dedup SET target_pubkey = ${newKey}, seq = ${newSeq} WHERE target_pubkey = ${oldKey} AND seq = ${oldSeq}`;
+    });
+  }
+  sql.run`UPDATE OR IGNORE dedup SET target_pubkey = ${newKey} WHERE target_pubkey = ${oldKey}`;
+  sql.run`DELETE FROM dedup WHERE target_pubkey = ${oldKey}`;
+  for (const group of groups) {
+    chargeUsage(sql, group, -1);
+    chargeUsage(sql, { ...group, targetPubkey: newKey }, 1);
+  }
+  return oldSeqs.length;
+}

@@ -1,0 +1,20 @@
+// The binary's schema: migrations numbered 1..SCHEMA_VERSION, applied in order.
+import { migration001 } from './001-initial.ts';
+import type { Migration } from './migration.ts';
+
+export type { Migration } from './migration.ts';
+
+export const MIGRATIONS: readonly Migration[] = [migration001];
+
+/** The schema this agentmbx writes; a store with a higher schema_version is refused. */
+export const SCHEMA_VERSION = latestVersion(MIGRATIONS);
+
+/** The version a migration list brings a store to; throws unless it is numbered 1, 2, 3… */
+export function latestVersion(migrations: readonly Migration[]): number {
+  migrations.forEach((migration, index) => {
+    if (migration.version !== index + 1) {
+      throw new TypeError(`relay store migrations must be numbered 1..N in order; found ${migration.version} at position ${index + 1}`);
+    }
+  });
+  return migrations.length;
+}

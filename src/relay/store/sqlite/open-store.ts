@@ -1,0 +1,135 @@
+// Opening the relay store file: create it (dir 0700, file 0600) or check that it is this relay's
+// store at a schema this binary understands, then upgrade it if it is older.
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { DatabaseSync } from 'node:sqlite';
+import { fingerprint } from '../../../protocol/fingerprint.ts';
+import type { StoreMeta } from '../relay-store.ts';
+import { NotARelayStoreError, StoreKeyMismatchError, StoreOpenError, StoreSchemaTooNewError } from './errors.ts';
+import { META_CREATED_AT, META_EPOCH, META_RELAY_PUBKEY, readMeta, writeMeta } from './meta.ts';
+import { applyMigrations } from './migrate.ts';
+import { latestVersion, MIGRATIONS, type Migration } from './migrations/index.ts';
+import { createPrivateFile } from './private-file.ts';
+import { SqliteRelayStore } from './sqlite-relay-store.ts';
+
+export const RELAY_DB_FILE = 'relay.db';
+/** How long a statement waits for another connection's lock (a backup, an operator read) before failing. */
+export const BUSY_TIMEOUT_MS = 5_000;
+const SQLITE_NOTADB = 26;
+
+export interface OpenSqliteRelayStoreOptions {
+  dir: string;
+  /** base64 public key of the relay running this store */
+  relayPubkey: string;
+  /** clock for the store's created_at (default Date.now) */
+  nowMs?: () => number;
+  /** the epoch of a new store (default: 16 random bytes, base64url) */
+  newEpoch?: () => string;
+  /** the schema steps (default MIGRATIONS); tests add one to prove the upgrade path */
+  migrations?: readonly Migration[];
+}
+
+export function randomEpoch(): string {
+  return randomBytes(16).toString('base64url');
+}
+
+export async function openSqliteRelayStore(options: OpenSqliteRelayStoreOptions): Promise<SqliteRelayStore> {
+  const { dir, relayPubkey } = options;
+  const migrations = options.migrations ?? MIGRATIONS;
+  const binaryVersion = latestVersion(migrations);
+  const path = join(dir, RELAY_DB_FILE);
+  try {
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    createPrivateFile(path);
+  } catch (error) {
+    throw new StoreOpenError(`cannot create the relay store in ${dir}: ${(error as Error).message}`, { cause: error });
+  }
+  const db = openDatabase(path, dir, false);
+  try {
+    const found = probeStore(db, dir);
+    if (found !== null) checkStore(found, dir, binaryVersion, relayPubkey);
+    db.exec('PRAGMA journal_mode = WAL');
+    db.exec('PRAGMA synchronous = FULL');
+    if (found === null) {
+      const epoch = (options.newEpoch ?? randomEpoch)();
+      const createdAt = (options.nowMs ?? Date.now)();
+      applyMigrations(db, migrations, 0, () => {
+        const sql = db.createTagStore(4);
+        writeMeta(sql, META_EPOCH, epoch);
+        writeMeta(sql, META_RELAY_PUBKEY, relayPubkey);
+        writeMeta(sql, META_CREATED_AT, String(createdAt));
+      });
+    } else if (found.schemaVersion < binaryVersion) {
+      applyMigrations(db, migrations, found.schemaVersion);
+    }
+  } catch (error) {
+    db.close();
+    throw error;
+  }
+  return new SqliteRelayStore(db, dir);
+}
+
+/**
+ * The meta of the store in `dir`, read through a read-only connection (safe while the relay runs).
+ * Throws NotARelayStoreError, StoreSchemaTooNewError, or StoreKeyMismatchError when `relayPubkey`
+ * is given and differs.
+ */
+export function readStoreMeta(dir: string, options: { relayPubkey?: string } = {}): StoreMeta {
+  const path = join(dir, RELAY_DB_FILE);
+  if (!existsSync(path)) throw new NotARelayStoreError(`there is no relay store in ${dir}`);
+  const db = openDatabase(path, dir, true);
+  try {
+    const found = probeStore(db, dir);
+    if (found === null) throw new NotARelayStoreError(`${dir} holds an empty database, not a relay store`);
+    checkStore(found, dir, latestVersion(MIGRATIONS), options.relayPubkey);
+    return found;
+  } finally {
+    db.close();
+  }
+}
+
+function openDatabase(path: string, dir: string, readOnly: boolean): DatabaseSync {
+  try {
+    return new DatabaseSync(path, { readOnly, timeout: BUSY_TIMEOUT_MS });
+  } catch (error) {
+    throw new StoreOpenError(`cannot open the relay store in ${dir}: ${(error as Error).message}`, { cause: error });
+  }
+}
+
+/** The store's meta, or null for a database without any table (a new store). */
+function probeStore(db: DatabaseSync, dir: string): StoreMeta | null {
+  let tables: string[];
+  try {
+    tables = db.prepare(`SELECT name FROM sqlite_master WHERE type = 'table'`).all().map((row) => String(row.name));
+  } catch (error) {
+    if ((error as { errcode?: unknown }).errcode === SQLITE_NOTADB) {
+      throw new NotARelayStoreError(`${join(dir, RELAY_DB_FILE)} is not a relay store (not an SQLite database)`, { cause: error });
+    }
+    throw new StoreOpenError(`cannot read the relay store in ${dir}: ${(error as Error).message}`, { cause: error });
+  }
+  if (tables.length === 0) return null;
+  if (!tables.includes('meta')) throw new NotARelayStoreError(`${join(dir, RELAY_DB_FILE)} is an SQLite database but not a relay store`);
+  return readMeta(db.createTagStore(4), `${join(dir, RELAY_DB_FILE)}`);
+}
+
+function checkStore(meta: StoreMeta, dir: string, binaryVersion: number, relayPubkey: string | undefined): void {
+  if (meta.schemaVersion > binaryVersion) {
+    throw new StoreSchemaTooNewError(`store schema ${meta.schemaVersion} is newer than this agentmbx (${binaryVersion}): upgrade agentmbx`);
+  }
+  if (relayPubkey !== undefined && meta.relayPubkey !== relayPubkey) {
+    throw new StoreKeyMismatchError(
+      `the relay store in ${dir} belongs to relay key ${describeKey(meta.relayPubkey)}, not to this relay's key ${describeKey(relayPubkey)}: ` +
+      'start the relay with the store\'s own key, or use another store directory',
+    );
+  }
+}
+
+/** A key's fingerprint for a message; never the key text itself. */
+function describeKey(publicKey: string): string {
+  try {
+    return fingerprint(publicKey);
+  } catch {
+    return '(not a valid key)';
+  }
+}
