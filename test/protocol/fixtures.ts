@@ -43,3 +43,8 @@ export function unsignedEnvelope(overrides: Partial<UnsignedEnvelopeV3> = {}): U
     ...overrides,
   };
 }
+
+/** One copy of `record` per entry of `changes`, with that member replaced, labelled by the member. */
+export function eachChanged<T extends object>(record: T, changes: { [K in keyof T]?: unknown }): [string, T][] {
+  return Object.entries(changes).map(([member, value]) => [member, { ...record, [member]: value }]);
+}

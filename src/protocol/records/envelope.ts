@@ -124,7 +124,15 @@ function envelopeProblem(x: unknown): string | null {
   if (x.authority !== null && !isPlainObject(x.authority)) return 'bad authority';
   const bodyProblem = x.enc === null ? plainBodyProblem(x.body) : sealedBodyProblem(x.enc, x.body);
   if (bodyProblem !== null) return bodyProblem;
-  return sigProblem(x.sig);
+  const problem = sigProblem(x.sig);
+  if (problem !== null) return problem;
+  // meta and authority are free-form: one that cannot be canonicalized could never be verified.
+  try {
+    envelopeSigningString(x as EnvelopeV3);
+  } catch {
+    return 'nested too deeply';
+  }
+  return null;
 }
 
 function plainBodyProblem(body: string): string | null {
@@ -139,6 +147,7 @@ function sealedBodyProblem(enc: unknown, body: string): string | null {
   if (typeof enc.body !== 'string' || enc.body.length > MAX_SEALED_BODY_CHARS) return 'body too long';
   const ciphertext = fromBase64(enc.body);
   if (ciphertext === null || ciphertext.length < ENC_TAG_BYTES) return 'bad enc body';
+  if (ciphertext.length > MAX_SEALED_BODY_BYTES) return 'body too long';
   if (body !== enc.body) return 'body is not enc.body';
   return null;
 }
