@@ -68,6 +68,7 @@ describe('delivery receipts (protocol §4.2)', () => {
     assert.equal(parseReceiptWire('{"rec":{},"sig":"x"}'), null);
     assert.equal(parseReceiptWire(`{"rec":${JSON.stringify(rec)},"sig":"x","more":1}`), null);
     assert.equal(parseReceiptWire('not json'), null);
+    assert.equal(parseReceiptWire(`${'{"rec":'.repeat(100_000)}1${'}'.repeat(100_000)}`), null);
   });
 
   it('ranks delivered < notified < read < acked', () => {
