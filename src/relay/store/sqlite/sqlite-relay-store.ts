@@ -51,6 +51,13 @@ export class SqliteRelayStore implements RelayStore {
     });
   }
 
+  /** The connection's durability settings as SQLite reports them (for operators and tests). */
+  connectionSettings(): { journalMode: string; synchronous: string; busyTimeoutMs: number } {
+    const value = (pragma: string): unknown => Object.values(this.#db.prepare(`PRAGMA ${pragma}`).get() ?? {})[0];
+    const synchronous = ['OFF', 'NORMAL', 'FULL', 'EXTRA'][Number(value('synchronous'))] ?? 'unknown';
+    return { journalMode: String(value('journal_mode')), synchronous, busyTimeoutMs: Number(value('busy_timeout')) };
+  }
+
   async close(): Promise<void> {
     this.#closed = true;
     await this.#draining;
