@@ -1,0 +1,19 @@
+// Alerts to a local agent from the host itself (`mbx`): undelivered or rejected mail.
+import { newUlid } from '../protocol/ulid.ts';
+import { isoTime, localAddress, type HostNode } from './node.ts';
+import { OWNER, SYSTEM_SENDER } from './route.ts';
+
+/** Puts an alert in a local mailbox (the owner's when `agent` is not a mailbox here any more). */
+export function alertLocal(node: HostNode, agent: string, subject: string, body: string, about: string | null): void {
+  const now = node.nowMs();
+  const to = agent === OWNER || node.store.mail.agent(agent) !== undefined ? agent : OWNER;
+  const id = newUlid(now);
+  node.store.transaction(() => {
+    node.store.mail.insertMessage({
+      id, direction: 'out', from_addr: localAddress(node, SYSTEM_SENDER), sender_host: node.config.host,
+      to_json: JSON.stringify([localAddress(node, to)]), thread: about ?? id, reply_to: about, kind: 'alert',
+      subject: subject.slice(0, 200), body, ts: isoTime(now), wire: null, created_at: now,
+    });
+    node.store.mail.insertDelivery(id, to, now);
+  });
+}

@@ -1,0 +1,132 @@
+// The host's identity in its home ($MBX_HOME, default ~/.local/share/agentmbx): config.json, the
+// Ed25519 host key, the X25519 enc key and the retired enc keys that still open older mail.
+import { readdirSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+import { encPublicFromPrivate, generateEncKeyPair, generateSigningKey, signingKeyFromSeed, type EncKeyPair, type SigningKey } from '../protocol/keys.ts';
+import { NAME_RE } from '../protocol/names.ts';
+import { checkPrivateDir, ensurePrivateDir, HomeError, readPrivateFile, writePrivateFile } from './home-files.ts';
+
+export const DEFAULT_PORT = 7373;
+
+export interface HostConfig {
+  v: 1;
+  host: string;
+  port: number;
+  /** address the daemon listens on (default 0.0.0.0) */
+  bind?: string;
+  /** URL peers use to reach this host (default: derived from the LAN address and port) */
+  addr?: string;
+}
+
+export interface HostKeys {
+  hostKey: SigningKey;
+  enc: EncKeyPair;
+  /** private X25519 keys retired by rotations, newest first */
+  retiredEnc: string[];
+}
+
+export interface HomePaths {
+  home: string;
+  config: string;
+  keysDir: string;
+  hostKey: string;
+  encKey: string;
+  retiredDir: string;
+  store: string;
+  pendingRotation: string;
+}
+
+export function defaultHome(env: NodeJS.ProcessEnv = process.env): string {
+  const fromEnv = env.MBX_HOME;
+  return fromEnv !== undefined && fromEnv !== '' ? fromEnv : join(homedir(), '.local', 'share', 'agentmbx');
+}
+
+export function homePaths(home: string): HomePaths {
+  const keysDir = join(home, 'keys');
+  return {
+    home,
+    config: join(home, 'config.json'),
+    keysDir,
+    hostKey: join(keysDir, 'host.key'),
+    encKey: join(keysDir, 'enc.key'),
+    retiredDir: join(keysDir, 'retired'),
+    store: join(home, 'host.db'),
+    pendingRotation: join(home, 'rotation.pending.json'),
+  };
+}
+
+export function isValidPort(port: number): boolean {
+  return Number.isInteger(port) && port >= 0 && port <= 65535;
+}
+
+/** Creates a new home with fresh keys; refuses a home that already holds a host. */
+export function initHome(home: string, host: string, port: number): HostConfig {
+  if (!NAME_RE.test(host)) throw new HomeError(`bad host name "${host}": use 2-40 of a-z, 0-9 and -, starting with a letter or digit`);
+  if (!isValidPort(port)) throw new HomeError(`bad port ${port}`);
+  const paths = homePaths(home);
+  ensurePrivateDir(home);
+  if (readPrivateFile(paths.config) !== null) throw new HomeError(`${home} already holds a host (config.json exists)`);
+  ensurePrivateDir(paths.keysDir);
+  ensurePrivateDir(paths.retiredDir);
+  writePrivateFile(paths.hostKey, generateSigningKey().exportSeed() + '\n');
+  writePrivateFile(paths.encKey, generateEncKeyPair().privateKey + '\n');
+  const config: HostConfig = { v: 1, host, port };
+  writePrivateFile(paths.config, JSON.stringify(config, null, 2) + '\n');
+  return config;
+}
+
+export function readConfig(home: string): HostConfig {
+  const paths = homePaths(home);
+  if (!checkPrivateDir(home)) throw new HomeError(`no host at ${home}: run agentmbx init --host <name>`);
+  const text = readPrivateFile(paths.config);
+  if (text === null) throw new HomeError(`no host at ${home}: run agentmbx init --host <name>`);
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    throw new HomeError(`${paths.config} is not valid JSON`);
+  }
+  const c = parsed as Partial<HostConfig> | null;
+  if (c === null || typeof c !== 'object' || c.v !== 1 || typeof c.host !== 'string' || !NAME_RE.test(c.host)
+    || typeof c.port !== 'number' || !isValidPort(c.port)) {
+    throw new HomeError(`${paths.config} is malformed`);
+  }
+  return c as HostConfig;
+}
+
+export function writeConfig(home: string, config: HostConfig): void {
+  writePrivateFile(homePaths(home).config, JSON.stringify(config, null, 2) + '\n');
+}
+
+function readKeyFile(path: string): string {
+  const text = readPrivateFile(path);
+  if (text === null) throw new HomeError(`missing key file ${path}`);
+  return text.trim();
+}
+
+export function loadHostKey(path: string): SigningKey {
+  const key = signingKeyFromSeed(readKeyFile(path));
+  if (key === null) throw new HomeError(`${path} does not hold a valid Ed25519 key`);
+  return key;
+}
+
+export function loadEncKey(path: string): EncKeyPair {
+  const privateKey = readKeyFile(path);
+  const publicKey = encPublicFromPrivate(privateKey);
+  if (publicKey === null) throw new HomeError(`${path} does not hold a valid X25519 key`);
+  return { publicKey, privateKey };
+}
+
+/** Loads and checks the keys: every file private, no symlinks. */
+export function loadKeys(home: string): HostKeys {
+  const paths = homePaths(home);
+  checkPrivateDir(paths.keysDir);
+  const retiredEnc: string[] = [];
+  if (checkPrivateDir(paths.retiredDir)) {
+    // File names start with the retirement time in ms, so a reverse sort is newest first.
+    const names = readdirSync(paths.retiredDir).filter((n) => n.startsWith('enc-') && n.endsWith('.key')).sort().reverse();
+    for (const name of names) retiredEnc.push(loadEncKey(join(paths.retiredDir, name)).privateKey);
+  }
+  return { hostKey: loadHostKey(paths.hostKey), enc: loadEncKey(paths.encKey), retiredEnc };
+}

@@ -1,0 +1,91 @@
+// Flushing the outbox: due rows go to a transport peer by peer; each row settles only on its own
+// result. Failures back off (5 s × 2^attempts, at most 1 h); a rejected envelope and an envelope
+// still undelivered after 72 h each alert its sender.
+import { alertLocal } from './alerts.ts';
+import type { HostNode } from './node.ts';
+import type { OutboxRow } from './store/outbox-table.ts';
+import type { RowResult, Transport } from './transport/transport.ts';
+
+export const BACKOFF_BASE_MS = 5_000;
+export const BACKOFF_MAX_MS = 60 * 60 * 1000;
+/** An envelope (or receipt) row still queued this long after it was written is given up. */
+export const DELIVERY_DEADLINE_MS = 72 * 60 * 60 * 1000;
+/** Most rows one flush takes from the store (the rest wait for the next tick). */
+export const FLUSH_ROWS_MAX = 1000;
+
+export function backoffMs(attempts: number): number {
+  return Math.min(BACKOFF_BASE_MS * 2 ** Math.min(attempts, 30), BACKOFF_MAX_MS);
+}
+
+function senderAgent(node: HostNode, msgId: string | null): { agent: string; subject: string } | null {
+  const msg = msgId === null ? undefined : node.store.mail.message(msgId);
+  if (msg === undefined) return null;
+  return { agent: msg.from_addr.slice(0, msg.from_addr.indexOf('@')), subject: msg.subject };
+}
+
+/** Gives up envelope and receipt rows past the deadline; envelopes alert their sender. */
+export function expireOverdue(node: HostNode): number {
+  const now = node.nowMs();
+  let expired = 0;
+  for (const kind of ['envelope', 'receipt'] as const) {
+    for (const row of node.store.outbox.queuedBefore(kind, now - DELIVERY_DEADLINE_MS, FLUSH_ROWS_MAX)) {
+      if (!node.store.outbox.settle(row.id, 'undelivered', null, row.last_error, now)) continue;
+      expired++;
+      const sender = kind === 'envelope' ? senderAgent(node, row.msg_id) : null;
+      if (sender !== null) {
+        alertLocal(node, sender.agent, `Undelivered to ${row.peer_host}: ${sender.subject}`,
+          `Message ${row.item_id} could not be delivered to ${row.peer_host} within 72 hours`
+          + `${row.last_error === null ? '' : ` (last error: ${row.last_error})`}. It will not be retried.`, row.msg_id);
+      }
+    }
+  }
+  return expired;
+}
+
+function applyResult(node: HostNode, transport: Transport, row: OutboxRow, result: RowResult | undefined): void {
+  const now = node.nowMs();
+  const outcome = result?.outcome ?? 'failed';
+  const detail = result?.detail ?? 'no result for this item';
+  if (outcome === 'settled') {
+    node.store.outbox.settle(row.id, 'handed-over', transport.name, null, now);
+  } else if (outcome === 'rejected') {
+    if (node.store.outbox.settle(row.id, 'rejected', transport.name, detail, now) && row.kind === 'envelope') {
+      const sender = senderAgent(node, row.msg_id);
+      if (sender !== null) {
+        alertLocal(node, sender.agent, `Rejected by ${row.peer_host}: ${sender.subject}`,
+          `${row.peer_host} refused message ${row.item_id}: ${detail}`, row.msg_id);
+      }
+    }
+  } else {
+    node.store.outbox.retryLater(row.id, detail, now + backoffMs(row.attempts));
+  }
+}
+
+// Rotation records travel first, so a peer re-pins before it checks our newly signed hops.
+const KIND_ORDER: Record<string, number> = { rotation: 0, envelope: 1, receipt: 2 };
+
+/** One pass over the due rows. Returns how many rows were offered to a transport. */
+export async function flushOutbox(node: HostNode, transport: Transport): Promise<number> {
+  expireOverdue(node);
+  const due = node.store.outbox.due(node.nowMs(), FLUSH_ROWS_MAX);
+  const byPeer = new Map<string, OutboxRow[]>();
+  for (const row of due) byPeer.set(row.peer_host, [...(byPeer.get(row.peer_host) ?? []), row]);
+  await Promise.all([...byPeer].map(async ([host, rows]) => {
+    const peer = node.store.peers.get(host);
+    if (peer === undefined) {
+      for (const row of rows) applyResult(node, transport, row, { rowId: row.id, outcome: 'rejected', detail: `host ${host} is no longer paired` });
+      return;
+    }
+    rows.sort((a, b) => (KIND_ORDER[a.kind] ?? 9) - (KIND_ORDER[b.kind] ?? 9) || a.id - b.id);
+    let results: RowResult[];
+    try {
+      results = await transport.deliver(peer, rows);
+    } catch (err) {
+      const detail = err instanceof Error ? err.message : String(err);
+      results = rows.map((row) => ({ rowId: row.id, outcome: 'failed' as const, detail }));
+    }
+    const byRow = new Map(results.map((r) => [r.rowId, r]));
+    for (const row of rows) applyResult(node, transport, row, byRow.get(row.id));
+  }));
+  return due.length;
+}

@@ -1,0 +1,140 @@
+// Pairing by one-time token (protocol §5), both sides. The inviting host (A) keeps only the
+// token's scrypt key in its store, so the daemon answering hello/join sees what `pair` created;
+// the joining host (B) runs `join` from the CLI.
+import { signEncAdV1, verifyEncAdV1 } from '../protocol/records/enc-ad.ts';
+import { isPlainObject } from '../protocol/records/validate.ts';
+import { NAME_RE } from '../protocol/names.ts';
+import {
+  checkPairParty, newPairNonce, newPairToken, normalizePairToken, pairMac, pairTokenKey, pairTranscript,
+  verifyPairMac, MAX_PAIR_ADDR_CHARS, type PairParty,
+} from '../protocol/pairing.ts';
+import { fromBase64 } from '../protocol/base64.ts';
+import type { HostNode } from './node.ts';
+import { errorText, fetchPeerEncKey, lanCall, normalizeAddr } from './transport/lan/client.ts';
+
+/** Token life when `pair` gets no --ttl. */
+export const PAIR_DEFAULT_TTL_MS = 10 * 60 * 1000;
+/** Longest token life `pair` accepts. */
+export const PAIR_MAX_TTL_MS = 24 * 60 * 60 * 1000;
+/** Wrong MACs that burn a token. */
+export const PAIR_MAX_FAILURES = 5;
+
+export class PairError extends Error {
+  readonly status: number;
+  constructor(message: string, status = 400) {
+    super(message);
+    this.status = status;
+  }
+}
+
+/** Creates the one live token (replacing any earlier one) and returns it; only its key is stored. */
+export function createPairToken(node: HostNode, ttlMs: number, random?: (n: number) => Uint8Array): { token: string; expiresAt: number } {
+  const token = newPairToken(random);
+  const now = node.nowMs();
+  node.store.pairTokens.create(pairTokenKey(token).toString('base64'), now + ttlMs, now);
+  return { token, expiresAt: now + ttlMs };
+}
+
+/** This host as a pairing party. This implementation has no separate owner key: it names its host key. */
+export function selfParty(node: HostNode, nonce: string): PairParty {
+  const key = node.keys.hostKey.publicKey;
+  return { host: node.config.host, host_pubkey: key, owner_pubkey: key, nonce };
+}
+
+export function encAdOf(node: HostNode): { v: 1; host: string; enc_pub: string; sig: string } {
+  return { v: 1, host: node.config.host, enc_pub: node.keys.enc.publicKey, sig: signEncAdV1(node.config.host, node.keys.enc.publicKey, node.keys.hostKey) };
+}
+
+/** Open hello nonces of a daemon (A's side), capped and short-lived. */
+export class PairNonces {
+  readonly #max: number;
+  readonly #ttlMs: number;
+  readonly #open = new Map<string, number>();
+  constructor(max: number, ttlMs: number) {
+    this.#max = max;
+    this.#ttlMs = ttlMs;
+  }
+  issue(nowMs: number): string {
+    if (this.#open.size >= this.#max) {
+      const oldest = this.#open.keys().next().value;
+      if (oldest !== undefined) this.#open.delete(oldest);
+    }
+    const nonce = newPairNonce();
+    this.#open.set(nonce, nowMs + this.#ttlMs);
+    return nonce;
+  }
+  /** Uses a nonce up; false when it was never issued, already used or expired. */
+  consume(nonce: string, nowMs: number): boolean {
+    const expires = this.#open.get(nonce);
+    this.#open.delete(nonce);
+    return expires !== undefined && expires > nowMs;
+  }
+}
+
+/** A's answer to GET /v1/pair/hello. */
+export function pairHello(node: HostNode, nonces: PairNonces): PairParty & { v: 1 } {
+  if (node.store.pairTokens.live(node.nowMs()) === undefined) throw new PairError('no pairing token is open on this host (run agentmbx pair there)', 404);
+  return { v: 1, ...selfParty(node, nonces.issue(node.nowMs())) };
+}
+
+function checkEncAd(x: unknown, host: string, hostPubkey: string): { enc_pub: string; sig: string } | null {
+  if (!isPlainObject(x) || x.host !== host || typeof x.enc_pub !== 'string' || typeof x.sig !== 'string') return null;
+  return verifyEncAdV1(host, x.enc_pub, x.sig, hostPubkey) ? { enc_pub: x.enc_pub, sig: x.sig } : null;
+}
+
+/** A's side of POST /v1/pair/join: check the MAC under the live token, pin B, answer with the accept MAC. */
+export function pairAcceptJoin(node: HostNode, nonces: PairNonces, body: Record<string, unknown>): { v: 1; mac: string; enc: ReturnType<typeof encAdOf> } {
+  const now = node.nowMs();
+  const b = checkPairParty(body);
+  const addr = body.addr;
+  if (b === null || !NAME_RE.test(b.host) || typeof addr !== 'string' || addr.length > MAX_PAIR_ADDR_CHARS || typeof body.a_nonce !== 'string' || typeof body.mac !== 'string') {
+    throw new PairError('malformed join');
+  }
+  if (b.host === node.config.host) throw new PairError('the joining host has this host\'s name: rename one of them');
+  let bAddr: string;
+  try {
+    bAddr = normalizeAddr(addr);
+  } catch {
+    throw new PairError('malformed join address');
+  }
+  const token = node.store.pairTokens.live(now);
+  if (token === undefined) throw new PairError('no pairing token is open on this host (expired, used or burned)', 401);
+  if (!nonces.consume(body.a_nonce, now)) throw new PairError('unknown or expired hello nonce: start again', 401);
+  const tokenKey = fromBase64(token.token_key) ?? Buffer.alloc(0);
+  const transcript = pairTranscript(selfParty(node, body.a_nonce), b, addr);
+  if (!verifyPairMac(tokenKey, 'join', transcript, body.mac)) {
+    const failures = node.store.pairTokens.noteFailure(token.id, PAIR_MAX_FAILURES);
+    throw new PairError(failures >= PAIR_MAX_FAILURES ? 'wrong token: the token is now burned' : 'wrong token', 401);
+  }
+  if (!node.store.pairTokens.markUsed(token.id)) throw new PairError('the token was used meanwhile', 401);
+  const enc = checkEncAd(body.enc, b.host, b.host_pubkey);
+  node.store.peers.pin({ host: b.host, host_pubkey: b.host_pubkey, owner_pubkey: b.owner_pubkey, addr: bAddr, enc_pub: enc?.enc_pub ?? null, enc_sig: enc?.sig ?? null }, now);
+  return { v: 1, mac: pairMac(tokenKey, 'accept', transcript), enc: encAdOf(node) };
+}
+
+/** B's side: `agentmbx join <addr> <token>`. `myAddr` is how A will reach this host. Returns A's host name. */
+export async function joinPeer(node: HostNode, addrInput: string, tokenInput: string, myAddr: string): Promise<string> {
+  const token = normalizePairToken(tokenInput);
+  if (token === null) throw new PairError('that is not a pairing token (XXXX-XXXX-XXXX)');
+  const addr = normalizeAddr(addrInput);
+  const hello = await lanCall(addr, 'GET', '/v1/pair/hello', undefined, null);
+  if (hello.status !== 200) throw new PairError(`pairing with ${addr} failed: ${errorText(hello)}`);
+  const a = checkPairParty(hello.body);
+  if (a === null || !NAME_RE.test(a.host)) throw new PairError(`${addr} did not answer a valid hello`);
+  if (a.host === node.config.host) throw new PairError(`${addr} has this host's own name "${a.host}": rename one of them`);
+  const tokenKey = pairTokenKey(token);
+  const b = selfParty(node, newPairNonce());
+  const transcript = pairTranscript(a, b, myAddr);
+  const join = await lanCall(addr, 'POST', '/v1/pair/join', {
+    ...b, addr: myAddr, a_nonce: a.nonce, mac: pairMac(tokenKey, 'join', transcript), enc: encAdOf(node),
+  }, null);
+  if (join.status !== 200 || !isPlainObject(join.body)) throw new PairError(`pairing with ${addr} failed: ${errorText(join)}`);
+  if (!verifyPairMac(tokenKey, 'accept', transcript, join.body.mac)) throw new PairError(`${addr} did not prove it knows the token: not paired`);
+  const enc = checkEncAd(join.body.enc, a.host, a.host_pubkey);
+  node.store.peers.pin({ host: a.host, host_pubkey: a.host_pubkey, owner_pubkey: a.owner_pubkey, addr, enc_pub: enc?.enc_pub ?? null, enc_sig: enc?.sig ?? null }, node.nowMs());
+  if (enc === null) {
+    const peer = node.store.peers.get(a.host);
+    if (peer !== undefined) await fetchPeerEncKey(node, peer);
+  }
+  return a.host;
+}

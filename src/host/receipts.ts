@@ -1,0 +1,93 @@
+// Delivery receipts (T218). As recipient: every state change of a delivery of remote mail queues a
+// signed receipt for the sending host. As sender: acceptReceipt keeps the best receipt per
+// (message, recipient) for mail this host sent to that host, and status reports it.
+import { compareReceipts, parseReceiptWire, parseSignedReceipt, receiptItemId, receiptWire, RECEIPT_NOTE_MAX_CHARS, signReceipt, verifyReceipt, type DeliveryReceipt } from '../protocol/records/receipt.ts';
+import { isoTime, localAddress, type HostNode } from './node.ts';
+import type { Via } from './receive.ts';
+import type { DeliveryState, MessageRow } from './store/mail-tables.ts';
+
+export type ReceiptResult = 'accepted' | 'duplicate' | 'stale' | `rejected:${string}`;
+
+/**
+ * Queues the signed receipt of a delivery's state change number `seq` (call inside the transaction
+ * that moved the delivery). Only remote mail gets receipts; older queued ones for it are superseded.
+ */
+export function queueReceipt(node: HostNode, msg: MessageRow, agent: string, state: DeliveryState, note: string | null, seq: number): void {
+  if (msg.direction !== 'in') return;
+  const now = node.nowMs();
+  const rec: DeliveryReceipt = {
+    v: 1, type: 'receipt', msg: msg.id, recipient: localAddress(node, agent), state, at: isoTime(now), seq,
+    ...(note !== null ? { note: note.slice(0, RECEIPT_NOTE_MAX_CHARS) } : {}),
+  };
+  node.store.outbox.supersedeReceipts(`receipt:${rec.msg}:${rec.recipient}:`, msg.sender_host, now);
+  node.store.outbox.enqueue({
+    kind: 'receipt', item_id: receiptItemId(rec), msg_id: msg.id, peer_host: msg.sender_host,
+    wire: receiptWire(signReceipt(rec, node.keys.hostKey)),
+  }, now);
+}
+
+/**
+ * Applies a receipt from a peer (`via` is the transport's authenticated caller, or null when the
+ * record alone is the proof, as for relay items). Rank first, then seq.
+ */
+export function acceptReceipt(node: HostNode, signed: unknown, via: Via | null): ReceiptResult {
+  const { store } = node;
+  const parsed = parseSignedReceipt(signed);
+  if (parsed === null) return 'rejected:bad receipt';
+  const rec = parsed.rec;
+  const host = rec.recipient.slice(rec.recipient.indexOf('@') + 1);
+  const peer = store.peers.get(host);
+  if (peer === undefined) return 'rejected:recipient host is not paired';
+  if (via !== null && store.peers.byKey(via.peerPubkey)?.host !== host) return 'rejected:receipt is not from the recipient host';
+  const keys = [peer.host_pubkey, ...store.peers.retiredKeys(host)];
+  if (!keys.some((key) => verifyReceipt(parsed, key) !== null)) return 'rejected:bad signature';
+  const msg = store.mail.message(rec.msg);
+  const sentThere = msg?.direction === 'out' && store.outbox.forMessage(rec.msg).some((r) => r.peer_host === host);
+  if (!sentThere) return `rejected:not mail this host sent to ${host}`;
+  return store.transaction((): ReceiptResult => {
+    const current = store.receipts.get(rec.msg, rec.recipient);
+    const currentRec = current === undefined ? null : parseReceiptWire(current.wire)?.rec ?? null;
+    const verdict = compareReceipts(currentRec, rec);
+    if (verdict === 'accepted') {
+      store.receipts.put({
+        msg_id: rec.msg, recipient: rec.recipient, peer_host: host, state: rec.state, seq: rec.seq, at: rec.at,
+        note: rec.note ?? null, wire: receiptWire(parsed), received_at: node.nowMs(),
+      });
+    }
+    return verdict;
+  });
+}
+
+export interface RecipientStatus {
+  recipient: string;
+  host: string;
+  /** delivered/notified/read/acked from a receipt or the local mailbox; else the outbox row's state */
+  state: string;
+  at: string | null;
+  note: string | null;
+}
+
+export interface MessageStatus {
+  id: string;
+  subject: string;
+  recipients: RecipientStatus[];
+}
+
+/** Per recipient, the best known state of a message this host sent; null when it did not send it. */
+export function messageStatus(node: HostNode, id: string): MessageStatus | null {
+  const { store } = node;
+  const msg = store.mail.message(id);
+  if (msg === undefined || msg.direction !== 'out') return null;
+  const recipients: RecipientStatus[] = store.mail.deliveriesOf(id).map((d) => ({
+    recipient: localAddress(node, d.agent), host: node.config.host, state: d.state, at: isoTime(d.updated_at), note: d.note,
+  }));
+  const receipts = store.receipts.forMessage(id);
+  for (const row of store.outbox.forMessage(id)) {
+    const fromHost = receipts.filter((r) => r.peer_host === row.peer_host);
+    if (fromHost.length === 0) {
+      recipients.push({ recipient: `*@${row.peer_host}`, host: row.peer_host, state: row.state, at: null, note: row.last_error });
+    }
+    for (const r of fromHost) recipients.push({ recipient: r.recipient, host: r.peer_host, state: r.state, at: r.at, note: r.note });
+  }
+  return { id, subject: msg.subject, recipients };
+}

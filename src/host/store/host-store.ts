@@ -1,0 +1,57 @@
+// The host's store: one SQLite file shared by the CLI and the daemon. All of the host's SQL lives
+// in this folder; everything else goes through these tables.
+import { openDatabase, schemaVersion, type Database } from './database.ts';
+import { MailTables } from './mail-tables.ts';
+import { OutboxTable } from './outbox-table.ts';
+import { PairTokensTable, RotationsTable } from './pairing-tables.ts';
+import { PeersTable } from './peers-table.ts';
+import { ReceiptsTable } from './receipts-table.ts';
+
+export class HostStore {
+  readonly db: Database;
+  readonly peers: PeersTable;
+  readonly mail: MailTables;
+  readonly outbox: OutboxTable;
+  readonly receipts: ReceiptsTable;
+  readonly pairTokens: PairTokensTable;
+  readonly rotations: RotationsTable;
+
+  constructor(db: Database) {
+    this.db = db;
+    this.peers = new PeersTable(db);
+    this.mail = new MailTables(db);
+    this.outbox = new OutboxTable(db);
+    this.receipts = new ReceiptsTable(db);
+    this.pairTokens = new PairTokensTable(db);
+    this.rotations = new RotationsTable(db);
+  }
+
+  static open(path: string): HostStore {
+    return new HostStore(openDatabase(path));
+  }
+
+  transaction<T>(fn: () => T): T {
+    return this.db.transaction(fn);
+  }
+
+  getMeta(key: string): string | undefined {
+    return this.db.get<{ value: string }>('SELECT value FROM meta WHERE key = ?', key)?.value;
+  }
+
+  setMeta(key: string, value: string): void {
+    this.db.run('INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value', key, value);
+  }
+
+  schemaVersion(): number {
+    return schemaVersion(this.db);
+  }
+
+  /** SQLite's own integrity check ('ok' when healthy). */
+  quickCheck(): string {
+    return this.db.all<{ quick_check: string }>('PRAGMA quick_check').map((r) => r.quick_check).join('; ');
+  }
+
+  close(): void {
+    this.db.close();
+  }
+}

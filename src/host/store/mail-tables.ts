@@ -1,0 +1,118 @@
+// Agents, messages and deliveries (the mailboxes).
+import type { Database } from './database.ts';
+
+export const DELIVERY_STATES = ['delivered', 'notified', 'read', 'acked'] as const;
+export type DeliveryState = (typeof DELIVERY_STATES)[number];
+
+export function deliveryRank(state: string): number {
+  return DELIVERY_STATES.indexOf(state as DeliveryState);
+}
+
+export interface AgentRow {
+  name: string;
+  role: string | null;
+  created_at: number;
+}
+
+/** 'out': written on this host (to local and/or remote agents); 'in': received from a peer. */
+export type MessageDirection = 'in' | 'out';
+
+export interface MessageRow {
+  id: string;
+  direction: MessageDirection;
+  from_addr: string;
+  sender_host: string;
+  to_json: string;
+  thread: string;
+  reply_to: string | null;
+  kind: string;
+  subject: string;
+  body: string;
+  ts: string;
+  wire: string | null;
+  created_at: number;
+}
+
+export interface DeliveryRow {
+  msg_id: string;
+  agent: string;
+  state: DeliveryState;
+  note: string | null;
+  receipt_seq: number;
+  updated_at: number;
+}
+
+export type InboxRow = MessageRow & { state: DeliveryState; note: string | null; agent: string };
+
+export class MailTables {
+  readonly #db: Database;
+  constructor(db: Database) {
+    this.#db = db;
+  }
+
+  addAgent(name: string, role: string | null, nowMs: number): boolean {
+    return this.#db.run('INSERT OR IGNORE INTO agents (name, role, created_at) VALUES (?, ?, ?)', name, role, nowMs).changes > 0;
+  }
+
+  setAgentRole(name: string, role: string | null): void {
+    this.#db.run('UPDATE agents SET role = ? WHERE name = ?', role, name);
+  }
+
+  agent(name: string): AgentRow | undefined {
+    return this.#db.get<AgentRow>('SELECT * FROM agents WHERE name = ?', name);
+  }
+
+  agents(): AgentRow[] {
+    return this.#db.all<AgentRow>('SELECT * FROM agents ORDER BY name');
+  }
+
+  agentsWithRole(role: string): AgentRow[] {
+    return this.#db.all<AgentRow>('SELECT * FROM agents WHERE role = ? ORDER BY name', role);
+  }
+
+  insertMessage(m: MessageRow): void {
+    this.#db.run(
+      `INSERT INTO messages (id, direction, from_addr, sender_host, to_json, thread, reply_to, kind, subject, body, ts, wire, created_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      m.id, m.direction, m.from_addr, m.sender_host, m.to_json, m.thread, m.reply_to, m.kind, m.subject, m.body, m.ts, m.wire, m.created_at,
+    );
+  }
+
+  message(id: string): MessageRow | undefined {
+    return this.#db.get<MessageRow>('SELECT * FROM messages WHERE id = ?', id);
+  }
+
+  /** A new delivery in state 'delivered': its first state change, so receipt_seq 1. */
+  insertDelivery(msgId: string, agent: string, nowMs: number): void {
+    this.#db.run(
+      "INSERT INTO deliveries (msg_id, agent, state, receipt_seq, updated_at) VALUES (?, ?, 'delivered', 1, ?)",
+      msgId, agent, nowMs,
+    );
+  }
+
+  delivery(msgId: string, agent: string): DeliveryRow | undefined {
+    return this.#db.get<DeliveryRow>('SELECT * FROM deliveries WHERE msg_id = ? AND agent = ?', msgId, agent);
+  }
+
+  deliveriesOf(msgId: string): DeliveryRow[] {
+    return this.#db.all<DeliveryRow>('SELECT * FROM deliveries WHERE msg_id = ? ORDER BY agent', msgId);
+  }
+
+  /** Moves a delivery forward and counts one more state change (the receipt seq); the caller checks the rank. */
+  advanceDelivery(msgId: string, agent: string, state: DeliveryState, note: string | null, nowMs: number): number {
+    this.#db.run(
+      'UPDATE deliveries SET state = ?, note = COALESCE(?, note), receipt_seq = receipt_seq + 1, updated_at = ? WHERE msg_id = ? AND agent = ?',
+      state, note, nowMs, msgId, agent,
+    );
+    return this.delivery(msgId, agent)?.receipt_seq ?? 0;
+  }
+
+  /** Deliveries of `agent` not yet acked, oldest first, at most `limit`. */
+  inbox(agent: string, limit: number, includeAcked: boolean): InboxRow[] {
+    return this.#db.all<InboxRow>(
+      `SELECT m.*, d.state AS state, d.note AS note, d.agent AS agent FROM deliveries d JOIN messages m ON m.id = d.msg_id
+       WHERE d.agent = ? AND (? OR d.state != 'acked') ORDER BY m.id LIMIT ?`,
+      agent, includeAcked ? 1 : 0, limit,
+    );
+  }
+}

@@ -1,0 +1,38 @@
+// The best delivery receipt per (message, recipient) for mail this host sent.
+import type { Database } from './database.ts';
+
+export interface ReceiptRow {
+  msg_id: string;
+  recipient: string;
+  peer_host: string;
+  state: string;
+  seq: number;
+  at: string;
+  note: string | null;
+  wire: string;
+  received_at: number;
+}
+
+export class ReceiptsTable {
+  readonly #db: Database;
+  constructor(db: Database) {
+    this.#db = db;
+  }
+
+  get(msgId: string, recipient: string): ReceiptRow | undefined {
+    return this.#db.get<ReceiptRow>('SELECT * FROM receipts WHERE msg_id = ? AND recipient = ?', msgId, recipient);
+  }
+
+  forMessage(msgId: string): ReceiptRow[] {
+    return this.#db.all<ReceiptRow>('SELECT * FROM receipts WHERE msg_id = ? ORDER BY recipient', msgId);
+  }
+
+  put(r: ReceiptRow): void {
+    this.#db.run(
+      `INSERT INTO receipts (msg_id, recipient, peer_host, state, seq, at, note, wire, received_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+       ON CONFLICT (msg_id, recipient) DO UPDATE SET peer_host = excluded.peer_host, state = excluded.state, seq = excluded.seq,
+         at = excluded.at, note = excluded.note, wire = excluded.wire, received_at = excluded.received_at`,
+      r.msg_id, r.recipient, r.peer_host, r.state, r.seq, r.at, r.note, r.wire, r.received_at,
+    );
+  }
+}

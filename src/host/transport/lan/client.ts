@@ -1,0 +1,148 @@
+// The LAN client: signed calls to a peer's daemon, and the LAN transport over them.
+import { signLanHop } from '../../../protocol/lan-hop.ts';
+import { verifyEncAdV1 } from '../../../protocol/records/enc-ad.ts';
+import { isPlainObject } from '../../../protocol/records/validate.ts';
+import type { HostNode } from '../../node.ts';
+import type { OutboxRow } from '../../store/outbox-table.ts';
+import type { PeerRow } from '../../store/peers-table.ts';
+import { outcomeOf, type RowResult, type Transport } from '../transport.ts';
+import { LAN_MAX_BATCH, LAN_MAX_BODY_BYTES, LAN_MAX_ROTATIONS } from './limits.ts';
+
+/** How long one LAN call may take before it counts as failed. */
+export const LAN_REQUEST_TIMEOUT_MS = 15_000;
+
+export class LanError extends Error {}
+
+export interface LanAnswer {
+  status: number;
+  body: unknown;
+}
+
+/** `host:port` or a URL → the base URL of a peer (`http://host:port`). */
+export function normalizeAddr(addr: string): string {
+  const withScheme = /^[a-z]+:\/\//i.test(addr) ? addr : `http://${addr}`;
+  let url: URL;
+  try {
+    url = new URL(withScheme);
+  } catch {
+    throw new LanError(`bad address "${addr}": use host:port or http://host:port`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new LanError(`bad address "${addr}": use http:// or https://`);
+  return `${url.protocol}//${url.host}`;
+}
+
+/** One call to a peer; `signAs` adds the LAN hop. Network failures throw LanError. */
+export async function lanCall(addr: string, method: 'GET' | 'POST', path: string, body: unknown, signAs: HostNode | null): Promise<LanAnswer> {
+  const rawBody = body === undefined ? '' : JSON.stringify(body);
+  const headers: Record<string, string> = body === undefined ? {} : { 'content-type': 'application/json' };
+  if (signAs !== null) Object.assign(headers, signLanHop(method, path, rawBody, signAs.config.host, signAs.keys.hostKey, signAs.nowMs()));
+  let res: Response;
+  try {
+    res = await fetch(addr + path, { method, headers, ...(body === undefined ? {} : { body: rawBody }), signal: AbortSignal.timeout(LAN_REQUEST_TIMEOUT_MS) });
+  } catch (err) {
+    const cause = (err as { cause?: { code?: string } }).cause?.code;
+    throw new LanError(`cannot reach ${addr}: ${cause ?? (err instanceof Error ? err.message : String(err))}`);
+  }
+  const text = await res.text();
+  let parsed: unknown = null;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    // a non-JSON answer is not from an agentmbx host
+  }
+  return { status: res.status, body: parsed };
+}
+
+export function errorText(answer: LanAnswer): string {
+  const error = isPlainObject(answer.body) && typeof answer.body.error === 'string' ? answer.body.error : 'no error text';
+  return `HTTP ${answer.status}: ${error}`;
+}
+
+/** Fetches and checks a peer's enc key (signed by its pinned host key), and stores it. */
+export async function fetchPeerEncKey(node: HostNode, peer: PeerRow): Promise<string> {
+  const answer = await lanCall(peer.addr, 'GET', '/v1/enc-key', undefined, node);
+  if (answer.status !== 200 || !isPlainObject(answer.body)) throw new LanError(errorText(answer));
+  const { host, enc_pub: encPub, sig } = answer.body;
+  if (host !== peer.host || typeof encPub !== 'string' || typeof sig !== 'string' || !verifyEncAdV1(host, encPub, sig, peer.host_pubkey)) {
+    throw new LanError(`${peer.host} answered an enc key not signed by its pinned key`);
+  }
+  node.store.peers.setEncKey(peer.host, encPub, sig);
+  return encPub;
+}
+
+/** Splits items into batches of at most `maxItems` and about `maxBytes` of JSON. */
+function batches<T>(items: readonly T[], size: (item: T) => number, maxItems: number, maxBytes: number): T[][] {
+  const out: T[][] = [];
+  let current: T[] = [];
+  let bytes = 0;
+  for (const item of items) {
+    const n = size(item) + 1;
+    if (current.length > 0 && (current.length >= maxItems || bytes + n > maxBytes)) {
+      out.push(current);
+      current = [];
+      bytes = 0;
+    }
+    current.push(item);
+    bytes += n;
+  }
+  if (current.length > 0) out.push(current);
+  return out;
+}
+
+const ROUTES = {
+  envelope: { path: '/v2/envelopes', field: 'envelopes', hop: true, maxItems: LAN_MAX_BATCH },
+  receipt: { path: '/v1/receipts', field: 'receipts', hop: true, maxItems: LAN_MAX_BATCH },
+  rotation: { path: '/v1/rotate', field: 'records', hop: false, maxItems: LAN_MAX_ROTATIONS },
+} as const;
+
+/** Moves outbox rows to a peer's daemon over HTTP on the LAN. */
+export class LanTransport implements Transport {
+  readonly name = 'lan';
+  readonly #node: HostNode;
+
+  constructor(node: HostNode) {
+    this.#node = node;
+  }
+
+  async deliver(peer: PeerRow, rows: readonly OutboxRow[]): Promise<RowResult[]> {
+    const results: RowResult[] = [];
+    for (const kind of ['rotation', 'envelope', 'receipt'] as const) {
+      const route = ROUTES[kind];
+      const ofKind = rows.filter((r) => r.kind === kind);
+      for (const batch of batches(ofKind, (r) => r.wire.length, route.maxItems, LAN_MAX_BODY_BYTES - 1024)) {
+        results.push(...await this.#post(peer, route, batch));
+      }
+    }
+    return results;
+  }
+
+  async #post(peer: PeerRow, route: (typeof ROUTES)[keyof typeof ROUTES], rows: OutboxRow[]): Promise<RowResult[]> {
+    const failAll = (detail: string): RowResult[] => rows.map((r) => ({ rowId: r.id, outcome: 'failed', detail }));
+    let answer: LanAnswer;
+    try {
+      const body = { [route.field]: rows.map((r) => JSON.parse(r.wire) as unknown) };
+      answer = await lanCall(peer.addr, 'POST', route.path, body, route.hop ? this.#node : null);
+    } catch (err) {
+      const detail = err instanceof Error ? err.message : String(err);
+      this.#node.store.peers.noteError(peer.host, detail);
+      return failAll(detail);
+    }
+    const list = isPlainObject(answer.body) && Array.isArray(answer.body.results) ? answer.body.results as unknown[] : null;
+    if (answer.status !== 200 || list === null) {
+      this.#node.store.peers.noteError(peer.host, errorText(answer));
+      return failAll(errorText(answer));
+    }
+    this.#node.store.peers.noteReachable(peer.host, this.#node.nowMs());
+    // Envelopes and receipts are matched by id; rotation results come in order.
+    const byId = new Map<string, unknown>();
+    list.forEach((r, i) => {
+      if (!isPlainObject(r)) return;
+      const id = typeof r.id === 'string' ? r.id : route.field === 'records' ? rows[i]?.item_id : undefined;
+      if (id !== undefined && !byId.has(id)) byId.set(id, r.status);
+    });
+    return rows.map((row) => {
+      const status = byId.get(row.item_id);
+      return { rowId: row.id, outcome: outcomeOf(status), detail: typeof status === 'string' ? status : 'no result for this item' };
+    });
+  }
+}

@@ -1,0 +1,153 @@
+// The LAN face of a host (protocol §5): thin over the node. Signed routes check the LAN hop of an
+// approved peer; every answer is JSON; bodies are capped while they stream in.
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { canonicalJson } from '../../../protocol/canonical.ts';
+import { lanHopTimeIsFresh, verifyLanHopSignature } from '../../../protocol/lan-hop.ts';
+import { receiptItemId } from '../../../protocol/records/receipt.ts';
+import { isPlainObject } from '../../../protocol/records/validate.ts';
+import type { HostNode } from '../../node.ts';
+import { encAdOf, pairAcceptJoin, pairHello, PairError, PairNonces } from '../../pairing.ts';
+import { acceptReceipt } from '../../receipts.ts';
+import { receive } from '../../receive.ts';
+import { applyPeerRotation, refreshKeys } from '../../rotation.ts';
+import type { PeerRow } from '../../store/peers-table.ts';
+import { HttpError, parseJsonObject, readBody, sendJson } from './http-util.ts';
+import {
+  LAN_MAX_BATCH, LAN_MAX_BODY_BYTES, LAN_MAX_ROTATIONS, LAN_SMALL_BODY_BYTES, PAIR_CALLS_PER_MINUTE, PAIR_NONCE_TTL_MS,
+  PAIR_NONCES_MAX, PEER_CALLS_PER_MINUTE, RATE_TABLE_MAX, STATUS_CHALLENGE_MAX_CHARS,
+} from './limits.ts';
+import { RateLimiter } from './rate-limit.ts';
+
+export const LAN_VERSION = '0.6.0';
+
+export interface LanServerOptions {
+  /** called when a peer's verified call made some of its waiting rows due (wake the tick) */
+  onPeerActive?: () => void;
+}
+
+interface Ctx {
+  node: HostNode;
+  req: IncomingMessage;
+  url: URL;
+  peer: PeerRow | null;
+}
+
+interface Route {
+  method: 'GET' | 'POST';
+  hop: boolean;
+  maxBody: number;
+  handle(ctx: Ctx, body: Record<string, unknown> | null): unknown;
+}
+
+function listField(body: Record<string, unknown> | null, field: string, max: number): unknown[] {
+  const list = body?.[field];
+  if (!Array.isArray(list)) throw new HttpError(400, `body needs a "${field}" array`);
+  if (list.length > max) throw new HttpError(400, `at most ${max} ${field} per call`);
+  return list;
+}
+
+function idOf(x: unknown): string | null {
+  return isPlainObject(x) && typeof x.id === 'string' ? x.id : null;
+}
+
+export function createLanServer(node: HostNode, options: LanServerOptions = {}): Server {
+  const peerRate = new RateLimiter(PEER_CALLS_PER_MINUTE, RATE_TABLE_MAX);
+  const pairRate = new RateLimiter(PAIR_CALLS_PER_MINUTE, RATE_TABLE_MAX);
+  const nonces = new PairNonces(PAIR_NONCES_MAX, PAIR_NONCE_TTL_MS);
+  const pairLimited = (ctx: Ctx): void => {
+    if (!pairRate.allow(ctx.req.socket.remoteAddress ?? 'unknown', node.nowMs())) throw new HttpError(429, 'too many pairing attempts: wait a minute');
+  };
+  const via = (ctx: Ctx) => ({ transport: 'lan', peerPubkey: (ctx.peer as PeerRow).host_pubkey });
+
+  const routes: Record<string, Route> = {
+    '/v2/envelopes': {
+      method: 'POST', hop: true, maxBody: LAN_MAX_BODY_BYTES,
+      handle: (ctx, body) => ({
+        results: listField(body, 'envelopes', LAN_MAX_BATCH).map((env) => ({ id: idOf(env), status: receive(node, env, via(ctx)) })),
+      }),
+    },
+    '/v1/receipts': {
+      method: 'POST', hop: true, maxBody: LAN_MAX_BODY_BYTES,
+      handle: (ctx, body) => ({
+        results: listField(body, 'receipts', LAN_MAX_BATCH).map((signed) => {
+          const rec = isPlainObject(signed) && isPlainObject(signed.rec) ? signed.rec : null;
+          const id = rec !== null && typeof rec.msg === 'string' && typeof rec.recipient === 'string' && typeof rec.seq === 'number'
+            ? receiptItemId({ msg: rec.msg, recipient: rec.recipient, seq: rec.seq }) : null;
+          return { id, status: acceptReceipt(node, signed, via(ctx)) };
+        }),
+      }),
+    },
+    '/v1/enc-key': { method: 'GET', hop: true, maxBody: 0, handle: () => encAdOf(node) },
+    '/v1/rotate': {
+      method: 'POST', hop: false, maxBody: LAN_SMALL_BODY_BYTES,
+      handle: (_ctx, body) => ({
+        results: listField(body, 'records', LAN_MAX_ROTATIONS).map((record) => {
+          const rec = isPlainObject(record) && isPlainObject(record.rec) ? record.rec : null;
+          return { id: rec !== null && typeof rec.new_pub === 'string' ? `rotation:${rec.new_pub}` : null, status: applyPeerRotation(node, record) };
+        }),
+      }),
+    },
+    '/v1/status': {
+      method: 'GET', hop: false, maxBody: 0,
+      handle: (ctx) => {
+        const status = { v: 1, host: node.config.host, host_pubkey: node.keys.hostKey.publicKey, version: LAN_VERSION };
+        const challenge = ctx.url.searchParams.get('challenge');
+        if (challenge === null) return status;
+        if (challenge.length === 0 || challenge.length > STATUS_CHALLENGE_MAX_CHARS) throw new HttpError(400, 'bad challenge');
+        const signed = { ...status, type: 'status', challenge };
+        return { ...signed, sig: node.keys.hostKey.sign(canonicalJson(signed)) };
+      },
+    },
+    '/v1/pair/hello': {
+      method: 'GET', hop: false, maxBody: 0,
+      handle: (ctx) => { pairLimited(ctx); return pairHello(node, nonces); },
+    },
+    '/v1/pair/join': {
+      method: 'POST', hop: false, maxBody: LAN_SMALL_BODY_BYTES,
+      handle: (ctx, body) => { pairLimited(ctx); return pairAcceptJoin(node, nonces, body ?? {}); },
+    },
+  };
+
+  function verifyHop(req: IncomingMessage, path: string, rawBody: string): PeerRow {
+    const host = req.headers['x-mbx-host'];
+    const ts = req.headers['x-mbx-ts'];
+    const sig = req.headers['x-mbx-sig'];
+    const peer = typeof host === 'string' ? node.store.peers.get(host) : undefined;
+    if (peer === undefined || typeof ts !== 'string' || !lanHopTimeIsFresh(ts, node.nowMs())
+      || !verifyLanHopSignature(peer.host_pubkey, req.method ?? '', path, ts, rawBody, sig)) {
+      throw new HttpError(401, 'bad hop: not a paired host, a stale time or a bad signature');
+    }
+    if (!peerRate.allow(peer.host, node.nowMs())) throw new HttpError(429, 'too many calls from this host: slow down');
+    if (node.store.outbox.makeDueNow(peer.host, node.nowMs()) > 0) options.onPeerActive?.();
+    return peer;
+  }
+
+  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const url = new URL(req.url ?? '/', 'http://lan');
+    const route = routes[url.pathname];
+    if (route === undefined) throw new HttpError(404, 'no such endpoint');
+    if (req.method !== route.method) throw new HttpError(405, `use ${route.method} on ${url.pathname}`);
+    const rawBody = route.method === 'POST' ? await readBody(req, route.maxBody) : await readBody(req, 0);
+    refreshKeys(node);
+    const peer = route.hop ? verifyHop(req, url.pathname, rawBody) : null;
+    const body = route.method === 'POST' ? parseJsonObject(rawBody) : null;
+    sendJson(res, 200, route.handle({ node, req, url, peer }, body));
+  }
+
+  const server = createServer((req, res) => {
+    handle(req, res).catch((err: unknown) => {
+      if (err instanceof HttpError) sendJson(res, err.status, err.code === undefined ? { error: err.message } : { error: err.message, code: err.code });
+      else if (err instanceof PairError) sendJson(res, err.status, { error: err.message });
+      else {
+        process.stderr.write(`lan: internal error: ${err instanceof Error ? err.message : String(err)}\n`);
+        sendJson(res, 500, { error: 'internal error' });
+      }
+    });
+  });
+  server.on('clientError', (_err, socket) => {
+    const text = JSON.stringify({ error: 'malformed request' });
+    if (socket.writable) socket.end(`HTTP/1.1 400 Bad Request\r\ncontent-type: application/json\r\ncontent-length: ${text.length}\r\nconnection: close\r\n\r\n${text}`);
+    else socket.destroy();
+  });
+  return server;
+}

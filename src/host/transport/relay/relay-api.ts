@@ -1,0 +1,106 @@
+// A thin typed client of the relay's HTTP API (protocol.md §2–§3): signs every call with the
+// relay hop and returns status and JSON as they came. The relay transport builds on it; it holds
+// no state of its own.
+import { canonicalJson } from '../../../protocol/canonical.ts';
+import type { SigningKey } from '../../../protocol/keys.ts';
+import { signRelayHop } from '../../../protocol/relay-hop.ts';
+
+/** Longest answer body this client reads (a pull page is capped at 8 MiB of wire, base64 adds a third). */
+export const RELAY_ANSWER_MAX_BYTES = 16 * 1024 * 1024;
+
+export interface RelayAnswer<T = Record<string, unknown>> {
+  status: number;
+  body: T;
+  /** the relay's Date header, for clock-skew diagnosis */
+  date: string | null;
+}
+
+export interface RelayApiOptions {
+  baseUrl: string;
+  hostName: string;
+  key: SigningKey;
+  nowMs?: () => number;
+  /** abort a call after this long (ms) */
+  timeoutMs?: number;
+}
+
+export class RelayApi {
+  readonly #options: RelayApiOptions;
+  constructor(options: RelayApiOptions) {
+    this.#options = options;
+  }
+
+  get publicKey(): string {
+    return this.#options.key.publicKey;
+  }
+
+  /** A call with the relay hop (`signed`) or without; `body` is sent as the exact text given or as JSON. */
+  async call<T = Record<string, unknown>>(method: 'GET' | 'POST', path: string, body?: unknown, signed = true): Promise<RelayAnswer<T>> {
+    const rawBody = body === undefined ? '' : typeof body === 'string' ? body : JSON.stringify(body);
+    const now = (this.#options.nowMs ?? Date.now)();
+    const headers: Record<string, string> = rawBody === '' ? {} : { 'content-type': 'application/json' };
+    if (signed) Object.assign(headers, signRelayHop({ method, path, rawBody }, this.#options.hostName, this.#options.key, now));
+    const response = await fetch(new URL(path, this.#options.baseUrl), {
+      method,
+      headers,
+      ...(rawBody === '' ? {} : { body: rawBody }),
+      signal: AbortSignal.timeout(this.#options.timeoutMs ?? 30_000),
+    });
+    const text = await readCapped(response);
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      parsed = { error: 'relay answered with non-JSON' };
+    }
+    return { status: response.status, body: parsed as T, date: response.headers.get('date') };
+  }
+
+  info() {
+    return this.call('GET', '/v2/relay/info');
+  }
+
+  /** challenge + enrol with the host key (and an authority's `proof` when the relay needs one) */
+  async enrol(ownerFp = '', proof?: unknown): Promise<RelayAnswer> {
+    const { hostName: host, key } = this.#options;
+    const challenged = await this.call<{ challenge?: string }>('POST', '/v1/relay/challenge', { host, pubkey: key.publicKey }, false);
+    if (challenged.status !== 200 || typeof challenged.body.challenge !== 'string') return challenged;
+    const sig = key.sign(canonicalJson({ v: 1, challenge: challenged.body.challenge, host, pubkey: key.publicKey, owner_fp: ownerFp }));
+    return this.call('POST', '/v1/relay/enrol', { host, pubkey: key.publicKey, owner_fp: ownerFp, sig, ...(proof === undefined ? {} : { proof }) }, false);
+  }
+
+  push(items: unknown[]) {
+    return this.call('POST', '/v2/relay/items', { items });
+  }
+
+  pull(after: number, limit?: number, epoch?: string) {
+    const query = new URLSearchParams({ after: String(after) });
+    if (limit !== undefined) query.set('limit', String(limit));
+    if (epoch !== undefined) query.set('epoch', epoch);
+    return this.call('GET', `/v2/relay/items?${query.toString()}`);
+  }
+
+  ack(through: number, epoch?: string) {
+    return this.call('POST', '/v2/relay/ack', { through, ...(epoch === undefined ? {} : { epoch }) });
+  }
+}
+
+async function readCapped(response: Response): Promise<string> {
+  const declared = Number(response.headers.get('content-length') ?? '0');
+  if (declared > RELAY_ANSWER_MAX_BYTES) throw new Error('relay answer too large');
+  const reader = response.body?.getReader();
+  if (reader === undefined) return '';
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    total += value.byteLength;
+    if (total > RELAY_ANSWER_MAX_BYTES) {
+      await reader.cancel();
+      throw new Error('relay answer too large');
+    }
+    chunks.push(value);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}

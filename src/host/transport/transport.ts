@@ -1,0 +1,30 @@
+// What a transport does for the outbox: carry a peer's due rows and say, per row, how it went.
+// The LAN transport is the first; the relay transport plugs in beside it.
+import type { OutboxRow } from '../store/outbox-table.ts';
+import type { PeerRow } from '../store/peers-table.ts';
+
+/**
+ * settled: the peer has it (accepted, duplicate, or a receipt it found stale);
+ * rejected: the peer refused it for good; failed: try again later (no answer, error, no result).
+ */
+export type RowOutcome = 'settled' | 'rejected' | 'failed';
+
+export interface RowResult {
+  rowId: number;
+  outcome: RowOutcome;
+  /** the peer's status or the error, for the row and for alerts */
+  detail: string;
+}
+
+export interface Transport {
+  readonly name: string;
+  /** Delivers rows (all for `peer`); a row missing from the answer counts as failed. */
+  deliver(peer: PeerRow, rows: readonly OutboxRow[]): Promise<RowResult[]>;
+}
+
+/** Maps a peer's per-item status to an outcome. */
+export function outcomeOf(status: unknown): RowOutcome {
+  if (status === 'accepted' || status === 'duplicate' || status === 'stale') return 'settled';
+  if (typeof status === 'string' && status.startsWith('rejected:')) return 'rejected';
+  return 'failed';
+}

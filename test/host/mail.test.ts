@@ -1,0 +1,44 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { sendMail } from '../../src/host/send.ts';
+import { flushOutbox } from '../../src/host/outbox.ts';
+import { LanTransport } from '../../src/host/transport/lan/client.ts';
+import { ackMessage, listInbox, readMessage } from '../../src/host/mailbox.ts';
+import { messageStatus } from '../../src/host/receipts.ts';
+import { newClock, pairedHosts } from './fixtures.ts';
+
+test('mail goes sealed over the LAN, receipts come back, the sender sees acked', async () => {
+  const clock = newClock();
+  const { a, b } = await pairedHosts(clock);
+  const sent = sendMail(a, { from: 'ann', to: ['bob@beta', 'al'], subject: 'hello', body: 'secret plan' });
+  assert.deepEqual(sent.remoteHosts, ['beta']);
+  assert.deepEqual(sent.localAgents, ['al']);
+  const row = a.store.outbox.forMessage(sent.id)[0];
+  assert.ok(row !== undefined);
+  assert.ok(!row.wire.includes('secret plan'), 'the wire never holds the plaintext body');
+
+  assert.equal(await flushOutbox(a, new LanTransport(a)), 1);
+  assert.equal(a.store.outbox.forMessage(sent.id)[0]?.state, 'handed-over');
+  const inbox = listInbox(b, 'bob');
+  assert.equal(inbox.length, 1);
+  assert.equal(inbox[0]?.body, 'secret plan');
+  assert.equal(inbox[0]?.from_addr, 'ann@alpha');
+  readMessage(b, sent.id, 'bob');
+  assert.equal(ackMessage(b, sent.id, 'bob', 'done'), true);
+  assert.equal(ackMessage(b, sent.id, 'bob', 'again'), false, 'acked stays acked');
+
+  await flushOutbox(b, new LanTransport(b));
+  const status = messageStatus(a, sent.id);
+  assert.deepEqual(status?.recipients.map((r) => [r.recipient, r.state]), [['al@alpha', 'delivered'], ['bob@beta', 'acked']]);
+  assert.equal(status?.recipients[1]?.note, 'done');
+});
+
+test('status shows queued, then handed-over before any receipt', async () => {
+  const clock = newClock();
+  const { a, b } = await pairedHosts(clock);
+  const sent = sendMail(a, { from: 'ann', to: ['*'], subject: 's', body: 'b' });
+  assert.deepEqual(messageStatus(a, sent.id)?.recipients.map((r) => [r.recipient, r.state]), [['al@alpha', 'delivered'], ['*@beta', 'queued']]);
+  await flushOutbox(a, new LanTransport(a));
+  assert.deepEqual(messageStatus(a, sent.id)?.recipients.map((r) => [r.recipient, r.state]), [['al@alpha', 'delivered'], ['*@beta', 'handed-over']]);
+  assert.deepEqual(listInbox(b, 'bob').length + listInbox(b, 'bea').length, 2, 'broadcast reaches every agent on beta');
+});
