@@ -35,8 +35,12 @@ export function verifyAccept(accept: unknown, sig: unknown, relayPubkey: string)
   return verifyCanonical(relayPubkey, accept, sig) ? accept : null;
 }
 
-/** The accept's entry for `hostPubkey`, when it lists that target with exactly `wireHash`. */
-export function acceptedTarget(accept: RelayAccept, hostPubkey: string, wireHash: string): AcceptTarget | null {
+/**
+ * The accept's entry for one outbox row: the accept is for `itemId` and lists `hostPubkey` with
+ * exactly `wireHash`. Null otherwise: the row then stays pending (design §3, sender side).
+ */
+export function acceptedTarget(accept: RelayAccept, itemId: string, hostPubkey: string, wireHash: string): AcceptTarget | null {
+  if (accept.item_id !== itemId) return null;
   return accept.targets.find((t) => t.host_pubkey === hostPubkey && t.wire_hash === wireHash) ?? null;
 }
 

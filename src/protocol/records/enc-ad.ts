@@ -11,8 +11,6 @@ export const ENC_AD_MAX_LIFETIME_MS = 90 * 24 * 60 * 60 * 1000;
 export const ENC_AD_PUBLISH_LIFETIME_MS = 30 * 24 * 60 * 60 * 1000;
 /** How far ahead of the checker's clock `iat` may be. */
 export const ENC_AD_MAX_FUTURE_MS = 5 * 60 * 1000;
-/** What precedes a refusal reason in the relay's 400 answer. */
-export const ENC_AD_REFUSED = 'enc-key ad refused: ';
 
 export type EncAdV2 = { v: 2; type: 'enc-ad'; host: string; host_pubkey: string; enc_pub: string; iat: string; exp: string };
 

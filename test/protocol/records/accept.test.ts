@@ -58,9 +58,10 @@ describe('relay accept receipts (protocol §3.3)', () => {
     }
   });
 
-  it('acceptedTarget matches host key and wire hash together', () => {
-    assert.deepEqual(acceptedTarget(accept, target, sha256Hex('wire')), accept.targets[0]);
-    assert.equal(acceptedTarget(accept, target, sha256Hex('wire2')), null);
-    assert.equal(acceptedTarget(accept, sender, sha256Hex('wire')), null);
+  it('acceptedTarget matches item id, host key and wire hash together', () => {
+    assert.deepEqual(acceptedTarget(accept, accept.item_id, target, sha256Hex('wire')), accept.targets[0]);
+    assert.equal(acceptedTarget(accept, '01KBFZ2V0000000000000000AC', target, sha256Hex('wire')), null);
+    assert.equal(acceptedTarget(accept, accept.item_id, target, sha256Hex('wire2')), null);
+    assert.equal(acceptedTarget(accept, accept.item_id, sender, sha256Hex('wire')), null);
   });
 });
