@@ -1,4 +1,93 @@
+// Host commands: init, whoami, daemon, host rotate; the mail, peers and doctor groups register
+// from their own files.
 import type { Command } from 'commander';
+import { CliError } from './cli-error.ts';
+import { asCliError, parsePort, printJson, withNode } from './host-common.ts';
+import { registerMailCommands } from './mail.ts';
+import { registerPeerCommands } from './peers.ts';
+import { registerDoctorCommand } from './doctor.ts';
+import { fingerprint } from '../protocol/fingerprint.ts';
+import { startDaemon } from '../host/daemon.ts';
+import { defaultHome, DEFAULT_PORT, initHome, writeConfig } from '../host/identity.ts';
+import { closeNode, openNode } from '../host/node.ts';
+import { rotateHost } from '../host/rotation.ts';
+import { normalizeAddr } from '../host/transport/lan/client.ts';
 
-/** Host commands (init, pair, send, inbox, daemon, doctor…): registered by the host's CLI files. */
-export function registerHostCommands(_program: Command): void {}
+export function registerHostCommands(program: Command): void {
+  program.command('init')
+    .description('create this host: home, keys, config and store')
+    .requiredOption('--host <name>', 'this host\'s name (2-40 of a-z, 0-9, -)')
+    .option('--port <port>', 'LAN port of the daemon', String(DEFAULT_PORT))
+    .option('--bind <address>', 'address the daemon listens on (default 0.0.0.0)')
+    .option('--addr <url>', 'URL peers use to reach this host (default: derived when the daemon starts)')
+    .action((opts: { host: string; port: string; bind?: string; addr?: string }) => {
+      const home = defaultHome();
+      try {
+        const config = initHome(home, opts.host, parsePort(opts.port));
+        if (opts.bind !== undefined || opts.addr !== undefined) {
+          writeConfig(home, { ...config, ...(opts.bind === undefined ? {} : { bind: opts.bind }), ...(opts.addr === undefined ? {} : { addr: normalizeAddr(opts.addr) }) });
+        }
+        closeNode(openNode(home));
+      } catch (err) {
+        throw asCliError(err);
+      }
+      process.stdout.write(`created host ${opts.host} in ${home}\n`);
+    });
+
+  program.command('whoami')
+    .description('this host\'s name, key and fingerprint')
+    .option('--json', 'print JSON')
+    .action((opts: { json?: boolean }) => withNode((node) => {
+      const info = {
+        host: node.config.host, host_pubkey: node.keys.hostKey.publicKey, fingerprint: fingerprint(node.keys.hostKey.publicKey),
+        enc_pub: node.keys.enc.publicKey, port: node.config.port, home: node.home,
+      };
+      if (opts.json === true) printJson(info);
+      else process.stdout.write(`${info.host}  ${info.fingerprint}\nkey ${info.host_pubkey}\n`);
+    }));
+
+  program.command('daemon')
+    .description('serve the LAN endpoints and deliver the outbox (runs until stopped)')
+    .option('--port <port>', 'port (default: the configured one; 0 picks a free one)')
+    .option('--bind <address>', 'listen address (default: the configured one, else 0.0.0.0)')
+    .action(async (opts: { port?: string; bind?: string }) => {
+      let node;
+      try {
+        node = openNode(defaultHome());
+      } catch (err) {
+        throw asCliError(err);
+      }
+      const port = opts.port === undefined ? node.config.port : parsePort(opts.port);
+      const bind = opts.bind ?? node.config.bind ?? '0.0.0.0';
+      let daemon;
+      try {
+        daemon = await startDaemon(node, { port, bind, log: (line) => process.stdout.write(`${new Date().toISOString()} ${line}\n`) });
+      } catch (err) {
+        closeNode(node);
+        throw new CliError(`cannot listen on ${bind}:${port}: ${err instanceof Error ? err.message : String(err)}`);
+      }
+      process.stdout.write(`agentmbx daemon ${node.config.host} listening on ${daemon.url}\n`);
+      await new Promise<void>((resolve) => {
+        const stop = (): void => { void daemon.stop().then(resolve); };
+        process.once('SIGINT', stop);
+        process.once('SIGTERM', stop);
+      });
+      closeNode(node);
+    });
+
+  program.command('host')
+    .description('host key management')
+    .command('rotate')
+    .description('new host and enc keys; peers are told and re-pin, retired keys keep working for older mail')
+    .option('--json', 'print JSON')
+    .action((opts: { json?: boolean }) => withNode((node) => {
+      const rotation = rotateHost(node);
+      const out = { host: rotation.rec.host, old_pub: rotation.rec.old_pub, new_pub: rotation.rec.new_pub, fingerprint: fingerprint(rotation.rec.new_pub), peers_told: node.store.peers.list().length };
+      if (opts.json === true) printJson(out);
+      else process.stdout.write(`rotated: new key ${out.fingerprint}; ${out.peers_told} peer(s) will be told by the daemon\n`);
+    }));
+
+  registerPeerCommands(program);
+  registerMailCommands(program);
+  registerDoctorCommand(program);
+}

@@ -66,7 +66,9 @@ export async function startDaemon(node: HostNode, options: DaemonOptions): Promi
   async function tickOnce(): Promise<void> {
     refreshKeys(node);
     await fetchMissingEncKeys();
-    await flushOutbox(node, transport);
+    await flushOutbox(node, transport, (row, result) => {
+      if (result.outcome !== 'failed' || row.attempts === 0) log(`${row.kind} ${row.item_id} -> ${row.peer_host}: ${result.detail}`);
+    });
   }
 
   function tick(): Promise<void> {

@@ -1,6 +1,7 @@
 // Flushing the outbox: due rows go to a transport peer by peer; each row settles only on its own
 // result. Failures back off (5 s × 2^attempts, at most 1 h); a rejected envelope and an envelope
 // still undelivered after 72 h each alert its sender.
+import { failPoint } from '../failpoint.ts';
 import { alertLocal } from './alerts.ts';
 import type { HostNode } from './node.ts';
 import type { OutboxRow } from './store/outbox-table.ts';
@@ -42,10 +43,9 @@ export function expireOverdue(node: HostNode): number {
   return expired;
 }
 
-function applyResult(node: HostNode, transport: Transport, row: OutboxRow, result: RowResult | undefined): void {
+function applyResult(node: HostNode, transport: Transport, row: OutboxRow, result: RowResult): void {
   const now = node.nowMs();
-  const outcome = result?.outcome ?? 'failed';
-  const detail = result?.detail ?? 'no result for this item';
+  const { outcome, detail } = result;
   if (outcome === 'settled') {
     node.store.outbox.settle(row.id, 'handed-over', transport.name, null, now);
   } else if (outcome === 'rejected') {
@@ -64,8 +64,10 @@ function applyResult(node: HostNode, transport: Transport, row: OutboxRow, resul
 // Rotation records travel first, so a peer re-pins before it checks our newly signed hops.
 const KIND_ORDER: Record<string, number> = { rotation: 0, envelope: 1, receipt: 2 };
 
-/** One pass over the due rows. Returns how many rows were offered to a transport. */
-export async function flushOutbox(node: HostNode, transport: Transport): Promise<number> {
+export type FlushReport = (row: OutboxRow, result: RowResult) => void;
+
+/** One pass over the due rows; `report` hears every row's result. Returns how many rows were offered. */
+export async function flushOutbox(node: HostNode, transport: Transport, report?: FlushReport): Promise<number> {
   expireOverdue(node);
   const due = node.store.outbox.due(node.nowMs(), FLUSH_ROWS_MAX);
   const byPeer = new Map<string, OutboxRow[]>();
@@ -84,8 +86,13 @@ export async function flushOutbox(node: HostNode, transport: Transport): Promise
       const detail = err instanceof Error ? err.message : String(err);
       results = rows.map((row) => ({ rowId: row.id, outcome: 'failed' as const, detail }));
     }
+    failPoint('outbox-before-settle');
     const byRow = new Map(results.map((r) => [r.rowId, r]));
-    for (const row of rows) applyResult(node, transport, row, byRow.get(row.id));
+    for (const row of rows) {
+      const result = byRow.get(row.id) ?? { rowId: row.id, outcome: 'failed' as const, detail: 'no result for this item' };
+      applyResult(node, transport, row, result);
+      report?.(row, result);
+    }
   }));
   return due.length;
 }

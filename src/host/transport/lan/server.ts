@@ -1,6 +1,7 @@
 // The LAN face of a host (protocol §5): thin over the node. Signed routes check the LAN hop of an
 // approved peer; every answer is JSON; bodies are capped while they stream in.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { failPoint } from '../../../failpoint.ts';
 import { canonicalJson } from '../../../protocol/canonical.ts';
 import { lanHopTimeIsFresh, verifyLanHopSignature } from '../../../protocol/lan-hop.ts';
 import { receiptItemId } from '../../../protocol/records/receipt.ts';
@@ -131,7 +132,9 @@ export function createLanServer(node: HostNode, options: LanServerOptions = {}):
     refreshKeys(node);
     const peer = route.hop ? verifyHop(req, url.pathname, rawBody) : null;
     const body = route.method === 'POST' ? parseJsonObject(rawBody) : null;
-    sendJson(res, 200, route.handle({ node, req, url, peer }, body));
+    const answer = route.handle({ node, req, url, peer }, body);
+    failPoint(`lan-after-handle:${url.pathname}`);
+    sendJson(res, 200, answer);
   }
 
   const server = createServer((req, res) => {

@@ -1,0 +1,3 @@
+import type { Command } from 'commander';
+
+export function registerDoctorCommand(_program: Command): void {}

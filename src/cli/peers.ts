@@ -1,0 +1,59 @@
+// Pairing and peers: pair, join, peers, peers remove.
+import type { Command } from 'commander';
+import { CliError } from './cli-error.ts';
+import { parseDuration, printJson, withNode } from './host-common.ts';
+import { fingerprint } from '../protocol/fingerprint.ts';
+import { META_LISTEN_ADDR, lanAddress } from '../host/daemon.ts';
+import type { HostNode } from '../host/node.ts';
+import { createPairToken, joinPeer, PAIR_DEFAULT_TTL_MS, PAIR_MAX_TTL_MS } from '../host/pairing.ts';
+import { normalizeAddr } from '../host/transport/lan/client.ts';
+
+/** How the other side reaches this host: --my-addr, the config, the running daemon, else LAN IP + port. */
+function ownAddr(node: HostNode, given: string | undefined): string {
+  if (given !== undefined) return normalizeAddr(given);
+  return node.config.addr ?? node.store.getMeta(META_LISTEN_ADDR) ?? `http://${lanAddress()}:${node.config.port}`;
+}
+
+export function registerPeerCommands(program: Command): void {
+  program.command('pair')
+    .description('open a one-time pairing token for another host to join (needs the daemon running)')
+    .option('--ttl <duration>', 'token life', `${PAIR_DEFAULT_TTL_MS / 60_000}m`)
+    .option('--json', 'print JSON')
+    .action((opts: { ttl: string; json?: boolean }) => withNode((node) => {
+      const ttl = parseDuration(opts.ttl);
+      if (ttl <= 0 || ttl > PAIR_MAX_TTL_MS) throw new CliError('the ttl must be between 1 ms and 24 h', 2);
+      const { token, expiresAt } = createPairToken(node, ttl);
+      const addr = ownAddr(node, undefined);
+      if (opts.json === true) printJson({ token, expires_at: new Date(expiresAt).toISOString(), addr });
+      else process.stdout.write(`${token}\non the other host run: agentmbx join ${addr} ${token}\n(valid until ${new Date(expiresAt).toISOString()}; the daemon must be running here)\n`);
+    }));
+
+  program.command('join <addr> <token>')
+    .description('pair with the host at <addr> using the token it showed')
+    .option('--my-addr <url>', 'how the other host reaches this one (default: config, the daemon\'s address, else LAN IP + port)')
+    .action((addr: string, token: string, opts: { myAddr?: string }) => withNode(async (node) => {
+      const host = await joinPeer(node, addr, token, ownAddr(node, opts.myAddr));
+      const peer = node.store.peers.get(host);
+      process.stdout.write(`paired with ${host} (${peer === undefined ? '' : fingerprint(peer.host_pubkey)})\n`);
+    }));
+
+  const peers = program.command('peers')
+    .description('list paired hosts')
+    .option('--json', 'print JSON')
+    .action((opts: { json?: boolean }) => withNode((node) => {
+      const list = node.store.peers.list().map((p) => ({
+        host: p.host, fingerprint: fingerprint(p.host_pubkey), host_pubkey: p.host_pubkey, addr: p.addr, enc_key: p.enc_pub !== null,
+        paired_at: new Date(p.paired_at).toISOString(), last_ok_at: p.last_ok_at === null ? null : new Date(p.last_ok_at).toISOString(), last_error: p.last_error,
+      }));
+      if (opts.json === true) printJson(list);
+      else if (list.length === 0) process.stdout.write('no peers (agentmbx pair / agentmbx join)\n');
+      else for (const p of list) process.stdout.write(`${p.host}  ${p.fingerprint}  ${p.addr}${p.enc_key ? '' : '  (no enc key yet)'}${p.last_error === null ? '' : `  last error: ${p.last_error}`}\n`);
+    }));
+
+  peers.command('remove <host>')
+    .description('unpair a host (its pinned keys are forgotten)')
+    .action((host: string) => withNode((node) => {
+      if (!node.store.peers.remove(host)) throw new CliError(`no peer "${host}"`);
+      process.stdout.write(`removed ${host}\n`);
+    }));
+}

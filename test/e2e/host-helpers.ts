@@ -1,0 +1,50 @@
+// Driving real hosts through the CLI: homes, daemons on 127.0.0.1, pairing.
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { CLI_BIN, runCli, spawnNode, tempDir, type Child } from '../helpers/processes.ts';
+
+export interface CliHost {
+  name: string;
+  env: NodeJS.ProcessEnv;
+  daemon: Child | null;
+  url: string;
+}
+
+export async function cli(host: CliHost, args: string[]): Promise<string> {
+  const r = await runCli(args, host.env);
+  assert.equal(r.code, 0, `agentmbx ${args.join(' ')} failed (${r.code}): ${r.stderr}`);
+  return r.stdout;
+}
+
+export async function cliJson<T>(host: CliHost, args: string[]): Promise<T> {
+  return JSON.parse(await cli(host, [...args, '--json'])) as T;
+}
+
+export async function newCliHost(name: string, agents: string[]): Promise<CliHost> {
+  const host: CliHost = { name, env: { MBX_HOME: join(tempDir(`mbx-e2e-${name}-`), 'home') }, daemon: null, url: '' };
+  await cli(host, ['init', '--host', name, '--port', '0', '--bind', '127.0.0.1']);
+  for (const agent of agents) await cli(host, ['agents', 'add', agent]);
+  return host;
+}
+
+/** Starts the daemon and waits for its ready line. */
+export async function startCliDaemon(host: CliHost, extraEnv: NodeJS.ProcessEnv = {}): Promise<Child> {
+  const child = spawnNode([CLI_BIN, 'daemon', '--port', host.url === '' ? '0' : new URL(host.url).port, '--bind', '127.0.0.1'], {
+    env: { ...process.env, ...host.env, ...extraEnv },
+  });
+  const line = await child.waitForLine(/listening on http:\/\//);
+  host.url = /listening on (\S+)/.exec(line)?.[1] ?? '';
+  host.daemon = child;
+  return child;
+}
+
+/** A shows a token, B joins with it. */
+export async function pairCli(a: CliHost, b: CliHost): Promise<void> {
+  const { token } = await cliJson<{ token: string }>(a, ['pair']);
+  await cli(b, ['join', a.url, token]);
+}
+
+/** Number of lines in `child`'s stdout matching `pattern` so far. */
+export function countLines(child: Child, pattern: RegExp): number {
+  return child.stdout().split('\n').filter((l) => pattern.test(l)).length;
+}
