@@ -2,7 +2,7 @@
 // putEnrolment keeps exact (a revocation is a live key leaving).
 import type { SQLTagStore } from 'node:sqlite';
 import type { Enrolment } from '../relay-store.ts';
-import { int, intOrNull, text, textOrNull, type Row } from './columns.ts';
+import { assertInteger, int, intOrNull, text, textOrNull, type Row } from './columns.ts';
 
 const LIVE_COUNTER = 'live_enrolments';
 
@@ -25,6 +25,7 @@ export function getEnrolment(sql: SQLTagStore, hostPubkey: string): Enrolment | 
 }
 
 export function liveEnrolmentsByName(sql: SQLTagStore, hostName: string, limit: number): Enrolment[] {
+  assertInteger(limit, 'limit');
   return sql.all`SELECT * FROM enrolments WHERE revoked_at IS NULL AND lower(host_name) = lower(${hostName})
                  ORDER BY enrolled_at, host_pubkey LIMIT ${limit}`.map(enrolmentFrom);
 }

@@ -80,6 +80,8 @@ function headerFrom(row: Row): ItemHeader {
  */
 export function pull(sql: SQLTagStore, target: string, after: number, limit: number, maxBytes: number): PullPage {
   assertInteger(after, 'after');
+  assertInteger(limit, 'limit');
+  assertInteger(maxBytes, 'maxBytes');
   if (limit < 1) return { items: [], more: hasItemsAfter(sql, target, after) };
   const sizes = sql.all`SELECT seq, bytes FROM items WHERE target_pubkey = ${target} AND seq > ${after}
                         ORDER BY seq LIMIT ${limit + 1}`;
@@ -125,6 +127,7 @@ export function ack(sql: SQLTagStore, target: string, through: number): number {
 
 export function expiredItems(sql: SQLTagStore, nowMs: number, limit: number): ItemHeader[] {
   assertInteger(nowMs, 'nowMs');
+  assertInteger(limit, 'limit');
   return sql.all`SELECT target_pubkey, seq, kind, item_id, sender_pubkey, wire_hash, bytes, accepted_at, expires_at
                  FROM items WHERE expires_at <= ${nowMs} ORDER BY expires_at, target_pubkey, seq LIMIT ${limit}`.map(headerFrom);
 }
@@ -137,6 +140,7 @@ export function deleteItem(sql: SQLTagStore, target: string, seq: number): void 
 
 export function sweepDedup(sql: SQLTagStore, beforeMs: number, limit: number): number {
   assertInteger(beforeMs, 'beforeMs');
+  assertInteger(limit, 'limit');
   const { changes } = sql.run`DELETE FROM dedup WHERE rowid IN (
       SELECT d.rowid FROM dedup AS d
       WHERE d.accepted_at < ${beforeMs}
