@@ -1,6 +1,6 @@
 // Creating and upgrading a store: the missing migrations run in ONE transaction together with the
 // meta rows, so a failure (or a crash) leaves the store exactly as it was.
-import type { DatabaseSync } from 'node:sqlite';
+import type { DatabaseSync, SQLTagStore } from 'node:sqlite';
 import { StoreMigrationError } from './errors.ts';
 import { META_SCHEMA_VERSION, writeMeta } from './meta.ts';
 import type { Migration } from './migrations/index.ts';
@@ -13,21 +13,20 @@ export function applyMigrations(
   db: DatabaseSync,
   migrations: readonly Migration[],
   fromVersion: number,
-  finish: (db: DatabaseSync) => void = () => {},
+  finish: (sql: SQLTagStore) => void = () => {},
 ): void {
-  const pending = migrations.slice(fromVersion);
   const target = migrations.length;
+  let step = '';
   db.exec('BEGIN IMMEDIATE');
-  let step = 'recording the schema version';
   try {
-    for (const migration of pending) {
+    for (const migration of migrations.slice(fromVersion)) {
       step = `schema ${migration.version} (${migration.name})`;
       migration.up(db);
     }
-    step = 'recording the schema version';
+    step = 'writing the store meta';
     const sql = db.createTagStore(4);
     writeMeta(sql, META_SCHEMA_VERSION, String(target));
-    finish(db);
+    finish(sql);
     db.exec('COMMIT');
   } catch (error) {
     if (db.isTransaction) db.exec('ROLLBACK');

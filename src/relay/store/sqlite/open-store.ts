@@ -54,8 +54,7 @@ export async function openSqliteRelayStore(options: OpenSqliteRelayStoreOptions)
     if (found === null) {
       const epoch = (options.newEpoch ?? randomEpoch)();
       const createdAt = (options.nowMs ?? Date.now)();
-      applyMigrations(db, migrations, 0, () => {
-        const sql = db.createTagStore(4);
+      applyMigrations(db, migrations, 0, (sql) => {
         writeMeta(sql, META_EPOCH, epoch);
         writeMeta(sql, META_RELAY_PUBKEY, relayPubkey);
         writeMeta(sql, META_CREATED_AT, String(createdAt));

@@ -90,7 +90,7 @@ export class SqliteRelayStore implements RelayStore {
     else job.resolve(outcome.value);
   }
 
-  /** Rolls back what is left of a failed transaction and leaves read-only mode; returns an error that stops the store from going on. */
+  /** Rolls back what is left of a failed transaction and leaves read-only mode; returns the error if that failed, else null. */
   #cleanUp(committed: boolean, readOnly: boolean): unknown {
     try {
       // SQLite may already have rolled back on its own (for example after SQLITE_FULL)
