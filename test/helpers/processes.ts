@@ -11,7 +11,6 @@ export const CLI_MAIN = join(REPO_ROOT, 'src', 'cli', 'main.ts');
 export const CLI_BIN = join(REPO_ROOT, 'bin', 'agentmbx.js');
 
 const live = new Set<ChildProcess>();
-let cleanupRegistered = false;
 
 function killGroup(child: ChildProcess, signal: NodeJS.Signals = 'SIGKILL'): void {
   if (child.pid === undefined) return;
@@ -28,6 +27,9 @@ export function killAll(): void {
   live.clear();
 }
 
+// Registered when a test file loads this module, so the hook belongs to the file's root and runs
+// after all its tests, whether they passed or not.
+after(killAll);
 process.on('exit', killAll);
 
 export interface Child {
@@ -44,10 +46,6 @@ export interface Child {
 
 /** Spawns `node <args>` (the pinned Node running the tests) in a new process group. */
 export function spawnNode(args: string[], options: SpawnOptions = {}): Child {
-  if (!cleanupRegistered) {
-    after(killAll);
-    cleanupRegistered = true;
-  }
   const child = spawn(process.execPath, ['--disable-warning=ExperimentalWarning', ...args], {
     stdio: ['ignore', 'pipe', 'pipe'],
     detached: true,

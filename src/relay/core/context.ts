@@ -1,0 +1,26 @@
+// What every part of the relay core works with: the store, the relay's key, its settings, the
+// enrolment authority, an injected clock, and the bounded in-memory tables.
+import type { SigningKey } from '../../protocol/keys.ts';
+import type { EnrolmentAuthority } from '../authority/enrolment-authority.ts';
+import type { RelayConfig } from '../config.ts';
+import type { RelayStore } from '../store/relay-store.ts';
+import type { ChallengeTable } from './challenges.ts';
+import type { RateWindow } from '../rate-window.ts';
+
+export interface CoreContext {
+  store: RelayStore;
+  relayKey: SigningKey;
+  config: RelayConfig;
+  authority: EnrolmentAuthority;
+  nowMs: () => number;
+  version: string;
+  /** the store's epoch, read at start; it changes only while no relay serves the store */
+  epoch: string;
+  challenges: ChallengeTable;
+  /** push requests per sender key per minute */
+  pushRate: RateWindow;
+}
+
+export function isoTime(ms: number): string {
+  return new Date(ms).toISOString();
+}

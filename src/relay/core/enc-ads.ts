@@ -1,0 +1,75 @@
+// Encryption-key advertisements (design §2, protocol.md §3.8). Only signed ads are stored; lookups
+// answer only for live enrolments; an ambiguous v1 name answers nothing.
+import { canonicalJson } from '../../protocol/canonical.ts';
+import { isEncPublicKey, isPublicKey } from '../../protocol/keys.ts';
+import { checkEncAdV2, verifyEncAdV1 } from '../../protocol/records/enc-ad.ts';
+import type { EncAd, Enrolment, RelayTx } from '../store/relay-store.ts';
+import type { CoreContext } from './context.ts';
+import { badRequest, RelayError } from './relay-error.ts';
+import { CROWDED_NAME_HOSTS } from '../config.ts';
+
+const refused = (reason: string): RelayError => badRequest(`enc-key ad refused: ${reason}`);
+const unknownHost = (): RelayError => new RelayError(404, 'unknown host');
+
+function fieldsOf(body: unknown): Record<string, unknown> {
+  return typeof body === 'object' && body !== null && !Array.isArray(body) ? (body as Record<string, unknown>) : {};
+}
+
+export async function publishEncAdV2(ctx: CoreContext, caller: Enrolment, body: unknown): Promise<{ ok: true }> {
+  const { ad, sig } = fieldsOf(body);
+  const checked = checkEncAdV2(ad, sig, ctx.nowMs(), caller.hostPubkey);
+  if (!checked.ok) throw refused(checked.reason);
+  await ctx.store.transaction(async (tx) => {
+    const stored = await tx.getEncAd(caller.hostPubkey);
+    if (stored !== null && stored.version === 2 && stored.iat >= checked.iatMs) throw refused('not newer than the stored ad');
+    await tx.putEncAd({
+      hostPubkey: caller.hostPubkey, encPub: checked.ad.enc_pub, version: 2, record: canonicalJson(checked.ad),
+      sig: sig as string, iat: checked.iatMs, exp: checked.expMs, at: ctx.nowMs(),
+    });
+  });
+  return { ok: true };
+}
+
+export async function publishEncAdV1(ctx: CoreContext, caller: Enrolment, body: unknown): Promise<{ ok: true }> {
+  const { enc_pub: encPub, sig } = fieldsOf(body);
+  if (!isEncPublicKey(encPub)) throw refused('malformed');
+  if (!verifyEncAdV1(caller.hostName, encPub, sig, caller.hostPubkey)) throw refused('bad signature');
+  await ctx.store.transaction(async (tx) => {
+    // a legacy ad has no time: it never replaces a signed v2 ad, which could roll the key back
+    if ((await tx.getEncAd(caller.hostPubkey))?.version === 2) throw refused('a signed v2 ad is stored for this host');
+    const now = ctx.nowMs();
+    await tx.putEncAd({ hostPubkey: caller.hostPubkey, encPub, version: 1, record: null, sig: sig as string, iat: now, exp: null, at: now });
+  });
+  return { ok: true };
+}
+
+function lookupAnswer(enrolment: Enrolment, ad: EncAd) {
+  return ad.version === 2 && ad.record !== null
+    ? { host: enrolment.hostName, host_pubkey: enrolment.hostPubkey, enc_pub: ad.encPub, ad: JSON.parse(ad.record) as unknown, ad_sig: ad.sig }
+    : { host: enrolment.hostName, host_pubkey: enrolment.hostPubkey, enc_pub: ad.encPub, sig: ad.sig };
+}
+
+async function answerFor(tx: RelayTx, enrolment: Enrolment | null) {
+  if (enrolment === null || enrolment.revokedAt !== null) throw unknownHost();
+  const ad = await tx.getEncAd(enrolment.hostPubkey);
+  if (ad === null) throw unknownHost();
+  return lookupAnswer(enrolment, ad);
+}
+
+export function lookupEncAdByKey(ctx: CoreContext, pubkey: string | undefined) {
+  // a `+` of base64 may arrive decoded as a space (protocol.md §7.12)
+  const key = pubkey?.replaceAll(' ', '+');
+  if (!isPublicKey(key)) throw badRequest('pubkey must be a base64 host key');
+  return ctx.store.transaction(async (tx) => answerFor(tx, await tx.getEnrolment(key)), { readOnly: true });
+}
+
+/** v1: by name; resolves only when exactly one live enrolment (or one inside the caller's account) carries it. */
+export function lookupEncAdByName(ctx: CoreContext, caller: Enrolment, host: string | undefined) {
+  if (host === undefined || host === '') throw badRequest('host is required');
+  return ctx.store.transaction(async (tx) => {
+    const named = await tx.liveEnrolmentsByName(host, CROWDED_NAME_HOSTS + 1);
+    const inAccount = caller.account === null ? [] : named.filter((e) => e.account === caller.account);
+    const unique = inAccount.length === 1 ? inAccount[0] : named.length === 1 ? named[0] : undefined;
+    return answerFor(tx, unique ?? null);
+  }, { readOnly: true });
+}

@@ -1,0 +1,20 @@
+// GET /v2/relay/info (design §1, protocol.md §3.1): who the relay is, its epoch and limits, and
+// for a caller with a valid hop, where its queue stands.
+import type { Enrolment } from '../store/relay-store.ts';
+import { isoTime, type CoreContext } from './context.ts';
+
+export async function info(ctx: CoreContext, caller: Enrolment | null) {
+  const base = { v: 2, relay_pubkey: ctx.relayKey.publicKey, epoch: ctx.epoch, version: ctx.version, limits: { ...ctx.config.limits } };
+  if (caller === null) return base;
+  const you = await ctx.store.transaction(async (tx) => {
+    const ad = await tx.getEncAd(caller.hostPubkey);
+    return {
+      host: caller.hostName,
+      pubkey: caller.hostPubkey,
+      head_seq: await tx.headSeq(caller.hostPubkey),
+      acked_through: await tx.ackedThrough(caller.hostPubkey),
+      enc_ad: ad === null ? null : { enc_pub: ad.encPub, exp: ad.exp === null ? null : isoTime(ad.exp) },
+    };
+  }, { readOnly: true });
+  return { ...base, you };
+}

@@ -1,0 +1,63 @@
+// The relay's rules in one facade over the store: no HTTP here (design.md "core").
+import type { SigningKey } from '../../protocol/keys.ts';
+import type { RelayHopRequest } from '../../protocol/relay-hop.ts';
+import type { EnrolmentAuthority } from '../authority/enrolment-authority.ts';
+import { HostKeyAuthority } from '../authority/host-key.ts';
+import { MAX_RATE_ADDRESSES, type RelayConfig } from '../config.ts';
+import { RateWindow } from '../rate-window.ts';
+import type { Enrolment, RelayStore } from '../store/relay-store.ts';
+import { ChallengeTable } from './challenges.ts';
+import type { CoreContext } from './context.ts';
+import { enrol, issueChallenge } from './enrolment.ts';
+import { lookupEncAdByKey, lookupEncAdByName, publishEncAdV1, publishEncAdV2 } from './enc-ads.ts';
+import { findHopCaller, type HopHeaders } from './hop-auth.ts';
+import { info } from './info.ts';
+import { ack, pull, type PullQuery } from './pull-ack.ts';
+import { push } from './push.ts';
+import { rotate } from './rotation.ts';
+import { publishSenderList } from './sender-lists.ts';
+
+export interface RelayCoreOptions {
+  store: RelayStore;
+  relayKey: SigningKey;
+  config: RelayConfig;
+  version: string;
+  authority?: EnrolmentAuthority;
+  nowMs?: () => number;
+  random?: (n: number) => Uint8Array;
+}
+
+export type RelayCore = Awaited<ReturnType<typeof createRelayCore>>;
+
+export async function createRelayCore(options: RelayCoreOptions) {
+  const meta = await options.store.transaction((tx) => tx.meta(), { readOnly: true });
+  const ctx: CoreContext = {
+    store: options.store,
+    relayKey: options.relayKey,
+    config: options.config,
+    authority: options.authority ?? new HostKeyAuthority(),
+    nowMs: options.nowMs ?? Date.now,
+    version: options.version,
+    epoch: meta.epoch,
+    challenges: new ChallengeTable(options.random),
+    pushRate: new RateWindow(options.config.pushes_per_minute, MAX_RATE_ADDRESSES),
+  };
+  return {
+    context: ctx,
+    /** the live enrolment that signed the request, or null */
+    caller: (headers: HopHeaders, request: RelayHopRequest): Promise<Enrolment | null> =>
+      ctx.store.transaction((tx) => findHopCaller(tx, headers, request, ctx.nowMs()), { readOnly: true }),
+    info: (caller: Enrolment | null) => info(ctx, caller),
+    challenge: (body: unknown) => issueChallenge(ctx, body),
+    enrol: (body: unknown) => enrol(ctx, body),
+    push: (caller: Enrolment, body: unknown) => push(ctx, caller, body),
+    pull: (caller: Enrolment, query: PullQuery) => pull(ctx, caller, query),
+    ack: (caller: Enrolment, body: unknown) => ack(ctx, caller, body),
+    publishSenderList: (caller: Enrolment, body: unknown) => publishSenderList(ctx, caller, body),
+    rotate: (body: unknown) => rotate(ctx, body),
+    publishEncAdV2: (caller: Enrolment, body: unknown) => publishEncAdV2(ctx, caller, body),
+    publishEncAdV1: (caller: Enrolment, body: unknown) => publishEncAdV1(ctx, caller, body),
+    lookupEncAdByKey: (pubkey: string | undefined) => lookupEncAdByKey(ctx, pubkey),
+    lookupEncAdByName: (caller: Enrolment, host: string | undefined) => lookupEncAdByName(ctx, caller, host),
+  };
+}

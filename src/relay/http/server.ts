@@ -1,0 +1,141 @@
+// The relay's HTTP face (protocol.md §3): routes, hop verification, client address, body caps,
+// enrolment rate limits and status codes. Thin: parse, call the core, answer JSON.
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import type { Socket } from 'node:net';
+import { ENROL_BODY_MAX_BYTES, MAX_RATE_ADDRESSES, type RelayConfig } from '../config.ts';
+import type { RelayCore } from '../core/relay-core.ts';
+import { badHop, type HopHeaders } from '../core/hop-auth.ts';
+import { RelayError } from '../core/relay-error.ts';
+import { RateWindow } from '../rate-window.ts';
+import type { Enrolment } from '../store/relay-store.ts';
+import { clientAddress } from './client-address.ts';
+
+type Method = 'GET' | 'POST';
+type Handler = (input: RouteInput) => Promise<unknown>;
+
+interface RouteInput {
+  request: FastifyRequest;
+  /** the parsed JSON body (undefined for GET) */
+  body: unknown;
+  query: Record<string, string | undefined>;
+  /** the signed caller; set on hop routes, null on the hop-optional info route */
+  caller: Enrolment | null;
+}
+
+interface RouteSpec {
+  method: Method;
+  url: string;
+  hop: 'required' | 'optional' | 'none';
+  /** counts against the per-address enrolment budget (challenge, enrol, rotate share it) */
+  enrolmentRate?: boolean;
+  bodyLimit?: number;
+  handler: Handler;
+}
+
+const ALL_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'PATCH', 'OPTIONS'] as const;
+
+function requireCaller(caller: Enrolment | null): Enrolment {
+  if (caller === null) throw badHop();
+  return caller;
+}
+
+function routes(core: RelayCore): RouteSpec[] {
+  const small = ENROL_BODY_MAX_BYTES;
+  return [
+    { method: 'GET', url: '/v2/relay/info', hop: 'optional', handler: ({ caller }) => core.info(caller) },
+    { method: 'POST', url: '/v1/relay/challenge', hop: 'none', enrolmentRate: true, bodyLimit: small, handler: async ({ body }) => core.challenge(body) },
+    { method: 'POST', url: '/v1/relay/enrol', hop: 'none', enrolmentRate: true, bodyLimit: small, handler: ({ body }) => core.enrol(body) },
+    { method: 'POST', url: '/v2/relay/rotate', hop: 'none', enrolmentRate: true, bodyLimit: small, handler: ({ body }) => core.rotate(body) },
+    { method: 'POST', url: '/v2/relay/items', hop: 'required', handler: ({ caller, body }) => core.push(requireCaller(caller), body) },
+    { method: 'GET', url: '/v2/relay/items', hop: 'required', handler: ({ caller, query }) => core.pull(requireCaller(caller), query) },
+    { method: 'POST', url: '/v2/relay/ack', hop: 'required', handler: ({ caller, body }) => core.ack(requireCaller(caller), body) },
+    { method: 'POST', url: '/v2/relay/senders', hop: 'required', handler: ({ caller, body }) => core.publishSenderList(requireCaller(caller), body) },
+    { method: 'POST', url: '/v2/relay/enc-key', hop: 'required', handler: ({ caller, body }) => core.publishEncAdV2(requireCaller(caller), body) },
+    { method: 'GET', url: '/v2/relay/enc-key', hop: 'required', handler: ({ query }) => core.lookupEncAdByKey(query['pubkey']) },
+    { method: 'POST', url: '/v1/relay/enc-key', hop: 'required', handler: ({ caller, body }) => core.publishEncAdV1(requireCaller(caller), body) },
+    { method: 'GET', url: '/v1/relay/enc-key', hop: 'required', handler: ({ caller, query }) => core.lookupEncAdByName(requireCaller(caller), query['host']) },
+  ];
+}
+
+function header(request: FastifyRequest, name: string): string | undefined {
+  const value = request.headers[name];
+  return Array.isArray(value) ? value[0] : value;
+}
+
+function hopHeaders(request: FastifyRequest): HopHeaders {
+  return { host: header(request, 'x-mbx-host'), key: header(request, 'x-mbx-key'), ts: header(request, 'x-mbx-ts'), sig: header(request, 'x-mbx-sig') };
+}
+
+function parseQuery(url: string): Record<string, string | undefined> {
+  const search = url.includes('?') ? url.slice(url.indexOf('?') + 1) : '';
+  const query: Record<string, string | undefined> = {};
+  for (const [key, value] of new URLSearchParams(search)) query[key] ??= value;
+  return query;
+}
+
+function parseBody(raw: string): unknown {
+  if (raw === '') return undefined;
+  try {
+    return JSON.parse(raw) as unknown;
+  } catch {
+    throw new RelayError(400, 'request body is not valid JSON', 'BAD_JSON');
+  }
+}
+
+function sendError(reply: FastifyReply, err: RelayError): FastifyReply {
+  return reply.code(err.status).send(err.body());
+}
+
+/** Answers HTTP-layer refusals (malformed request line or headers) as JSON too (protocol.md §7.18). */
+function clientErrorHandler(error: Error & { code?: string }, socket: Socket): void {
+  if (!socket.writable) return;
+  const tooLarge = error.code === 'HPE_HEADER_OVERFLOW';
+  const status = tooLarge ? '431 Request Header Fields Too Large' : '400 Bad Request';
+  const body = JSON.stringify({ error: tooLarge ? 'request headers too large' : 'malformed HTTP request' });
+  socket.end(`HTTP/1.1 ${status}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`);
+}
+
+export function buildRelayHttp(core: RelayCore, config: RelayConfig): FastifyInstance {
+  const app = Fastify({ logger: false, bodyLimit: config.max_body_bytes, clientErrorHandler, return503OnClosing: true });
+  const enrolmentRate = new RateWindow(config.enrol_per_minute, MAX_RATE_ADDRESSES);
+
+  // Bodies arrive as raw bytes whatever their content type: the hop signs them byte for byte.
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, body, done) => done(null, body));
+
+  app.setErrorHandler((error: Error & { code?: string; statusCode?: number }, _request, reply) => {
+    if (error instanceof RelayError) return sendError(reply, error);
+    if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return reply.code(413).send({ error: 'request body too large' });
+    const status = error.statusCode;
+    if (status !== undefined && status >= 400 && status < 500) return reply.code(status).send({ error: 'malformed request' });
+    app.log.error(error);
+    return reply.code(500).send({ error: 'internal error' });
+  });
+  app.setNotFoundHandler((_request, reply) => reply.code(404).send({ error: 'not found' }));
+
+  const known = new Map<string, Set<string>>();
+  for (const spec of routes(core)) {
+    known.set(spec.url, (known.get(spec.url) ?? new Set()).add(spec.method));
+    app.route({
+      method: spec.method,
+      url: spec.url,
+      ...(spec.bodyLimit === undefined ? {} : { bodyLimit: spec.bodyLimit }),
+      handler: async (request, reply) => {
+        if (spec.enrolmentRate === true && !enrolmentRate.take(clientAddress(request.raw, config.trust_proxy), core.context.nowMs())) {
+          return sendError(reply, new RelayError(429, 'too many enrolment requests from this address: wait a minute', 'RATE'));
+        }
+        const raw = Buffer.isBuffer(request.body) ? request.body.toString('utf8') : '';
+        const path = request.raw.url ?? request.url;
+        const caller = spec.hop === 'none' ? null : await core.caller(hopHeaders(request), { method: spec.method, path, rawBody: raw });
+        if (spec.hop === 'required' && caller === null) return sendError(reply, badHop());
+        const answer = await spec.handler({ request, body: parseBody(raw), query: parseQuery(path), caller });
+        return reply.code(200).send(answer);
+      },
+    });
+  }
+  for (const [url, methods] of known) {
+    const others = ALL_METHODS.filter((m) => !methods.has(m) && !(m === 'HEAD' && methods.has('GET')));
+    app.route({ method: [...others], url, handler: async (_request, reply) => reply.code(405).header('allow', [...methods].join(', ')).send({ error: 'method not allowed' }) });
+  }
+  return app;
+}
