@@ -6,6 +6,7 @@ import { WriterLockBusyError } from '../relay/ops/writer-lock.ts';
 import { startRelayService } from '../relay/relay-service.ts';
 import { StoreOpenError } from '../relay/store/sqlite/index.ts';
 import { CliError } from './cli-error.ts';
+import { registerRelayOpsCommands } from './relay-ops.ts';
 
 /** Start-up failures an operator can act on become one line; anything else stays unexpected. */
 function explainStartFailure(err: unknown): never {
@@ -56,4 +57,5 @@ export function registerRelayCommands(program: Command): void {
       process.stdout.write(`${privateKey}\n`);
       process.stderr.write(`fingerprint ${fingerprint}\n`);
     });
+  registerRelayOpsCommands(relay);
 }
