@@ -1,0 +1,69 @@
+// The home: private modes, refusal of symlinks and open files; the store: WAL, refusal of a newer schema.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { chmodSync, renameSync, statSync, symlinkSync } from 'node:fs';
+import { join } from 'node:path';
+import { DatabaseSync } from 'node:sqlite';
+import { homePaths, initHome, loadKeys, readConfig } from '../../src/host/identity.ts';
+import { openNode, closeNode } from '../../src/host/node.ts';
+import { HostStore } from '../../src/host/store/host-store.ts';
+import { SCHEMA_VERSION } from '../../src/host/store/migrations.ts';
+import { runCli, tempDir } from '../helpers/processes.ts';
+
+function freshHome(): string {
+  const home = join(tempDir('mbx-id-'), 'home');
+  initHome(home, 'alpha', 7373);
+  return home;
+}
+
+test('init makes a 0700 home with 0600 key files, and refuses to run twice', () => {
+  const home = freshHome();
+  const paths = homePaths(home);
+  assert.equal(statSync(home).mode & 0o777, 0o700);
+  for (const file of [paths.hostKey, paths.encKey, paths.config]) assert.equal(statSync(file).mode & 0o777, 0o600, file);
+  assert.deepEqual(readConfig(home), { v: 1, host: 'alpha', port: 7373 });
+  assert.throws(() => initHome(home, 'alpha', 7373), /already holds a host/);
+  assert.throws(() => initHome(join(tempDir(), 'h'), 'Bad_Name', 7373), /bad host name/);
+});
+
+test('key files that are too open or symlinks are refused, without printing key material', () => {
+  const home = freshHome();
+  const paths = homePaths(home);
+  chmodSync(paths.hostKey, 0o644);
+  assert.throws(() => loadKeys(home), /host\.key is too open \(mode 644\): run chmod 600/);
+  chmodSync(paths.hostKey, 0o600);
+  renameSync(paths.encKey, `${paths.encKey}.real`);
+  symlinkSync(`${paths.encKey}.real`, paths.encKey);
+  assert.throws(() => loadKeys(home), /enc\.key is a symlink/);
+});
+
+test('a home readable by others is refused', () => {
+  const home = freshHome();
+  chmodSync(home, 0o755);
+  assert.throws(() => readConfig(home), /too open \(mode 755\): run chmod 700/);
+});
+
+test('the CLI reports a bad home in one line, exit 1', async () => {
+  const home = freshHome();
+  chmodSync(homePaths(home).hostKey, 0o640);
+  const r = await runCli(['whoami'], { MBX_HOME: home });
+  assert.equal(r.code, 1);
+  assert.match(r.stderr, /^agentmbx: .*too open.*\n$/);
+  assert.equal(r.stderr.split('\n').length, 2, 'one line, no stack');
+  const none = await runCli(['whoami'], { MBX_HOME: join(tempDir(), 'nothing') });
+  assert.equal(none.code, 1);
+  assert.match(none.stderr, /no host at .*: run agentmbx init/);
+});
+
+test('the store is WAL, at the current schema, and refuses a newer one', () => {
+  const home = freshHome();
+  const node = openNode(home);
+  assert.equal(node.store.schemaVersion(), SCHEMA_VERSION);
+  assert.equal(node.store.quickCheck(), 'ok');
+  closeNode(node);
+  const raw = new DatabaseSync(homePaths(home).store);
+  assert.equal((raw.prepare('PRAGMA journal_mode').get() as { journal_mode: string }).journal_mode, 'wal');
+  raw.exec(`PRAGMA user_version = ${SCHEMA_VERSION + 1}`);
+  raw.close();
+  assert.throws(() => HostStore.open(homePaths(home).store), /schema version 2, newer than this agentmbx \(1\): upgrade agentmbx/);
+});
