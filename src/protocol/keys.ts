@@ -59,12 +59,43 @@ export function isPublicKey(publicKey: unknown): publicKey is string {
   return ed25519PublicKey(publicKey) !== null;
 }
 
+const P = 2n ** 255n - 19n;
+
+function modPow(base: bigint, exponent: bigint): bigint {
+  let result = 1n;
+  let b = base % P;
+  for (let e = exponent; e > 0n; e >>= 1n) {
+    if ((e & 1n) === 1n) result = (result * b) % P;
+    b = (b * b) % P;
+  }
+  return result;
+}
+
+const D = (((-121665n * modPow(121666n, P - 2n)) % P) + P) % P;
+
+/**
+ * Whether 32 bytes are the one canonical encoding of a point on Ed25519 (RFC 8032 §5.1.3): y below
+ * p, x² = (y² − 1) / (d·y² + 1) a square, and no sign bit on x = 0. Node accepts any 32 bytes as a
+ * key; without this, a few points had a second spelling (and a revoked key could come back).
+ */
+function isCanonicalPoint(raw: Uint8Array): boolean {
+  const bytes = Uint8Array.from(raw);
+  const sign = (bytes[31] ?? 0) >> 7;
+  bytes[31] = (bytes[31] ?? 0) & 0x7f;
+  const y = BigInt(`0x${Buffer.from(bytes).reverse().toString('hex')}`);
+  if (y >= P) return false;
+  const y2 = (y * y) % P;
+  const x2 = (((y2 - 1n + P) % P) * modPow((D * y2 + 1n) % P, P - 2n)) % P;
+  if (x2 === 0n) return sign === 0;
+  return modPow(x2, (P - 1n) / 2n) === 1n;
+}
+
 function ed25519PublicKey(publicKey: unknown): KeyObject | null {
   if (typeof publicKey !== 'string') return null;
   const cached = publicKeyCache.get(publicKey);
   if (cached !== undefined) return cached;
   const raw = fromBase64Exact(publicKey, KEY_BYTES);
-  if (raw === null) return null;
+  if (raw === null || !isCanonicalPoint(raw)) return null;
   let key: KeyObject;
   try {
     key = createPublicKey({ key: Buffer.concat([ED25519_SPKI, raw]), format: 'der', type: 'spki' });

@@ -42,3 +42,17 @@ describe('keys (protocol §1)', () => {
     assert.equal(encPublicFromPrivate('AAAA'), null);
   });
 });
+
+it('a public key has one spelling: non-canonical and off-curve encodings are refused', () => {
+  const key = (fill: (b: Buffer) => void): string => {
+    const raw = Buffer.alloc(32);
+    fill(raw);
+    return raw.toString('base64');
+  };
+  assert.equal(isPublicKey(key((b) => { b.fill(0xff); b[31] = 0x7f; })), false, 'y ≥ p is a second spelling of y − p');
+  assert.equal(isPublicKey(key((b) => { b[0] = 0xee; b.fill(0xff, 1); b[31] = 0x7f; })), false, 'y = p');
+  assert.equal(isPublicKey(key((b) => { b[0] = 2; })), false, 'y = 2 has no x on the curve');
+  assert.equal(isPublicKey(key((b) => { b[0] = 1; })), true, 'the neutral point is a point');
+  assert.equal(isPublicKey(key((b) => { b[0] = 1; b[31] = 0x80; })), false, 'x = 0 with the sign bit set');
+  for (let i = 0; i < 50; i += 1) assert.equal(isPublicKey(generateSigningKey().publicKey), true);
+});
