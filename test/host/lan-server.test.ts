@@ -12,7 +12,7 @@ import { newClock, pairedHosts } from './fixtures.ts';
 
 test('signed routes need a fresh hop by a paired host\'s pinned key', async () => {
   const clock = newClock();
-  const { a, b, aUrl } = await pairedHosts(clock);
+  const { b, aUrl } = await pairedHosts(clock);
   assert.equal((await lanCall(aUrl, 'GET', '/v1/enc-key', undefined, b)).status, 200);
   assert.deepEqual(await lanCall(aUrl, 'GET', '/v1/enc-key', undefined, null), { status: 401, body: { error: 'bad hop: not a paired host, a stale time or a bad signature' } });
   const forged = signLanHop('GET', '/v1/enc-key', '', 'beta', generateSigningKey(), clock.now);

@@ -1,0 +1,40 @@
+// A daemon killed with SIGKILL mid-flight and restarted loses and duplicates nothing: the receiver
+// dying after its commit but before its answer, and the sender dying before it settles its rows.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { cli, cliJson, newCliHost, pairCli, startCliDaemon } from './host-helpers.ts';
+
+interface InboxItem { id: string }
+interface Status { recipients: Array<{ recipient: string; state: string }> }
+
+test('the receiver is killed after committing, before answering: the retry is a duplicate', async () => {
+  const alpha = await newCliHost('alpha', ['ann']);
+  const beta = await newCliHost('beta', ['bob']);
+  const da = await startCliDaemon(alpha);
+  const crashing = await startCliDaemon(beta, { MBX_FAILPOINT: 'lan-after-handle:/v2/envelopes' });
+  await pairCli(alpha, beta);
+  const id = (await cli(alpha, ['send', '--from', 'ann', '--to', 'bob@beta', '--subject', 's', '--body', 'b'])).trim();
+  assert.equal(await crashing.exited, 'SIGKILL');
+  await da.waitForLine(new RegExp(`envelope ${id} -> beta: cannot reach`));
+  await startCliDaemon(beta);
+  await da.waitForLine(new RegExp(`envelope ${id} -> beta: duplicate`));
+  assert.deepEqual((await cliJson<InboxItem[]>(beta, ['inbox', '--agent', 'bob'])).map((m) => m.id), [id]);
+  const [state] = (await cliJson<Status>(alpha, ['status', id])).recipients.map((r) => r.state);
+  assert.ok(['handed-over', 'delivered', 'notified'].includes(state ?? ''), `settled, not ${state}`);
+});
+
+test('the sender is killed after the peer answered, before settling: nothing lost, nothing doubled', async () => {
+  const alpha = await newCliHost('alpha', ['ann']);
+  const beta = await newCliHost('beta', ['bob']);
+  const crashing = await startCliDaemon(alpha, { MBX_FAILPOINT: 'outbox-before-settle' });
+  await startCliDaemon(beta);
+  await pairCli(alpha, beta);
+  const id = (await cli(alpha, ['send', '--from', 'ann', '--to', 'bob@beta', '--subject', 's', '--body', 'b'])).trim();
+  assert.equal(await crashing.exited, 'SIGKILL');
+  assert.deepEqual((await cliJson<Status>(alpha, ['status', id])).recipients.map((r) => r.state), ['queued'], 'the row is still there');
+  const da = await startCliDaemon(alpha);
+  await da.waitForLine(new RegExp(`envelope ${id} -> beta: duplicate`));
+  assert.deepEqual((await cliJson<InboxItem[]>(beta, ['inbox', '--agent', 'bob'])).map((m) => m.id), [id]);
+  const [state] = (await cliJson<Status>(alpha, ['status', id])).recipients.map((r) => r.state);
+  assert.ok(['handed-over', 'delivered', 'notified'].includes(state ?? ''), `settled, not ${state}`);
+});
