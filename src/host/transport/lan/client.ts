@@ -32,13 +32,13 @@ export function normalizeAddr(addr: string): string {
 }
 
 /** One call to a peer; `signAs` adds the LAN hop. Network failures throw LanError. */
-export async function lanCall(addr: string, method: 'GET' | 'POST', path: string, body: unknown, signAs: HostNode | null): Promise<LanAnswer> {
+export async function lanCall(addr: string, method: 'GET' | 'POST', path: string, body: unknown, signAs: HostNode | null, timeoutMs = LAN_REQUEST_TIMEOUT_MS): Promise<LanAnswer> {
   const rawBody = body === undefined ? '' : JSON.stringify(body);
   const headers: Record<string, string> = body === undefined ? {} : { 'content-type': 'application/json' };
   if (signAs !== null) Object.assign(headers, signLanHop(method, path, rawBody, signAs.config.host, signAs.keys.hostKey, signAs.nowMs()));
   let res: Response;
   try {
-    res = await fetch(addr + path, { method, headers, ...(body === undefined ? {} : { body: rawBody }), signal: AbortSignal.timeout(LAN_REQUEST_TIMEOUT_MS) });
+    res = await fetch(addr + path, { method, headers, ...(body === undefined ? {} : { body: rawBody }), signal: AbortSignal.timeout(timeoutMs) });
   } catch (err) {
     const cause = (err as { cause?: { code?: string } }).cause?.code;
     throw new LanError(`cannot reach ${addr}: ${cause ?? (err instanceof Error ? err.message : String(err))}`);
