@@ -1,0 +1,62 @@
+// GET /v2/relay/info (protocol.md §3.1, §6, §7.1): identity, epoch, limits, and `you` for a valid hop.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { signEncAdV2 } from '../../src/protocol/records/enc-ad.ts';
+import { RELAY_VERSION } from '../../src/relay/relay-service.ts';
+import { enrolledHost, envelopeItem, makeHost, sealedEnvelope, startTestRelay } from '../helpers/relay-fixture.ts';
+
+const MiB = 1024 * 1024;
+
+test('without a hop: v, relay key, epoch, version and exactly the §6 limits', async () => {
+  const relay = await startTestRelay();
+  const answer = await fetch(`${relay.url}/v2/relay/info`);
+  assert.equal(answer.status, 200);
+  assert.match(answer.headers.get('content-type') ?? '', /application\/json/);
+  assert.deepEqual(await answer.json(), {
+    v: 2,
+    relay_pubkey: relay.service.relayPubkey,
+    epoch: relay.service.epoch,
+    version: RELAY_VERSION,
+    limits: {
+      max_item_bytes: 524_288, max_batch: 200, max_pull: 500, max_pull_bytes: 8 * MiB, max_targets: 64,
+      retention_days: 14, max_queue_items: 10_000, max_queue_bytes: 50 * MiB, max_sender_items: 2_000,
+      max_sender_bytes: 20 * MiB, max_account_items: 10_000, max_account_bytes: 50 * MiB,
+    },
+  });
+});
+
+test('with a valid hop: you = host, pubkey, head_seq, acked_through, enc_ad', async () => {
+  const relay = await startTestRelay();
+  const a = await enrolledHost(relay, 'laptop');
+  const b = await enrolledHost(relay, 'desk');
+
+  const empty = (await b.api.info()).body;
+  assert.deepEqual(empty['you'], { host: 'desk', pubkey: b.key.publicKey, head_seq: 0, acked_through: 0, enc_ad: null });
+
+  const env = sealedEnvelope(a, b, relay.clock.ms);
+  const pushed = (await a.api.push([envelopeItem(env.id, [{ host: b, wire: env.wire }])])).body['results'] as Array<{ targets: Array<{ seq: number }> }>;
+  const seq = pushed[0]?.targets[0]?.seq ?? -1;
+  const iat = new Date(relay.clock.ms).toISOString();
+  const exp = new Date(relay.clock.ms + 30 * 86_400_000).toISOString();
+  const ad = { v: 2 as const, type: 'enc-ad' as const, host: 'desk', host_pubkey: b.key.publicKey, enc_pub: b.enc.publicKey, iat, exp };
+  assert.equal((await b.api.call('POST', '/v2/relay/enc-key', { ad, sig: signEncAdV2(ad, b.key) })).status, 200);
+  assert.equal((await b.api.ack(seq)).status, 200);
+
+  const you = (await b.api.info()).body['you'];
+  assert.deepEqual(you, { host: 'desk', pubkey: b.key.publicKey, head_seq: seq, acked_through: seq, enc_ad: { enc_pub: b.enc.publicKey, exp } });
+});
+
+test('an invalid hop still answers 200, without you', async () => {
+  const relay = await startTestRelay();
+  const enrolled = await enrolledHost(relay, 'laptop');
+  const stranger = makeHost(relay, 'laptop');
+  const unknown = await stranger.api.info();
+  assert.equal(unknown.status, 200);
+  assert.equal(unknown.body['you'], undefined);
+  assert.equal(unknown.body['relay_pubkey'], relay.service.relayPubkey);
+
+  relay.clock.advance(6 * 60_000);
+  const skewed = await makeHost({ url: relay.url, clock: { now: () => relay.clock.ms - 6 * 60_000 } }, 'laptop', enrolled.key).api.info();
+  assert.equal(skewed.status, 200);
+  assert.equal(skewed.body['you'], undefined, 'a stale hop gets no you');
+});
