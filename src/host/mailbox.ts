@@ -30,10 +30,11 @@ export function advanceDelivery(node: HostNode, msg: MessageRow, agent: string, 
 export function listInbox(node: HostNode, agent: string, includeAcked = false): InboxRow[] {
   checkMailbox(node, agent);
   const rows = node.store.mail.inbox(agent, INBOX_PAGE_MAX, includeAcked);
-  node.store.transaction(() => {
-    for (const row of rows) if (row.state === 'delivered') advanceDelivery(node, row, agent, 'notified', null);
-  });
-  return rows;
+  return node.store.transaction(() => rows.map((row) => {
+    if (row.state !== 'delivered') return row;
+    advanceDelivery(node, row, agent, 'notified', null);
+    return { ...row, state: 'notified' as const };
+  }));
 }
 
 function deliveredMessage(node: HostNode, id: string, agent: string): MessageRow {

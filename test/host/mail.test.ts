@@ -26,6 +26,8 @@ test('mail goes sealed over the LAN, receipts come back, the sender sees acked',
   readMessage(b, sent.id, 'bob');
   assert.equal(ackMessage(b, sent.id, 'bob', 'done'), true);
   assert.equal(ackMessage(b, sent.id, 'bob', 'again'), false, 'acked stays acked');
+  assert.equal(readMessage(b, sent.id, 'bob').state, 'acked', 'reading again does not move it back');
+  assert.equal(inbox[0]?.state, 'notified', 'listing notified it');
 
   await flushOutbox(b, new LanTransport(b));
   const status = messageStatus(a, sent.id);

@@ -6,7 +6,7 @@ import type { HostNode } from '../../node.ts';
 import type { OutboxRow } from '../../store/outbox-table.ts';
 import type { PeerRow } from '../../store/peers-table.ts';
 import { outcomeOf, type RowResult, type Transport } from '../transport.ts';
-import { LAN_MAX_BATCH, LAN_MAX_BODY_BYTES, LAN_MAX_ROTATIONS } from './limits.ts';
+import { LAN_MAX_BATCH, LAN_MAX_BODY_BYTES, LAN_MAX_RESPONSE_BYTES, LAN_MAX_ROTATIONS } from './limits.ts';
 
 /** How long one LAN call may take before it counts as failed. */
 export const LAN_REQUEST_TIMEOUT_MS = 15_000;
@@ -43,7 +43,7 @@ export async function lanCall(addr: string, method: 'GET' | 'POST', path: string
     const cause = (err as { cause?: { code?: string } }).cause?.code;
     throw new LanError(`cannot reach ${addr}: ${cause ?? (err instanceof Error ? err.message : String(err))}`);
   }
-  const text = await res.text();
+  const text = await readCapped(res, LAN_MAX_RESPONSE_BYTES);
   let parsed: unknown = null;
   try {
     parsed = JSON.parse(text);
@@ -51,6 +51,24 @@ export async function lanCall(addr: string, method: 'GET' | 'POST', path: string
     // a non-JSON answer is not from an agentmbx host
   }
   return { status: res.status, body: parsed };
+}
+
+/** The answer's text; LanError when a peer sends more than `maxBytes`. */
+async function readCapped(res: Response, maxBytes: number): Promise<string> {
+  if (res.body === null) return '';
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  try {
+    for await (const chunk of res.body) {
+      size += chunk.length;
+      if (size > maxBytes) throw new LanError(`answer from ${res.url} is larger than ${maxBytes} bytes`);
+      chunks.push(chunk);
+    }
+  } catch (err) {
+    if (err instanceof LanError) throw err;
+    throw new LanError(`answer from ${res.url} broke off: ${err instanceof Error ? err.message : String(err)}`);
+  }
+  return Buffer.concat(chunks).toString('utf8');
 }
 
 export function errorText(answer: LanAnswer): string {

@@ -3,6 +3,8 @@
 
 /** Largest request body on /v2/envelopes and /v1/receipts (decided while the body streams in). */
 export const LAN_MAX_BODY_BYTES = 8 * 1024 * 1024;
+/** Largest answer the client reads from a peer (results of a full batch fit easily). */
+export const LAN_MAX_RESPONSE_BYTES = 8 * 1024 * 1024;
 /** Largest body of the small endpoints (pairing, rotation). */
 export const LAN_SMALL_BODY_BYTES = 64 * 1024;
 /** Envelopes or receipts per call. */

@@ -1,0 +1,33 @@
+// The LAN client's own limits: a peer's answer is read up to a cap; addresses are normalized.
+import { test, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { lanCall, normalizeAddr } from '../../src/host/transport/lan/client.ts';
+import { LAN_MAX_RESPONSE_BYTES } from '../../src/host/transport/lan/limits.ts';
+
+test('an answer over the response cap is refused', async () => {
+  const server = createServer((_req, res) => {
+    res.writeHead(200, { 'content-type': 'application/json' });
+    const chunk = Buffer.alloc(1024 * 1024, 0x20);
+    let sent = 0;
+    const pump = (): void => {
+      while (sent <= LAN_MAX_RESPONSE_BYTES) {
+        sent += chunk.length;
+        if (!res.write(chunk)) { res.once('drain', pump); return; }
+      }
+      res.end();
+    };
+    pump();
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  after(() => { server.closeAllConnections(); server.close(); });
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  await assert.rejects(lanCall(url, 'GET', '/v1/status', undefined, null), /larger than/);
+});
+
+test('addresses: host:port and URLs', () => {
+  assert.equal(normalizeAddr('10.0.0.2:7373'), 'http://10.0.0.2:7373');
+  assert.equal(normalizeAddr('http://box.local:7373/'), 'http://box.local:7373');
+  assert.throws(() => normalizeAddr('ftp://x'), /use http/);
+});
