@@ -6,7 +6,7 @@ import { checkEncAdV2, verifyEncAdV1 } from '../../protocol/records/enc-ad.ts';
 import type { EncAd, Enrolment, RelayTx } from '../store/relay-store.ts';
 import type { CoreContext } from './context.ts';
 import { badRequest, RelayError } from './relay-error.ts';
-import { CROWDED_NAME_HOSTS } from '../config.ts';
+import { resolveV1Name } from './v1-names.ts';
 
 const refused = (reason: string): RelayError => badRequest(`enc-key ad refused: ${reason}`);
 const unknownHost = (): RelayError => new RelayError(404, 'unknown host');
@@ -63,13 +63,8 @@ export function lookupEncAdByKey(ctx: CoreContext, pubkey: string | undefined) {
   return ctx.store.transaction(async (tx) => answerFor(tx, await tx.getEnrolment(key)), { readOnly: true });
 }
 
-/** v1: by name; resolves only when exactly one live enrolment (or one inside the caller's account) carries it. */
+/** v1: by name, under the v1 name rules; an ambiguous name answers nothing. */
 export function lookupEncAdByName(ctx: CoreContext, caller: Enrolment, host: string | undefined) {
   if (host === undefined || host === '') throw badRequest('host is required');
-  return ctx.store.transaction(async (tx) => {
-    const named = await tx.liveEnrolmentsByName(host, CROWDED_NAME_HOSTS + 1);
-    const inAccount = caller.account === null ? [] : named.filter((e) => e.account === caller.account);
-    const unique = inAccount.length === 1 ? inAccount[0] : named.length === 1 ? named[0] : undefined;
-    return answerFor(tx, unique ?? null);
-  }, { readOnly: true });
+  return ctx.store.transaction(async (tx) => answerFor(tx, (await resolveV1Name(tx, caller, host)).found), { readOnly: true });
 }

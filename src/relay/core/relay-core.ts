@@ -16,6 +16,7 @@ import { ack, pull, type PullQuery } from './pull-ack.ts';
 import { push } from './push.ts';
 import { rotate } from './rotation.ts';
 import { publishSenderList } from './sender-lists.ts';
+import { ackV1, pullV1, pushV1 } from './v1-messages.ts';
 
 export interface RelayCoreOptions {
   store: RelayStore;
@@ -59,5 +60,8 @@ export async function createRelayCore(options: RelayCoreOptions) {
     publishEncAdV1: (caller: Enrolment, body: unknown) => publishEncAdV1(ctx, caller, body),
     lookupEncAdByKey: (pubkey: string | undefined) => lookupEncAdByKey(ctx, pubkey),
     lookupEncAdByName: (caller: Enrolment, host: string | undefined) => lookupEncAdByName(ctx, caller, host),
+    pushV1: (caller: Enrolment, body: unknown) => pushV1(ctx, caller, body),
+    pullV1: (caller: Enrolment, after: string | undefined) => pullV1(ctx, caller, after),
+    ackV1: (caller: Enrolment, body: unknown) => ackV1(ctx, caller, body),
   };
 }

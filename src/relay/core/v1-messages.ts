@@ -1,0 +1,78 @@
+// The v1 mail endpoints kept for 0.5.x hosts (design §11, protocol.md §3.10), on the same durable
+// store and through the same push path as v2: envelopes are routed by the host part of their `to`
+// addresses under the v1 name rules, and a name that is unknown or ambiguous stores nothing.
+import { toBase64 } from '../../protocol/base64.ts';
+import { parseAddress } from '../../protocol/records/envelope.ts';
+import { parseJsonWire } from '../../protocol/records/validate.ts';
+import type { Enrolment, RelayTx } from '../store/relay-store.ts';
+import type { CoreContext } from './context.ts';
+import { push } from './push.ts';
+import { badRequest } from './relay-error.ts';
+import { resolveV1Name } from './v1-names.ts';
+
+type V1Route = { item: unknown } | { error: string };
+
+async function routeEnvelope(tx: RelayTx, caller: Enrolment, envelope: unknown): Promise<V1Route> {
+  const fields = typeof envelope === 'object' && envelope !== null ? (envelope as Record<string, unknown>) : null;
+  const id = fields?.['id'];
+  const to = fields?.['to'];
+  if (typeof id !== 'string' || !Array.isArray(to) || to.length === 0) return { error: 'bad envelope' };
+  const hosts = new Set<string>();
+  for (const address of to) {
+    const parsed = parseAddress(address);
+    if (parsed?.kind !== 'agent' || parsed.host === undefined) return { error: 'recipient has no host: relay mail needs name@host' };
+    hosts.add(parsed.host.toLowerCase());
+  }
+  const keys = new Set<string>();
+  for (const host of hosts) {
+    const resolved = await resolveV1Name(tx, caller, host);
+    if (resolved.found === null) return { error: resolved.why === 'ambiguous' ? 'recipient host ambiguous' : 'recipient host not enrolled' };
+    keys.add(resolved.found.hostPubkey);
+  }
+  const wire = toBase64(Buffer.from(JSON.stringify(envelope), 'utf8'));
+  return { item: { kind: 'envelope', item_id: id, targets: [...keys].map((host_pubkey) => ({ host_pubkey, wire_b64: wire })) } };
+}
+
+export async function pushV1(ctx: CoreContext, caller: Enrolment, body: unknown): Promise<{ stored: number; error?: string }> {
+  const envelopes = typeof body === 'object' && body !== null ? (body as Record<string, unknown>)['envelopes'] : undefined;
+  if (!Array.isArray(envelopes)) throw badRequest('body must be {envelopes:[…]}');
+  if (envelopes.length > ctx.config.limits.max_batch) throw badRequest(`at most ${ctx.config.limits.max_batch} envelopes per push`);
+  const routes = await ctx.store.transaction(async (tx) => {
+    const out: V1Route[] = [];
+    for (const envelope of envelopes) out.push(await routeEnvelope(tx, caller, envelope));
+    return out;
+  }, { readOnly: true });
+  const routable = routes.flatMap((r) => ('item' in r ? [r.item] : []));
+  const { results } = await push(ctx, caller, { items: routable });
+  let next = 0;
+  const errors = routes.map((r) => ('error' in r ? r.error : (results[next++]?.status ?? '')))
+    .filter((s) => s !== 'accepted' && s !== 'duplicate');
+  const stored = results.filter((r) => r.status === 'accepted' || r.status === 'duplicate').length;
+  return errors.length === 0 ? { stored } : { stored, error: errors[0] as string };
+}
+
+export async function pullV1(ctx: CoreContext, caller: Enrolment, afterText: string | undefined) {
+  const after = Number(afterText ?? '0');
+  if (!/^(0|[1-9][0-9]*)$/.test(afterText ?? '0') || !Number.isSafeInteger(after)) throw badRequest('after must be a non-negative integer');
+  return ctx.store.transaction(async (tx) => {
+    const page = await tx.pull(caller.hostPubkey, after, ctx.config.limits.max_pull, ctx.config.limits.max_pull_bytes);
+    const names = new Map<string, string>();
+    const items = [];
+    // v1 clients know envelopes only; other kinds are passed over and acked with the cursor
+    for (const item of page.items.filter((i) => i.kind === 'envelope')) {
+      if (!names.has(item.senderPubkey)) names.set(item.senderPubkey, (await tx.getEnrolment(item.senderPubkey))?.hostName ?? '');
+      items.push({ seq: item.seq, envelope: parseJsonWire(item.wire) ?? null, from: names.get(item.senderPubkey) });
+    }
+    return { items, cursor: page.items.at(-1)?.seq ?? after };
+  }, { readOnly: true });
+}
+
+export async function ackV1(ctx: CoreContext, caller: Enrolment, body: unknown): Promise<{ ok: true }> {
+  const cursor = typeof body === 'object' && body !== null ? (body as Record<string, unknown>)['cursor'] : undefined;
+  if (typeof cursor !== 'number' || !Number.isFinite(cursor)) throw badRequest('cursor must be a number');
+  await ctx.store.transaction(async (tx) => {
+    const through = Math.min(Math.max(0, Math.trunc(cursor)), await tx.headSeq(caller.hostPubkey));
+    await tx.ack(caller.hostPubkey, through);
+  });
+  return { ok: true };
+}
