@@ -1,0 +1,50 @@
+// The host CLI's edges: one-line errors with the right exit codes, and the commands that change
+// state without a daemon.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { runCli } from '../helpers/processes.ts';
+import { cli, cliJson, newCliHost } from './host-helpers.ts';
+
+function oneLine(stderr: string): void {
+  assert.match(stderr, /^agentmbx: [^\n]+\n$/, `one line, no stack: ${stderr}`);
+}
+
+test('usage errors exit 2, refusals exit 1, each in one line', async () => {
+  const alpha = await newCliHost('alpha', ['ann']);
+  const again = await runCli(['init', '--host', 'alpha'], alpha.env);
+  assert.equal(again.code, 1);
+  oneLine(again.stderr);
+  const reserved = await runCli(['agents', 'add', 'mbx'], alpha.env);
+  assert.equal(reserved.code, 2);
+  oneLine(reserved.stderr);
+  const badTtl = await runCli(['pair', '--ttl', 'soon'], alpha.env);
+  assert.equal(badTtl.code, 2);
+  const unknownPeer = await runCli(['peers', 'remove', 'beta'], alpha.env);
+  assert.equal(unknownPeer.code, 1);
+  oneLine(unknownPeer.stderr);
+  const unpaired = await runCli(['send', '--from', 'ann', '--to', 'bob@beta', '--subject', 's', '--body', 'b'], alpha.env);
+  assert.equal(unpaired.code, 1);
+  assert.equal(unpaired.stderr, 'agentmbx: host "beta" is not paired (agentmbx peers)\n');
+  const badToken = await runCli(['join', '127.0.0.1:1', 'not-a-token'], alpha.env);
+  assert.equal(badToken.code, 1);
+  oneLine(badToken.stderr);
+  const unreachable = await runCli(['join', '127.0.0.1:1', 'ABCD-EFGH-JKMN'], alpha.env);
+  assert.equal(unreachable.code, 1);
+  assert.match(unreachable.stderr, /^agentmbx: cannot reach http:\/\/127\.0\.0\.1:1/);
+});
+
+test('local mail, roles and replies work without a daemon', async () => {
+  const alpha = await newCliHost('alpha', ['ann', 'al']);
+  await cli(alpha, ['agents', 'add', 'ops-bot', '--role', 'ops']);
+  assert.deepEqual(await cliJson<Array<{ name: string; role: string | null }>>(alpha, ['agents']), [
+    { name: 'al', role: null }, { name: 'ann', role: null }, { name: 'ops-bot', role: 'ops' },
+  ]);
+  const sent = await cliJson<{ id: string; local: string[]; hosts: string[] }>(alpha, ['send', '--from', 'ann', '--to', 'role:ops,al', '--subject', 'deploy', '--body', 'now', '--kind', 'request']);
+  assert.deepEqual([sent.local, sent.hosts], [['al', 'ops-bot'], []]);
+  const reply = (await cli(alpha, ['send', '--from', 'ops-bot', '--to', 'ann', '--subject', 're: deploy', '--body', 'done', '--reply-to', sent.id])).trim();
+  const msg = await cliJson<{ thread: string; reply_to: string; kind: string }>(alpha, ['read', reply, '--agent', 'ann']);
+  assert.deepEqual([msg.thread, msg.reply_to], [sent.id, sent.id]);
+  await cli(alpha, ['ack', sent.id, '--agent', 'ops-bot']);
+  const status = await cliJson<{ recipients: Array<{ recipient: string; state: string }> }>(alpha, ['status', sent.id]);
+  assert.deepEqual(status.recipients.map((r) => [r.recipient, r.state]), [['al@alpha', 'delivered'], ['ops-bot@alpha', 'acked']]);
+});
