@@ -3,8 +3,10 @@ import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { lanCall, normalizeAddr } from '../../src/host/transport/lan/client.ts';
+import { fetchPeerEncKey, lanCall, normalizeAddr } from '../../src/host/transport/lan/client.ts';
+import { generateSigningKey } from '../../src/protocol/keys.ts';
 import { LAN_MAX_RESPONSE_BYTES } from '../../src/host/transport/lan/limits.ts';
+import { newClock, pairedHosts } from './fixtures.ts';
 
 test('an answer over the response cap is refused', async () => {
   const server = createServer((_req, res) => {
@@ -30,4 +32,16 @@ test('addresses: host:port and URLs', () => {
   assert.equal(normalizeAddr('10.0.0.2:7373'), 'http://10.0.0.2:7373');
   assert.equal(normalizeAddr('http://box.local:7373/'), 'http://box.local:7373');
   assert.throws(() => normalizeAddr('ftp://x'), /use http/);
+});
+
+test('a missing enc key is fetched over a signed call and must be signed by the pinned key', async () => {
+  const clock = newClock();
+  const { a, b } = await pairedHosts(clock);
+  const peer = a.store.peers.get('beta') ?? assert.fail();
+  a.store.peers.pin({ ...peer, enc_pub: null, enc_sig: null }, clock.now);
+  assert.equal(await fetchPeerEncKey(a, a.store.peers.get('beta') ?? assert.fail()), b.keys.enc.publicKey);
+  assert.equal(a.store.peers.get('beta')?.enc_pub, b.keys.enc.publicKey);
+  // Pinned to another key, the same answer is refused.
+  a.store.peers.pin({ ...peer, host_pubkey: generateSigningKey().publicKey, enc_pub: null, enc_sig: null }, clock.now);
+  await assert.rejects(fetchPeerEncKey(a, a.store.peers.get('beta') ?? assert.fail()), /HTTP 401|not signed by its pinned key/);
 });

@@ -3,7 +3,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { backoffMs, BACKOFF_MAX_MS, DELIVERY_DEADLINE_MS, flushOutbox } from '../../src/host/outbox.ts';
-import { listInbox } from '../../src/host/mailbox.ts';
+import { ackMessage, listInbox } from '../../src/host/mailbox.ts';
+import { messageStatus } from '../../src/host/receipts.ts';
 import { sendMail } from '../../src/host/send.ts';
 import { lanCall, LanTransport } from '../../src/host/transport/lan/client.ts';
 import { newClock, pairedHosts } from './fixtures.ts';
@@ -71,4 +72,26 @@ test('a rejected envelope settles its row and alerts its sender', async () => {
   const alerts = listInbox(a, 'ann');
   assert.deepEqual(alerts.map((m) => [m.from_addr, m.subject]), [['mbx@alpha', 'Rejected by beta: hi']]);
   assert.equal(await flushOutbox(a, new LanTransport(a)), 0, 'a rejected row is not retried');
+});
+
+test('receipts still queued are superseded by newer ones for the same delivery', async () => {
+  const clock = newClock();
+  const { a, b } = await pairedHosts(clock);
+  const { id } = sendMail(a, { from: 'ann', to: ['bob@beta'], subject: 's', body: 'x' });
+  await flushOutbox(a, new LanTransport(a));
+  listInbox(b, 'bob');
+  ackMessage(b, id, 'bob', null);
+  const due = b.store.outbox.due(clock.now, 100).filter((r) => r.kind === 'receipt');
+  assert.deepEqual(due.map((r) => r.item_id), [`receipt:${id}:bob@beta:3`], 'delivered (1) and notified (2) were superseded by acked (3)');
+  await flushOutbox(b, new LanTransport(b));
+  assert.equal(messageStatus(a, id)?.recipients[0]?.state, 'acked');
+});
+
+test('rows for a host that was unpaired are rejected and their senders alerted', async () => {
+  const clock = newClock();
+  const { a } = await pairedHosts(clock);
+  sendMail(a, { from: 'ann', to: ['bob@beta'], subject: 'gone', body: 'x' });
+  a.store.peers.remove('beta');
+  await flushOutbox(a, new LanTransport(a));
+  assert.deepEqual(listInbox(a, 'ann').map((m) => m.subject), ['Rejected by beta: gone']);
 });

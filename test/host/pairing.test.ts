@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createPairToken, joinPeer, PAIR_MAX_FAILURES } from '../../src/host/pairing.ts';
 import { lanCall } from '../../src/host/transport/lan/client.ts';
-import { PAIR_CALLS_PER_MINUTE } from '../../src/host/transport/lan/limits.ts';
+import { OPEN_CALLS_PER_MINUTE } from '../../src/host/transport/lan/limits.ts';
 import { makeHost, newClock, serveLan } from './fixtures.ts';
 
 const B_ADDR = 'http://127.0.0.1:7999';
@@ -54,15 +54,16 @@ test('an expired token is refused', async () => {
   assert.equal(a.store.peers.list().length, 0);
 });
 
-test('hello and join are rate-limited per client address', async () => {
+test('hello, join and rotate are rate-limited per client address', async () => {
   const clock = newClock();
   const a = makeHost('alpha', clock);
   const aUrl = await serveLan(a);
   createPairToken(a, 600_000);
-  for (let i = 0; i < PAIR_CALLS_PER_MINUTE; i++) assert.equal((await lanCall(aUrl, 'GET', '/v1/pair/hello', undefined, null)).status, 200);
+  for (let i = 0; i < OPEN_CALLS_PER_MINUTE; i++) assert.equal((await lanCall(aUrl, 'GET', '/v1/pair/hello', undefined, null)).status, 200);
   const over = await lanCall(aUrl, 'GET', '/v1/pair/hello', undefined, null);
   assert.equal(over.status, 429);
   assert.equal((await lanCall(aUrl, 'POST', '/v1/pair/join', {}, null)).status, 429);
+  assert.equal((await lanCall(aUrl, 'POST', '/v1/rotate', { records: [] }, null)).status, 429, 'rotation shares the budget');
   clock.now += 60_000;
   assert.equal((await lanCall(aUrl, 'GET', '/v1/pair/hello', undefined, null)).status, 200, 'a new minute, a new budget');
 });

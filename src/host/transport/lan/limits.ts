@@ -13,8 +13,8 @@ export const LAN_MAX_BATCH = 200;
 export const LAN_MAX_ROTATIONS = 50;
 /** Signed calls per peer per minute. */
 export const PEER_CALLS_PER_MINUTE = 600;
-/** Pairing calls (hello + join) per client address per minute. */
-export const PAIR_CALLS_PER_MINUTE = 20;
+/** Unsigned calls that cost work (pairing hello and join, rotation, signed status) per client address per minute. */
+export const OPEN_CALLS_PER_MINUTE = 20;
 /** Rate-table entries kept (oldest evicted beyond it). */
 export const RATE_TABLE_MAX = 10_000;
 /** Open hello nonces kept by the daemon (oldest evicted beyond it). */

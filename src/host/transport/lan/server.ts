@@ -14,7 +14,7 @@ import { applyPeerRotation, refreshKeys } from '../../rotation.ts';
 import type { PeerRow } from '../../store/peers-table.ts';
 import { HttpError, parseJsonObject, readBody, sendJson } from './http-util.ts';
 import {
-  LAN_MAX_BATCH, LAN_MAX_BODY_BYTES, LAN_MAX_ROTATIONS, LAN_SMALL_BODY_BYTES, PAIR_CALLS_PER_MINUTE, PAIR_NONCE_TTL_MS,
+  LAN_MAX_BATCH, LAN_MAX_BODY_BYTES, LAN_MAX_ROTATIONS, LAN_SMALL_BODY_BYTES, OPEN_CALLS_PER_MINUTE, PAIR_NONCE_TTL_MS,
   PAIR_NONCES_MAX, PEER_CALLS_PER_MINUTE, RATE_TABLE_MAX, STATUS_CHALLENGE_MAX_CHARS,
 } from './limits.ts';
 import { RateLimiter } from './rate-limit.ts';
@@ -53,10 +53,10 @@ function idOf(x: unknown): string | null {
 
 export function createLanServer(node: HostNode, options: LanServerOptions = {}): Server {
   const peerRate = new RateLimiter(PEER_CALLS_PER_MINUTE, RATE_TABLE_MAX);
-  const pairRate = new RateLimiter(PAIR_CALLS_PER_MINUTE, RATE_TABLE_MAX);
+  const addressRate = new RateLimiter(OPEN_CALLS_PER_MINUTE, RATE_TABLE_MAX);
   const nonces = new PairNonces(PAIR_NONCES_MAX, PAIR_NONCE_TTL_MS);
-  const pairLimited = (ctx: Ctx): void => {
-    if (!pairRate.allow(ctx.req.socket.remoteAddress ?? 'unknown', node.nowMs())) throw new HttpError(429, 'too many pairing attempts: wait a minute');
+  const addressLimited = (ctx: Ctx): void => {
+    if (!addressRate.allow(ctx.req.socket.remoteAddress ?? 'unknown', node.nowMs())) throw new HttpError(429, 'too many calls from this address: wait a minute');
   };
   const via = (ctx: Ctx) => ({ transport: 'lan', peerPubkey: (ctx.peer as PeerRow).host_pubkey });
 
@@ -81,12 +81,13 @@ export function createLanServer(node: HostNode, options: LanServerOptions = {}):
     '/v1/enc-key': { method: 'GET', hop: true, maxBody: 0, handle: () => encAdOf(node) },
     '/v1/rotate': {
       method: 'POST', hop: false, maxBody: LAN_SMALL_BODY_BYTES,
-      handle: (_ctx, body) => ({
-        results: listField(body, 'records', LAN_MAX_ROTATIONS).map((record) => {
+      handle: (ctx, body) => {
+        addressLimited(ctx);
+        return { results: listField(body, 'records', LAN_MAX_ROTATIONS).map((record) => {
           const rec = isPlainObject(record) && isPlainObject(record.rec) ? record.rec : null;
           return { id: rec !== null && typeof rec.new_pub === 'string' ? `rotation:${rec.new_pub}` : null, status: applyPeerRotation(node, record) };
-        }),
-      }),
+        }) };
+      },
     },
     '/v1/status': {
       method: 'GET', hop: false, maxBody: 0,
@@ -95,17 +96,18 @@ export function createLanServer(node: HostNode, options: LanServerOptions = {}):
         const challenge = ctx.url.searchParams.get('challenge');
         if (challenge === null) return status;
         if (challenge.length === 0 || challenge.length > STATUS_CHALLENGE_MAX_CHARS) throw new HttpError(400, 'bad challenge');
+        addressLimited(ctx);
         const signed = { ...status, type: 'status', challenge };
         return { ...signed, sig: node.keys.hostKey.sign(canonicalJson(signed)) };
       },
     },
     '/v1/pair/hello': {
       method: 'GET', hop: false, maxBody: 0,
-      handle: (ctx) => { pairLimited(ctx); return pairHello(node, nonces); },
+      handle: (ctx) => { addressLimited(ctx); return pairHello(node, nonces); },
     },
     '/v1/pair/join': {
       method: 'POST', hop: false, maxBody: LAN_SMALL_BODY_BYTES,
-      handle: (ctx, body) => { pairLimited(ctx); return pairAcceptJoin(node, nonces, body ?? {}); },
+      handle: (ctx, body) => { addressLimited(ctx); return pairAcceptJoin(node, nonces, body ?? {}); },
     },
   };
 
