@@ -1,0 +1,154 @@
+// The relay's HTTP layer (protocol.md §3, §7.15, §7.18): every answer is JSON, body caps are decided
+// while the body streams in, and hostile input is a 4xx, never a 500 or a crash.
+import assert from 'node:assert/strict';
+import { request } from 'node:http';
+import { connect } from 'node:net';
+import { test } from 'node:test';
+import { toBase64 } from '../../src/protocol/base64.ts';
+import { enrolledHost, sealedEnvelope, startTestRelay, type TestRelay } from '../helpers/relay-fixture.ts';
+
+const DEEP = 100_000;
+
+async function raw(relay: TestRelay, method: string, path: string, body?: string) {
+  const response = await fetch(`${relay.url}${path}`, { method, ...(body === undefined ? {} : { body, headers: { 'content-type': 'application/json' } }) });
+  return { status: response.status, type: response.headers.get('content-type'), allow: response.headers.get('allow'), body: (await response.json()) as Record<string, unknown> };
+}
+
+/** Sends `text` over a raw TCP socket and resolves with everything the server wrote before closing. */
+function rawSocket(relay: TestRelay, text: string): Promise<string> {
+  const { hostname, port } = new URL(relay.url);
+  return new Promise((resolve, reject) => {
+    const socket = connect(Number(port), hostname, () => socket.end(text));
+    let answer = '';
+    socket.setEncoding('utf8').on('data', (chunk: string) => { answer += chunk; });
+    socket.on('close', () => resolve(answer));
+    socket.on('error', (err: NodeJS.ErrnoException) => (err.code === 'ECONNRESET' || err.code === 'EPIPE' ? resolve(answer) : reject(err)));
+  });
+}
+
+function parseHttp(answer: string): { status: number; body: unknown } {
+  const status = Number(/^HTTP\/1\.1 (\d{3})/.exec(answer)?.[1]);
+  const text = answer.slice(answer.indexOf('\r\n\r\n') + 4);
+  return { status, body: JSON.parse(text) as unknown };
+}
+
+async function stillServing(relay: TestRelay): Promise<void> {
+  assert.equal((await fetch(`${relay.url}/v2/relay/info`)).status, 200, 'the relay keeps serving');
+}
+
+test('an unknown path → 404 JSON; a known path with the wrong method → 405 JSON', async () => {
+  const relay = await startTestRelay();
+  for (const [method, path] of [['GET', '/'], ['GET', '/v2/relay/nope'], ['POST', '/v1/relay/items'], ['GET', '/v2/relay/info/extra']]) {
+    const answer = await raw(relay, method as string, path as string);
+    assert.deepEqual([answer.status, answer.body], [404, { error: 'not found' }], `${method} ${path}`);
+    assert.match(answer.type ?? '', /application\/json/);
+  }
+  for (const [method, path, allow] of [['POST', '/v2/relay/info', 'GET'], ['GET', '/v1/relay/challenge', 'POST'], ['PUT', '/v2/relay/items', 'POST, GET'], ['DELETE', '/v2/relay/ack', 'POST']]) {
+    const answer = await raw(relay, method as string, path as string);
+    assert.deepEqual([answer.status, answer.body], [405, { error: 'method not allowed' }], `${method} ${path}`);
+    assert.match(answer.type ?? '', /application\/json/);
+    assert.equal(answer.allow, allow);
+  }
+});
+
+test('a push body over max_body_bytes sent chunked without content-length → 413, decided while it streams', async () => {
+  const cap = 256 * 1024;
+  const relay = await startTestRelay({ config: { max_body_bytes: cap } });
+  const { hostname, port } = new URL(relay.url);
+  const chunk = Buffer.alloc(16 * 1024, 0x20);
+  const answer = await new Promise<{ status: number; headers: Record<string, unknown>; body: string; sent: number }>((resolve, reject) => {
+    let sent = 0;
+    let answered = false;
+    const req = request({ host: hostname, port: Number(port), method: 'POST', path: '/v2/relay/items', headers: { 'content-type': 'application/json', 'transfer-encoding': 'chunked' } }, (res) => {
+      answered = true;
+      let body = '';
+      res.setEncoding('utf8').on('data', (c: string) => { body += c; });
+      res.on('end', () => { req.destroy(); resolve({ status: res.statusCode ?? 0, headers: res.headers, body, sent }); });
+    });
+    req.on('error', (err: NodeJS.ErrnoException) => { if (!answered) reject(err); });
+    // keep sending until the relay answers; a relay that buffered everything first would never answer
+    const pump = (): void => {
+      if (answered || req.destroyed) return;
+      if (sent > cap * 64) { reject(new Error('the relay read far past its cap without answering')); req.destroy(); return; }
+      sent += chunk.length;
+      if (req.write(chunk)) setImmediate(pump);
+      else req.once('drain', pump);
+    };
+    req.write('{"items":[');
+    pump();
+  });
+  assert.equal(answer.status, 413);
+  assert.deepEqual(JSON.parse(answer.body), { error: 'request body too large' });
+  assert.ok(answer.sent > cap);
+  await stillServing(relay);
+});
+
+test('the same cap with a declared content-length, and the default 8 MiB cap on push', async () => {
+  const relay = await startTestRelay();
+  const over = await raw(relay, 'POST', '/v2/relay/items', ' '.repeat(8 * 1024 * 1024 + 1));
+  assert.deepEqual([over.status, over.body], [413, { error: 'request body too large' }]);
+});
+
+test('a malformed request line or header over a raw socket → a JSON 4xx', async () => {
+  const relay = await startTestRelay();
+  const cases: Array<[string, string, number]> = [
+    ['garbage request line', 'GARBAGE\r\n\r\n', 400],
+    ['bad header line', 'GET /v2/relay/info HTTP/1.1\r\nHost: x\r\nthis is not a header\r\n\r\n', 400],
+    ['conflicting lengths', 'POST /v2/relay/items HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nContent-Length: 6\r\n\r\nhello', 400],
+    ['length and chunked', 'POST /v2/relay/items HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n', 400],
+    ['headers too large', `GET /v2/relay/info HTTP/1.1\r\nHost: x\r\nx-big: ${'a'.repeat(64 * 1024)}\r\n\r\n`, 431],
+  ];
+  for (const [name, text, status] of cases) {
+    const answer = parseHttp(await rawSocket(relay, text));
+    assert.equal(answer.status, status, name);
+    assert.equal(typeof (answer.body as { error?: unknown }).error, 'string', name);
+  }
+  await stillServing(relay);
+});
+
+test('hostile nesting 100,000 deep, in a wire or in the body, is a 4xx or a rejection and the relay keeps serving', async () => {
+  const relay = await startTestRelay();
+  const a = await enrolledHost(relay, 'laptop');
+  const b = await enrolledHost(relay, 'desk');
+  const deepArray = '['.repeat(DEEP) + ']'.repeat(DEEP);
+  const deepObject = '{"a":'.repeat(DEEP) + '1' + '}'.repeat(DEEP);
+  const env = sealedEnvelope(a, b, relay.clock.ms);
+  const inEnvelope = env.wire.replace('"meta":{}', `"meta":${deepObject}`);
+  assert.notEqual(inEnvelope, env.wire);
+
+  for (const [name, wire] of [['array', deepArray], ['object', deepObject], ['inside an envelope', inEnvelope]]) {
+    for (const kind of ['envelope', 'receipt']) {
+      const item = { kind, item_id: env.id, targets: [{ host_pubkey: b.key.publicKey, wire_b64: toBase64(Buffer.from(wire as string)) }] };
+      const answer = await a.api.push([item]);
+      assert.equal(answer.status, 200, `${name} ${kind}`);
+      const status = (answer.body['results'] as Array<{ status: string }>)[0]?.status ?? '';
+      assert.match(status, /^rejected:/, `${name} ${kind}: ${status}`);
+    }
+  }
+
+  for (const body of [deepArray, deepObject, `{"items":${deepArray}}`, `{"items":[${deepObject}]}`, `{"items":[{"kind":"envelope","item_id":${deepArray},"targets":[]}]}`]) {
+    for (const path of ['/v2/relay/items', '/v2/relay/ack', '/v2/relay/senders', '/v2/relay/enc-key', '/v1/relay/enc-key']) {
+      const answer = await a.api.call('POST', path, body);
+      assert.ok(answer.status < 500, `${path} ${body.slice(0, 30)}: ${answer.status}`);
+      if (answer.status !== 200) assert.equal(typeof answer.body['error'], 'string');
+    }
+  }
+  for (const path of ['/v1/relay/challenge', '/v1/relay/enrol', '/v2/relay/rotate']) {
+    const shallow = '['.repeat(4000) + ']'.repeat(4000);
+    const answer = await a.api.call('POST', path, `{"rotation":${shallow},"host":${shallow}}`, false);
+    assert.ok(answer.status >= 400 && answer.status < 500, `${path}: ${answer.status}`);
+  }
+  await stillServing(relay);
+  assert.equal((await b.api.pull(0)).body['head_seq'], 0, 'nothing hostile was stored');
+});
+
+test('a body that is not JSON → 400', async () => {
+  const relay = await startTestRelay();
+  const a = await enrolledHost(relay, 'laptop');
+  for (const path of ['/v2/relay/items', '/v2/relay/ack', '/v2/relay/senders']) {
+    const answer = await a.api.call('POST', path, '{"items": [');
+    assert.deepEqual([answer.status, answer.body], [400, { error: 'request body is not valid JSON', code: 'BAD_JSON' }], path);
+  }
+  const unsigned = await a.api.call('POST', '/v1/relay/challenge', 'not json', false);
+  assert.equal(unsigned.status, 400);
+});
