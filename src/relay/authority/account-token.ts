@@ -52,7 +52,8 @@ export class AccountTokenAuthority implements EnrolmentAuthority {
   async authorize(request: EnrolmentRequest): Promise<EnrolmentDecision> {
     const checked = await this.verifyEnrolmentProof(request);
     if (!checked.ok) return { ok: false, reason: checked.reason, ...(checked.unavailable === true ? { unavailable: true } : {}) };
-    return { ok: true, account: checked.value.account, org: checked.value.org };
+    const { account, org, jkt, client_id: clientId } = checked.value;
+    return { ok: true, account, org, binding: { jkt, clientId } };
   }
 
   /**

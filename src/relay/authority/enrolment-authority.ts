@@ -11,8 +11,16 @@ export interface EnrolmentRequest {
   challenge: string;
 }
 
+/** A hosted relay's binding of the enrolling host key to its certified cloud key (design §8). */
+export interface CloudKeyBinding {
+  /** RFC 7638 thumbprint of the cloud key */
+  jkt: string;
+  /** the token's client_id, checked against the deny-list */
+  clientId: string;
+}
+
 export type EnrolmentDecision =
-  | { ok: true; account: string | null; org: string | null }
+  | { ok: true; account: string | null; org: string | null; /** stored with the enrolment, in its transaction */ binding?: CloudKeyBinding }
   | { ok: false; reason: string; /** 503 instead of 403: the authority cannot decide right now */ unavailable?: boolean };
 
 export interface EnrolmentAuthority {

@@ -40,11 +40,11 @@ function deniedBecause(decision: EnrolmentDecision, pattern: RegExp): void {
 }
 
 test('a fresh token bound to the certified, held cloud key is granted with its account and org', async () => {
-  const { authority, ask } = await setup();
-  assert.deepEqual(await ask(), { ok: true, account: 'acct-1', org: 'org-1' });
+  const { authority, ask, id } = await setup();
+  assert.deepEqual(await ask(), { ok: true, account: 'acct-1', org: 'org-1', binding: { jkt: id.jkt, clientId: 'client-host-1' } });
   assert.equal(authority.name, 'account-token');
   assert.ok(authority.strength > 0, 'stronger than the host-key challenge');
-  assert.deepEqual(await ask({ claims: { org: undefined } }), { ok: true, account: 'acct-1', org: null });
+  assert.deepEqual(await ask({ claims: { org: undefined } }), { ok: true, account: 'acct-1', org: null, binding: { jkt: id.jkt, clientId: 'client-host-1' } });
 });
 
 test('tokens for another audience, from another issuer, expired, too long-lived or from the future are refused', async () => {
