@@ -8,6 +8,19 @@ import { join, resolve } from 'node:path';
 
 export type TrustProxy = 'none' | 'xff' | 'cloudflare';
 
+/** Who may enrol (design §8): the host-key challenge (default) or account tokens (the hosted relay). */
+export type EnrolmentAuthorityName = 'host-key' | 'account-token';
+
+/** The account-token authority's settings (docs/hosted-relay.md). */
+export interface AccountTokenSettings {
+  /** the accounts issuer, compared exactly with a token's `iss` */
+  token_issuer: string;
+  /** where the issuer's JWKS is fetched (https, or http on a loopback address) */
+  token_jwks_url: string;
+  /** this relay's own public URL, compared exactly with a token's `aud` */
+  token_audience: string;
+}
+
 /** The limits a relay advertises in `GET /v2/relay/info` (protocol.md §3.1). Sizes are raw wire bytes. */
 export interface RelayLimits {
   max_item_bytes: number;
@@ -37,10 +50,12 @@ export interface RelayConfig {
   sweep_interval_ms: number;
   /** where the client address of a request comes from */
   trust_proxy: TrustProxy;
+  /** present when `enrolment_authority` is "account-token"; absent: the host-key challenge */
+  account_token?: AccountTokenSettings;
 }
 
 /** The flat keys a config file may hold, each optional. */
-export type RelayConfigFile = Partial<RelayLimits & Omit<RelayConfig, 'limits'>>;
+export type RelayConfigFile = Partial<RelayLimits & Omit<RelayConfig, 'limits' | 'account_token'> & AccountTokenSettings & { enrolment_authority: EnrolmentAuthorityName }>;
 
 const MiB = 1024 * 1024;
 const DAY_MS = 86_400_000;
@@ -112,7 +127,12 @@ export class ConfigError extends Error {
 type Rule =
   | { kind: 'integer'; min: number; max: number }
   | { kind: 'days' }
-  | { kind: 'trust' };
+  | { kind: 'trust' }
+  | { kind: 'authority' }
+  | { kind: 'text' };
+
+/** Longest issuer, JWKS URL or audience accepted. */
+const MAX_SETTING_CHARS = 2048;
 
 const positiveInteger: Rule = { kind: 'integer', min: 1, max: Number.MAX_SAFE_INTEGER };
 
@@ -135,6 +155,10 @@ const RULES = new Map<keyof RelayConfigFile, Rule>([
   ['max_body_bytes', { kind: 'integer', min: ENROL_BODY_MAX_BYTES, max: Number.MAX_SAFE_INTEGER }],
   ['sweep_interval_ms', { kind: 'integer', min: MIN_SWEEP_INTERVAL_MS, max: MAX_TIMER_MS }],
   ['trust_proxy', { kind: 'trust' }],
+  ['enrolment_authority', { kind: 'authority' }],
+  ['token_issuer', { kind: 'text' }],
+  ['token_jwks_url', { kind: 'text' }],
+  ['token_audience', { kind: 'text' }],
 ]);
 
 const LIMIT_KEYS = Object.keys(DEFAULT_LIMITS) as Array<keyof RelayLimits>;
@@ -148,8 +172,16 @@ function describeValue(value: unknown): string {
   return typeof value === 'object' ? 'an object' : String(value);
 }
 
-function checkValue(key: keyof RelayConfigFile, rule: Rule, value: unknown, where: string): number | TrustProxy {
+function checkValue(key: keyof RelayConfigFile, rule: Rule, value: unknown, where: string): number | string {
   switch (rule.kind) {
+    case 'authority':
+      if (value !== 'host-key' && value !== 'account-token') throw new ConfigError(`${where}${key} must be "host-key" or "account-token" (got ${describeValue(value)})`);
+      return value;
+    case 'text':
+      if (typeof value !== 'string' || value.trim() === '' || value.length > MAX_SETTING_CHARS) {
+        throw new ConfigError(`${where}${key} must be a non-empty string of at most ${MAX_SETTING_CHARS} characters (got ${describeValue(value)})`);
+      }
+      return value;
     case 'trust':
       if (typeof value !== 'string') throw new ConfigError(`${where}${key} must be "xff", "cloudflare" or "none" (got ${describeValue(value)})`);
       return parseTrustProxy(value, `${where}${key}`);
@@ -172,7 +204,7 @@ function validateConfigObject(object: unknown, where: string): RelayConfigFile {
   if (typeof object !== 'object' || object === null || Array.isArray(object)) {
     throw new ConfigError(`${where}must be a JSON object of settings (got ${describeValue(object)})`);
   }
-  const out: Record<string, number | TrustProxy> = {};
+  const out: Record<string, number | string> = {};
   for (const [key, value] of Object.entries(object)) {
     const rule = RULES.get(key as keyof RelayConfigFile);
     if (rule === undefined) {
@@ -239,7 +271,33 @@ export function resolveRelayConfig(input: { file?: RelayConfigFile; trustProxyFl
     max_body_bytes: file.max_body_bytes ?? DEFAULT_CONFIG.max_body_bytes,
     sweep_interval_ms: file.sweep_interval_ms ?? DEFAULT_CONFIG.sweep_interval_ms,
     trust_proxy,
+    ...accountTokenSettings(file),
   };
+}
+
+const LOOPBACK_HOSTS = new Set(['127.0.0.1', 'localhost', '[::1]']);
+
+/** The account-token settings when the file chooses that authority; every one of them is then required. */
+function accountTokenSettings(file: RelayConfigFile): { account_token?: AccountTokenSettings } {
+  const tokenKeys = ['token_issuer', 'token_jwks_url', 'token_audience'] as const;
+  if (file.enrolment_authority !== 'account-token') {
+    const stray = tokenKeys.filter((key) => file[key] !== undefined);
+    if (stray.length > 0) throw new ConfigError(`relay config: ${stray.join(', ')} only apply with enrolment_authority "account-token"`);
+    return {};
+  }
+  const missing = tokenKeys.filter((key) => file[key] === undefined);
+  if (missing.length > 0) throw new ConfigError(`relay config: enrolment_authority "account-token" needs ${missing.join(', ')}`);
+  const settings = { token_issuer: file.token_issuer as string, token_jwks_url: file.token_jwks_url as string, token_audience: file.token_audience as string };
+  let jwks: URL;
+  try {
+    jwks = new URL(settings.token_jwks_url);
+  } catch {
+    throw new ConfigError('relay config: token_jwks_url must be an absolute URL');
+  }
+  if (!(jwks.protocol === 'https:' || (jwks.protocol === 'http:' && LOOPBACK_HOSTS.has(jwks.hostname)))) {
+    throw new ConfigError('relay config: token_jwks_url must use https (plain http only on a loopback address)');
+  }
+  return { account_token: settings };
 }
 
 /** How long an item lives unacked, in milliseconds. */
