@@ -5,6 +5,7 @@ import { failPoint } from '../failpoint.ts';
 import { alertLocal } from './alerts.ts';
 import type { HostNode } from './node.ts';
 import type { OutboxRow } from './store/outbox-table.ts';
+import type { PeerRow } from './store/peers-table.ts';
 import type { RowResult, Transport } from './transport/transport.ts';
 
 export const BACKOFF_BASE_MS = 5_000;
@@ -43,13 +44,14 @@ export function expireOverdue(node: HostNode): number {
   return expired;
 }
 
-function applyResult(node: HostNode, transport: Transport, row: OutboxRow, result: RowResult): void {
+function applyResult(node: HostNode, transport: Transport | null, row: OutboxRow, result: RowResult): void {
+  const via = transport?.name ?? null;
   const now = node.nowMs();
   const { outcome, detail } = result;
   if (outcome === 'settled') {
-    node.store.outbox.settle(row.id, 'handed-over', transport.name, null, now);
+    node.store.outbox.settle(row.id, 'handed-over', via, null, now);
   } else if (outcome === 'rejected') {
-    if (node.store.outbox.settle(row.id, 'rejected', transport.name, detail, now) && row.kind === 'envelope') {
+    if (node.store.outbox.settle(row.id, 'rejected', via, detail, now) && row.kind === 'envelope') {
       const sender = senderAgent(node, row.msg_id);
       if (sender !== null) {
         alertLocal(node, sender.agent, `Rejected by ${row.peer_host}: ${sender.subject}`,
@@ -66,8 +68,15 @@ const KIND_ORDER: Record<string, number> = { rotation: 0, envelope: 1, receipt: 
 
 export type FlushReport = (row: OutboxRow, result: RowResult) => void;
 
-/** One pass over the due rows; `report` hears every row's result. Returns how many rows were offered. */
-export async function flushOutbox(node: HostNode, transport: Transport, report?: FlushReport): Promise<number> {
+/** Picks the transport for one of a peer's rows (the LAN for now; the relay joins it later). */
+export type TransportChooser = (peer: PeerRow, row: OutboxRow) => Transport;
+
+/**
+ * One pass over the due rows: each peer's rows go to the transport chosen for them, and every
+ * row settles on its own result; `report` hears each. Returns how many rows were offered.
+ */
+export async function flushOutbox(node: HostNode, choose: Transport | TransportChooser, report?: FlushReport): Promise<number> {
+  const pick: TransportChooser = typeof choose === 'function' ? choose : () => choose;
   expireOverdue(node);
   const due = node.store.outbox.due(node.nowMs(), FLUSH_ROWS_MAX);
   const byPeer = new Map<string, OutboxRow[]>();
@@ -75,23 +84,31 @@ export async function flushOutbox(node: HostNode, transport: Transport, report?:
   await Promise.all([...byPeer].map(async ([host, rows]) => {
     const peer = node.store.peers.get(host);
     if (peer === undefined) {
-      for (const row of rows) applyResult(node, transport, row, { rowId: row.id, outcome: 'rejected', detail: `host ${host} is no longer paired` });
+      for (const row of rows) applyResult(node, null, row, { rowId: row.id, outcome: 'rejected', detail: `host ${host} is no longer paired` });
       return;
     }
     rows.sort((a, b) => (KIND_ORDER[a.kind] ?? 9) - (KIND_ORDER[b.kind] ?? 9) || a.id - b.id);
-    let results: RowResult[];
-    try {
-      results = await transport.deliver(peer, rows);
-    } catch (err) {
-      const detail = err instanceof Error ? err.message : String(err);
-      results = rows.map((row) => ({ rowId: row.id, outcome: 'failed' as const, detail }));
-    }
-    failPoint('outbox-before-settle');
-    const byRow = new Map(results.map((r) => [r.rowId, r]));
+    const byTransport = new Map<Transport, OutboxRow[]>();
     for (const row of rows) {
-      const result = byRow.get(row.id) ?? { rowId: row.id, outcome: 'failed' as const, detail: 'no result for this item' };
-      applyResult(node, transport, row, result);
-      report?.(row, result);
+      const transport = pick(peer, row);
+      byTransport.set(transport, [...(byTransport.get(transport) ?? []), row]);
+    }
+    // One transport at a time per peer, so rotation records still go first.
+    for (const [transport, batch] of byTransport) {
+      let results: RowResult[];
+      try {
+        results = await transport.deliver(peer, batch);
+      } catch (err) {
+        const detail = err instanceof Error ? err.message : String(err);
+        results = batch.map((row) => ({ rowId: row.id, outcome: 'failed' as const, detail }));
+      }
+      failPoint('outbox-before-settle');
+      const byRow = new Map(results.map((r) => [r.rowId, r]));
+      for (const row of batch) {
+        const result = byRow.get(row.id) ?? { rowId: row.id, outcome: 'failed' as const, detail: 'no result for this item' };
+        applyResult(node, transport, row, result);
+        report?.(row, result);
+      }
     }
   }));
   return due.length;
