@@ -95,3 +95,17 @@ test('signed calls are rate-limited per peer', async () => {
   clock.now += 60_000;
   assert.equal((await lanCall(aUrl, 'GET', '/v1/enc-key', undefined, b)).status, 200);
 });
+
+test('hostile nesting is a rejection or a 4xx, never a crash', async () => {
+  const clock = newClock();
+  const { b, aUrl } = await pairedHosts(clock);
+  const deep = '['.repeat(100_000) + ']'.repeat(100_000);
+  const raw = `{"envelopes":[{"v":3,"meta":${deep}}]}`;
+  const hop = signLanHop('POST', '/v2/envelopes', raw, 'beta', b.keys.hostKey, clock.now);
+  const res = await fetch(`${aUrl}/v2/envelopes`, { method: 'POST', headers: { ...hop, 'content-type': 'application/json' }, body: raw });
+  assert.ok(res.status === 200 || (res.status >= 400 && res.status < 500), `status ${res.status}`);
+  if (res.status === 200) assert.match(JSON.stringify(await res.json()), /rejected:/);
+  const rotate = await fetch(`${aUrl}/v1/rotate`, { method: 'POST', body: `{"records":[{"rec":${deep}}]}` });
+  assert.ok(rotate.status === 200 || (rotate.status >= 400 && rotate.status < 500), `status ${rotate.status}`);
+  assert.equal((await lanCall(aUrl, 'GET', '/v1/status', undefined, null)).status, 200, 'still serving');
+});
