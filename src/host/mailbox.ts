@@ -1,5 +1,6 @@
 // An agent's mailbox: listing (which notifies), reading and acking. Deliveries move forward only:
 // delivered → notified → read → acked; each move of remote mail queues a receipt.
+import { RECEIPT_NOTE_MAX_CHARS } from '../protocol/records/receipt.ts';
 import type { HostNode } from './node.ts';
 import { queueReceipt } from './receipts.ts';
 import { OWNER } from './route.ts';
@@ -54,6 +55,7 @@ export function readMessage(node: HostNode, id: string, agent: string): InboxRow
 
 /** Acks the message (read implied); false when it was acked before. */
 export function ackMessage(node: HostNode, id: string, agent: string, note: string | null): boolean {
+  if (note !== null && note.length > RECEIPT_NOTE_MAX_CHARS) throw new MailboxError(`the note is longer than ${RECEIPT_NOTE_MAX_CHARS} characters`);
   const msg = deliveredMessage(node, id, agent);
   return advanceDelivery(node, msg, agent, 'acked', note);
 }

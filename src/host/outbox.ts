@@ -80,7 +80,11 @@ export async function flushOutbox(node: HostNode, choose: Transport | TransportC
   expireOverdue(node);
   const due = node.store.outbox.due(node.nowMs(), FLUSH_ROWS_MAX);
   const byPeer = new Map<string, OutboxRow[]>();
-  for (const row of due) byPeer.set(row.peer_host, [...(byPeer.get(row.peer_host) ?? []), row]);
+  for (const row of due) {
+    const list = byPeer.get(row.peer_host);
+    if (list === undefined) byPeer.set(row.peer_host, [row]);
+    else list.push(row);
+  }
   await Promise.all([...byPeer].map(async ([host, rows]) => {
     const peer = node.store.peers.get(host);
     if (peer === undefined) {
@@ -91,7 +95,9 @@ export async function flushOutbox(node: HostNode, choose: Transport | TransportC
     const byTransport = new Map<Transport, OutboxRow[]>();
     for (const row of rows) {
       const transport = pick(peer, row);
-      byTransport.set(transport, [...(byTransport.get(transport) ?? []), row]);
+      const list = byTransport.get(transport);
+      if (list === undefined) byTransport.set(transport, [row]);
+      else list.push(row);
     }
     // One transport at a time per peer, so rotation records still go first.
     for (const [transport, batch] of byTransport) {

@@ -1,7 +1,7 @@
 // Delivery receipts (T218). As recipient: every state change of a delivery of remote mail queues a
 // signed receipt for the sending host. As sender: acceptReceipt keeps the best receipt per
 // (message, recipient) for mail this host sent to that host, and status reports it.
-import { compareReceipts, parseReceiptWire, parseSignedReceipt, receiptItemId, receiptWire, RECEIPT_NOTE_MAX_CHARS, signReceipt, verifyReceipt, type DeliveryReceipt } from '../protocol/records/receipt.ts';
+import { compareReceipts, parseReceiptWire, parseSignedReceipt, receiptItemId, receiptWire, signReceipt, verifyReceipt, type DeliveryReceipt } from '../protocol/records/receipt.ts';
 import { isoTime, localAddress, type HostNode } from './node.ts';
 import type { Via } from './receive.ts';
 import type { DeliveryState, MessageRow } from './store/mail-tables.ts';
@@ -17,7 +17,7 @@ export function queueReceipt(node: HostNode, msg: MessageRow, agent: string, sta
   const now = node.nowMs();
   const rec: DeliveryReceipt = {
     v: 1, type: 'receipt', msg: msg.id, recipient: localAddress(node, agent), state, at: isoTime(now), seq,
-    ...(note !== null ? { note: note.slice(0, RECEIPT_NOTE_MAX_CHARS) } : {}),
+    ...(note !== null ? { note } : {}),
   };
   node.store.outbox.supersedeReceipts(`receipt:${rec.msg}:${rec.recipient}:`, msg.sender_host, now);
   node.store.outbox.enqueue({

@@ -24,6 +24,7 @@ test('mail goes sealed over the LAN, receipts come back, the sender sees acked',
   assert.equal(inbox[0]?.body, 'secret plan');
   assert.equal(inbox[0]?.from_addr, 'ann@alpha');
   readMessage(b, sent.id, 'bob');
+  assert.throws(() => ackMessage(b, sent.id, 'bob', 'n'.repeat(501)), /longer than 500/);
   assert.equal(ackMessage(b, sent.id, 'bob', 'done'), true);
   assert.equal(ackMessage(b, sent.id, 'bob', 'again'), false, 'acked stays acked');
   assert.equal(readMessage(b, sent.id, 'bob').state, 'acked', 'reading again does not move it back');
