@@ -5,6 +5,8 @@ import { request } from 'node:http';
 import { connect } from 'node:net';
 import { test } from 'node:test';
 import { toBase64 } from '../../src/protocol/base64.ts';
+import { signRelayHop } from '../../src/protocol/relay-hop.ts';
+import { MAX_QUEUED_TRANSACTIONS } from '../../src/relay/store/sqlite/index.ts';
 import { enrolledHost, sealedEnvelope, startTestRelay, type TestRelay } from '../helpers/relay-fixture.ts';
 
 const DEEP = 100_000;
@@ -151,4 +153,34 @@ test('a body that is not JSON → 400', async () => {
   }
   const unsigned = await a.api.call('POST', '/v1/relay/challenge', 'not json', false);
   assert.equal(unsigned.status, 400);
+});
+
+test('a store whose transaction queue is full answers 503 with retry-after; calls without a hop never queue on it', async () => {
+  const relay = await startTestRelay();
+  const a = await enrolledHost(relay, 'laptop');
+  const store = relay.service.core.context.store;
+  // hold the single writer, then fill the queue behind it: the real store, really full
+  let release = (): void => {};
+  const gate = new Promise<void>((resolve) => { release = resolve; });
+  let holding = (): void => {};
+  const held = new Promise<void>((resolve) => { holding = resolve; });
+  const blocker = store.transaction(async () => { holding(); await gate; });
+  await held;
+  const queued = Array.from({ length: MAX_QUEUED_TRANSACTIONS }, () => store.transaction(async () => 0, { readOnly: true }).catch(() => 0));
+  try {
+    const path = '/v2/relay/items?after=0';
+    const busy = await fetch(`${relay.url}${path}`, { headers: { ...signRelayHop({ method: 'GET', path, rawBody: '' }, 'laptop', a.key, relay.clock.ms) } });
+    assert.equal(busy.status, 503);
+    assert.equal(busy.headers.get('retry-after'), '1');
+    assert.deepEqual(await busy.json(), { error: 'the relay is busy: try again shortly' });
+    const response = await fetch(`${relay.url}/v2/relay/info`);
+    assert.equal(response.status, 200, 'info without a hop needs no store transaction');
+    assert.equal(((await response.json()) as { you?: unknown }).you, undefined);
+    assert.deepEqual((await raw(relay, 'GET', '/v2/relay/items?after=0')).body, { error: 'bad relay hop' }, 'no hop: refused without queueing');
+  } finally {
+    release();
+    await blocker;
+    await Promise.all(queued);
+  }
+  assert.equal((await a.api.pull(0)).status, 200, 'served again once the queue drains');
 });

@@ -5,9 +5,11 @@ import type { Socket } from 'node:net';
 import { ENROL_BODY_MAX_BYTES, MAX_RATE_ADDRESSES, type RelayConfig } from '../config.ts';
 import type { RelayCore } from '../core/relay-core.ts';
 import { badHop, type HopHeaders } from '../core/hop-auth.ts';
+import { DENY_BODY_MAX_BYTES } from '../core/hosted.ts';
 import { RelayError } from '../core/relay-error.ts';
 import { RateWindow } from '../rate-window.ts';
 import type { Enrolment } from '../store/relay-store.ts';
+import { StoreClosedError, StoreOverloadedError } from '../store/sqlite/index.ts';
 import { clientAddress } from './client-address.ts';
 
 type Method = 'GET' | 'POST';
@@ -57,6 +59,9 @@ function routes(core: RelayCore): RouteSpec[] {
     { method: 'POST', url: '/v1/relay/messages', hop: 'required', handler: ({ caller, body }) => core.pushV1(requireCaller(caller), body) },
     { method: 'GET', url: '/v1/relay/messages', hop: 'required', handler: ({ caller, query }) => core.pullV1(requireCaller(caller), query['after']) },
     { method: 'POST', url: '/v1/relay/ack', hop: 'required', handler: ({ caller, body }) => core.ackV1(requireCaller(caller), body) },
+    ...(core.context.hosted === null ? [] : [
+      { method: 'POST', url: '/v2/relay/admin/deny', hop: 'none', bodyLimit: DENY_BODY_MAX_BYTES, handler: ({ request, body }) => core.deny(header(request, 'authorization'), body) } satisfies RouteSpec,
+    ]),
   ];
 }
 
@@ -67,6 +72,11 @@ function header(request: FastifyRequest, name: string): string | undefined {
 
 function hopHeaders(request: FastifyRequest): HopHeaders {
   return { host: header(request, 'x-mbx-host'), key: header(request, 'x-mbx-key'), ts: header(request, 'x-mbx-ts'), sig: header(request, 'x-mbx-sig') };
+}
+
+/** Whether the request tries a hop at all: without one, no store transaction is spent on it. */
+function carriesHop(headers: HopHeaders): boolean {
+  return headers.ts !== undefined && headers.sig !== undefined;
 }
 
 function parseQuery(url: string): Record<string, string | undefined> {
@@ -109,6 +119,10 @@ export function buildRelayHttp(core: RelayCore, config: RelayConfig): FastifyIns
   app.setErrorHandler((error: Error & { code?: string; statusCode?: number }, _request, reply) => {
     if (error instanceof RelayError) return sendError(reply, error);
     if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return reply.code(413).send({ error: 'request body too large' });
+    // A full transaction queue or a store closing for shutdown is temporary: the client retries.
+    if (error instanceof StoreOverloadedError || error instanceof StoreClosedError) {
+      return reply.code(503).header('retry-after', '1').send({ error: 'the relay is busy: try again shortly' });
+    }
     const status = error.statusCode;
     if (status !== undefined && status >= 400 && status < 500) return reply.code(status).send({ error: 'malformed request' });
     app.log.error(error);
@@ -129,7 +143,14 @@ export function buildRelayHttp(core: RelayCore, config: RelayConfig): FastifyIns
         }
         const raw = Buffer.isBuffer(request.body) ? request.body.toString('utf8') : '';
         const path = request.raw.url ?? request.url;
-        const caller = spec.hop === 'none' ? null : await core.caller(hopHeaders(request), { method: spec.method, path, rawBody: raw });
+        const hop = hopHeaders(request);
+        let caller = spec.hop === 'none' || !carriesHop(hop) ? null : await core.caller(hop, { method: spec.method, path, rawBody: raw });
+        if (caller !== null) {
+          // a hosted relay also wants the caller's access token (docs/hosted-relay.md "Sessions")
+          const refusal = await core.sessionRefusal(caller, header(request, 'authorization'));
+          if (refusal !== null && spec.hop === 'required') return sendError(reply, refusal);
+          if (refusal !== null) caller = null;
+        }
         if (spec.hop === 'required' && caller === null) return sendError(reply, badHop());
         const answer = await spec.handler({ request, body: parseBody(raw), query: parseQuery(path), caller });
         return reply.code(200).send(answer);
