@@ -151,7 +151,8 @@ export class LanTransport implements Transport {
       return failAll(errorText(answer));
     }
     this.#node.store.peers.noteReachable(peer.host, this.#node.nowMs());
-    // Envelopes and receipts are matched by id; rotation results come in order.
+    // Results are matched to rows by id. /v1/rotate answers of hosts that send no ids are taken in
+    // order (the protocol leaves that answer open; ours carries ids).
     const byId = new Map<string, unknown>();
     list.forEach((r, i) => {
       if (!isPlainObject(r)) return;

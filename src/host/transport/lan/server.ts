@@ -47,8 +47,20 @@ function listField(body: Record<string, unknown> | null, field: string, max: num
   return list;
 }
 
-function idOf(x: unknown): string | null {
+// The ids results carry, read from records that may be malformed (their result then says why).
+function envelopeIdOf(x: unknown): string | null {
   return isPlainObject(x) && typeof x.id === 'string' ? x.id : null;
+}
+
+function receiptIdOf(x: unknown): string | null {
+  const rec = isPlainObject(x) && isPlainObject(x.rec) ? x.rec : null;
+  if (rec === null || typeof rec.msg !== 'string' || typeof rec.recipient !== 'string' || typeof rec.seq !== 'number') return null;
+  return receiptItemId({ msg: rec.msg, recipient: rec.recipient, seq: rec.seq });
+}
+
+function rotationIdOf(x: unknown): string | null {
+  const rec = isPlainObject(x) && isPlainObject(x.rec) ? x.rec : null;
+  return rec !== null && typeof rec.new_pub === 'string' ? `rotation:${rec.new_pub}` : null;
 }
 
 export function createLanServer(node: HostNode, options: LanServerOptions = {}): Server {
@@ -64,18 +76,13 @@ export function createLanServer(node: HostNode, options: LanServerOptions = {}):
     '/v2/envelopes': {
       method: 'POST', hop: true, maxBody: LAN_MAX_BODY_BYTES,
       handle: (ctx, body) => ({
-        results: listField(body, 'envelopes', LAN_MAX_BATCH).map((env) => ({ id: idOf(env), status: receive(node, env, via(ctx)) })),
+        results: listField(body, 'envelopes', LAN_MAX_BATCH).map((env) => ({ id: envelopeIdOf(env), status: receive(node, env, via(ctx)) })),
       }),
     },
     '/v1/receipts': {
       method: 'POST', hop: true, maxBody: LAN_MAX_BODY_BYTES,
       handle: (ctx, body) => ({
-        results: listField(body, 'receipts', LAN_MAX_BATCH).map((signed) => {
-          const rec = isPlainObject(signed) && isPlainObject(signed.rec) ? signed.rec : null;
-          const id = rec !== null && typeof rec.msg === 'string' && typeof rec.recipient === 'string' && typeof rec.seq === 'number'
-            ? receiptItemId({ msg: rec.msg, recipient: rec.recipient, seq: rec.seq }) : null;
-          return { id, status: acceptReceipt(node, signed, via(ctx)) };
-        }),
+        results: listField(body, 'receipts', LAN_MAX_BATCH).map((signed) => ({ id: receiptIdOf(signed), status: acceptReceipt(node, signed, via(ctx)) })),
       }),
     },
     '/v1/enc-key': { method: 'GET', hop: true, maxBody: 0, handle: () => encAdOf(node) },
@@ -83,10 +90,7 @@ export function createLanServer(node: HostNode, options: LanServerOptions = {}):
       method: 'POST', hop: false, maxBody: LAN_SMALL_BODY_BYTES,
       handle: (ctx, body) => {
         addressLimited(ctx);
-        return { results: listField(body, 'records', LAN_MAX_ROTATIONS).map((record) => {
-          const rec = isPlainObject(record) && isPlainObject(record.rec) ? record.rec : null;
-          return { id: rec !== null && typeof rec.new_pub === 'string' ? `rotation:${rec.new_pub}` : null, status: applyPeerRotation(node, record) };
-        }) };
+        return { results: listField(body, 'records', LAN_MAX_ROTATIONS).map((record) => ({ id: rotationIdOf(record), status: applyPeerRotation(node, record) })) };
       },
     },
     '/v1/status': {
