@@ -8,6 +8,7 @@ import { registerPeerCommands } from './peers.ts';
 import { registerDoctorCommand } from './doctor.ts';
 import { fingerprint } from '../protocol/fingerprint.ts';
 import { startDaemon } from '../host/daemon.ts';
+import { acquireDaemonLock } from '../host/daemon-lock.ts';
 import { defaultHome, DEFAULT_PORT, initHome, writeConfig } from '../host/identity.ts';
 import { closeNode, openNode } from '../host/node.ts';
 import { rotateHost } from '../host/rotation.ts';
@@ -52,9 +53,16 @@ export function registerHostCommands(program: Command): void {
     .option('--bind <address>', 'listen address (default: the configured one, else 0.0.0.0)')
     .action(async (opts: { port?: string; bind?: string }) => {
       let node;
+      let release;
       try {
         node = openNode(defaultHome());
       } catch (err) {
+        throw asCliError(err);
+      }
+      try {
+        release = acquireDaemonLock(node.home);
+      } catch (err) {
+        closeNode(node);
         throw asCliError(err);
       }
       const port = opts.port === undefined ? node.config.port : parsePort(opts.port);
@@ -63,6 +71,7 @@ export function registerHostCommands(program: Command): void {
       try {
         daemon = await startDaemon(node, { port, bind, log: (line) => process.stdout.write(`${new Date().toISOString()} ${line}\n`) });
       } catch (err) {
+        release();
         closeNode(node);
         throw new CliError(`cannot listen on ${bind}:${port}: ${err instanceof Error ? err.message : String(err)}`);
       }
@@ -72,6 +81,7 @@ export function registerHostCommands(program: Command): void {
         process.once('SIGINT', stop);
         process.once('SIGTERM', stop);
       });
+      release();
       closeNode(node);
     });
 

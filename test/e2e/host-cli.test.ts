@@ -3,7 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { runCli } from '../helpers/processes.ts';
-import { cli, cliJson, newCliHost } from './host-helpers.ts';
+import { cli, cliJson, newCliHost, startCliDaemon } from './host-helpers.ts';
 
 function oneLine(stderr: string): void {
   assert.match(stderr, /^agentmbx: [^\n]+\n$/, `one line, no stack: ${stderr}`);
@@ -47,4 +47,16 @@ test('local mail, roles and replies work without a daemon', async () => {
   await cli(alpha, ['ack', sent.id, '--agent', 'ops-bot']);
   const status = await cliJson<{ recipients: Array<{ recipient: string; state: string }> }>(alpha, ['status', sent.id]);
   assert.deepEqual(status.recipients.map((r) => [r.recipient, r.state]), [['al@alpha', 'delivered'], ['ops-bot@alpha', 'acked']]);
+});
+
+test('one daemon per home: a second one is refused, a dead one\'s lock is taken over', async () => {
+  const alpha = await newCliHost('alpha', []);
+  const first = await startCliDaemon(alpha);
+  const second = await runCli(['daemon', '--port', '0', '--bind', '127.0.0.1'], alpha.env);
+  assert.equal(second.code, 1);
+  assert.match(second.stderr, /^agentmbx: a daemon already runs for this home \(pid \d+\)\n$/);
+  first.kill('SIGKILL');
+  await first.exited;
+  alpha.url = '';
+  await startCliDaemon(alpha);
 });
