@@ -3,9 +3,13 @@
 import { createRequire } from 'node:module';
 import { fingerprint } from '../protocol/fingerprint.ts';
 import type { EnrolmentAuthority } from './authority/enrolment-authority.ts';
-import type { RelayConfig } from './config.ts';
+import { HEARTBEAT_INTERVAL_MS, type RelayConfig } from './config.ts';
 import { createRelayCore, type RelayCore } from './core/relay-core.ts';
+import { sweep } from './core/sweep.ts';
 import { buildRelayHttp } from './http/server.ts';
+import type { EpochRotation } from './ops/epoch.ts';
+import { checkHeartbeatAtStart, writeHeartbeat } from './ops/heartbeat.ts';
+import { startPeriodic } from './ops/periodic.ts';
 import { loadOrCreateRelayKey } from './ops/relay-key.ts';
 import { acquireWriterLock } from './ops/writer-lock.ts';
 import { openSqliteRelayStore } from './store/sqlite/index.ts';
@@ -22,6 +26,10 @@ export interface RelayServiceOptions {
   nowMs?: () => number;
   /** how long to wait for another relay process to release the store (0: refuse at once) */
   lockWaitMs?: number;
+  /** period of the heartbeat (default HEARTBEAT_INTERVAL_MS) */
+  heartbeatIntervalMs?: number;
+  /** where the service reports what an operator should know (default: a line on stderr) */
+  log?: (line: string) => void;
 }
 
 export interface RelayService {
@@ -30,6 +38,8 @@ export interface RelayService {
   relayPubkey: string;
   fingerprint: string;
   core: RelayCore;
+  /** the epoch rotation the start-up heartbeat check made, or null */
+  epochRotatedAtStart: EpochRotation | null;
   /** stops accepting, finishes requests in flight, closes the store, releases the lock */
   close(): Promise<void>;
 }
@@ -45,11 +55,20 @@ export async function startRelayService(options: RelayServiceOptions): Promise<R
     const store = await openSqliteRelayStore({ dir: options.storeDir, relayPubkey: relayKey.publicKey, ...(options.nowMs ? { nowMs: options.nowMs } : {}) });
     cleanups.push(() => store.close());
     const core = await createRelayCore({
+    const nowMs = options.nowMs ?? Date.now;
+    const log = options.log ?? ((line: string) => { process.stderr.write(`${line}\n`); });
+    const rotation = await checkHeartbeatAtStart(store, nowMs());
+    if (rotation !== null) log(`agentmbx relay: epoch rotated at start (${rotation.reason}): ${rotation.from} -> ${rotation.to}`);
       store, relayKey, config: options.config, version: RELAY_VERSION,
       ...(options.authority ? { authority: options.authority } : {}),
       ...(options.nowMs ? { nowMs: options.nowMs } : {}),
     });
     const app = buildRelayHttp(core, options.config);
+    const onError = (what: string) => (error: unknown): void => log(`agentmbx relay: ${what} failed: ${error instanceof Error ? error.message : String(error)}`);
+    const heartbeat = startPeriodic(() => writeHeartbeat(store, nowMs()), options.heartbeatIntervalMs ?? HEARTBEAT_INTERVAL_MS, { onError: onError('heartbeat') });
+    cleanups.push(() => heartbeat.stop());
+    const sweeper = startPeriodic(async () => { await sweep(core.context); }, options.config.sweep_interval_ms, { runNow: true, onError: onError('expiry sweep') });
+    cleanups.push(() => sweeper.stop());
     cleanups.push(() => app.close());
     await app.listen({ port: options.port, host: options.bind });
     const address = app.server.address();
@@ -62,6 +81,7 @@ export async function startRelayService(options: RelayServiceOptions): Promise<R
       fingerprint: fingerprint(relayKey.publicKey),
       core,
       close: unwind,
+      epochRotatedAtStart: rotation,
     };
   } catch (err) {
     await unwind();

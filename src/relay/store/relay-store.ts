@@ -102,6 +102,20 @@ export interface StoreMeta {
 }
 
 export interface RotationResult {
+/** What the operations log records (restores, epoch rotations, backups). */
+export type OpsLogKind = 'restore' | 'epoch-rotated' | 'backup';
+
+export interface OpsLogEntry {
+  at: number;
+  kind: OpsLogKind;
+  /** a small JSON object saying what happened and why (never key material) */
+  detail: Record<string, unknown>;
+}
+
+export interface StoredOpsLogEntry extends OpsLogEntry {
+  id: number;
+}
+
   /** items moved from the old key's queue to the new key's */
   moved: number;
 }
@@ -112,6 +126,10 @@ export interface RelayTx {
   setEpoch(epoch: string): Promise<void>;
   writeHeartbeat(atMs: number): Promise<void>;
 
+  /** appends to the operations log (the oldest entries beyond its cap are dropped) */
+  appendOpsLog(entry: OpsLogEntry): Promise<void>;
+  /** the newest `limit` entries of the operations log, newest first */
+  opsLog(limit: number): Promise<StoredOpsLogEntry[]>;
   getEnrolment(hostPubkey: string): Promise<Enrolment | null>;
   /** live (not revoked) enrolments whose name matches case-insensitively, at most `limit` */
   liveEnrolmentsByName(hostName: string, limit: number): Promise<Enrolment[]>;

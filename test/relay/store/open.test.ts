@@ -11,10 +11,10 @@ import {
 import { tempDir } from '../../helpers/processes.ts';
 import { freshStore, inspect, item, newKey, RELAY_KEY } from './store-fixtures.ts';
 
-const TABLES = ['account_usage', 'acked', 'counters', 'dedup', 'enc_ads', 'enrolments', 'items', 'meta', 'queue_usage', 'sender_lists', 'sender_usage', 'seqs'];
+const TABLES = ['account_usage', 'acked', 'counters', 'dedup', 'enc_ads', 'enrolments', 'items', 'meta', 'ops_log', 'queue_usage', 'sender_lists', 'sender_usage', 'seqs'];
 
 const extraColumn: Migration = {
-  version: 2,
+  version: SCHEMA_VERSION + 1,
   name: 'test: add a column',
   up(db) { db.exec('ALTER TABLE items ADD COLUMN note TEXT'); },
 };
@@ -79,7 +79,7 @@ test('a failing migration leaves the store unchanged, also the steps before it',
   const { store, dir } = await freshStore({ newEpoch: () => 'kept' });
   await store.close();
   const failing: Migration = {
-    version: 3,
+    version: SCHEMA_VERSION + 2,
     name: 'test: half done',
     up(db) {
       db.exec('CREATE TABLE half_done (x INTEGER)');
@@ -88,7 +88,7 @@ test('a failing migration leaves the store unchanged, also the steps before it',
   };
   await assert.rejects(
     openSqliteRelayStore({ dir, relayPubkey: RELAY_KEY, migrations: [...MIGRATIONS, extraColumn, failing] }),
-    (error: unknown) => error instanceof StoreMigrationError && error instanceof StoreOpenError && /schema 3 \(test: half done\).*boom/.test(error.message),
+    (error: unknown) => error instanceof StoreMigrationError && error instanceof StoreOpenError && new RegExp(`schema ${SCHEMA_VERSION + 2} \\(test: half done\\).*boom`).test(error.message),
   );
   assert.deepEqual(tableNames(dir), TABLES);
   const columns = inspect(dir, (db) => db.prepare('PRAGMA table_info(items)').all().map((r) => String(r.name)));

@@ -1,0 +1,88 @@
+// Retention and expiry (design §6, protocol.md §3.9, §7.10). Expired items are deleted in bounded
+// batches, one transaction each; their dedup rows stay as tombstones, so a late retry is a
+// `duplicate`, never a second delivery. An expired envelope queues for its sender a notice signed
+// by the relay key (once: the notice's own dedup row, with sender = the relay key, guards it); none
+// goes to a revoked or unknown sender key, and receipts (advisory) and notices expire silently.
+// Dedup rows are swept once older than the dedup horizon, never while their item exists.
+import { sha256Hex } from '../../protocol/hash.ts';
+import { expiredItemId, signExpiredNotice } from '../../protocol/records/expired.ts';
+import { dedupHorizonMs, retentionMs } from '../config.ts';
+import type { ItemHeader, RelayTx } from '../store/relay-store.ts';
+import { isoTime, type CoreContext } from './context.ts';
+
+/** Expired items handled per transaction: keeps each sweep transaction short for the single writer. */
+export const SWEEP_BATCH_ITEMS = 500;
+/** Dedup rows deleted per transaction. */
+export const SWEEP_BATCH_DEDUP = 2_000;
+
+export interface SweepResult {
+  /** items deleted because they expired */
+  expired: number;
+  /** expiry notices queued for senders */
+  notices: number;
+  /** dedup rows (tombstones) deleted after the horizon */
+  dedupSwept: number;
+}
+
+export interface SweepOptions {
+  itemBatch?: number;
+  dedupBatch?: number;
+}
+
+/** One full sweep at the context's current time. Items that expire while it runs wait for the next one. */
+export async function sweep(ctx: CoreContext, options: SweepOptions = {}): Promise<SweepResult> {
+  const now = ctx.nowMs();
+  const itemBatch = options.itemBatch ?? SWEEP_BATCH_ITEMS;
+  const dedupBatch = options.dedupBatch ?? SWEEP_BATCH_DEDUP;
+  const result: SweepResult = { expired: 0, notices: 0, dedupSwept: 0 };
+  for (;;) {
+    const batch = await ctx.store.transaction(async (tx) => {
+      const expired = await tx.expiredItems(now, itemBatch);
+      let notices = 0;
+      for (const item of expired) {
+        await tx.deleteItem(item.targetPubkey, item.seq);
+        if (item.kind === 'envelope' && await queueNotice(ctx, tx, item, now)) notices += 1;
+      }
+      return { expired: expired.length, notices };
+    });
+    result.expired += batch.expired;
+    result.notices += batch.notices;
+    if (batch.expired < itemBatch) break;
+  }
+  const horizon = now - dedupHorizonMs(ctx.config);
+  for (;;) {
+    const swept = await ctx.store.transaction((tx) => tx.sweepDedup(horizon, dedupBatch));
+    result.dedupSwept += swept;
+    if (swept < dedupBatch) break;
+  }
+  return result;
+}
+
+/** Queues the expiry notice of `item` for its sender; false when none is due. */
+async function queueNotice(ctx: CoreContext, tx: RelayTx, item: ItemHeader, now: number): Promise<boolean> {
+  const sender = await tx.getEnrolment(item.senderPubkey);
+  if (sender === null || sender.revokedAt !== null) return false;
+  const relayPubkey = ctx.relayKey.publicKey;
+  const itemId = expiredItemId(item.itemId, item.targetPubkey);
+  if (await tx.getDedup(relayPubkey, itemId, sender.hostPubkey) !== null) return false;
+  const wire = new TextEncoder().encode(signExpiredNotice({
+    v: 1,
+    type: 'relay-expired',
+    item_id: item.itemId,
+    target_pubkey: item.targetPubkey,
+    accepted_at: isoTime(item.acceptedAt),
+    expired_at: isoTime(item.expiresAt),
+  }, ctx.relayKey));
+  await tx.insertItem({
+    targetPubkey: sender.hostPubkey,
+    kind: 'expired',
+    itemId,
+    senderPubkey: relayPubkey,
+    wire,
+    wireHash: sha256Hex(wire),
+    acceptedAt: now,
+    expiresAt: now + retentionMs(ctx.config),
+    account: sender.account,
+  }, now);
+  return true;
+}

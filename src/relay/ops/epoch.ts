@@ -1,0 +1,43 @@
+// Epoch rotation (design §5): a new random epoch tells every sender to re-push what it holds and
+// every receiver to pull again from 0. Used by a restore, by the start-up heartbeat rule and by
+// `agentmbx relay rotate-epoch`; each rotation is written to the operations log with its reason.
+import { lockForOfflineOperation } from './ops-error.ts';
+import type { RelayTx } from '../store/relay-store.ts';
+import { openSqliteRelayStore, randomEpoch, readStoreMeta } from '../store/sqlite/index.ts';
+
+export interface EpochRotation {
+  from: string;
+  to: string;
+  reason: string;
+}
+
+/** Inside the caller's transaction: writes a new epoch and logs why. */
+export async function rotateEpochInTx(tx: RelayTx, options: { nowMs: number; reason: string; newEpoch?: () => string; detail?: Record<string, unknown> }): Promise<EpochRotation> {
+  const from = (await tx.meta()).epoch;
+  const to = (options.newEpoch ?? randomEpoch)();
+  await tx.setEpoch(to);
+  await tx.appendOpsLog({ at: options.nowMs, kind: 'epoch-rotated', detail: { reason: options.reason, from, to, ...options.detail } });
+  return { from, to, reason: options.reason };
+}
+
+/**
+ * `agentmbx relay rotate-epoch`: takes the writer lock (so it is refused while a relay serves the
+ * store, and no relay can start meanwhile), rotates, releases.
+ */
+export async function rotateEpochOffline(options: { storeDir: string; nowMs?: () => number; newEpoch?: () => string }): Promise<EpochRotation> {
+  const lock = await lockForOfflineOperation(options.storeDir, 'stop it before rotating the epoch');
+  try {
+    const { relayPubkey } = readStoreMeta(options.storeDir);
+    const store = await openSqliteRelayStore({ dir: options.storeDir, relayPubkey });
+    try {
+      const nowMs = (options.nowMs ?? Date.now)();
+      return await store.transaction((tx) => rotateEpochInTx(tx, {
+        nowMs, reason: 'operator', ...(options.newEpoch ? { newEpoch: options.newEpoch } : {}),
+      }));
+    } finally {
+      await store.close();
+    }
+  } finally {
+    lock.release();
+  }
+}

@@ -1,0 +1,40 @@
+// The heartbeat (design §5, protocol.md §6, §7.14): a running relay writes the time to its store
+// every HEARTBEAT_INTERVAL_MS. At start, a heartbeat older than HEARTBEAT_STALE_MS, or more than
+// HEARTBEAT_MAX_AHEAD_MS ahead of the clock, means the store may be a restored copy or came back
+// from a long outage: the relay rotates the epoch (an extra rotation costs only a re-push and a
+// re-pull, which dedup absorbs) and logs why.
+import type { RelayStore } from '../store/relay-store.ts';
+import { rotateEpochInTx, type EpochRotation } from './epoch.ts';
+
+/** A stored heartbeat older than this at start rotates the epoch. */
+export const HEARTBEAT_STALE_MS = 600_000;
+/** A stored heartbeat further ahead of the clock than this at start rotates the epoch. */
+export const HEARTBEAT_MAX_AHEAD_MS = 60_000;
+
+/** Why the stored heartbeat calls for a new epoch, or null when it is fresh (or there is none yet: a new store). */
+export function staleHeartbeatReason(heartbeatAt: number | null, nowMs: number): string | null {
+  if (heartbeatAt === null) return null;
+  if (nowMs - heartbeatAt > HEARTBEAT_STALE_MS) return `the last heartbeat is ${Math.round((nowMs - heartbeatAt) / 1000)} s old`;
+  if (heartbeatAt - nowMs > HEARTBEAT_MAX_AHEAD_MS) return `the last heartbeat is ${Math.round((heartbeatAt - nowMs) / 1000)} s ahead of the clock`;
+  return null;
+}
+
+/**
+ * The start-up check, in one transaction with the first heartbeat: returns the rotation it made, or
+ * null. Runs before the core reads the epoch.
+ */
+export async function checkHeartbeatAtStart(store: RelayStore, nowMs: number, newEpoch?: () => string): Promise<EpochRotation | null> {
+  return store.transaction(async (tx) => {
+    const { heartbeatAt } = await tx.meta();
+    const reason = staleHeartbeatReason(heartbeatAt, nowMs);
+    const rotation = reason === null ? null
+      : await rotateEpochInTx(tx, { nowMs, reason, detail: { heartbeat_at: heartbeatAt }, ...(newEpoch ? { newEpoch } : {}) });
+    await tx.writeHeartbeat(nowMs);
+    return rotation;
+  });
+}
+
+/** One heartbeat write. */
+export function writeHeartbeat(store: RelayStore, nowMs: number): Promise<void> {
+  return store.transaction((tx) => tx.writeHeartbeat(nowMs));
+}

@@ -1,0 +1,115 @@
+// Retention and expiry (design §6, protocol.md §3.9, §7.10) over a real relay with a moved clock.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { fromBase64 } from '../../src/protocol/base64.ts';
+import { expiredItemId, verifyExpiredNotice } from '../../src/protocol/records/expired.ts';
+import { dedupHorizonMs, retentionMs } from '../../src/relay/config.ts';
+import { sweep } from '../../src/relay/core/sweep.ts';
+import { enrolledHost, envelopeItem, receiptItem, sealedEnvelope, startTestRelay, type TestHost, type TestRelay } from '../helpers/relay-fixture.ts';
+
+type Page = { head_seq: number; items: Array<{ seq: number; kind: string; item_id: string; sender_pubkey: string; wire_b64: string }> };
+type Results = Array<{ status: string; targets: Array<{ seq: number }>; accept?: { at: string } }>;
+
+const DAY_MS = 86_400_000;
+
+async function setup(): Promise<{ relay: TestRelay; a: TestHost; b: TestHost }> {
+  // a sweep interval far beyond the test: only the explicit sweeps below run (plus the one at start)
+  const relay = await startTestRelay({ config: { sweep_interval_ms: 2 ** 31 - 1 } });
+  return { relay, a: await enrolledHost(relay, 'laptop'), b: await enrolledHost(relay, 'desk') };
+}
+
+async function pushEnvelope(relay: TestRelay, from: TestHost, to: TestHost) {
+  const env = sealedEnvelope(from, to, relay.clock.ms);
+  const item = envelopeItem(env.id, [{ host: to, wire: env.wire }]);
+  const results = (await from.api.push([item])).body['results'] as Results;
+  assert.equal(results[0]?.status, 'accepted');
+  return { id: env.id, item, accept: results[0]?.accept };
+}
+
+test('an expired envelope vanishes, its sender pulls a signed notice, a late retry is a duplicate', async () => {
+  const { relay, a, b } = await setup();
+  const sent = await pushEnvelope(relay, a, b);
+  const acceptedAt = relay.clock.ms;
+  relay.clock.advance(retentionMs(relay.service.core.context.config) - 1);
+  assert.deepEqual(await sweep(relay.service.core.context), { expired: 0, notices: 0, dedupSwept: 0 }, 'not expired a millisecond early');
+
+  relay.clock.advance(1);
+  assert.deepEqual(await sweep(relay.service.core.context), { expired: 1, notices: 1, dedupSwept: 0 });
+  assert.equal(((await b.api.pull(0)).body as Page).items.length, 0, 'the target never gets it');
+
+  const page = (await a.api.pull(0)).body as Page;
+  assert.equal(page.items.length, 1);
+  const notice = page.items[0];
+  assert.equal(notice?.kind, 'expired');
+  assert.equal(notice?.item_id, expiredItemId(sent.id, b.key.publicKey));
+  assert.equal(notice?.sender_pubkey, relay.service.relayPubkey);
+  const verified = verifyExpiredNotice(fromBase64(notice?.wire_b64 ?? '') ?? new Uint8Array(), relay.service.relayPubkey);
+  assert.deepEqual(verified, {
+    v: 1, type: 'relay-expired', item_id: sent.id, target_pubkey: b.key.publicKey,
+    accepted_at: new Date(acceptedAt).toISOString(), expired_at: new Date(relay.clock.ms).toISOString(),
+  });
+  assert.equal(Date.parse(verified?.accepted_at ?? ''), Date.parse(sent.accept?.at ?? ''), 'accepted_at is the accept receipt\'s at');
+
+  const retry = ((await a.api.push([sent.item])).body['results'] as Results)[0];
+  assert.equal(retry?.status, 'duplicate', 'the dedup row stayed as a tombstone');
+  assert.equal(((await b.api.pull(0)).body as Page).items.length, 0, 'never a second delivery');
+  assert.deepEqual(await sweep(relay.service.core.context), { expired: 0, notices: 0, dedupSwept: 0 });
+  assert.equal(((await a.api.pull(0)).body as Page).items.length, 1, 'the notice is queued once');
+});
+
+test('receipts expire silently, and a revoked sender gets no notice', async () => {
+  const { relay, a, b } = await setup();
+  const c = await enrolledHost(relay, 'tablet');
+  await c.api.push([receiptItem(c, a, '01JCZ8Q0000000000000000000', 'delivered', 1, relay.clock.ms)]);
+  await pushEnvelope(relay, b, a);
+  await relay.service.core.context.store.transaction(async (tx) => {
+    const enrolment = await tx.getEnrolment(b.key.publicKey);
+    assert.ok(enrolment);
+    await tx.putEnrolment({ ...enrolment, revokedAt: relay.clock.ms });
+  });
+  relay.clock.advance(retentionMs(relay.service.core.context.config));
+  assert.deepEqual(await sweep(relay.service.core.context), { expired: 2, notices: 0, dedupSwept: 0 });
+  assert.equal(((await a.api.pull(0)).body as Page).items.length, 0);
+  assert.equal(((await c.api.pull(0)).body as Page).head_seq, 0, 'no notice for the receipt\'s sender');
+  const bQueue = await relay.service.core.context.store.transaction((tx) => tx.headSeq(b.key.publicKey), { readOnly: true });
+  assert.equal(bQueue, 0, 'none for the revoked sender');
+});
+
+test('sweeps go in bounded batches, one transaction each', async () => {
+  const { relay, a, b } = await setup();
+  for (let i = 0; i < 5; i += 1) await pushEnvelope(relay, a, b);
+  relay.clock.advance(retentionMs(relay.service.core.context.config));
+  assert.deepEqual(await sweep(relay.service.core.context, { itemBatch: 2 }), { expired: 5, notices: 5, dedupSwept: 0 });
+  assert.equal(((await a.api.pull(0)).body as Page).items.length, 5);
+});
+
+test('dedup rows go after the horizon, never while their item exists', async () => {
+  const { relay, a, b } = await setup();
+  const ctx = relay.service.core.context;
+  const sent = await pushEnvelope(relay, a, b);
+  const kept = await pushEnvelope(relay, a, b);
+  // an item whose expiry lies beyond the horizon (a longer retention when it was accepted)
+  await ctx.store.transaction(async (tx) => {
+    const row = await tx.getDedup(a.key.publicKey, kept.id, b.key.publicKey);
+    assert.ok(row);
+    await tx.deleteItem(b.key.publicKey, row.seq);
+    await tx.sweepDedup(Number.MAX_SAFE_INTEGER, 10);
+    await tx.insertItem({
+      targetPubkey: b.key.publicKey, kind: 'envelope', itemId: kept.id, senderPubkey: a.key.publicKey, wire: new TextEncoder().encode('{}'),
+      wireHash: row.wireHash, acceptedAt: row.acceptedAt, expiresAt: row.acceptedAt + 100 * DAY_MS, account: null,
+    }, relay.clock.ms);
+  });
+  relay.clock.advance(dedupHorizonMs(ctx.config));
+  const first = await sweep(ctx);
+  assert.equal(first.expired, 1);
+  assert.equal(first.dedupSwept, 0, 'not at the horizon, only after it');
+  relay.clock.advance(1);
+  const second = await sweep(ctx);
+  assert.equal(second.dedupSwept, 1, 'only the tombstone of the expired item');
+  await ctx.store.transaction(async (tx) => {
+    assert.equal(await tx.getDedup(a.key.publicKey, sent.id, b.key.publicKey), null);
+    assert.notEqual(await tx.getDedup(a.key.publicKey, kept.id, b.key.publicKey), null, 'its item still exists');
+  });
+  const again = ((await a.api.push([sent.item])).body['results'] as Results)[0];
+  assert.equal(again?.status, 'accepted', 'past the horizon the id is new again');
+});
