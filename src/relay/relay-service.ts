@@ -54,21 +54,21 @@ export async function startRelayService(options: RelayServiceOptions): Promise<R
     const relayKey = loadOrCreateRelayKey(options.storeDir, options.env);
     const store = await openSqliteRelayStore({ dir: options.storeDir, relayPubkey: relayKey.publicKey, ...(options.nowMs ? { nowMs: options.nowMs } : {}) });
     cleanups.push(() => store.close());
-    const core = await createRelayCore({
     const nowMs = options.nowMs ?? Date.now;
     const log = options.log ?? ((line: string) => { process.stderr.write(`${line}\n`); });
     const rotation = await checkHeartbeatAtStart(store, nowMs());
     if (rotation !== null) log(`agentmbx relay: epoch rotated at start (${rotation.reason}): ${rotation.from} -> ${rotation.to}`);
+    const core = await createRelayCore({
       store, relayKey, config: options.config, version: RELAY_VERSION,
       ...(options.authority ? { authority: options.authority } : {}),
       ...(options.nowMs ? { nowMs: options.nowMs } : {}),
     });
-    const app = buildRelayHttp(core, options.config);
     const onError = (what: string) => (error: unknown): void => log(`agentmbx relay: ${what} failed: ${error instanceof Error ? error.message : String(error)}`);
     const heartbeat = startPeriodic(() => writeHeartbeat(store, nowMs()), options.heartbeatIntervalMs ?? HEARTBEAT_INTERVAL_MS, { onError: onError('heartbeat') });
     cleanups.push(() => heartbeat.stop());
     const sweeper = startPeriodic(async () => { await sweep(core.context); }, options.config.sweep_interval_ms, { runNow: true, onError: onError('expiry sweep') });
     cleanups.push(() => sweeper.stop());
+    const app = buildRelayHttp(core, options.config);
     cleanups.push(() => app.close());
     await app.listen({ port: options.port, host: options.bind });
     const address = app.server.address();
@@ -80,8 +80,8 @@ export async function startRelayService(options: RelayServiceOptions): Promise<R
       relayPubkey: relayKey.publicKey,
       fingerprint: fingerprint(relayKey.publicKey),
       core,
-      close: unwind,
       epochRotatedAtStart: rotation,
+      close: unwind,
     };
   } catch (err) {
     await unwind();

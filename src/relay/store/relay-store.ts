@@ -101,7 +101,6 @@ export interface StoreMeta {
   heartbeatAt: number | null;
 }
 
-export interface RotationResult {
 /** What the operations log records (restores, epoch rotations, backups). */
 export type OpsLogKind = 'restore' | 'epoch-rotated' | 'backup';
 
@@ -116,6 +115,7 @@ export interface StoredOpsLogEntry extends OpsLogEntry {
   id: number;
 }
 
+export interface RotationResult {
   /** items moved from the old key's queue to the new key's */
   moved: number;
 }
@@ -125,11 +125,11 @@ export interface RelayTx {
   meta(): Promise<StoreMeta>;
   setEpoch(epoch: string): Promise<void>;
   writeHeartbeat(atMs: number): Promise<void>;
-
   /** appends to the operations log (the oldest entries beyond its cap are dropped) */
   appendOpsLog(entry: OpsLogEntry): Promise<void>;
   /** the newest `limit` entries of the operations log, newest first */
   opsLog(limit: number): Promise<StoredOpsLogEntry[]>;
+
   getEnrolment(hostPubkey: string): Promise<Enrolment | null>;
   /** live (not revoked) enrolments whose name matches case-insensitively, at most `limit` */
   liveEnrolmentsByName(hostName: string, limit: number): Promise<Enrolment[]>;

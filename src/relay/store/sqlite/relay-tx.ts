@@ -7,8 +7,8 @@ import * as enrolments from './enrolments.ts';
 import { TransactionMisuseError } from './errors.ts';
 import * as hostRecords from './host-records.ts';
 import * as items from './items.ts';
-import { META_EPOCH, META_HEARTBEAT_AT, readMeta, writeMeta } from './meta.ts';
 import { appendOpsLog, readOpsLog } from './ops-log.ts';
+import { META_EPOCH, META_HEARTBEAT_AT, readMeta, writeMeta } from './meta.ts';
 import { rotate } from './rotate.ts';
 import * as usage from './usage.ts';
 
@@ -31,10 +31,10 @@ export function openRelayTx(sql: SQLTagStore, where: string): OpenTx {
       assertInteger(atMs, 'atMs');
       writeMeta(use(), META_HEARTBEAT_AT, String(atMs));
     },
-
-    async getEnrolment(hostPubkey) { return enrolments.getEnrolment(use(), hostPubkey); },
     async appendOpsLog(entry) { appendOpsLog(use(), entry); },
     async opsLog(limit) { return readOpsLog(use(), limit); },
+
+    async getEnrolment(hostPubkey) { return enrolments.getEnrolment(use(), hostPubkey); },
     async liveEnrolmentsByName(hostName, limit) { return enrolments.liveEnrolmentsByName(use(), hostName, limit); },
     async nameTakenInAccount(account, hostName, exceptPubkey) {
       return enrolments.nameTakenInAccount(use(), account, hostName, exceptPubkey);
