@@ -5,6 +5,7 @@ import type { EnrolmentAuthority } from '../authority/enrolment-authority.ts';
 import type { RelayConfig } from '../config.ts';
 import type { RelayStore } from '../store/relay-store.ts';
 import type { ChallengeTable } from './challenges.ts';
+import type { HostedRelay } from './hosted.ts';
 import type { RateWindow } from '../rate-window.ts';
 
 export interface CoreContext {
@@ -12,6 +13,8 @@ export interface CoreContext {
   relayKey: SigningKey;
   config: RelayConfig;
   authority: EnrolmentAuthority;
+  /** the session and deny-list rules of a hosted relay (account-token authority), or null */
+  hosted: HostedRelay | null;
   nowMs: () => number;
   version: string;
   /** the store's epoch, read at start; it changes only while no relay serves the store */

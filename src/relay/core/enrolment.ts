@@ -8,6 +8,7 @@ import { authorityStrength } from '../authority/host-key.ts';
 import { MAX_LIVE_ENROLMENTS } from '../config.ts';
 import type { Enrolment } from '../store/relay-store.ts';
 import type { CoreContext } from './context.ts';
+import { bindCloudKey } from './hosted.ts';
 import { badRequest, RelayError } from './relay-error.ts';
 
 function field(body: unknown, name: string): unknown {
@@ -71,6 +72,7 @@ export async function enrol(ctx: CoreContext, body: unknown): Promise<{ ok: true
       throw new RelayError(409, `the name ${host} is already enrolled in this account`, 'NAME_TAKEN');
     }
     await tx.putEnrolment(next);
+    if (decision.binding !== undefined) await bindCloudKey(tx, pubkey, decision.binding, ctx.nowMs());
   });
   return { ok: true };
 }

@@ -2,7 +2,8 @@
 import type { SigningKey } from '../../protocol/keys.ts';
 import type { RelayHopRequest } from '../../protocol/relay-hop.ts';
 import type { EnrolmentAuthority } from '../authority/enrolment-authority.ts';
-import { HostKeyAuthority } from '../authority/host-key.ts';
+import { AccountTokenAuthority } from '../authority/account-token.ts';
+import { authorityFromConfig } from '../authority/from-config.ts';
 import { MAX_RATE_ADDRESSES, type RelayConfig } from '../config.ts';
 import { RateWindow } from '../rate-window.ts';
 import type { Enrolment, RelayStore } from '../store/relay-store.ts';
@@ -11,11 +12,13 @@ import type { CoreContext } from './context.ts';
 import { enrol, issueChallenge } from './enrolment.ts';
 import { lookupEncAdByKey, lookupEncAdByName, publishEncAdV1, publishEncAdV2 } from './enc-ads.ts';
 import { findHopCaller, type HopHeaders } from './hop-auth.ts';
+import { addDenyEntries, HostedRelay, sessionRefusal } from './hosted.ts';
 import { info } from './info.ts';
 import { ack, pull, type PullQuery } from './pull-ack.ts';
 import { push } from './push.ts';
 import { rotate } from './rotation.ts';
 import { publishSenderList } from './sender-lists.ts';
+import { RelayError } from './relay-error.ts';
 import { ackV1, pullV1, pushV1 } from './v1-messages.ts';
 
 export interface RelayCoreOptions {
@@ -32,12 +35,15 @@ export type RelayCore = Awaited<ReturnType<typeof createRelayCore>>;
 
 export async function createRelayCore(options: RelayCoreOptions) {
   const meta = await options.store.transaction((tx) => tx.meta(), { readOnly: true });
+  const nowMs = options.nowMs ?? Date.now;
+  const authority = options.authority ?? authorityFromConfig(options.config, nowMs);
   const ctx: CoreContext = {
     store: options.store,
     relayKey: options.relayKey,
     config: options.config,
-    authority: options.authority ?? new HostKeyAuthority(),
-    nowMs: options.nowMs ?? Date.now,
+    authority,
+    hosted: authority instanceof AccountTokenAuthority ? new HostedRelay(authority) : null,
+    nowMs,
     version: options.version,
     epoch: meta.epoch,
     challenges: new ChallengeTable(options.random),
@@ -48,6 +54,14 @@ export async function createRelayCore(options: RelayCoreOptions) {
     /** the live enrolment that signed the request, or null */
     caller: (headers: HopHeaders, request: RelayHopRequest): Promise<Enrolment | null> =>
       ctx.store.transaction((tx) => findHopCaller(tx, headers, request, ctx.nowMs()), { readOnly: true }),
+    /** a hosted relay's refusal of a signed caller without a valid session (docs/hosted-relay.md), or null */
+    sessionRefusal: async (caller: Enrolment, authorization: string | undefined): Promise<RelayError | null> =>
+      ctx.hosted === null ? null : sessionRefusal(ctx, ctx.hosted, caller, authorization),
+    /** POST /v2/relay/admin/deny; only a hosted relay has the route */
+    deny: async (authorization: string | undefined, body: unknown) => {
+      if (ctx.hosted === null) throw new RelayError(404, 'not found');
+      return addDenyEntries(ctx, ctx.hosted, authorization, body);
+    },
     info: (caller: Enrolment | null) => info(ctx, caller),
     challenge: (body: unknown) => issueChallenge(ctx, body),
     enrol: (body: unknown) => enrol(ctx, body),

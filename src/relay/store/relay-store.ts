@@ -3,6 +3,7 @@
 // node:sqlite is synchronous, so that a backend for several relay processes fits later.
 //
 // Times are Unix milliseconds (numbers) throughout; the core turns them into ISO strings on the wire.
+import type { HostedTx } from './hosted-store.ts';
 
 export interface Enrolment {
   hostPubkey: string;
@@ -121,7 +122,7 @@ export interface RotationResult {
 }
 
 /** Everything the core may read or write, valid only inside `RelayStore.transaction`. */
-export interface RelayTx {
+export interface RelayTx extends HostedTx {
   meta(): Promise<StoreMeta>;
   setEpoch(epoch: string): Promise<void>;
   writeHeartbeat(atMs: number): Promise<void>;

@@ -6,6 +6,7 @@ import { assertInteger } from './columns.ts';
 import * as enrolments from './enrolments.ts';
 import { TransactionMisuseError } from './errors.ts';
 import * as hostRecords from './host-records.ts';
+import { hostedTx } from './hosted.ts';
 import * as items from './items.ts';
 import { appendOpsLog, readOpsLog } from './ops-log.ts';
 import { META_EPOCH, META_HEARTBEAT_AT, readMeta, writeMeta } from './meta.ts';
@@ -25,6 +26,7 @@ export function openRelayTx(sql: SQLTagStore, where: string): OpenTx {
     return sql;
   };
   const tx: RelayTx = {
+    ...hostedTx(use),
     async meta() { return readMeta(use(), where); },
     async setEpoch(epoch) { writeMeta(use(), META_EPOCH, epoch); },
     async writeHeartbeat(atMs) {

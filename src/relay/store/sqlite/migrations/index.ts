@@ -1,11 +1,12 @@
 // The binary's schema: migrations numbered 1..SCHEMA_VERSION, applied in order.
 import { migration001 } from './001-initial.ts';
 import { migration002 } from './002-ops-log.ts';
+import { migration003 } from './003-hosted-relay.ts';
 import type { Migration } from './migration.ts';
 
 export type { Migration } from './migration.ts';
 
-export const MIGRATIONS: readonly Migration[] = [migration001, migration002];
+export const MIGRATIONS: readonly Migration[] = [migration001, migration002, migration003];
 
 /** The schema this agentmbx writes; a store with a higher schema_version is refused. */
 export const SCHEMA_VERSION = latestVersion(MIGRATIONS);
