@@ -2,11 +2,16 @@
 // while the body streams in, and hostile input is a 4xx, never a 500 or a crash.
 import assert from 'node:assert/strict';
 import { request } from 'node:http';
-import { connect } from 'node:net';
+import { connect, type AddressInfo, type Socket } from 'node:net';
 import { test } from 'node:test';
 import { toBase64 } from '../../src/protocol/base64.ts';
 import { signRelayHop } from '../../src/protocol/relay-hop.ts';
-import { MAX_QUEUED_TRANSACTIONS } from '../../src/relay/store/sqlite/index.ts';
+import { generateSigningKey } from '../../src/protocol/keys.ts';
+import { DEFAULT_CONFIG } from '../../src/relay/config.ts';
+import { createRelayCore } from '../../src/relay/core/relay-core.ts';
+import { buildRelayHttp } from '../../src/relay/http/server.ts';
+import { MAX_QUEUED_TRANSACTIONS, openSqliteRelayStore } from '../../src/relay/store/sqlite/index.ts';
+import { tempDir } from '../helpers/processes.ts';
 import { enrolledHost, sealedEnvelope, startTestRelay, type TestRelay } from '../helpers/relay-fixture.ts';
 
 const DEEP = 100_000;
@@ -99,6 +104,7 @@ test('a malformed request line or header over a raw socket → a JSON 4xx', asyn
     ['conflicting lengths', 'POST /v2/relay/items HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nContent-Length: 6\r\n\r\nhello', 400],
     ['length and chunked', 'POST /v2/relay/items HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n', 400],
     ['headers too large', `GET /v2/relay/info HTTP/1.1\r\nHost: x\r\nx-big: ${'a'.repeat(64 * 1024)}\r\n\r\n`, 431],
+    ['chunk extension too large', `POST /v2/relay/items HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n1;${'a'.repeat(32 * 1024)}\r\nx\r\n0\r\n\r\n`, 413],
   ];
   for (const [name, text, status] of cases) {
     const answer = parseHttp(await rawSocket(relay, text));
@@ -106,6 +112,28 @@ test('a malformed request line or header over a raw socket → a JSON 4xx', asyn
     assert.equal(typeof (answer.body as { error?: unknown }).error, 'string', name);
   }
   await stillServing(relay);
+});
+
+test('a request that times out in the HTTP layer is answered 408 JSON', async () => {
+  const key = generateSigningKey();
+  const store = await openSqliteRelayStore({ dir: tempDir(), relayPubkey: key.publicKey });
+  const core = await createRelayCore({ store, relayKey: key, config: DEFAULT_CONFIG, version: 'test' });
+  const app = buildRelayHttp(core, DEFAULT_CONFIG);
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  try {
+    const accepted = new Promise<Socket>((resolve) => app.server.once('connection', resolve));
+    const client = connect((app.server.address() as AddressInfo).port, '127.0.0.1');
+    let answer = '';
+    client.setEncoding('utf8').on('data', (chunk: string) => { answer += chunk; });
+    const closed = new Promise((resolve) => client.on('close', resolve));
+    // Node raises this when its request timeout fires (after minutes); raise it on the real socket now
+    app.server.emit('clientError', Object.assign(new Error('request timeout'), { code: 'ERR_HTTP_REQUEST_TIMEOUT' }), await accepted);
+    await closed;
+    assert.deepEqual(parseHttp(answer), { status: 408, body: { error: 'the request took too long to arrive' } });
+  } finally {
+    await app.close();
+    await store.close();
+  }
 });
 
 test('hostile nesting 100,000 deep, in a wire or in the body, is a 4xx or a rejection and the relay keeps serving', async () => {

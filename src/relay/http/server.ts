@@ -99,12 +99,18 @@ function sendError(reply: FastifyReply, err: RelayError): FastifyReply {
   return reply.code(err.status).send(err.body());
 }
 
-/** Answers HTTP-layer refusals (malformed request line or headers) as JSON too (protocol.md §7.18). */
+/** Node's HTTP-layer error codes that have a more fitting status than 400. */
+const CLIENT_ERROR_ANSWERS = new Map<string | undefined, { status: string; error: string }>([
+  ['HPE_HEADER_OVERFLOW', { status: '431 Request Header Fields Too Large', error: 'request headers too large' }],
+  ['HPE_CHUNK_EXTENSIONS_OVERFLOW', { status: '413 Payload Too Large', error: 'request body too large' }],
+  ['ERR_HTTP_REQUEST_TIMEOUT', { status: '408 Request Timeout', error: 'the request took too long to arrive' }],
+]);
+
+/** Answers HTTP-layer refusals (malformed request line or headers, timeouts) as JSON too (protocol.md §7.18). */
 function clientErrorHandler(error: Error & { code?: string }, socket: Socket): void {
   if (!socket.writable) return;
-  const tooLarge = error.code === 'HPE_HEADER_OVERFLOW';
-  const status = tooLarge ? '431 Request Header Fields Too Large' : '400 Bad Request';
-  const body = JSON.stringify({ error: tooLarge ? 'request headers too large' : 'malformed HTTP request' });
+  const { status, error: message } = CLIENT_ERROR_ANSWERS.get(error.code) ?? { status: '400 Bad Request', error: 'malformed HTTP request' };
+  const body = JSON.stringify({ error: message });
   socket.end(`HTTP/1.1 ${status}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`);
 }
 
