@@ -9,6 +9,9 @@ import { generateSigningKey, type SigningKey } from '../../src/protocol/keys.ts'
 import { signRelayHop } from '../../src/protocol/relay-hop.ts';
 import { JWKS_STALE_LIMIT_MS } from '../../src/relay/authority/jwks-cache.ts';
 import type { RelayLimits } from '../../src/relay/config.ts';
+import { backupRelayStore } from '../../src/relay/ops/backup.ts';
+import { restoreRelayStore } from '../../src/relay/ops/restore.ts';
+import { tempDir } from '../helpers/processes.ts';
 import { envelopeItem, makeHost, sealedEnvelope, startTestRelay, TestClock, type TestHost, type TestRelay } from '../helpers/relay-fixture.ts';
 import { accountTokenProof, cloudIdentity, ISSUER, startTokenIssuer, type CloudIdentity, type TokenIssuer } from '../helpers/token-issuer.ts';
 
@@ -201,6 +204,20 @@ test('a deny-list entry cuts an enrolled host at once, survives a restart and bl
   again.clock.advance(24 * 60 * MINUTE + 1);
   a.token = await again.issuer.mint(AUDIENCE, a.id.claims);
   assert.equal((await pull(again, a)).status, 200, 'an entry stops applying at its until');
+});
+
+test('a restore from a backup taken before a deny-list entry carries the entry forward', async () => {
+  const h = await startHosted();
+  const a = await hostedHost(h, 'macbook', 'acct-1');
+  const file = `${tempDir('agentmbx-backup-')}/relay-backup.db`;
+  await backupRelayStore({ storeDir: h.relay.dir, file, nowMs: h.clock.now });
+  const auth = { authorization: `Bearer ${await adminToken(h)}` };
+  assert.equal((await post(h.relay.url, '/v2/relay/admin/deny', denyBody([{ host_fp: fingerprint(a.key.publicKey) }], h), auth)).status, 200);
+  await h.relay.stop();
+  await restoreRelayStore({ storeDir: h.relay.dir, file, env: {}, nowMs: h.clock.now });
+  const restored = await startHosted({ dir: h.relay.dir, clock: h.clock, issuer: h.issuer });
+  const cut = await pull(restored, a);
+  assert.deepEqual([cut.status, cut.body['code']], [403, 'DENIED'], 'the backup did not hold the entry; the live store did');
 });
 
 test('the deny route wants an operator token with relay:deny for this relay, and well-formed entries', async () => {

@@ -1,6 +1,6 @@
 // The hosted relay's tables (design §8, schema 3): the cloud key each host key certified, and the
 // revocation deny-list. An entry outlives nothing: rows past their `until` are ignored and removed.
-import type { SQLTagStore } from 'node:sqlite';
+import type { DatabaseSync, SQLTagStore } from 'node:sqlite';
 import type { DenyEntry, DenyKind, HostedTx } from '../hosted-store.ts';
 import { assertInteger, int, text, type Row } from './columns.ts';
 
@@ -66,4 +66,17 @@ export function hostedTx(use: () => SQLTagStore): HostedTx {
     async findDenyEntry(hostFp, clientId, nowMs) { return findDenyEntry(use(), hostFp, clientId, nowMs); },
     async countLiveDenyEntries(nowMs) { return countLiveDenyEntries(use(), nowMs); },
   };
+}
+
+/**
+ * Restore (design §5): folds the live store's deny-list into the restored one (attached as `live`),
+ * since an entry only ever restricts; an entry in both keeps the later `until`. Returns the rows written.
+ */
+export function carryForwardDenyList(db: DatabaseSync): number {
+  const liveHasList = db.prepare(`SELECT 1 FROM live.sqlite_master WHERE type = 'table' AND name = 'deny_list'`).get() !== undefined;
+  if (!liveHasList) return 0;
+  return Number(db.prepare(`INSERT INTO main.deny_list (kind, value, reason, until_ms, added_at)
+      SELECT kind, value, reason, until_ms, added_at FROM live.deny_list WHERE true
+      ON CONFLICT (kind, value) DO UPDATE SET reason = excluded.reason, until_ms = excluded.until_ms, added_at = excluded.added_at
+      WHERE excluded.until_ms > deny_list.until_ms`).run().changes);
 }

@@ -11,6 +11,7 @@ import { ack } from './items.ts';
 import { readMeta } from './meta.ts';
 import { appendOpsLog, readOpsLog } from './ops-log.ts';
 import { BUSY_TIMEOUT_MS, RELAY_DB_FILE } from './open-store.ts';
+import { carryForwardDenyList } from './hosted.ts';
 
 /** What a store file holds, for a backup receipt. */
 export interface StoreCounts {
@@ -161,6 +162,7 @@ export function carryForward(restoredDir: string, liveDir: string): CarriedForwa
       changes('DELETE FROM main.ops_log');
       changes('INSERT INTO main.ops_log (id, at, kind, detail) SELECT id, at, kind, detail FROM live.ops_log');
     }
+    carryForwardDenyList(db);
     db.exec('COMMIT');
     db.exec('DETACH DATABASE live');
     return { revocations, sender_lists: senderLists, enc_ads: encAds, seqs, acked, acked_items_deleted: ackedItemsDeleted };
