@@ -5,6 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { DEFAULT_GROUP_COMMIT, MAX_GROUP_COMMIT_ITEMS, MAX_GROUP_COMMIT_WAIT_MS } from './store/sqlite/group-commit.ts';
 
 export type TrustProxy = 'none' | 'xff' | 'cloudflare';
 
@@ -50,6 +51,10 @@ export interface RelayConfig {
   sweep_interval_ms: number;
   /** where the client address of a request comes from */
   trust_proxy: TrustProxy;
+  /** write transactions committed together at most (group commit; 1 turns grouping off) */
+  group_commit_max_items: number;
+  /** how long a commit group may stay open gathering queued writes */
+  group_commit_max_wait_ms: number;
   /** present when `enrolment_authority` is "account-token"; absent: the host-key challenge */
   account_token?: AccountTokenSettings;
 }
@@ -82,6 +87,8 @@ export const DEFAULT_CONFIG: RelayConfig = Object.freeze({
   max_body_bytes: 8 * MiB,
   sweep_interval_ms: 600_000,
   trust_proxy: 'none',
+  group_commit_max_items: DEFAULT_GROUP_COMMIT.maxItems,
+  group_commit_max_wait_ms: DEFAULT_GROUP_COMMIT.maxWaitMs,
 });
 
 // Fixed caps of protocol.md §6. They bound memory or protocol timing, so they are not configurable.
@@ -155,6 +162,8 @@ const RULES = new Map<keyof RelayConfigFile, Rule>([
   ['max_body_bytes', { kind: 'integer', min: ENROL_BODY_MAX_BYTES, max: Number.MAX_SAFE_INTEGER }],
   ['sweep_interval_ms', { kind: 'integer', min: MIN_SWEEP_INTERVAL_MS, max: MAX_TIMER_MS }],
   ['trust_proxy', { kind: 'trust' }],
+  ['group_commit_max_items', { kind: 'integer', min: 1, max: MAX_GROUP_COMMIT_ITEMS }],
+  ['group_commit_max_wait_ms', { kind: 'integer', min: 1, max: MAX_GROUP_COMMIT_WAIT_MS }],
   ['enrolment_authority', { kind: 'authority' }],
   ['token_issuer', { kind: 'text' }],
   ['token_jwks_url', { kind: 'text' }],
@@ -271,6 +280,8 @@ export function resolveRelayConfig(input: { file?: RelayConfigFile; trustProxyFl
     max_body_bytes: file.max_body_bytes ?? DEFAULT_CONFIG.max_body_bytes,
     sweep_interval_ms: file.sweep_interval_ms ?? DEFAULT_CONFIG.sweep_interval_ms,
     trust_proxy,
+    group_commit_max_items: file.group_commit_max_items ?? DEFAULT_CONFIG.group_commit_max_items,
+    group_commit_max_wait_ms: file.group_commit_max_wait_ms ?? DEFAULT_CONFIG.group_commit_max_wait_ms,
     ...accountTokenSettings(file),
   };
 }

@@ -52,7 +52,8 @@ export async function startRelayService(options: RelayServiceOptions): Promise<R
   };
   try {
     const relayKey = loadOrCreateRelayKey(options.storeDir, options.env);
-    const store = await openSqliteRelayStore({ dir: options.storeDir, relayPubkey: relayKey.publicKey, ...(options.nowMs ? { nowMs: options.nowMs } : {}) });
+    const groupCommit = { maxItems: options.config.group_commit_max_items, maxWaitMs: options.config.group_commit_max_wait_ms };
+    const store = await openSqliteRelayStore({ dir: options.storeDir, relayPubkey: relayKey.publicKey, groupCommit, ...(options.nowMs ? { nowMs: options.nowMs } : {}) });
     cleanups.push(() => store.close());
     const nowMs = options.nowMs ?? Date.now;
     const log = options.log ?? ((line: string) => { process.stderr.write(`${line}\n`); });

@@ -21,6 +21,7 @@ const SECTION_6 = {
     max_sender_bytes: 20 * MiB, max_account_items: 10_000, max_account_bytes: 50 * MiB,
   },
   pushes_per_minute: 120, enrol_per_minute: 30, max_body_bytes: 8 * MiB, sweep_interval_ms: 600_000, trust_proxy: 'none',
+  group_commit_max_items: 256, group_commit_max_wait_ms: 5,
 };
 
 /** Runs `fn`, expects a ConfigError, returns its message. */
@@ -79,11 +80,15 @@ describe('config file', () => {
       max_item_bytes: 1000, max_batch: 2, max_pull: 3, max_pull_bytes: 4000, max_targets: 5, retention_days: 1.25,
       max_queue_items: 6, max_queue_bytes: 7000, max_sender_items: 8, max_sender_bytes: 9000, max_account_items: 10,
       max_account_bytes: 11_000, pushes_per_minute: 12, enrol_per_minute: 13, max_body_bytes: 14_000,
-      sweep_interval_ms: 15_000, trust_proxy: 'cloudflare',
+      sweep_interval_ms: 15_000, trust_proxy: 'cloudflare', group_commit_max_items: 16, group_commit_max_wait_ms: 17,
     };
     const config = fromFile(JSON.stringify(overrides));
-    const { pushes_per_minute, enrol_per_minute, max_body_bytes, sweep_interval_ms, trust_proxy, ...limits } = overrides;
-    assert.deepEqual(config, { limits, pushes_per_minute, enrol_per_minute, max_body_bytes, sweep_interval_ms, trust_proxy });
+    const {
+      pushes_per_minute, enrol_per_minute, max_body_bytes, sweep_interval_ms, trust_proxy, group_commit_max_items, group_commit_max_wait_ms, ...limits
+    } = overrides;
+    assert.deepEqual(config, {
+      limits, pushes_per_minute, enrol_per_minute, max_body_bytes, sweep_interval_ms, trust_proxy, group_commit_max_items, group_commit_max_wait_ms,
+    });
   });
 
   test('one key overrides only itself', () => {
@@ -99,7 +104,7 @@ describe('config file', () => {
 
   test('a bad value is named, for every integer key', () => {
     const integerKeys = Object.keys(SECTION_6.limits).filter((k) => k !== 'retention_days')
-      .concat(['pushes_per_minute', 'enrol_per_minute', 'max_body_bytes', 'sweep_interval_ms']);
+      .concat(['pushes_per_minute', 'enrol_per_minute', 'max_body_bytes', 'sweep_interval_ms', 'group_commit_max_items', 'group_commit_max_wait_ms']);
     for (const key of integerKeys) {
       for (const bad of ['"100000"', '-1', '0', '1.5', 'null', 'true', '[]', '{}', '1e300', '9007199254740993']) {
         const message = configError(() => parse(`{"${key}": ${bad}}`));
@@ -116,6 +121,11 @@ describe('config file', () => {
     assert.match(configError(() => parse('{"sweep_interval_ms": 99}')), /sweep_interval_ms must be an integer from 100 to 2147483647/);
     assert.equal(fromFile('{"sweep_interval_ms": 2147483647}').sweep_interval_ms, 2_147_483_647);
     assert.match(configError(() => parse('{"sweep_interval_ms": 2147483648}')), /sweep_interval_ms/);
+    assert.equal(fromFile('{"group_commit_max_items": 1}').group_commit_max_items, 1);
+    assert.equal(fromFile('{"group_commit_max_items": 10000}').group_commit_max_items, 10_000);
+    assert.match(configError(() => parse('{"group_commit_max_items": 10001}')), /group_commit_max_items must be an integer from 1 to 10000 \(got 10001\)/);
+    assert.equal(fromFile('{"group_commit_max_wait_ms": 1000}').group_commit_max_wait_ms, 1_000);
+    assert.match(configError(() => parse('{"group_commit_max_wait_ms": 1001}')), /group_commit_max_wait_ms must be an integer from 1 to 1000/);
     assert.equal(fromFile('{"max_queue_bytes": 9007199254740991}').limits.max_queue_bytes, Number.MAX_SAFE_INTEGER);
   });
 

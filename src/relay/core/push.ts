@@ -1,6 +1,7 @@
 // Push (design §3, protocol.md §3.3): every target of an item is checked before anything is
-// written; one transaction per item; dedup per (sender, item_id, target); the signed accept
-// receipt goes out only after the commit.
+// written; one transaction per item (the store may commit the items of one request and of concurrent
+// requests together); dedup per (sender, item_id, target); the signed accept receipt goes out only
+// after the commit.
 import { failPoint } from '../../failpoint.ts';
 import { signAccept, type RelayAccept } from '../../protocol/records/accept.ts';
 import { retentionMs } from '../config.ts';
@@ -37,12 +38,13 @@ export async function push(ctx: CoreContext, sender: Enrolment, body: unknown): 
   if (!Array.isArray(items)) throw badRequest('body must be {items:[…]}');
   if (items.length > ctx.config.limits.max_batch) throw badRequest(`at most ${ctx.config.limits.max_batch} items per push`);
   const withinRate = ctx.pushRate.take(sender.hostPubkey, ctx.nowMs());
-  const results: PushResult[] = [];
-  for (const raw of items) {
+  // every item is its own transaction, all submitted at once so that they can share one commit
+  // (group commit); the store runs them in submission order and the answer keeps that order
+  const results = items.map((raw) => {
     const checked = checkItem(raw, sender.hostPubkey, ctx.config.limits);
-    results.push(withinRate ? await pushItem(ctx, sender, checked) : rejected(checked, 'rate'));
-  }
-  return { results };
+    return withinRate ? pushItem(ctx, sender, checked) : rejected(checked, 'rate');
+  });
+  return { results: await Promise.all(results) };
 }
 
 function rejected(item: CheckedItem, reason: string): PushResult {

@@ -11,14 +11,14 @@ import { META_CREATED_AT, META_EPOCH, META_RELAY_PUBKEY, readMeta, writeMeta } f
 import { applyMigrations } from './migrate.ts';
 import { latestVersion, MIGRATIONS, type Migration } from './migrations/index.ts';
 import { createPrivateFile } from './private-file.ts';
-import { SqliteRelayStore } from './sqlite-relay-store.ts';
+import { SqliteRelayStore, type SqliteRelayStoreOptions } from './sqlite-relay-store.ts';
 
 export const RELAY_DB_FILE = 'relay.db';
 /** How long a statement waits for another connection's lock (a backup, an operator read) before failing. */
 export const BUSY_TIMEOUT_MS = 5_000;
 const SQLITE_NOTADB = 26;
 
-export interface OpenSqliteRelayStoreOptions {
+export interface OpenSqliteRelayStoreOptions extends SqliteRelayStoreOptions {
   dir: string;
   /** base64 public key of the relay running this store */
   relayPubkey: string;
@@ -66,7 +66,7 @@ export async function openSqliteRelayStore(options: OpenSqliteRelayStoreOptions)
     db.close();
     throw error;
   }
-  return new SqliteRelayStore(db, dir);
+  return new SqliteRelayStore(db, dir, options);
 }
 
 /**

@@ -1,9 +1,12 @@
-// The SQLite RelayStore: one connection, one writer, transactions run one at a time from a FIFO
-// queue. Commit is synchronous=FULL, so a transaction's promise resolves only once it is durable.
+// The SQLite RelayStore: one connection, one writer, transactions taken from a FIFO queue. Writes
+// queued together share one commit (group commit, see group-commit.ts): each runs inside its own
+// SAVEPOINT, so each stays all-or-nothing, and every one of them settles only after the shared
+// COMMIT. Commit is synchronous=FULL, so a transaction's promise resolves only once it is durable.
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { DatabaseSync, SQLTagStore } from 'node:sqlite';
 import type { RelayStore, RelayTx, TransactionOptions } from '../relay-store.ts';
 import { StoreClosedError, StoreOverloadedError, TransactionMisuseError } from './errors.ts';
+import { closesGroup, DEFAULT_GROUP_COMMIT, startsAtOnce, SYSTEM_SCHEDULER, type GroupCommitPolicy, type GroupScheduler, type QueueHead } from './group-commit.ts';
 import { openRelayTx } from './relay-tx.ts';
 
 /** Transactions waiting for their turn; beyond this the store refuses new ones (StoreOverloadedError). */
@@ -20,8 +23,32 @@ interface Job {
 
 type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
 
+interface Member {
+  job: Job;
+  outcome: Outcome;
+}
+
+export interface SqliteRelayStoreOptions {
+  groupCommit?: GroupCommitPolicy;
+  scheduler?: GroupScheduler;
+  /** told after every durable COMMIT of a write group: how many transactions it held, how long it was open */
+  onGroupCommit?: (size: number, latencyMs: number) => void;
+}
+
+/** Counters of the write path since the store opened. */
+export interface GroupCommitStats {
+  /** COMMITs of write groups (read-only transactions are not counted) */
+  commits: number;
+  /** write transactions that went through a group, committed or rolled back */
+  transactions: number;
+  /** members of the last write group */
+  lastGroupSize: number;
+}
+
 /** Set while a job's fn runs, so that a nested store.transaction fails instead of waiting for itself. */
 const runningJob = new AsyncLocalStorage<{ ended: boolean }>();
+
+const SAVEPOINT = 'member';
 
 export class SqliteRelayStore implements RelayStore {
   /** the store directory, for messages */
@@ -29,13 +56,21 @@ export class SqliteRelayStore implements RelayStore {
   readonly #db: DatabaseSync;
   readonly #sql: SQLTagStore;
   readonly #queue: Job[] = [];
+  readonly #policy: GroupCommitPolicy;
+  readonly #scheduler: GroupScheduler;
+  readonly #onGroupCommit: ((size: number, latencyMs: number) => void) | undefined;
+  readonly #stats: GroupCommitStats = { commits: 0, transactions: 0, lastGroupSize: 0 };
+  #lastCommitAt: number | null = null;
   #draining: Promise<void> | null = null;
   #closed = false;
 
-  constructor(db: DatabaseSync, dir: string) {
+  constructor(db: DatabaseSync, dir: string, options: SqliteRelayStoreOptions = {}) {
     this.#db = db;
     this.dir = dir;
     this.#sql = db.createTagStore(STATEMENT_CACHE_SIZE);
+    this.#policy = options.groupCommit ?? DEFAULT_GROUP_COMMIT;
+    this.#scheduler = options.scheduler ?? SYSTEM_SCHEDULER;
+    this.#onGroupCommit = options.onGroupCommit;
   }
 
   transaction<T>(fn: (tx: RelayTx) => Promise<T>, options: TransactionOptions = {}): Promise<T> {
@@ -49,6 +84,16 @@ export class SqliteRelayStore implements RelayStore {
       this.#queue.push({ fn, readOnly: options.readOnly === true, resolve: resolve as (value: unknown) => void, reject });
       this.#draining ??= this.#drain();
     });
+  }
+
+  /** The write path's counters (for metrics and tests). */
+  groupStats(): GroupCommitStats {
+    return { ...this.#stats };
+  }
+
+  /** Transactions waiting for their turn. */
+  queuedTransactions(): number {
+    return this.#queue.length;
   }
 
   /** The connection's durability settings as SQLite reports them (for operators and tests). */
@@ -65,29 +110,74 @@ export class SqliteRelayStore implements RelayStore {
   }
 
   async #drain(): Promise<void> {
+    if (!startsAtOnce(this.#policy, this.#lastCommitAt, this.#scheduler.nowMs())) {
+      await new Promise<void>((resolve) => { this.#scheduler.defer(resolve); });
+    }
     for (let job = this.#queue.shift(); job !== undefined; job = this.#queue.shift()) {
-      await this.#runTransaction(job);
+      if (job.readOnly) await this.#runAlone(job);
+      else await this.#runGroup(job);
     }
     this.#draining = null;
   }
 
-  // One job per transaction today. Group commit fits this shape: take several queued jobs, BEGIN
-  // once, run each through #runOne inside its own SAVEPOINT (RELEASE on success, ROLLBACK TO on
-  // failure, so each stays all-or-nothing), COMMIT once, then settle every job after that commit.
-  async #runTransaction(job: Job): Promise<void> {
+  /** A read-only transaction: its own BEGIN … COMMIT with writes refused (no fsync, never grouped). */
+  async #runAlone(job: Job): Promise<void> {
     let outcome: Outcome;
     try {
-      if (job.readOnly) this.#db.exec('PRAGMA query_only = ON');
-      this.#db.exec(job.readOnly ? 'BEGIN' : 'BEGIN IMMEDIATE');
+      this.#db.exec('PRAGMA query_only = ON');
+      this.#db.exec('BEGIN');
       outcome = await this.#runOne(job);
       if (outcome.ok) this.#db.exec('COMMIT');
     } catch (error) {
       outcome = { ok: false, error };
     }
-    const cleanup = this.#cleanUp(outcome.ok, job.readOnly);
-    if (!outcome.ok) job.reject(outcome.error);
-    else if (cleanup !== null) job.reject(cleanup);
-    else job.resolve(outcome.value);
+    const cleanup = this.#cleanUp(outcome.ok, true);
+    settle(job, outcome.ok && cleanup !== null ? { ok: false, error: cleanup } : outcome);
+  }
+
+  /** One write group: BEGIN IMMEDIATE, each member in its own savepoint, one COMMIT, then every member settles. */
+  async #runGroup(first: Job): Promise<void> {
+    const openedAt = this.#scheduler.nowMs();
+    const members: Member[] = [];
+    let failure: { error: unknown } | null = null;
+    try {
+      this.#db.exec('BEGIN IMMEDIATE');
+      for (let job: Job | undefined = first; job !== undefined; job = this.#nextMember(members.length, openedAt)) {
+        this.#db.exec(`SAVEPOINT ${SAVEPOINT}`);
+        const outcome = await this.#runOne(job);
+        members.push({ job, outcome });
+        // SQLite may roll back the whole transaction on its own (SQLITE_FULL, I/O errors): the group is lost
+        if (!this.#db.isTransaction) throw outcome.ok ? new Error('the relay store transaction ended unexpectedly') : outcome.error;
+        if (!outcome.ok) this.#db.exec(`ROLLBACK TO ${SAVEPOINT}`);
+        this.#db.exec(`RELEASE ${SAVEPOINT}`);
+      }
+      this.#db.exec('COMMIT');
+    } catch (error) {
+      failure = { error };
+    }
+    const cleanup = failure === null ? null : this.#cleanUp(false, false);
+    const closedAt = this.#scheduler.nowMs();
+    this.#stats.transactions += members.length;
+    this.#stats.lastGroupSize = members.length;
+    if (failure === null) {
+      this.#stats.commits += 1;
+      this.#lastCommitAt = closedAt;
+      this.#onGroupCommit?.(members.length, closedAt - openedAt);
+    }
+    if (members.length === 0) settle(first, { ok: false, error: failure?.error });
+    for (const member of members) {
+      // a member that failed on its own keeps its own error; the others share the group's fate
+      const groupError = failure === null ? null : cleanup ?? failure.error;
+      settle(member.job, !member.outcome.ok || groupError === null ? member.outcome : { ok: false, error: groupError });
+    }
+  }
+
+  /** The next queued write that joins the open group, or undefined when the group closes. */
+  #nextMember(size: number, openedAt: number): Job | undefined {
+    const head = this.#queue[0];
+    const next: QueueHead = head === undefined ? 'empty' : head.readOnly ? 'read' : 'write';
+    if (closesGroup(this.#policy, size, openedAt, this.#scheduler.nowMs(), next)) return undefined;
+    return this.#queue.shift();
   }
 
   /** Rolls back what is left of a failed transaction and leaves read-only mode; returns the error if that failed, else null. */
@@ -114,4 +204,9 @@ export class SqliteRelayStore implements RelayStore {
       end();
     }
   }
+}
+
+function settle(job: Job, outcome: Outcome): void {
+  if (outcome.ok) job.resolve(outcome.value);
+  else job.reject(outcome.error);
 }

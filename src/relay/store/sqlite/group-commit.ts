@@ -1,0 +1,47 @@
+// When the SQLite store closes a commit group (issue 7). Writes queued together share one
+// BEGIN … COMMIT, each inside its own savepoint, so one fsync covers the whole group.
+//
+// A group takes what is queued and closes when the queue runs dry, at `maxItems`, or once it has
+// been open `maxWaitMs`, whichever comes first; a read-only transaction at the head of the queue
+// also closes it, so reads wait at most for one bounded group. A group never waits on a timer: while
+// the relay is busy (a group committed within the last `maxWaitMs`), the start of the next group is
+// put off by one event-loop turn so that requests already read from the network can join it; an idle
+// relay starts a lone transaction at once.
+
+export interface GroupCommitPolicy {
+  /** transactions in one commit group at most (1: every transaction commits alone) */
+  maxItems: number;
+  /** how long a group may stay open gathering queued transactions, and the "busy" window */
+  maxWaitMs: number;
+}
+
+/** Largest group_commit_max_items accepted: a group holds its members' results in memory until COMMIT. */
+export const MAX_GROUP_COMMIT_ITEMS = 10_000;
+/** Longest group_commit_max_wait_ms accepted: a group holds the writer, so it must stay short. */
+export const MAX_GROUP_COMMIT_WAIT_MS = 1_000;
+
+export const DEFAULT_GROUP_COMMIT: GroupCommitPolicy = Object.freeze({ maxItems: 256, maxWaitMs: 5 });
+
+/** How the store reads time and puts off work; tests inject both. */
+export interface GroupScheduler {
+  nowMs(): number;
+  /** runs `fn` after the event loop has delivered the I/O already waiting (default setImmediate) */
+  defer(fn: () => void): void;
+}
+
+export const SYSTEM_SCHEDULER: GroupScheduler = {
+  nowMs: () => performance.now(),
+  defer: (fn) => { setImmediate(fn); },
+};
+
+/** Whether the next group should start now (idle relay) or after one event-loop turn (busy relay). */
+export function startsAtOnce(policy: GroupCommitPolicy, lastCommitAt: number | null, nowMs: number): boolean {
+  return policy.maxItems <= 1 || lastCommitAt === null || nowMs - lastCommitAt >= policy.maxWaitMs;
+}
+
+export type QueueHead = 'empty' | 'read' | 'write';
+
+/** Whether an open group commits now instead of taking the next queued transaction. */
+export function closesGroup(policy: GroupCommitPolicy, size: number, openedAt: number, nowMs: number, next: QueueHead): boolean {
+  return next !== 'write' || size >= policy.maxItems || nowMs - openedAt >= policy.maxWaitMs;
+}
