@@ -66,6 +66,10 @@ test('rotation records are refused unless they rotate the pinned key of a peer',
   assert.equal(applyPeerRotation(a, rotation), 'accepted');
   assert.equal(applyPeerRotation(a, second), 'accepted');
   assert.equal(a.store.peers.get('beta')?.host_pubkey, b.keys.hostKey.publicKey);
+  assert.equal(a.store.peers.retiredKeys('beta').length, 2);
+  // Pairing beta again (say, a new identity) forgets the keys the old pin had retired.
+  a.store.peers.pin({ ...(a.store.peers.get('beta') ?? assert.fail()) }, clock.now);
+  assert.deepEqual(a.store.peers.retiredKeys('beta'), []);
 });
 
 test('a rotation killed half way finishes on the next start', async () => {

@@ -28,9 +28,13 @@ export class PeersTable {
     this.#db = db;
   }
 
-  /** Pins a peer (a re-pairing replaces the earlier pin of that name or key). */
+  /**
+   * Pins a peer. A re-pairing replaces the earlier pin of that name or key, and forgets the keys
+   * the earlier pin had retired: they belonged to an identity the owner just replaced.
+   */
   pin(peer: NewPeer, nowMs: number): void {
     this.#db.transaction(() => {
+      this.#db.run('DELETE FROM peer_retired_keys WHERE host = ? OR host IN (SELECT host FROM peers WHERE host_pubkey = ?)', peer.host, peer.host_pubkey);
       this.#db.run('DELETE FROM peers WHERE host = ? OR host_pubkey = ?', peer.host, peer.host_pubkey);
       this.#db.run(
         `INSERT INTO peers (host, host_pubkey, owner_pubkey, addr, enc_pub, enc_sig, paired_at)
