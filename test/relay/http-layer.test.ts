@@ -104,6 +104,9 @@ test('a malformed request line or header over a raw socket → a JSON 4xx', asyn
     ['conflicting lengths', 'POST /v2/relay/items HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nContent-Length: 6\r\n\r\nhello', 400],
     ['length and chunked', 'POST /v2/relay/items HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n', 400],
     ['headers too large', `GET /v2/relay/info HTTP/1.1\r\nHost: x\r\nx-big: ${'a'.repeat(64 * 1024)}\r\n\r\n`, 431],
+    ['HTTP/1.1 without Host', 'GET /v2/relay/info HTTP/1.1\r\n\r\n', 400],
+    ['CONNECT (the relay is no proxy)', 'CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n', 405],
+    ['bad percent-encoding in the path', 'GET /v2/relay/%zz HTTP/1.1\r\nHost: x\r\n\r\n', 400],
     ['chunk extension too large', `POST /v2/relay/items HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n1;${'a'.repeat(32 * 1024)}\r\nx\r\n0\r\n\r\n`, 413],
   ];
   for (const [name, text, status] of cases) {

@@ -2,6 +2,7 @@
 // enrolment rate limits and status codes. Thin: parse, call the core, answer JSON.
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
 import { ENROL_BODY_MAX_BYTES, MAX_RATE_ADDRESSES, type RelayConfig } from '../config.ts';
 import type { RelayCore } from '../core/relay-core.ts';
 import { badHop, type HopHeaders } from '../core/hop-auth.ts';
@@ -106,16 +107,29 @@ const CLIENT_ERROR_ANSWERS = new Map<string | undefined, { status: string; error
   ['ERR_HTTP_REQUEST_TIMEOUT', { status: '408 Request Timeout', error: 'the request took too long to arrive' }],
 ]);
 
-/** Answers HTTP-layer refusals (malformed request line or headers, timeouts) as JSON too (protocol.md §7.18). */
-function clientErrorHandler(error: Error & { code?: string }, socket: Socket): void {
+/** Writes a JSON refusal straight to a socket that no Fastify reply owns, and closes it. */
+function endWithJson(socket: Duplex, status: string, error: string): void {
   if (!socket.writable) return;
-  const { status, error: message } = CLIENT_ERROR_ANSWERS.get(error.code) ?? { status: '400 Bad Request', error: 'malformed HTTP request' };
-  const body = JSON.stringify({ error: message });
+  const body = JSON.stringify({ error });
   socket.end(`HTTP/1.1 ${status}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`);
 }
 
+/** Answers HTTP-layer refusals (malformed request line or headers, timeouts) as JSON too (protocol.md §7.18). */
+function clientErrorHandler(error: Error & { code?: string }, socket: Socket): void {
+  const { status, error: message } = CLIENT_ERROR_ANSWERS.get(error.code) ?? { status: '400 Bad Request', error: 'malformed HTTP request' };
+  endWithJson(socket, status, message);
+}
+
 export function buildRelayHttp(core: RelayCore, config: RelayConfig): FastifyInstance {
-  const app = Fastify({ logger: false, bodyLimit: config.max_body_bytes, clientErrorHandler, return503OnClosing: true });
+  // Node's own refusal of a request without Host is an empty 400: the relay checks Host itself, below.
+  const app = Fastify({ logger: false, bodyLimit: config.max_body_bytes, clientErrorHandler, return503OnClosing: true, http: { requireHostHeader: false } });
+  // HTTP/1.1 requires Host (RFC 9112 §3.2); the refusal is JSON like every other answer (protocol.md §7.18).
+  app.addHook('onRequest', async (request, reply) => {
+    if (request.raw.httpVersion === '1.1' && request.headers.host === undefined) return reply.code(400).send({ error: 'missing Host header' });
+    return undefined;
+  });
+  // Without a listener Node drops a CONNECT without a word; the relay is no proxy and says so.
+  app.server.on('connect', (_request, socket: Duplex) => endWithJson(socket, '405 Method Not Allowed', 'method not allowed'));
   const enrolmentRate = new RateWindow(config.enrol_per_minute, MAX_RATE_ADDRESSES);
 
   // Bodies arrive as raw bytes whatever their content type: the hop signs them byte for byte.
