@@ -75,9 +75,10 @@ export function makeStandalone(path: string): void {
   withDatabase(path, false, (db) => db.exec('PRAGMA journal_mode = DELETE'));
 }
 
-/** Throws unless SQLite's integrity_check passes on the file; `what` names it in the message. */
+/** Throws unless SQLite's integrity_check passes on the file (a copy only this process uses); `what` names it in the message. */
 export function checkIntegrity(path: string, what: string): void {
-  withDatabase(path, true, (db) => {
+  // read-write: a read-only connection cannot read a WAL-mode file that has no -shm beside it
+  withDatabase(path, false, (db) => {
     let problems: string[];
     try {
       problems = db.prepare('PRAGMA integrity_check(5)').all().map((row) => String(Object.values(row)[0]));
