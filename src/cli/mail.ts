@@ -3,6 +3,7 @@ import type { Command } from 'commander';
 import { CliError } from './cli-error.ts';
 import { printJson, withNode } from './host-common.ts';
 import { NAME_RE } from '../protocol/names.ts';
+import { MAX_BODY_BYTES } from '../protocol/records/envelope.ts';
 import { ackMessage, listInbox, readMessage } from '../host/mailbox.ts';
 import { messageStatus } from '../host/receipts.ts';
 import { RESERVED_NAMES } from '../host/route.ts';
@@ -16,11 +17,16 @@ function messageJson(m: InboxRow): Record<string, unknown> {
   };
 }
 
-function readStdin(): Promise<string> {
-  return new Promise((resolve, reject) => {
-    let text = '';
-    process.stdin.setEncoding('utf8').on('data', (c: string) => { text += c; }).on('end', () => resolve(text)).on('error', reject);
-  });
+/** The body from stdin, read up to the envelope's body limit (a longer one is refused, not cut). */
+async function readStdinBody(): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of process.stdin) {
+    size += (chunk as Buffer).length;
+    if (size > MAX_BODY_BYTES) throw new CliError(`the body is longer than ${MAX_BODY_BYTES} bytes`);
+    chunks.push(chunk as Buffer);
+  }
+  return Buffer.concat(chunks).toString('utf8');
 }
 
 export function registerMailCommands(program: Command): void {
@@ -55,7 +61,7 @@ export function registerMailCommands(program: Command): void {
     .option('--reply-to <id>', 'the message this answers')
     .option('--json', 'print JSON')
     .action((opts: { from: string; to: string; subject: string; body?: string; kind: string; replyTo?: string; json?: boolean }) => withNode(async (node) => {
-      const body = opts.body ?? await readStdin();
+      const body = opts.body ?? await readStdinBody();
       const to = opts.to.split(',').map((s) => s.trim()).filter((s) => s !== '');
       const sent = sendMail(node, { from: opts.from, to, subject: opts.subject, body, kind: opts.kind, replyTo: opts.replyTo ?? null });
       if (opts.json === true) printJson({ id: sent.id, local: sent.localAgents, hosts: sent.remoteHosts });

@@ -2,7 +2,7 @@
 // state without a daemon.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { runCli } from '../helpers/processes.ts';
+import { CLI_BIN, runCli, spawnNode } from '../helpers/processes.ts';
 import { cli, cliJson, newCliHost, startCliDaemon } from './host-helpers.ts';
 
 function oneLine(stderr: string): void {
@@ -59,4 +59,20 @@ test('one daemon per home: a second one is refused, a dead one\'s lock is taken 
   await first.exited;
   alpha.url = '';
   await startCliDaemon(alpha);
+});
+
+test('send reads the body from stdin, up to the body limit', async () => {
+  const alpha = await newCliHost('alpha', ['ann']);
+  const send = (body: string) => {
+    const child = spawnNode([CLI_BIN, 'send', '--from', 'ann', '--to', 'ann', '--subject', 's'], { env: { ...process.env, ...alpha.env }, stdio: ['pipe', 'pipe', 'pipe'] });
+    child.process.stdin?.end(body);
+    return child;
+  };
+  const ok = send('from stdin');
+  assert.equal(await ok.exited, 0);
+  const msg = await cliJson<{ body: string }>(alpha, ['read', ok.stdout().trim(), '--agent', 'ann']);
+  assert.equal(msg.body, 'from stdin');
+  const big = send('x'.repeat(256 * 1024 + 1));
+  assert.equal(await big.exited, 1);
+  assert.equal(big.stderr(), 'agentmbx: the body is longer than 262144 bytes\n');
 });
