@@ -3,13 +3,13 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { CLI_BIN, runCli, spawnNode } from '../helpers/processes.ts';
-import { cli, cliJson, newCliHost, startCliDaemon } from './host-helpers.ts';
+import { E2E_TIMEOUT_MS, cli, cliJson, newCliHost, startCliDaemon } from './host-helpers.ts';
 
 function oneLine(stderr: string): void {
   assert.match(stderr, /^agentmbx: [^\n]+\n$/, `one line, no stack: ${stderr}`);
 }
 
-test('usage errors exit 2, refusals exit 1, each in one line', async () => {
+test('usage errors exit 2, refusals exit 1, each in one line', { timeout: E2E_TIMEOUT_MS }, async () => {
   const alpha = await newCliHost('alpha', ['ann']);
   const again = await runCli(['init', '--host', 'alpha'], alpha.env);
   assert.equal(again.code, 1);
@@ -33,7 +33,7 @@ test('usage errors exit 2, refusals exit 1, each in one line', async () => {
   assert.match(unreachable.stderr, /^agentmbx: cannot reach http:\/\/127\.0\.0\.1:1/);
 });
 
-test('local mail, roles and replies work without a daemon', async () => {
+test('local mail, roles and replies work without a daemon', { timeout: E2E_TIMEOUT_MS }, async () => {
   const alpha = await newCliHost('alpha', ['ann', 'al']);
   await cli(alpha, ['agents', 'add', 'ops-bot', '--role', 'ops']);
   assert.deepEqual(await cliJson<Array<{ name: string; role: string | null }>>(alpha, ['agents']), [
@@ -49,7 +49,7 @@ test('local mail, roles and replies work without a daemon', async () => {
   assert.deepEqual(status.recipients.map((r) => [r.recipient, r.state]), [['al@alpha', 'delivered'], ['ops-bot@alpha', 'acked']]);
 });
 
-test('one daemon per home: a second one is refused, a dead one\'s lock is taken over', async () => {
+test('one daemon per home: a second one is refused, a dead one\'s lock is taken over', { timeout: E2E_TIMEOUT_MS }, async () => {
   const alpha = await newCliHost('alpha', []);
   const first = await startCliDaemon(alpha);
   const second = await runCli(['daemon', '--port', '0', '--bind', '127.0.0.1'], alpha.env);
@@ -61,7 +61,7 @@ test('one daemon per home: a second one is refused, a dead one\'s lock is taken 
   await startCliDaemon(alpha);
 });
 
-test('send reads the body from stdin, up to the body limit', async () => {
+test('send reads the body from stdin, up to the body limit', { timeout: E2E_TIMEOUT_MS }, async () => {
   const alpha = await newCliHost('alpha', ['ann']);
   const send = (body: string) => {
     const child = spawnNode([CLI_BIN, 'send', '--from', 'ann', '--to', 'ann', '--subject', 's'], { env: { ...process.env, ...alpha.env }, stdio: ['pipe', 'pipe', 'pipe'] });

@@ -2,12 +2,12 @@
 // dying after its commit but before its answer, and the sender dying before it settles its rows.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { cli, cliJson, newCliHost, pairCli, startCliDaemon } from './host-helpers.ts';
+import { E2E_TIMEOUT_MS, cli, cliJson, newCliHost, pairCli, startCliDaemon } from './host-helpers.ts';
 
 interface InboxItem { id: string }
 interface Status { recipients: Array<{ recipient: string; state: string }> }
 
-test('the receiver is killed after committing, before answering: the retry is a duplicate', async () => {
+test('the receiver is killed after committing, before answering: the retry is a duplicate', { timeout: E2E_TIMEOUT_MS }, async () => {
   const alpha = await newCliHost('alpha', ['ann']);
   const beta = await newCliHost('beta', ['bob']);
   const da = await startCliDaemon(alpha);
@@ -23,7 +23,7 @@ test('the receiver is killed after committing, before answering: the retry is a 
   assert.ok(['handed-over', 'delivered', 'notified'].includes(state ?? ''), `settled, not ${state}`);
 });
 
-test('the sender is killed after the peer answered, before settling: nothing lost, nothing doubled', async () => {
+test('the sender is killed after the peer answered, before settling: nothing lost, nothing doubled', { timeout: E2E_TIMEOUT_MS }, async () => {
   const alpha = await newCliHost('alpha', ['ann']);
   const beta = await newCliHost('beta', ['bob']);
   const crashing = await startCliDaemon(alpha, { MBX_FAILPOINT: 'outbox-before-settle' });

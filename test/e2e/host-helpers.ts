@@ -3,6 +3,9 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { CLI_BIN, runCli, spawnNode, tempDir, type Child } from '../helpers/processes.ts';
 
+/** Upper bound of one end-to-end test: a hang fails the test instead of the whole run. */
+export const E2E_TIMEOUT_MS = 240_000;
+
 export interface CliHost {
   name: string;
   env: NodeJS.ProcessEnv;
@@ -42,9 +45,4 @@ export async function startCliDaemon(host: CliHost, extraEnv: NodeJS.ProcessEnv 
 export async function pairCli(a: CliHost, b: CliHost): Promise<void> {
   const { token } = await cliJson<{ token: string }>(a, ['pair']);
   await cli(b, ['join', a.url, token]);
-}
-
-/** Number of lines in `child`'s stdout matching `pattern` so far. */
-export function countLines(child: Child, pattern: RegExp): number {
-  return child.stdout().split('\n').filter((l) => pattern.test(l)).length;
 }

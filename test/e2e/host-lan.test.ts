@@ -2,12 +2,12 @@
 // inbox/read/ack, and each sender sees the acked receipt.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { cli, cliJson, newCliHost, pairCli, startCliDaemon } from './host-helpers.ts';
+import { E2E_TIMEOUT_MS, cli, cliJson, newCliHost, pairCli, startCliDaemon } from './host-helpers.ts';
 
 interface InboxItem { id: string; from: string; subject: string; state: string }
 interface Status { recipients: Array<{ recipient: string; state: string; note: string | null }> }
 
-test('two hosts pair and exchange sealed mail with receipts, through the CLI', async () => {
+test('two hosts pair and exchange sealed mail with receipts, through the CLI', { timeout: E2E_TIMEOUT_MS }, async () => {
   const alpha = await newCliHost('alpha', ['ann']);
   const beta = await newCliHost('beta', ['bob']);
   const da = await startCliDaemon(alpha);
