@@ -1,0 +1,109 @@
+// The load generator: hosts enrolled on the relay under test and concurrent clients in this process,
+// each call signed with the relay hop like a real host's. Items are shape-valid sealed v3 envelopes
+// of about 1 KiB; one is sealed and signed per (sender, target) pair and then re-issued under fresh
+// ids (the relay checks an envelope's shape and seal, not its signature).
+import { toBase64 } from '../src/protocol/base64.ts';
+import { generateEncKeyPair, generateSigningKey, type EncKeyPair } from '../src/protocol/keys.ts';
+import { signEnvelope, type UnsignedEnvelopeV3 } from '../src/protocol/records/envelope.ts';
+import { sealEnvelopeBody } from '../src/protocol/seal.ts';
+import { newUlid } from '../src/protocol/ulid.ts';
+import { RelayApi } from '../src/host/transport/relay/relay-api.ts';
+
+export interface Host {
+  name: string;
+  api: RelayApi;
+  publicKey: string;
+  enc: EncKeyPair;
+}
+
+export interface PhaseResult {
+  items: number;
+  seconds: number;
+  itemsPerSecond: number;
+  p50Ms: number;
+  p99Ms: number;
+}
+
+/** Plaintext body length that makes a sealed, signed envelope about 1 KiB of wire. */
+const BODY_CHARS = 420;
+
+export async function enrolHost(url: string, name: string): Promise<Host> {
+  const key = generateSigningKey();
+  const api = new RelayApi({ baseUrl: url, hostName: name, key });
+  const answer = await api.enrol();
+  if (answer.status !== 200) throw new Error(`enrolling ${name}: HTTP ${answer.status}`);
+  return { name, api, publicKey: key.publicKey, enc: generateEncKeyPair() };
+}
+
+/** Makes items from `from` to `to`: each call returns a new push item and its wire size. */
+export function itemMaker(from: Host, to: Host): () => { item: unknown; wireBytes: number } {
+  const id = newUlid(Date.now());
+  const unsigned: UnsignedEnvelopeV3 = {
+    v: 3, id, ts: new Date().toISOString(), from: `agent@${from.name}`, to: [`agent@${to.name}`], thread: id, reply_to: null,
+    kind: 'message', subject: 'bench', body: 'x'.repeat(BODY_CHARS), needs_reply: false, refs: [], meta: {}, authority: null, enc: null,
+  };
+  const template = signEnvelope(sealEnvelopeBody(unsigned, to.enc.publicKey), from.name, generateSigningKey());
+  return () => {
+    const itemId = newUlid(Date.now());
+    const wire = Buffer.from(JSON.stringify({ ...template, id: itemId, thread: itemId }));
+    return { item: { kind: 'envelope', item_id: itemId, targets: [{ host_pubkey: to.publicKey, wire_b64: toBase64(wire) }] }, wireBytes: wire.length };
+  };
+}
+
+export function percentile(sorted: number[], p: number): number {
+  if (sorted.length === 0) return Number.NaN;
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] as number;
+}
+
+/**
+ * Each sender pushes `batch` items per request, one request after the other, until `seconds` have
+ * passed (or `maxItems` were accepted in all). Counts accepted items; any other status stops the bench.
+ */
+export async function pushPhase(senders: Host[], to: Host, options: { batch: number; seconds: number; maxItems?: number }): Promise<PhaseResult> {
+  const latencies: number[] = [];
+  let accepted = 0;
+  const start = performance.now();
+  const end = start + options.seconds * 1000;
+  const maxItems = options.maxItems ?? Number.POSITIVE_INFINITY;
+  await Promise.all(senders.map(async (sender) => {
+    const make = itemMaker(sender, to);
+    while (performance.now() < end && accepted < maxItems) {
+      const items = Array.from({ length: options.batch }, () => make().item);
+      const t0 = performance.now();
+      const answer = await sender.api.push(items);
+      latencies.push(performance.now() - t0);
+      const results = (answer.body['results'] ?? []) as Array<{ status: string }>;
+      const bad = results.find((r) => r.status !== 'accepted');
+      if (answer.status !== 200 || bad !== undefined) throw new Error(`push answered ${answer.status} ${bad?.status ?? ''}`);
+      accepted += results.length;
+    }
+  }));
+  return summary(accepted, start, latencies);
+}
+
+/** The receiver pulls pages of up to `limit` and acks each page, until its queue is empty. */
+export async function pullAckPhase(receiver: Host, limit: number): Promise<PhaseResult> {
+  const latencies: number[] = [];
+  let items = 0;
+  let after = 0;
+  const start = performance.now();
+  for (;;) {
+    const t0 = performance.now();
+    const page = await receiver.api.pull(after, limit);
+    const body = page.body as { items?: unknown[]; last_seq?: number };
+    if (page.status !== 200 || body.items === undefined || body.last_seq === undefined) throw new Error(`pull answered ${page.status}`);
+    if (body.items.length === 0) break;
+    const ack = await receiver.api.ack(body.last_seq);
+    if (ack.status !== 200) throw new Error(`ack answered ${ack.status}`);
+    latencies.push(performance.now() - t0);
+    items += body.items.length;
+    after = body.last_seq;
+  }
+  return summary(items, start, latencies);
+}
+
+function summary(items: number, start: number, latencies: number[]): PhaseResult {
+  const seconds = (performance.now() - start) / 1000;
+  const sorted = latencies.sort((a, b) => a - b);
+  return { items, seconds, itemsPerSecond: items / seconds, p50Ms: percentile(sorted, 50), p99Ms: percentile(sorted, 99) };
+}

@@ -1,0 +1,61 @@
+// The relay under test: `agentmbx relay serve` in a child process on a temporary store, so that its
+// RSS and disk writes are its own (read from /proc) and the load generator has the other core.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+
+export interface RelayChild {
+  url: string;
+  pid: number;
+  /** bytes this process caused to be written to storage so far (Linux /proc/<pid>/io write_bytes) */
+  writeBytes(): number;
+  /** peak resident set size so far, bytes (/proc/<pid>/status VmHWM) */
+  peakRss(): number;
+  /** CPU time (user + system) the relay used so far, ms (/proc/<pid>/stat, 100 ticks a second) */
+  cpuMs(): number;
+  stop(): Promise<void>;
+}
+
+const READY = /agentmbx relay listening on (\S+)/;
+const CLI_MAIN = join(import.meta.dirname, '..', 'src', 'cli', 'main.ts');
+
+function procField(path: string, pattern: RegExp): number {
+  const match = pattern.exec(readFileSync(path, 'utf8'));
+  return match === null ? Number.NaN : Number(match[1]);
+}
+
+export async function startRelayChild(dir: string, settings: Record<string, number>): Promise<RelayChild> {
+  const config = join(dir, 'bench-relay.json');
+  writeFileSync(config, JSON.stringify(settings));
+  const env = { ...process.env };
+  delete env['MBX_RELAY_KEY'];
+  delete env['MBX_FAILPOINT'];
+  // BENCH_RELAY_NODE_ARGS: extra node flags for the relay, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof"
+  const nodeArgs = (process.env['BENCH_RELAY_NODE_ARGS'] ?? '').split(' ').filter((arg) => arg !== '');
+  const child: ChildProcess = spawn(process.execPath, [...nodeArgs, '--disable-warning=ExperimentalWarning', CLI_MAIN, 'relay', 'serve',
+    '--store-dir', join(dir, 'store'), '--port', '0', '--bind', '127.0.0.1', '--config', config], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const exited = new Promise<void>((resolve) => { child.once('exit', () => resolve()); });
+  const url = await new Promise<string>((resolve, reject) => {
+    const lines = createInterface({ input: child.stdout as NodeJS.ReadableStream });
+    lines.on('line', (line) => { const m = READY.exec(line); if (m !== null) resolve(m[1] as string); });
+    child.stderr?.on('data', (chunk: Buffer) => process.stderr.write(chunk));
+    child.once('exit', (code) => reject(new Error(`the relay exited with ${code} before listening`)));
+  });
+  const pid = child.pid as number;
+  return {
+    url,
+    pid,
+    writeBytes: () => procField(`/proc/${pid}/io`, /^write_bytes:\s+(\d+)/m),
+    peakRss: () => procField(`/proc/${pid}/status`, /^VmHWM:\s+(\d+) kB/m) * 1024,
+    cpuMs: () => {
+      // fields after the command name: state is the 1st, utime the 12th, stime the 13th
+      const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
+      return (Number(fields[11]) + Number(fields[12])) * 10;
+    },
+    async stop() {
+      child.kill('SIGTERM');
+      await exited;
+    },
+  };
+}

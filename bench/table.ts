@@ -1,0 +1,47 @@
+// The bench's printed table: each figure, what it is measured against, the ratio, and the issue's
+// target with whether it held.
+export interface Target {
+  label: string;
+  ok: boolean;
+  ratio: number;
+}
+
+const WIDTH = 74;
+
+function number(value: number): string {
+  if (!Number.isFinite(value)) return 'n/a';
+  return value >= 100 ? Math.round(value).toLocaleString('en-US') : value.toFixed(2);
+}
+
+export class Table {
+  readonly #lines: string[] = [];
+  readonly #targets: Array<{ figure: string } & Target> = [];
+
+  section(title: string): void {
+    this.#lines.push('', `== ${title}`);
+  }
+
+  note(text: string): void {
+    this.#lines.push(`   ${text}`);
+  }
+
+  /** a figure, its ratio to `against` (when given), and the issue's target for it (when it has one) */
+  row(figure: string, value: number, against: number | null, againstLabel: string, target?: Target): void {
+    const ratio = against === null ? '' : `${(value / against).toFixed(2)} ${againstLabel}`;
+    const goal = target === undefined ? '' : `  target ${target.label}: ${target.ok ? 'MET' : 'MISSED'}`;
+    if (target !== undefined) this.#targets.push({ figure, ...target });
+    this.#lines.push(`${figure.padEnd(WIDTH)} ${number(value).padStart(10)}   ${ratio}${goal}`);
+  }
+
+  latency(figure: string, p50: number, p99: number, commitMs: number): void {
+    this.#lines.push(`${figure.padEnd(WIDTH)} ${`${p50.toFixed(2)} / ${p99.toFixed(2)}`.padStart(10)}   ${(p50 / commitMs).toFixed(2)} / ${(p99 / commitMs).toFixed(2)} × one 1-row commit`);
+  }
+
+  targets(): Array<{ figure: string } & Target> {
+    return [...this.#targets];
+  }
+
+  render(): string {
+    return `${this.#lines.join('\n')}\n`;
+  }
+}
