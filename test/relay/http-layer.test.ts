@@ -3,7 +3,8 @@
 import assert from 'node:assert/strict';
 import { request } from 'node:http';
 import { connect, type AddressInfo, type Socket } from 'node:net';
-import { test } from 'node:test';
+import { after, test } from 'node:test';
+import type { FastifyInstance } from 'fastify';
 import { toBase64 } from '../../src/protocol/base64.ts';
 import { signRelayHop } from '../../src/protocol/relay-hop.ts';
 import { generateSigningKey } from '../../src/protocol/keys.ts';
@@ -117,26 +118,50 @@ test('a malformed request line or header over a raw socket → a JSON 4xx', asyn
   await stillServing(relay);
 });
 
-test('a request that times out in the HTTP layer is answered 408 JSON', async () => {
+/** The HTTP face over a real store, for tests that need its Fastify instance and server. */
+async function bareRelayHttp(): Promise<{ app: FastifyInstance; port: number; close(): Promise<void> }> {
   const key = generateSigningKey();
   const store = await openSqliteRelayStore({ dir: tempDir(), relayPubkey: key.publicKey });
   const core = await createRelayCore({ store, relayKey: key, config: DEFAULT_CONFIG, version: 'test' });
   const app = buildRelayHttp(core, DEFAULT_CONFIG);
   await app.listen({ port: 0, host: '127.0.0.1' });
-  try {
-    const accepted = new Promise<Socket>((resolve) => app.server.once('connection', resolve));
-    const client = connect((app.server.address() as AddressInfo).port, '127.0.0.1');
-    let answer = '';
-    client.setEncoding('utf8').on('data', (chunk: string) => { answer += chunk; });
-    const closed = new Promise((resolve) => client.on('close', resolve));
-    // Node raises this when its request timeout fires (after minutes); raise it on the real socket now
-    app.server.emit('clientError', Object.assign(new Error('request timeout'), { code: 'ERR_HTTP_REQUEST_TIMEOUT' }), await accepted);
-    await closed;
-    assert.deepEqual(parseHttp(answer), { status: 408, body: { error: 'the request took too long to arrive' } });
-  } finally {
-    await app.close();
-    await store.close();
-  }
+  let closed: Promise<void> | undefined;
+  const close = (): Promise<void> => (closed ??= app.close().then(() => store.close()));
+  after(close);
+  return { app, port: (app.server.address() as AddressInfo).port, close };
+}
+
+test('a request that times out in the HTTP layer is answered 408 JSON', async () => {
+  const { app, port } = await bareRelayHttp();
+  const accepted = new Promise<Socket>((resolve) => app.server.once('connection', resolve));
+  const client = connect(port, '127.0.0.1');
+  let answer = '';
+  client.setEncoding('utf8').on('data', (chunk: string) => { answer += chunk; });
+  const closed = new Promise((resolve) => client.on('close', resolve));
+  // Node raises this when its request timeout fires (after minutes); raise it on the real socket now
+  app.server.emit('clientError', Object.assign(new Error('request timeout'), { code: 'ERR_HTTP_REQUEST_TIMEOUT' }), await accepted);
+  await closed;
+  assert.deepEqual(parseHttp(answer), { status: 408, body: { error: 'the request took too long to arrive' } });
+});
+
+test('a stop while a request is in flight answers it with connection: close and completes at once', { timeout: 20_000 }, async () => {
+  const { app, port, close } = await bareRelayHttp();
+  const body = JSON.stringify({ host: 'laptop', pubkey: generateSigningKey().publicKey });
+  const arrived = new Promise((resolve) => app.server.once('request', resolve));
+  const client = connect(port, '127.0.0.1');
+  let answer = '';
+  client.setEncoding('utf8').on('data', (chunk: string) => { answer += chunk; });
+  const clientClosed = new Promise((resolve) => client.on('close', resolve));
+  // headers and half the body now: the request is in flight; the rest only once the stop has begun
+  client.write(`POST /v1/relay/challenge HTTP/1.1\r\nHost: x\r\ncontent-type: application/json\r\ncontent-length: ${body.length}\r\n\r\n${body.slice(0, 10)}`);
+  await arrived;
+  const stopped = close();
+  client.write(body.slice(10));
+  await stopped; // without connection: close this waits for the keep-alive timeout (72 s)
+  await clientClosed;
+  assert.match(answer, /^HTTP\/1\.1 200 /);
+  assert.match(answer, /\r\nconnection: close\r\n/i);
+  assert.equal(typeof (JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4)) as { challenge?: unknown }).challenge, 'string');
 });
 
 test('hostile nesting 100,000 deep, in a wire or in the body, is a 4xx or a rejection and the relay keeps serving', async () => {

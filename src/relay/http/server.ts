@@ -128,6 +128,15 @@ export function buildRelayHttp(core: RelayCore, config: RelayConfig): FastifyIns
     if (request.raw.httpVersion === '1.1' && request.headers.host === undefined) return reply.code(400).send({ error: 'missing Host header' });
     return undefined;
   });
+  // A connection whose request was in flight when closing began would otherwise stay open (keep-alive)
+  // until its idle timeout and hold the shutdown for over a minute: answer it, then close it.
+  let closing = false;
+  app.addHook('preClose', async () => {
+    closing = true;
+  });
+  app.addHook('onSend', async (_request, reply) => {
+    if (closing) reply.header('connection', 'close');
+  });
   // Without a listener Node drops a CONNECT without a word; the relay is no proxy and says so.
   app.server.on('connect', (_request, socket: Duplex) => endWithJson(socket, '405 Method Not Allowed', 'method not allowed'));
   const enrolmentRate = new RateWindow(config.enrol_per_minute, MAX_RATE_ADDRESSES);
