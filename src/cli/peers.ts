@@ -6,7 +6,11 @@ import { fingerprint } from '../protocol/fingerprint.ts';
 import { META_LISTEN_ADDR, lanAddress } from '../host/daemon.ts';
 import type { HostNode } from '../host/node.ts';
 import { createPairToken, joinPeer, PAIR_DEFAULT_TTL_MS, PAIR_MAX_TTL_MS } from '../host/pairing.ts';
-import { normalizeAddr } from '../host/transport/lan/client.ts';
+import { lanCall, normalizeAddr } from '../host/transport/lan/client.ts';
+import { isPlainObject } from '../protocol/records/validate.ts';
+
+/** How long `pair` waits to see whether the daemon runs. */
+export const DAEMON_PROBE_TIMEOUT_MS = 2_000;
 
 /** How the other side reaches this host: --my-addr, the config, the running daemon, else LAN IP + port. */
 function ownAddr(node: HostNode, given: string | undefined): string {
@@ -14,16 +18,29 @@ function ownAddr(node: HostNode, given: string | undefined): string {
   return node.config.addr ?? node.store.getMeta(META_LISTEN_ADDR) ?? `http://${lanAddress()}:${node.config.port}`;
 }
 
+/** Whether this host's daemon answers at the address it last listened on. */
+async function daemonAnswers(node: HostNode): Promise<boolean> {
+  const url = node.store.getMeta(META_LISTEN_ADDR);
+  if (url === undefined) return false;
+  try {
+    const answer = await lanCall(url, 'GET', '/v1/status', undefined, null, DAEMON_PROBE_TIMEOUT_MS);
+    return isPlainObject(answer.body) && answer.body.host_pubkey === node.keys.hostKey.publicKey;
+  } catch {
+    return false;
+  }
+}
+
 export function registerPeerCommands(program: Command): void {
   program.command('pair')
     .description('open a one-time pairing token for another host to join (needs the daemon running)')
     .option('--ttl <duration>', 'token life', `${PAIR_DEFAULT_TTL_MS / 60_000}m`)
     .option('--json', 'print JSON')
-    .action((opts: { ttl: string; json?: boolean }) => withNode((node) => {
+    .action((opts: { ttl: string; json?: boolean }) => withNode(async (node) => {
       const ttl = parseDuration(opts.ttl);
       if (ttl <= 0 || ttl > PAIR_MAX_TTL_MS) throw new CliError('the ttl must be between 1 ms and 24 h', 2);
       const { token, expiresAt } = createPairToken(node, ttl);
       const addr = ownAddr(node, undefined);
+      if (!await daemonAnswers(node)) process.stderr.write('agentmbx: warning: no daemon answers for this host: start `agentmbx daemon` so the other host can join\n');
       if (opts.json === true) printJson({ token, expires_at: new Date(expiresAt).toISOString(), addr });
       else process.stdout.write(`${token}\non the other host run: agentmbx join ${addr} ${token}\n(valid until ${new Date(expiresAt).toISOString()}; the daemon must be running here)\n`);
     }));

@@ -19,6 +19,10 @@ test('usage errors exit 2, refusals exit 1, each in one line', { timeout: E2E_TI
   oneLine(reserved.stderr);
   const badTtl = await runCli(['pair', '--ttl', 'soon'], alpha.env);
   assert.equal(badTtl.code, 2);
+  const noDaemon = await runCli(['pair', '--json'], alpha.env);
+  assert.equal(noDaemon.code, 0);
+  assert.match((JSON.parse(noDaemon.stdout) as { token: string }).token, /^\w{4}-\w{4}-\w{4}$/);
+  assert.match(noDaemon.stderr, /warning: no daemon answers for this host/);
   const unknownPeer = await runCli(['peers', 'remove', 'beta'], alpha.env);
   assert.equal(unknownPeer.code, 1);
   oneLine(unknownPeer.stderr);
