@@ -3,8 +3,10 @@
 import { after } from 'node:test';
 import { toBase64 } from '../../src/protocol/base64.ts';
 import { generateEncKeyPair, generateSigningKey, type EncKeyPair, type SigningKey } from '../../src/protocol/keys.ts';
+import { ENC_AD_PUBLISH_LIFETIME_MS, signEncAdV2, type EncAdV2 } from '../../src/protocol/records/enc-ad.ts';
 import { signEnvelope, type UnsignedEnvelopeV3 } from '../../src/protocol/records/envelope.ts';
 import { receiptItemId, receiptWire, signReceipt, type ReceiptState } from '../../src/protocol/records/receipt.ts';
+import { signRotation, type HostRotation } from '../../src/protocol/records/rotation.ts';
 import { sealEnvelopeBody } from '../../src/protocol/seal.ts';
 import { newUlid } from '../../src/protocol/ulid.ts';
 import { DEFAULT_CONFIG, type RelayConfig, type RelayLimits } from '../../src/relay/config.ts';
@@ -101,4 +103,18 @@ export function receiptItem(recipientHost: TestHost, senderHost: TestHost, msg: 
   const rec = { v: 1 as const, type: 'receipt' as const, msg, recipient: `bob@${recipientHost.name}`, state, at: new Date(nowMs).toISOString(), seq };
   const wire = receiptWire(signReceipt(rec, recipientHost.key));
   return { kind: 'receipt', item_id: receiptItemId(rec), targets: [{ host_pubkey: senderHost.key.publicKey, wire_b64: toBase64(Buffer.from(wire)) }] };
+}
+
+/** A v2 enc-key ad of `host` for its own enc key (or `encPub`), with its signature; 30 days of life by default. */
+export function signedEncAd(host: TestHost, iatMs: number, expMs = iatMs + ENC_AD_PUBLISH_LIFETIME_MS, encPub = host.enc.publicKey): { ad: EncAdV2; sig: string } {
+  const ad: EncAdV2 = { v: 2, type: 'enc-ad', host: host.name, host_pubkey: host.key.publicKey, enc_pub: encPub, iat: new Date(iatMs).toISOString(), exp: new Date(expMs).toISOString() };
+  return { ad, sig: signEncAdV2(ad, host.key) };
+}
+
+/** A host rotation record from `oldKey` to `newKey`, signed by both (a fresh enc key). */
+export function signedRotation(host: string, oldKey: SigningKey, newKey: SigningKey, nowMs: number): HostRotation {
+  return signRotation({
+    v: 1, type: 'host-rotation', host, old_pub: oldKey.publicKey, new_pub: newKey.publicKey,
+    new_enc_pub: generateEncKeyPair().publicKey, iat: new Date(nowMs).toISOString(),
+  }, oldKey, newKey);
 }

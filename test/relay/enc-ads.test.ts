@@ -4,13 +4,12 @@ import { test } from 'node:test';
 import { generateEncKeyPair, generateSigningKey, signingKeyFromSeed, type SigningKey } from '../../src/protocol/keys.ts';
 import { toBase64 } from '../../src/protocol/base64.ts';
 import { signEncAdV1, signEncAdV2, type EncAdV2 } from '../../src/protocol/records/enc-ad.ts';
-import { signRotation } from '../../src/protocol/records/rotation.ts';
-import { enrolledHost, makeHost, startTestRelay, type TestHost, type TestRelay } from '../helpers/relay-fixture.ts';
+import { enrolledHost, makeHost, signedEncAd, signedRotation, startTestRelay, type TestHost, type TestRelay } from '../helpers/relay-fixture.ts';
 
 const DAY = 86_400_000;
 
 function adOf(host: TestHost, iatMs: number, expMs = iatMs + 30 * DAY, encPub = host.enc.publicKey): EncAdV2 {
-  return { v: 2, type: 'enc-ad', host: host.name, host_pubkey: host.key.publicKey, enc_pub: encPub, iat: new Date(iatMs).toISOString(), exp: new Date(expMs).toISOString() };
+  return signedEncAd(host, iatMs, expMs, encPub).ad;
 }
 
 function publishV2(host: TestHost, ad: unknown, sig: unknown) {
@@ -132,11 +131,7 @@ test('a revoked host answers 404 by key and by name', async () => {
   const byKey = `/v2/relay/enc-key?pubkey=${encodeURIComponent(owner.key.publicKey)}`;
   assert.equal((await reader.api.call('GET', byKey)).status, 200);
 
-  const next = generateSigningKey();
-  const rotation = signRotation({
-    v: 1, type: 'host-rotation', host: 'desk', old_pub: owner.key.publicKey, new_pub: next.publicKey,
-    new_enc_pub: generateEncKeyPair().publicKey, iat: new Date(relay.clock.ms).toISOString(),
-  }, owner.key, next);
+  const rotation = signedRotation('desk', owner.key, generateSigningKey(), relay.clock.ms);
   assert.equal((await reader.api.call('POST', '/v2/relay/rotate', { rotation }, false)).status, 200);
   assert.deepEqual((await reader.api.call('GET', byKey)).body, { error: 'unknown host' });
   assert.equal((await reader.api.call('GET', '/v1/relay/enc-key?host=desk')).status, 404, 'the new key has published no ad yet');

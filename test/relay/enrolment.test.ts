@@ -4,13 +4,12 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { toBase64 } from '../../src/protocol/base64.ts';
 import { canonicalJson } from '../../src/protocol/canonical.ts';
-import { generateEncKeyPair, generateSigningKey, type SigningKey } from '../../src/protocol/keys.ts';
-import { signRotation } from '../../src/protocol/records/rotation.ts';
+import { generateSigningKey, type SigningKey } from '../../src/protocol/keys.ts';
 import type { EnrolmentAuthority, EnrolmentDecision, EnrolmentRequest } from '../../src/relay/authority/enrolment-authority.ts';
 import { CHALLENGE_LIFE_MS, ENROL_BODY_MAX_BYTES } from '../../src/relay/config.ts';
 import { openSqliteRelayStore } from '../../src/relay/store/sqlite/index.ts';
 import { tempDir } from '../helpers/processes.ts';
-import { enrolledHost, envelopeItem, makeHost, sealedEnvelope, startTestRelay, TestClock, type TestRelay } from '../helpers/relay-fixture.ts';
+import { enrolledHost, envelopeItem, makeHost, sealedEnvelope, signedRotation, startTestRelay, TestClock, type TestRelay } from '../helpers/relay-fixture.ts';
 
 type Answer = { status: number; body: Record<string, unknown> };
 
@@ -193,12 +192,8 @@ test('an authority refusal is 403 DENIED with its reason', async () => {
 test('a key revoked by rotation stays revoked: re-enrolling answers 403 REVOKED', async () => {
   const relay = await startTestRelay();
   const old = await enrolledHost(relay, 'laptop');
-  const next = generateSigningKey();
-  const rec = {
-    v: 1 as const, type: 'host-rotation' as const, host: 'laptop', old_pub: old.key.publicKey, new_pub: next.publicKey,
-    new_enc_pub: generateEncKeyPair().publicKey, iat: new Date(relay.clock.ms).toISOString(),
-  };
-  assert.equal((await post(relay, '/v2/relay/rotate', { rotation: signRotation(rec, old.key, next) })).status, 200);
+  const rotation = signedRotation('laptop', old.key, generateSigningKey(), relay.clock.ms);
+  assert.equal((await post(relay, '/v2/relay/rotate', { rotation })).status, 200);
   const again = await enrol(relay, 'laptop', old.key);
   assert.equal(again.status, 403);
   assert.equal(again.body['code'], 'REVOKED');

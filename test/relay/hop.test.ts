@@ -2,12 +2,9 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { generateSigningKey, type SigningKey } from '../../src/protocol/keys.ts';
-import { signEncAdV2 } from '../../src/protocol/records/enc-ad.ts';
-import { signRotation } from '../../src/protocol/records/rotation.ts';
-import { relayHopString, signRelayHop } from '../../src/protocol/relay-hop.ts';
-import { HOP_MAX_SKEW_MS } from '../../src/protocol/relay-hop.ts';
+import { HOP_MAX_SKEW_MS, relayHopString, signRelayHop } from '../../src/protocol/relay-hop.ts';
 import { CROWDED_NAME_HOSTS } from '../../src/relay/config.ts';
-import { enrolledHost, makeHost, startTestRelay, type TestHost, type TestRelay } from '../helpers/relay-fixture.ts';
+import { enrolledHost, makeHost, signedEncAd, signedRotation, startTestRelay, type TestHost, type TestRelay } from '../helpers/relay-fixture.ts';
 
 type Answer = { status: number; body: Record<string, unknown> };
 const BAD_HOP = { error: 'bad relay hop' };
@@ -36,11 +33,7 @@ function hop(key: SigningKey, host: string, signed: { method: string; path: stri
 const PULL = '/v2/relay/items?after=0';
 
 async function publishAd(relay: TestRelay, host: TestHost): Promise<void> {
-  const ad = {
-    v: 2 as const, type: 'enc-ad' as const, host: host.name, host_pubkey: host.key.publicKey, enc_pub: host.enc.publicKey,
-    iat: new Date(relay.clock.ms).toISOString(), exp: new Date(relay.clock.ms + 86_400_000).toISOString(),
-  };
-  assert.equal((await host.api.call('POST', '/v2/relay/enc-key', { ad, sig: signEncAdV2(ad, host.key) })).status, 200);
+  assert.equal((await host.api.call('POST', '/v2/relay/enc-key', signedEncAd(host, relay.clock.ms))).status, 200);
 }
 
 test('a well-formed hop is accepted (the baseline the refusals below differ from)', async () => {
@@ -116,11 +109,8 @@ test('an unknown key or a revoked key → 401', async () => {
 
   const old = await enrolledHost(relay, 'desk');
   const next = generateSigningKey();
-  const rec = {
-    v: 1 as const, type: 'host-rotation' as const, host: 'desk', old_pub: old.key.publicKey, new_pub: next.publicKey,
-    new_enc_pub: old.enc.publicKey, iat: new Date(relay.clock.ms).toISOString(),
-  };
-  assert.equal((await old.api.call('POST', '/v2/relay/rotate', { rotation: signRotation(rec, old.key, next) }, false)).status, 200);
+  const rotation = signedRotation('desk', old.key, next, relay.clock.ms);
+  assert.equal((await old.api.call('POST', '/v2/relay/rotate', { rotation }, false)).status, 200);
   const revoked = await old.api.pull(0);
   assert.deepEqual([revoked.status, revoked.body], [401, BAD_HOP]);
   // nor by name on v1: the revoked key no longer carries the name

@@ -1,9 +1,8 @@
 // GET /v2/relay/info (protocol.md §3.1, §6, §7.1): identity, epoch, limits, and `you` for a valid hop.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { signEncAdV2 } from '../../src/protocol/records/enc-ad.ts';
 import { RELAY_VERSION } from '../../src/relay/relay-service.ts';
-import { enrolledHost, envelopeItem, makeHost, sealedEnvelope, startTestRelay } from '../helpers/relay-fixture.ts';
+import { enrolledHost, envelopeItem, makeHost, sealedEnvelope, signedEncAd, startTestRelay } from '../helpers/relay-fixture.ts';
 
 const MiB = 1024 * 1024;
 
@@ -36,14 +35,12 @@ test('with a valid hop: you = host, pubkey, head_seq, acked_through, enc_ad', as
   const env = sealedEnvelope(a, b, relay.clock.ms);
   const pushed = (await a.api.push([envelopeItem(env.id, [{ host: b, wire: env.wire }])])).body['results'] as Array<{ targets: Array<{ seq: number }> }>;
   const seq = pushed[0]?.targets[0]?.seq ?? -1;
-  const iat = new Date(relay.clock.ms).toISOString();
-  const exp = new Date(relay.clock.ms + 30 * 86_400_000).toISOString();
-  const ad = { v: 2 as const, type: 'enc-ad' as const, host: 'desk', host_pubkey: b.key.publicKey, enc_pub: b.enc.publicKey, iat, exp };
-  assert.equal((await b.api.call('POST', '/v2/relay/enc-key', { ad, sig: signEncAdV2(ad, b.key) })).status, 200);
+  const published = signedEncAd(b, relay.clock.ms);
+  assert.equal((await b.api.call('POST', '/v2/relay/enc-key', published)).status, 200);
   assert.equal((await b.api.ack(seq)).status, 200);
 
   const you = (await b.api.info()).body['you'];
-  assert.deepEqual(you, { host: 'desk', pubkey: b.key.publicKey, head_seq: seq, acked_through: seq, enc_ad: { enc_pub: b.enc.publicKey, exp } });
+  assert.deepEqual(you, { host: 'desk', pubkey: b.key.publicKey, head_seq: seq, acked_through: seq, enc_ad: { enc_pub: b.enc.publicKey, exp: published.ad.exp } });
 });
 
 test('an invalid hop still answers 200, without you', async () => {

@@ -1,19 +1,16 @@
 // Host key rotation on the relay (protocol.md §3.7, §7.6; design §2 "Rotation").
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { generateEncKeyPair, generateSigningKey, type SigningKey } from '../../src/protocol/keys.ts';
+import { generateSigningKey, type SigningKey } from '../../src/protocol/keys.ts';
 import { signRotation, type HostRotation } from '../../src/protocol/records/rotation.ts';
 import { signSenderList } from '../../src/protocol/records/sender-list.ts';
-import { enrolledHost, envelopeItem, makeHost, sealedEnvelope, startTestRelay, type TestHost, type TestRelay } from '../helpers/relay-fixture.ts';
+import { enrolledHost, envelopeItem, makeHost, sealedEnvelope, signedRotation, startTestRelay, type TestHost, type TestRelay } from '../helpers/relay-fixture.ts';
 
 type Result = { status: string; targets: Array<{ host_pubkey: string; seq: number }> };
 type Page = { items: Array<{ seq: number; item_id: string; sender_pubkey: string; wire_b64: string }>; head_seq: number };
 
 function rotation(relay: TestRelay, host: string, oldKey: SigningKey, newKey: SigningKey): HostRotation {
-  return signRotation({
-    v: 1, type: 'host-rotation', host, old_pub: oldKey.publicKey, new_pub: newKey.publicKey,
-    new_enc_pub: generateEncKeyPair().publicKey, iat: new Date(relay.clock.ms).toISOString(),
-  }, oldKey, newKey);
+  return signedRotation(host, oldKey, newKey, relay.clock.ms);
 }
 
 async function rotate(relay: TestRelay, record: unknown) {
