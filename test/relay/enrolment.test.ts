@@ -37,11 +37,12 @@ async function enrol(relay: TestRelay, host: string, key: SigningKey, ownerFp = 
   return post(relay, '/v1/relay/enrol', enrolBody(key, host, await challenge(relay, host, key), ownerFp, proof));
 }
 
-/** A stub account authority: the proof is the account name; 'deny' or no proof is refused. */
+/** A stub account authority: the proof is the account name; 'deny' or no proof is refused, 'down' cannot be decided. */
 class AccountAuthority implements EnrolmentAuthority {
   readonly name = 'account-token';
   readonly strength = 1;
   async authorize(request: EnrolmentRequest): Promise<EnrolmentDecision> {
+    if (request.proof === 'down') return { ok: false, reason: 'the account service is unreachable', unavailable: true };
     if (typeof request.proof !== 'string' || request.proof === 'deny') return { ok: false, reason: 'no valid account token' };
     return { ok: true, account: request.proof, org: null };
   }
@@ -187,6 +188,16 @@ test('an authority refusal is 403 DENIED with its reason', async () => {
     assert.equal(denied.body['code'], 'DENIED');
     assert.match(denied.body['error'] as string, /no valid account token/);
   }
+});
+
+test('an authority that cannot decide right now → 503, and nothing is enrolled', async () => {
+  const relay = await startTestRelay({ authority: new AccountAuthority() });
+  const key = generateSigningKey();
+  const down = await enrol(relay, 'laptop', key, '', 'down');
+  assert.equal(down.status, 503);
+  assert.equal(down.body['code'], 'AUTHORITY_UNAVAILABLE');
+  assert.match(down.body['error'] as string, /the account service is unreachable/);
+  assert.equal((await makeHost(relay, 'laptop', key).api.pull(0)).status, 401, 'not enrolled');
 });
 
 test('a key revoked by rotation stays revoked: re-enrolling answers 403 REVOKED', async () => {
