@@ -21,6 +21,10 @@ test('init makes a 0700 home with 0600 key files, and refuses to run twice', () 
   const paths = homePaths(home);
   assert.equal(statSync(home).mode & 0o777, 0o700);
   for (const file of [paths.hostKey, paths.encKey, paths.config]) assert.equal(statSync(file).mode & 0o777, 0o600, file);
+  const node = openNode(home);
+  node.store.setMeta('probe', '1');
+  for (const file of [paths.store, `${paths.store}-wal`, `${paths.store}-shm`]) assert.equal(statSync(file).mode & 0o777, 0o600, file);
+  closeNode(node);
   assert.deepEqual(readConfig(home), { v: 1, host: 'alpha', port: 7373 });
   assert.throws(() => initHome(home, 'alpha', 7373), /already holds a host/);
   assert.throws(() => initHome(join(tempDir(), 'h'), 'Bad_Name', 7373), /bad host name/);
@@ -35,6 +39,13 @@ test('key files that are too open or symlinks are refused, without printing key 
   renameSync(paths.encKey, `${paths.encKey}.real`);
   symlinkSync(`${paths.encKey}.real`, paths.encKey);
   assert.throws(() => loadKeys(home), /enc\.key is a symlink/);
+});
+
+test('a store readable by others is refused', () => {
+  const home = freshHome();
+  closeNode(openNode(home));
+  chmodSync(homePaths(home).store, 0o644);
+  assert.throws(() => openNode(home), /host\.db is too open \(mode 644\)/);
 });
 
 test('a home readable by others is refused', () => {
