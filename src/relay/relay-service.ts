@@ -3,6 +3,7 @@
 import { createRequire } from 'node:module';
 import { fingerprint } from '../protocol/fingerprint.ts';
 import type { EnrolmentAuthority } from './authority/enrolment-authority.ts';
+import { JWKS_MIN_FETCH_INTERVAL_MS } from './authority/jwks-cache.ts';
 import { HEARTBEAT_INTERVAL_MS, type RelayConfig } from './config.ts';
 import { createRelayCore, type RelayCore } from './core/relay-core.ts';
 import { sweep } from './core/sweep.ts';
@@ -69,6 +70,16 @@ export async function startRelayService(options: RelayServiceOptions): Promise<R
     cleanups.push(() => heartbeat.stop());
     const sweeper = startPeriodic(async () => { await sweep(core.context); }, options.config.sweep_interval_ms, { runNow: true, onError: onError('expiry sweep') });
     cleanups.push(() => sweeper.stop());
+    const hosted = core.context.hosted;
+    if (hosted !== null) {
+      // keeps the issuer's keys fresh on a quiet relay, and retries an outage once a minute (docs/hosted-relay.md)
+      const refresh = async (): Promise<void> => {
+        const failure = await hosted.authority.refreshKeys();
+        if (failure !== null) log(`agentmbx relay: the token issuer's key set could not be fetched (${failure})`);
+      };
+      const keys = startPeriodic(refresh, JWKS_MIN_FETCH_INTERVAL_MS, { runNow: true, onError: onError('JWKS refresh') });
+      cleanups.push(() => keys.stop());
+    }
     const app = buildRelayHttp(core, options.config);
     cleanups.push(() => app.close());
     await app.listen({ port: options.port, host: options.bind });

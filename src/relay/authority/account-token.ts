@@ -56,6 +56,11 @@ export class AccountTokenAuthority implements EnrolmentAuthority {
     return { ok: true, account, org, binding: { jkt, clientId } };
   }
 
+  /** The background JWKS refresh (see JwksCache.refreshIfDue); returns the fetch failure, if any. */
+  refreshKeys(): Promise<string | null> {
+    return this.#options.keys.refreshIfDue();
+  }
+
   /**
    * The whole enrol proof: the cloud key, the host key's certificate of it, the cloud key's proof of
    * possession bound to this challenge, then the token, whose `cnf.jkt` must name that cloud key.

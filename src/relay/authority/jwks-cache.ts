@@ -66,6 +66,17 @@ export class JwksCache {
     return { ok: true, getKey: this.#set };
   }
 
+  /**
+   * The background refresh of a running relay (every minute): fetches when the set is 10 minutes old,
+   * so a quiet relay's keys stay fresh and an outage is retried once a minute. Returns the failure, if any.
+   */
+  async refreshIfDue(): Promise<string | null> {
+    const now = this.#nowMs();
+    if (this.#lastSuccessMs !== null && now - this.#lastSuccessMs < JWKS_REFRESH_MS) return null;
+    await this.#fetchIfAllowed(now);
+    return this.#lastError;
+  }
+
   /** For operators (doctor, logs): when the set was last fetched and the last failure, if any. */
   status(): { lastSuccessMs: number | null; lastError: string | null; keys: number } {
     return { lastSuccessMs: this.#lastSuccessMs, lastError: this.#lastError, keys: this.#kids.size };

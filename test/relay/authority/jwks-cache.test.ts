@@ -82,6 +82,23 @@ test('issuer down: cached keys work for an hour after the last good fetch, then 
   assert.equal((await cache.lookup('k1')).ok, true, 'the next allowed fetch recovers');
 });
 
+test('the background refresh keeps a quiet relay\'s keys fresh, so an outage counts from the last refresh', async () => {
+  const { clock, issuer, cache } = await setup();
+  assert.equal(await cache.refreshIfDue(), null);
+  assert.equal(issuer.jwksFetches, 1);
+  clock.advance(JWKS_REFRESH_MS - 1);
+  assert.equal(await cache.refreshIfDue(), null);
+  assert.equal(issuer.jwksFetches, 1, 'not due yet');
+  clock.advance(40 * 60_000);
+  assert.equal(await cache.refreshIfDue(), null);
+  assert.equal(issuer.jwksFetches, 2);
+  issuer.down = true;
+  clock.advance(JWKS_REFRESH_MS);
+  assert.equal(await cache.refreshIfDue(), 'HTTP 503', 'the failure is reported for the log');
+  clock.advance(JWKS_STALE_LIMIT_MS - JWKS_REFRESH_MS);
+  assert.equal((await cache.lookup('k1')).ok, true, 'an hour after the last successful refresh, not after the first fetch');
+});
+
 test('a bad answer is a failed fetch and keeps the last good set; private and foreign keys are ignored', async () => {
   const { clock, cache } = await setup();
   const documents: unknown[] = [];
