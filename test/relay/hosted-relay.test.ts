@@ -2,6 +2,8 @@
 // issuer: enrolment, sessions on every hop, the issuer going down, the deny-list, account quotas
 // and names (docs/hosted-relay.md).
 import assert from 'node:assert/strict';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { test } from 'node:test';
 import { canonicalJson } from '../../src/protocol/canonical.ts';
 import { fingerprint } from '../../src/protocol/fingerprint.ts';
@@ -12,6 +14,7 @@ import type { RelayLimits } from '../../src/relay/config.ts';
 import { backupRelayStore } from '../../src/relay/ops/backup.ts';
 import { restoreRelayStore } from '../../src/relay/ops/restore.ts';
 import { tempDir } from '../helpers/processes.ts';
+import { spawnRelay } from '../helpers/relay-process.ts';
 import { envelopeItem, makeHost, sealedEnvelope, startTestRelay, TestClock, type TestHost, type TestRelay } from '../helpers/relay-fixture.ts';
 import { accountTokenProof, cloudIdentity, ISSUER, startTokenIssuer, type CloudIdentity, type TokenIssuer } from '../helpers/token-issuer.ts';
 
@@ -50,19 +53,19 @@ async function post(url: string, path: string, body: unknown, headers: Record<st
 }
 
 /** challenge, then enrol with the account-token proof of design §8 */
-async function enrolWithToken(h: Hosted, name: string, key: SigningKey, id: CloudIdentity, token: string): Promise<Answer> {
-  const challenged = await post(h.relay.url, '/v1/relay/challenge', { host: name, pubkey: key.publicKey });
+async function enrolWithToken(relayUrl: string, name: string, key: SigningKey, id: CloudIdentity, token: string): Promise<Answer> {
+  const challenged = await post(relayUrl, '/v1/relay/challenge', { host: name, pubkey: key.publicKey });
   assert.equal(challenged.status, 200);
   const challenge = challenged.body['challenge'] as string;
   const sig = key.sign(canonicalJson({ v: 1, challenge, host: name, pubkey: key.publicKey, owner_fp: '' }));
-  return post(h.relay.url, '/v1/relay/enrol', { host: name, pubkey: key.publicKey, owner_fp: '', sig, proof: accountTokenProof(key, id.cloudKey, id.jkt, token, challenge) });
+  return post(relayUrl, '/v1/relay/enrol', { host: name, pubkey: key.publicKey, owner_fp: '', sig, proof: accountTokenProof(key, id.cloudKey, id.jkt, token, challenge) });
 }
 
 async function hostedHost(h: Hosted, name: string, account: string): Promise<HostedHost> {
   const host = makeHost({ url: h.relay.url, clock: h.clock }, name);
   const id = await cloudIdentity(account, `${account}-${name}`);
   const token = await h.issuer.mint(AUDIENCE, id.claims);
-  const answer = await enrolWithToken(h, name, host.key, id, token);
+  const answer = await enrolWithToken(h.relay.url, name, host.key, id, token);
   assert.equal(answer.status, 200, JSON.stringify(answer.body));
   return { ...host, id, token };
 }
@@ -113,7 +116,7 @@ test('refused enrolments answer 403 DENIED with the reason; a host-key-only enro
   const h = await startHosted();
   const key = generateSigningKey();
   const id = await cloudIdentity('acct-1');
-  const wrongAud = await enrolWithToken(h, 'macbook', key, id, await h.issuer.mint('https://api.test.example', id.claims));
+  const wrongAud = await enrolWithToken(h.relay.url, 'macbook', key, id, await h.issuer.mint('https://api.test.example', id.claims));
   assert.equal(wrongAud.status, 403);
   assert.equal(wrongAud.body['code'], 'DENIED');
   assert.match(wrongAud.body['error'] as string, /not for this relay/);
@@ -126,7 +129,7 @@ test('a cloud key bound to one live enrolment cannot be certified by another hos
   const a = await hostedHost(h, 'macbook', 'acct-1');
   const second = generateSigningKey();
   // even holding the cloud key's private half, a second host key cannot take it over
-  const answer = await enrolWithToken(h, 'macbook-2', second, a.id, await h.issuer.mint(AUDIENCE, a.id.claims));
+  const answer = await enrolWithToken(h.relay.url, 'macbook-2', second, a.id, await h.issuer.mint(AUDIENCE, a.id.claims));
   assert.equal(answer.status, 403);
   assert.match(answer.body['error'] as string, /certified by another live host key/);
   assert.equal((await pull(h, a)).status, 200, 'the first host keeps working');
@@ -147,7 +150,7 @@ test('issuer down: keys serve an hour, then new enrolments fail closed while enr
   h.clock.advance(JWKS_STALE_LIMIT_MS - 50 * MINUTE + 1);
   const late = generateSigningKey();
   const lateId = await cloudIdentity('acct-1', 'late');
-  const refused = await enrolWithToken(h, 'late', late, lateId, await h.issuer.mint(AUDIENCE, lateId.claims));
+  const refused = await enrolWithToken(h.relay.url, 'late', late, lateId, await h.issuer.mint(AUDIENCE, lateId.claims));
   assert.equal(refused.status, 503);
   assert.equal(refused.body['code'], 'AUTHORITY_UNAVAILABLE');
   assert.match(refused.body['error'] as string, /could not be fetched for over an hour/);
@@ -194,7 +197,7 @@ test('a deny-list entry cuts an enrolled host at once, survives a restart and bl
   const again = await startHosted({ dir: h.relay.dir, clock: h.clock, issuer: h.issuer });
   assert.equal((await pull(again, a)).status, 403, 'the entry is durable');
   assert.equal((await pull(again, b)).status, 200);
-  const reenrol = await enrolWithToken(again, 'macbook', a.key, a.id, await again.issuer.mint(AUDIENCE, a.id.claims));
+  const reenrol = await enrolWithToken(again.relay.url, 'macbook', a.key, a.id, await again.issuer.mint(AUDIENCE, a.id.claims));
   assert.deepEqual([reenrol.status, reenrol.body['code']], [403, 'DENIED']);
 
   const byClient = await post(again.relay.url, '/v2/relay/admin/deny', denyBody([{ client_id: b.id.claims['client_id'] }], again), auth);
@@ -256,6 +259,23 @@ test('quotas charge the account across its hosts; two accounts may each have a m
 
   const twin = generateSigningKey();
   const twinId = await cloudIdentity('acct-1', 'twin');
-  const taken = await enrolWithToken(h, 'MacBook', twin, twinId, await h.issuer.mint(AUDIENCE, twinId.claims));
+  const taken = await enrolWithToken(h.relay.url, 'MacBook', twin, twinId, await h.issuer.mint(AUDIENCE, twinId.claims));
   assert.deepEqual([taken.status, taken.body['code']], [409, 'NAME_TAKEN'], 'one macbook per account');
+});
+
+test('`relay serve --config` with enrolment_authority "account-token" runs the hosted relay', async () => {
+  const issuer = await startTokenIssuer(Date.now);
+  const dir = tempDir('agentmbx-hosted-');
+  const config = join(dir, 'relay.json');
+  writeFileSync(config, JSON.stringify({ enrolment_authority: 'account-token', token_issuer: ISSUER, token_jwks_url: issuer.jwksUrl, token_audience: AUDIENCE }));
+  const relay = await spawnRelay(join(dir, 'store'), { args: ['--config', config] });
+  const id = await cloudIdentity('acct-1');
+  const key = generateSigningKey();
+  const granted = await enrolWithToken(relay.url, 'macbook', key, id, await issuer.mint(AUDIENCE, id.claims));
+  assert.equal(granted.status, 200, JSON.stringify(granted.body));
+  const plain = await makeHost({ url: relay.url, clock: relay.clock }, 'laptop').api.enrol();
+  assert.deepEqual([plain.status, plain.body['code']], [403, 'DENIED']);
+  assert.equal((await post(relay.url, '/v2/relay/admin/deny', { entries: [] })).body['code'], 'TOKEN_REQUIRED');
+  relay.child.kill('SIGTERM');
+  await relay.child.exited;
 });
