@@ -63,6 +63,7 @@ export function registerRelayOpsCommands(relay: Command): void {
       const keep = flags.keep === undefined ? undefined : positiveInteger(flags.keep, '--keep', 100_000);
       const receipt = await operate(() => backupRelayStore({ storeDir: storeDirOf(flags), file, ...(keep === undefined ? {} : { keep }) }));
       printJson(receipt);
+      if (receipt.ops_log_error !== undefined) process.stderr.write(`agentmbx: the backup is good, but the operations log could not record it: ${receipt.ops_log_error}\n`);
     });
   relay.command('restore <file>')
     .description('replace the store with a backup (the relay must be stopped); keeps a rollback copy and writes a new epoch')

@@ -25,6 +25,8 @@ export interface BackupReceipt {
   counts: StoreCounts;
   /** older backups deleted by --keep */
   pruned: string[];
+  /** set when the backup is good but the operations log could not record it (the store was busy too long) */
+  ops_log_error?: string;
 }
 
 export interface BackupOptions {
@@ -72,9 +74,13 @@ export async function backupRelayStore(options: BackupOptions): Promise<BackupRe
       counts,
       pruned: options.keep === undefined ? [] : pruneBackups(file, options.keep),
     };
-    appendOpsLogToStore(options.storeDir, {
-      at: time, kind: 'backup', detail: { file, bytes: receipt.bytes, sha256, epoch: meta.epoch, pruned: receipt.pruned.length },
-    });
+    try {
+      appendOpsLogToStore(options.storeDir, {
+        at: time, kind: 'backup', detail: { file, bytes: receipt.bytes, sha256, epoch: meta.epoch, pruned: receipt.pruned.length },
+      });
+    } catch (error) {
+      receipt.ops_log_error = (error as Error).message;
+    }
     return receipt;
   } finally {
     for (const suffix of ['', '-journal', '-wal', '-shm']) rmSync(`${temp}${suffix}`, { force: true });

@@ -44,7 +44,7 @@ export async function restoreRelayStore(options: RestoreOptions): Promise<Restor
   const staging = join(dir, `.restore-${randomBytes(6).toString('hex')}`);
   try {
     const liveDb = join(dir, RELAY_DB_FILE);
-    const live = existsSync(liveDb) ? readStoreMeta(dir) : null;
+    const live = existsSync(liveDb) ? readLiveMeta(dir) : null;
     const relayPubkey = relayPubkeyFor(dir, options.env, live);
     if (live !== null && live.relayPubkey !== relayPubkey) {
       throw new RelayOpsError(`the live store in ${dir} belongs to relay key ${fingerprint(live.relayPubkey)}, not to this relay's key ${fingerprint(relayPubkey)}`);
@@ -89,6 +89,16 @@ export async function restoreRelayStore(options: RestoreOptions): Promise<Restor
   } finally {
     rmSync(staging, { recursive: true, force: true });
     lock.release();
+  }
+}
+
+/** The live store's meta; a store that cannot be read is refused with what to do (nothing is guessed). */
+function readLiveMeta(dir: string): StoreMeta {
+  try {
+    return readStoreMeta(dir);
+  } catch (error) {
+    if (!(error instanceof StoreOpenError)) throw error;
+    throw new RelayOpsError(`${error.message}; to restore without carrying anything forward from it, move the relay.db files out of ${dir} first`);
   }
 }
 

@@ -1,7 +1,7 @@
 // `agentmbx relay restore` and `rotate-epoch` (design §5, protocol.md §7.14): refusals, the rollback
 // copy, the carry-forward of what only ever restricts, the new epoch, and the operations log.
 import assert from 'node:assert/strict';
-import { copyFileSync, existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { test } from 'node:test';
@@ -167,4 +167,15 @@ test('restore keeps a rollback copy, carries forward what restricts, and rotates
   assert.match(text[0] ?? '', /^\S+Z restore file=.*before\.db backup_epoch=\S+ previous_epoch=\S+ epoch=\S+$/);
   assert.match(text[1] ?? '', / backup file=.*before\.db/, 'the live store\'s log came over too');
   assert.ok(existsSync(receipt.rollback));
+});
+
+test('a live store that cannot be read is refused; without one, the backup is restored as it is', async () => {
+  const { dir, file, epoch } = await storeWithBackup();
+  for (const suffix of ['', '-wal', '-shm']) rmSync(join(dir, `${RELAY_DB_FILE}${suffix}`), { force: true });
+  writeFileSync(join(dir, RELAY_DB_FILE), 'damaged beyond repair, and long enough to fill an SQLite header block');
+  await assert.rejects(restoreRelayStore({ storeDir: dir, file, env: {} }), refusedWith(/not a relay store.*move the relay\.db files out of/));
+  rmSync(join(dir, RELAY_DB_FILE));
+  const receipt = await restoreRelayStore({ storeDir: dir, file, env: {} });
+  assert.deepEqual([receipt.rollback, receipt.carried_forward, receipt.previous_epoch, receipt.backup_epoch], [null, null, null, epoch]);
+  assert.equal(readStoreMeta(dir).epoch, receipt.epoch);
 });
