@@ -77,11 +77,6 @@ export class JwksCache {
     return this.#lastError;
   }
 
-  /** For operators (doctor, logs): when the set was last fetched and the last failure, if any. */
-  status(): { lastSuccessMs: number | null; lastError: string | null; keys: number } {
-    return { lastSuccessMs: this.#lastSuccessMs, lastError: this.#lastError, keys: this.#kids.size };
-  }
-
   async #fetchIfAllowed(now: number): Promise<void> {
     if (this.#inFlight !== null) return this.#inFlight;
     if (this.#lastAttemptMs !== null && now - this.#lastAttemptMs < JWKS_MIN_FETCH_INTERVAL_MS) return;
