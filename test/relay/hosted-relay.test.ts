@@ -10,6 +10,7 @@ import { fingerprint } from '../../src/protocol/fingerprint.ts';
 import { generateSigningKey, type SigningKey } from '../../src/protocol/keys.ts';
 import { signRelayHop } from '../../src/protocol/relay-hop.ts';
 import { JWKS_STALE_LIMIT_MS } from '../../src/relay/authority/jwks-cache.ts';
+import { MAX_DENY_ENTRIES_PER_REQUEST, MAX_DENY_MS } from '../../src/relay/core/hosted.ts';
 import type { RelayLimits } from '../../src/relay/config.ts';
 import { backupRelayStore } from '../../src/relay/ops/backup.ts';
 import { restoreRelayStore } from '../../src/relay/ops/restore.ts';
@@ -238,6 +239,10 @@ test('the deny route wants an operator token with relay:deny for this relay, and
   assert.equal((await refused(auth, { entries: [{ reason: 'x', until: soon }] })).status, 400);
   assert.equal((await refused(auth, denyBody([{ host_fp: 'zz' }], h))).status, 400);
   assert.equal((await refused(auth, { entries: [] })).status, 400);
+  const many = denyBody(Array.from({ length: MAX_DENY_ENTRIES_PER_REQUEST + 1 }, (_, i) => ({ client_id: `c${i}` })), h);
+  assert.match((await refused(auth, many)).body['error'] as string, /at most 1000 entries/);
+  const forever = new Date(h.clock.now() + MAX_DENY_MS + MINUTE).toISOString();
+  assert.match((await refused(auth, { entries: [{ client_id: 'c', reason: 'x', until: forever }] })).body['error'] as string, /ten years/);
   assert.equal((await pull(h, a)).status, 200, 'nothing was denied by the refused requests');
   assert.equal((await refused(auth)).status, 200);
 });
