@@ -5,7 +5,8 @@ import { fromBase64 } from '../../src/protocol/base64.ts';
 import { expiredItemId, verifyExpiredNotice } from '../../src/protocol/records/expired.ts';
 import { dedupHorizonMs, retentionMs } from '../../src/relay/config.ts';
 import { sweep } from '../../src/relay/core/sweep.ts';
-import { enrolledHost, envelopeItem, receiptItem, sealedEnvelope, startTestRelay, type TestHost, type TestRelay } from '../helpers/relay-fixture.ts';
+import { enrolledHost, envelopeItem, makeHost, receiptItem, sealedEnvelope, startTestRelay, TestClock, type TestHost, type TestRelay } from '../helpers/relay-fixture.ts';
+import { tempDir } from '../helpers/processes.ts';
 
 type Page = { head_seq: number; items: Array<{ seq: number; kind: string; item_id: string; sender_pubkey: string; wire_b64: string }> };
 type Results = Array<{ status: string; targets: Array<{ seq: number }>; accept?: { at: string } }>;
@@ -112,4 +113,35 @@ test('dedup rows go after the horizon, never while their item exists', async () 
   });
   const again = ((await a.api.push([sent.item])).body['results'] as Results)[0];
   assert.equal(again?.status, 'accepted', 'past the horizon the id is new again');
+});
+
+/** Waits (bounded) until `ready` holds: the sweep runs on the service's own timer. */
+async function eventually(ready: () => Promise<boolean>): Promise<void> {
+  for (let i = 0; i < 500; i += 1) {
+    if (await ready()) return;
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  assert.fail('the service never swept');
+}
+
+test('the running relay sweeps at start and then on every interval', async () => {
+  const dir = tempDir();
+  const clock = new TestClock();
+  const first = await startTestRelay({ dir, clock });
+  const [a, b] = [await enrolledHost(first, 'laptop'), await enrolledHost(first, 'desk')];
+  await pushEnvelope(first, a, b);
+  await first.stop();
+
+  clock.advance(retentionMs(first.service.core.context.config));
+  const second = await startTestRelay({ dir, clock, config: { sweep_interval_ms: 100 } });
+  const [a2, b2] = [a, b].map((h) => ({ ...makeHost(second, h.name, h.key), enc: h.enc }));
+  const queued = async (host: TestHost): Promise<number> => ((await host.api.pull(0)).body as Page).items.length;
+  await eventually(async () => await queued(a2 as TestHost) === 1);
+  assert.equal(await queued(b2 as TestHost), 0, 'the sweep at start expired it');
+
+  const later = await pushEnvelope(second, a2 as TestHost, b2 as TestHost);
+  clock.advance(retentionMs(second.service.core.context.config));
+  await eventually(async () => await queued(b2 as TestHost) === 0);
+  const notices = ((await (a2 as TestHost).api.pull(0)).body as Page).items.map((i) => i.item_id);
+  assert.deepEqual(notices, [expiredItemId(later.id, b.key.publicKey)], 'the periodic sweep expired it (and the first notice, now old too)');
 });
