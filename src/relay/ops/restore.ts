@@ -55,13 +55,12 @@ export async function restoreRelayStore(options: RestoreOptions): Promise<Restor
     copyFileSync(file, staged, constants.COPYFILE_EXCL);
     chmodSync(staged, 0o600);
     const backup = checkBackup(file, staging, staged, relayPubkey);
-    await (await openSqliteRelayStore({ dir: staging, relayPubkey })).close(); // upgrades an older schema
-    const carried = live === null ? null : carryForward(staging, dir);
-
     const nowMs = (options.nowMs ?? Date.now)();
     const epoch = (options.newEpoch ?? randomEpoch)();
-    const store = await openSqliteRelayStore({ dir: staging, relayPubkey });
+    const store = await openSqliteRelayStore({ dir: staging, relayPubkey }); // upgrades an older schema
+    let carried: CarriedForward | null = null;
     try {
+      carried = live === null ? null : carryForward(staging, dir);
       await store.transaction(async (tx) => {
         await tx.setEpoch(epoch);
         // the relay's start-up check must not count the backup's old heartbeat as an outage

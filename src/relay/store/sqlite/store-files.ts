@@ -4,7 +4,7 @@
 import { existsSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { backup, DatabaseSync } from 'node:sqlite';
-import type { OpsLogEntry, StoredOpsLogEntry } from '../relay-store.ts';
+import type { OpsLogEntry, StoredOpsLogEntry, StoreMeta } from '../relay-store.ts';
 import { int, type Row } from './columns.ts';
 import { NotARelayStoreError, StoreOpenError } from './errors.ts';
 import { ack } from './items.ts';
@@ -90,7 +90,7 @@ export function checkIntegrity(path: string, what: string): void {
 }
 
 /** Meta and counts of a relay store file (it must be one). */
-export function describeStoreFile(path: string, what: string): { meta: ReturnType<typeof readMeta>; counts: StoreCounts } {
+export function describeStoreFile(path: string, what: string): { meta: StoreMeta; counts: StoreCounts } {
   return withDatabase(path, true, (db) => {
     const meta = readMeta(db.createTagStore(2), what);
     const row = db.prepare(`SELECT
