@@ -3,6 +3,7 @@ import type { Command } from 'commander';
 import { ConfigError, resolveServeOptions } from '../relay/config.ts';
 import { generateRelayKeyText, RelayKeyError } from '../relay/ops/relay-key.ts';
 import { WriterLockBusyError } from '../relay/ops/writer-lock.ts';
+import { createRelayLogger } from '../relay/http/logging.ts';
 import { startRelayService } from '../relay/relay-service.ts';
 import { StoreOpenError } from '../relay/store/sqlite/index.ts';
 import { CliError } from './cli-error.ts';
@@ -22,11 +23,12 @@ async function serve(flags: Record<string, string | undefined>): Promise<void> {
   let service;
   try {
     const options = resolveServeOptions(flags, process.env);
-    service = await startRelayService({ ...options, env: process.env });
+    service = await startRelayService({ ...options, env: process.env, requestLog: createRelayLogger() });
   } catch (err) {
     explainStartFailure(err);
   }
   process.stdout.write(`agentmbx relay listening on ${service.url} fingerprint ${service.fingerprint} epoch ${service.epoch}\n`);
+  if (service.metricsUrl !== null) process.stderr.write(`agentmbx relay: metrics on ${service.metricsUrl}/metrics\n`);
   await new Promise<void>((resolve) => {
     const stop = (): void => {
       process.off('SIGTERM', stop);
@@ -49,6 +51,7 @@ export function registerRelayCommands(program: Command): void {
     .option('--bind <addr>', 'address to listen on (default 127.0.0.1)')
     .option('--config <file>', 'JSON file overriding the default limits')
     .option('--trust-proxy <mode>', 'client address from a proxy: xff or cloudflare (env MBX_RELAY_TRUST_PROXY)')
+    .option('--metrics-bind <host:port>', 'serve /metrics and /healthz on this separate address instead of the relay port')
     .action(serve);
   relay.command('keygen')
     .description('print a new relay private key (base64) for MBX_RELAY_KEY; its fingerprint goes to stderr')

@@ -327,6 +327,7 @@ export interface ServeFlags {
   bind?: string;
   config?: string;
   trustProxy?: string;
+  metricsBind?: string;
 }
 
 export interface ServeOptions {
@@ -337,6 +338,8 @@ export interface ServeOptions {
   /** absolute path of the config file that was read, if any */
   configPath: string | null;
   config: RelayConfig;
+  /** where /metrics and /healthz are served apart from the relay's port (--metrics-bind), if anywhere */
+  metricsBind?: { host: string; port: number };
 }
 
 /** Expands a leading `~` (env files and `--flag=~/x` reach us unexpanded by a shell). */
@@ -349,6 +352,13 @@ function parsePort(text: string, source: string): number {
   const port = /^\d{1,5}$/.test(text) ? Number(text) : NaN;
   if (!(port <= 65_535)) throw new ConfigError(`${source} must be an integer from 0 to 65535`);
   return port;
+}
+
+/** `HOST:PORT` or `[IPv6]:PORT` of --metrics-bind. */
+export function parseMetricsBind(text: string): { host: string; port: number } {
+  const match = /^(?:\[([0-9A-Fa-f:.]+)\]|([^:\s]+)):(\d{1,5})$/.exec(text.trim());
+  if (match === null) throw new ConfigError('--metrics-bind must be HOST:PORT, for example 127.0.0.1:9464 or [::1]:9464');
+  return { host: match[1] ?? match[2] ?? '', port: parsePort(match[3] ?? '', '--metrics-bind port') };
 }
 
 function nonEmptyFlag(value: string | undefined, flag: string): string | undefined {
@@ -383,7 +393,9 @@ export function resolveServeOptions(flags: ServeFlags, env: NodeJS.ProcessEnv): 
   const configFlag = nonEmptyFlag(flags.config, '--config');
   const configPath = configFlag === undefined ? null : resolve(expandHome(configFlag, env));
   const file = configPath === null ? undefined : parseConfigFile(readConfigText(configPath), configPath);
+  const metricsBind = nonEmptyFlag(flags.metricsBind, '--metrics-bind');
   return {
+    ...(metricsBind === undefined ? {} : { metricsBind: parseMetricsBind(metricsBind) }),
     storeDir: resolve(expandHome(dir, env)),
     port,
     bind,

@@ -1,12 +1,16 @@
 // One running relay: the writer lock, the relay key, the store, the core and the HTTP face,
 // started in that order and stopped in reverse. `agentmbx relay serve` and the tests use it.
 import { createRequire } from 'node:module';
+import type { Logger } from 'pino';
 import { fingerprint } from '../protocol/fingerprint.ts';
 import type { EnrolmentAuthority } from './authority/enrolment-authority.ts';
 import { JWKS_MIN_FETCH_INTERVAL_MS } from './authority/jwks-cache.ts';
 import { HEARTBEAT_INTERVAL_MS, type RelayConfig } from './config.ts';
 import { createRelayCore, type RelayCore } from './core/relay-core.ts';
 import { sweep } from './core/sweep.ts';
+import { checkHealth } from './http/health.ts';
+import { RelayMetrics } from './http/metrics.ts';
+import { relayObserver, startMetricsServer } from './http/observability.ts';
 import { buildRelayHttp } from './http/server.ts';
 import type { EpochRotation } from './ops/epoch.ts';
 import { checkHeartbeatAtStart, writeHeartbeat } from './ops/heartbeat.ts';
@@ -31,6 +35,10 @@ export interface RelayServiceOptions {
   heartbeatIntervalMs?: number;
   /** where the service reports what an operator should know (default: a line on stderr) */
   log?: (line: string) => void;
+  /** structured request logs (logging.ts), or none */
+  requestLog?: Logger;
+  /** serve /metrics (and /healthz) on this separate address instead of the relay's port */
+  metricsBind?: { host: string; port: number };
 }
 
 export interface RelayService {
@@ -41,6 +49,9 @@ export interface RelayService {
   core: RelayCore;
   /** the epoch rotation the start-up heartbeat check made, or null */
   epochRotatedAtStart: EpochRotation | null;
+  metrics: RelayMetrics;
+  /** the separate metrics listener (--metrics-bind), or null when /metrics is on the relay's port */
+  metricsUrl: string | null;
   /** stops accepting, finishes requests in flight, closes the store, releases the lock */
   close(): Promise<void>;
 }
@@ -54,21 +65,31 @@ export async function startRelayService(options: RelayServiceOptions): Promise<R
   try {
     const relayKey = loadOrCreateRelayKey(options.storeDir, options.env);
     const groupCommit = { maxItems: options.config.group_commit_max_items, maxWaitMs: options.config.group_commit_max_wait_ms };
-    const store = await openSqliteRelayStore({ dir: options.storeDir, relayPubkey: relayKey.publicKey, groupCommit, ...(options.nowMs ? { nowMs: options.nowMs } : {}) });
+    const metrics = new RelayMetrics();
+    const store = await openSqliteRelayStore({
+      dir: options.storeDir, relayPubkey: relayKey.publicKey, groupCommit, onGroupCommit: (size, ms) => metrics.groupCommitted(size, ms),
+      ...(options.nowMs ? { nowMs: options.nowMs } : {}),
+    });
     cleanups.push(() => store.close());
     const nowMs = options.nowMs ?? Date.now;
     const log = options.log ?? ((line: string) => { process.stderr.write(`${line}\n`); });
     const rotation = await checkHeartbeatAtStart(store, nowMs());
     if (rotation !== null) log(`agentmbx relay: epoch rotated at start (${rotation.reason}): ${rotation.from} -> ${rotation.to}`);
+    if (rotation !== null) metrics.epochRotated();
+    metrics.attachQueue(() => store.queueTotals(), nowMs);
     const core = await createRelayCore({
       store, relayKey, config: options.config, version: RELAY_VERSION,
       ...(options.authority ? { authority: options.authority } : {}),
       ...(options.nowMs ? { nowMs: options.nowMs } : {}),
     });
     const onError = (what: string) => (error: unknown): void => log(`agentmbx relay: ${what} failed: ${error instanceof Error ? error.message : String(error)}`);
-    const heartbeat = startPeriodic(() => writeHeartbeat(store, nowMs()), options.heartbeatIntervalMs ?? HEARTBEAT_INTERVAL_MS, { onError: onError('heartbeat') });
+    const heartbeatIntervalMs = options.heartbeatIntervalMs ?? HEARTBEAT_INTERVAL_MS;
+    const heartbeat = startPeriodic(() => writeHeartbeat(store, nowMs()), heartbeatIntervalMs, { onError: onError('heartbeat') });
     cleanups.push(() => heartbeat.stop());
-    const sweeper = startPeriodic(async () => { await sweep(core.context); }, options.config.sweep_interval_ms, { runNow: true, onError: onError('expiry sweep') });
+    const countedSweep = async (): Promise<void> => {
+      await sweep(core.context).then(() => metrics.swept(true), (error: unknown) => { metrics.swept(false); throw error; });
+    };
+    const sweeper = startPeriodic(countedSweep, options.config.sweep_interval_ms, { runNow: true, onError: onError('expiry sweep') });
     cleanups.push(() => sweeper.stop());
     const hosted = core.context.hosted;
     if (hosted !== null) {
@@ -80,9 +101,15 @@ export async function startRelayService(options: RelayServiceOptions): Promise<R
       const keys = startPeriodic(refresh, JWKS_MIN_FETCH_INTERVAL_MS, { runNow: true, onError: onError('JWKS refresh') });
       cleanups.push(() => keys.stop());
     }
-    const app = buildRelayHttp(core, options.config);
+    const observability = {
+      metrics, logger: options.requestLog ?? null, metricsOnRelayPort: options.metricsBind === undefined,
+      health: () => checkHealth({ store, nowMs, heartbeatIntervalMs }),
+    };
+    const app = buildRelayHttp(core, options.config, relayObserver(observability));
     cleanups.push(() => app.close());
     await app.listen({ port: options.port, host: options.bind });
+    const metricsServer = options.metricsBind === undefined ? null : await startMetricsServer(observability, options.metricsBind.host, options.metricsBind.port);
+    if (metricsServer !== null) cleanups.push(() => metricsServer.close());
     const address = app.server.address();
     const port = typeof address === 'object' && address !== null ? address.port : options.port;
     const host = options.bind.includes(':') ? `[${options.bind}]` : options.bind;
@@ -93,6 +120,8 @@ export async function startRelayService(options: RelayServiceOptions): Promise<R
       fingerprint: fingerprint(relayKey.publicKey),
       core,
       epochRotatedAtStart: rotation,
+      metrics,
+      metricsUrl: metricsServer?.url ?? null,
       close: unwind,
     };
   } catch (err) {

@@ -120,7 +120,15 @@ function clientErrorHandler(error: Error & { code?: string }, socket: Socket): v
   endWithJson(socket, status, message);
 }
 
-export function buildRelayHttp(core: RelayCore, config: RelayConfig): FastifyInstance {
+/** The operator's view (metrics, logs, health: observability.ts), kept out of the routes. */
+export interface HttpObserver {
+  /** adds its hooks and routes to the app */
+  install(app: FastifyInstance): void;
+  /** a relay route's 200 answer (push outcomes, enrolments) */
+  answered(route: string, answer: unknown): void;
+}
+
+export function buildRelayHttp(core: RelayCore, config: RelayConfig, observer?: HttpObserver): FastifyInstance {
   // Node's own refusal of a request without Host is an empty 400: the relay checks Host itself, below.
   const app = Fastify({ logger: false, bodyLimit: config.max_body_bytes, clientErrorHandler, return503OnClosing: true, http: { requireHostHeader: false } });
   // HTTP/1.1 requires Host (RFC 9112 §3.2); the refusal is JSON like every other answer (protocol.md §7.18).
@@ -158,6 +166,7 @@ export function buildRelayHttp(core: RelayCore, config: RelayConfig): FastifyIns
     return reply.code(500).send({ error: 'internal error' });
   });
   app.setNotFoundHandler((_request, reply) => reply.code(404).send({ error: 'not found' }));
+  observer?.install(app);
 
   const known = new Map<string, Set<string>>();
   for (const spec of routes(core)) {
@@ -182,6 +191,7 @@ export function buildRelayHttp(core: RelayCore, config: RelayConfig): FastifyIns
         }
         if (spec.hop === 'required' && caller === null) return sendError(reply, badHop());
         const answer = await spec.handler({ request, body: parseBody(raw), query: parseQuery(path), caller });
+        observer?.answered(spec.url, answer);
         return reply.code(200).send(answer);
       },
     });

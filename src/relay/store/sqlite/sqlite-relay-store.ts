@@ -91,6 +91,15 @@ export class SqliteRelayStore implements RelayStore {
     return { ...this.#stats };
   }
 
+  /** Items queued for all hosts and the acceptance time of the one nearest expiry (for metrics; a read-only transaction). */
+  queueTotals(): Promise<{ items: number; oldestAcceptedAt: number | null }> {
+    return this.transaction(async () => {
+      const total = this.#sql.get`SELECT COALESCE(SUM(items), 0) AS items FROM queue_usage`;
+      const oldest = this.#sql.get`SELECT accepted_at FROM items ORDER BY expires_at LIMIT 1`;
+      return { items: Number(total?.['items'] ?? 0), oldestAcceptedAt: oldest === undefined ? null : Number(oldest['accepted_at']) };
+    }, { readOnly: true });
+  }
+
   /** Transactions waiting for their turn. */
   queuedTransactions(): number {
     return this.#queue.length;

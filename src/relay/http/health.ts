@@ -1,0 +1,46 @@
+// GET /healthz: healthy when the store commits a write and the heartbeat is fresh; otherwise the
+// reason, for a load balancer or an operator.
+import type { RelayStore } from '../store/relay-store.ts';
+
+/** A write the store has not committed in this long counts as unhealthy (the probe answers 503). */
+export const HEALTH_WRITE_TIMEOUT_MS = 5_000;
+/** A heartbeat older than this many heartbeat periods counts as stale. */
+export const HEARTBEAT_STALE_PERIODS = 3;
+
+export type Health = { ok: true } | { ok: false; reason: string };
+
+export interface HealthOptions {
+  store: RelayStore;
+  nowMs: () => number;
+  heartbeatIntervalMs: number;
+  writeTimeoutMs?: number;
+}
+
+/**
+ * Commits a write that changes nothing (the epoch, rewritten with its own value) and reads the
+ * heartbeat in the same transaction.
+ */
+export async function checkHealth(options: HealthOptions): Promise<Health> {
+  const timeoutMs = options.writeTimeoutMs ?? HEALTH_WRITE_TIMEOUT_MS;
+  let timer: NodeJS.Timeout | undefined;
+  const timedOut = new Promise<'timeout'>((resolve) => { timer = setTimeout(() => resolve('timeout'), timeoutMs); });
+  const write = options.store.transaction(async (tx) => {
+    const meta = await tx.meta();
+    await tx.setEpoch(meta.epoch);
+    return meta.heartbeatAt;
+  });
+  try {
+    const heartbeatAt = await Promise.race([write, timedOut]);
+    if (heartbeatAt === 'timeout') return { ok: false, reason: `the store did not commit a write within ${timeoutMs} ms` };
+    if (heartbeatAt === null) return { ok: false, reason: 'no heartbeat has been written yet' };
+    const age = options.nowMs() - heartbeatAt;
+    const limit = HEARTBEAT_STALE_PERIODS * options.heartbeatIntervalMs;
+    if (age > limit) return { ok: false, reason: `the heartbeat is ${Math.round(age / 1000)} s old (limit ${Math.round(limit / 1000)} s)` };
+    return { ok: true };
+  } catch (error) {
+    return { ok: false, reason: `the store refused a write: ${error instanceof Error ? error.message : String(error)}` };
+  } finally {
+    clearTimeout(timer);
+    write.catch(() => {}); // a write that lost the race may still fail later: already reported
+  }
+}

@@ -1,0 +1,104 @@
+// The relay's Prometheus metrics (prom-client), one registry per relay: requests by route and
+// status, pushed items by outcome, commit groups, queue depth and oldest item age (read from the
+// store at scrape time), enrolments, key and epoch rotations, sweeps and rate-limit refusals.
+import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+
+/** Distinct rejection reasons given their own label; beyond this they count as "other" (label sets live in memory). */
+export const MAX_REASON_LABELS = 64;
+
+export interface QueueTotals {
+  items: number;
+  /** accepted_at (ms) of the queued item nearest expiry, or null when nothing is queued */
+  oldestAcceptedAt: number | null;
+}
+
+interface PushAnswer {
+  results?: Array<{ status?: unknown }>;
+}
+
+export class RelayMetrics {
+  readonly registry = new Registry();
+  readonly #requests = new Counter({ name: 'agentmbx_http_requests_total', help: 'HTTP requests answered, by route and status', labelNames: ['route', 'status'] as const, registers: [this.registry] });
+  readonly #items = new Counter({ name: 'agentmbx_push_items_total', help: 'pushed items by outcome (accepted, duplicate, rejected) and rejection reason', labelNames: ['outcome', 'reason'] as const, registers: [this.registry] });
+  readonly #groupSize = new Histogram({ name: 'agentmbx_commit_group_size', help: 'write transactions per durable COMMIT (group commit)', buckets: [1, 2, 4, 8, 16, 32, 64, 128, 256, 512], registers: [this.registry] });
+  readonly #groupSeconds = new Histogram({ name: 'agentmbx_commit_group_seconds', help: 'time a commit group was open, BEGIN to durable COMMIT', buckets: [0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1], registers: [this.registry] });
+  readonly #enrolments = new Counter({ name: 'agentmbx_enrolments_total', help: 'successful enrolments', registers: [this.registry] });
+  readonly #keyRotations = new Counter({ name: 'agentmbx_key_rotations_total', help: 'host key rotations accepted', registers: [this.registry] });
+  readonly #epochRotations = new Counter({ name: 'agentmbx_epoch_rotations_total', help: 'relay epoch rotations made by this process', registers: [this.registry] });
+  readonly #sweeps = new Counter({ name: 'agentmbx_sweeps_total', help: 'expiry sweeps run, by result', labelNames: ['result'] as const, registers: [this.registry] });
+  readonly #rateRefusals = new Counter({ name: 'agentmbx_rate_limit_refusals_total', help: 'refusals by a rate limit: push items (rejected:rate) and enrolment calls (429)', labelNames: ['limit'] as const, registers: [this.registry] });
+  readonly #reasons = new Set<string>();
+  #queue: (() => Promise<QueueTotals>) | null = null;
+  #nowMs: () => number = Date.now;
+
+  constructor() {
+    const metrics = this;
+    let totals: Promise<QueueTotals | null> | null = null;
+    // both gauges read one query per scrape
+    const read = (): Promise<QueueTotals | null> => {
+      totals ??= (metrics.#queue?.() ?? Promise.resolve(null)).finally(() => { setImmediate(() => { totals = null; }); });
+      return totals;
+    };
+    new Gauge({
+      name: 'agentmbx_queue_items', help: 'items queued for all hosts', registers: [this.registry],
+      async collect() { this.set((await read())?.items ?? 0); },
+    });
+    new Gauge({
+      name: 'agentmbx_queue_oldest_item_age_seconds', help: 'age of the queued item nearest expiry (0 when nothing is queued)', registers: [this.registry],
+      async collect() {
+        const oldest = (await read())?.oldestAcceptedAt ?? null;
+        this.set(oldest === null ? 0 : Math.max(0, (metrics.#nowMs() - oldest) / 1000));
+      },
+    });
+  }
+
+  /** Where queue depth and age come from (read at each scrape) and the relay's clock. */
+  attachQueue(queue: () => Promise<QueueTotals>, nowMs: () => number): void {
+    this.#queue = queue;
+    this.#nowMs = nowMs;
+  }
+
+  request(route: string, status: number): void {
+    this.#requests.inc({ route, status: String(status) });
+    if (status === 429) this.#rateRefusals.inc({ limit: 'enrolment' });
+  }
+
+  /** A route's 200 answer: counts push outcomes, enrolments and key rotations. */
+  answered(route: string, answer: unknown): void {
+    if (route === '/v1/relay/enrol') this.#enrolments.inc();
+    else if (route === '/v2/relay/rotate') this.#keyRotations.inc();
+    else if (route === '/v2/relay/items') this.#pushResults(answer as PushAnswer);
+  }
+
+  groupCommitted(size: number, latencyMs: number): void {
+    this.#groupSize.observe(size);
+    this.#groupSeconds.observe(latencyMs / 1000);
+  }
+
+  epochRotated(): void {
+    this.#epochRotations.inc();
+  }
+
+  swept(ok: boolean): void {
+    this.#sweeps.inc({ result: ok ? 'ok' : 'failed' });
+  }
+
+  /** The Prometheus text exposition and its content type. */
+  async exposition(): Promise<{ contentType: string; body: string }> {
+    return { contentType: this.registry.contentType, body: await this.registry.metrics() };
+  }
+
+  #pushResults(answer: PushAnswer): void {
+    for (const result of answer.results ?? []) {
+      const status = typeof result.status === 'string' ? result.status : 'unknown';
+      if (status === 'accepted' || status === 'duplicate') {
+        this.#items.inc({ outcome: status, reason: '' });
+        continue;
+      }
+      const reason = status.replace(/^rejected:/, '');
+      if (reason === 'rate') this.#rateRefusals.inc({ limit: 'push' });
+      if (!this.#reasons.has(reason) && this.#reasons.size < MAX_REASON_LABELS) this.#reasons.add(reason);
+      this.#items.inc({ outcome: 'rejected', reason: this.#reasons.has(reason) ? reason : 'other' });
+    }
+  }
+}

@@ -1,0 +1,77 @@
+// The operator's view on the relay's HTTP face: request metrics and logs on every answer,
+// GET /healthz, and GET /metrics — on the relay's port, or on its own listener (--metrics-bind)
+// so that it need not be public.
+import { createServer, type Server } from 'node:http';
+import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { Logger } from 'pino';
+import type { Health } from './health.ts';
+import { requestLogFields } from './logging.ts';
+import type { RelayMetrics } from './metrics.ts';
+import type { HttpObserver } from './server.ts';
+
+export interface ObservabilityOptions {
+  metrics: RelayMetrics;
+  health: () => Promise<Health>;
+  /** request logs, or null for none */
+  logger: Logger | null;
+  /** serve /metrics on the relay's own port (false when a separate listener serves it) */
+  metricsOnRelayPort: boolean;
+}
+
+/** What /healthz answers: 200 {status:"ok"} or 503 {status:"unhealthy", reason}. */
+async function healthAnswer(health: () => Promise<Health>): Promise<{ status: number; body: Record<string, string> }> {
+  const result = await health();
+  return result.ok ? { status: 200, body: { status: 'ok' } } : { status: 503, body: { status: 'unhealthy', reason: result.reason } };
+}
+
+export function relayObserver(options: ObservabilityOptions): HttpObserver {
+  const { metrics, logger } = options;
+  return {
+    install(app: FastifyInstance): void {
+      app.addHook('onResponse', async (request, reply) => {
+        const route = request.routeOptions.url ?? 'unmatched';
+        metrics.request(route, reply.statusCode);
+        logger?.info(requestLogFields(request, reply, route), 'request');
+      });
+      app.get('/healthz', async (_request, reply: FastifyReply) => {
+        const { status, body } = await healthAnswer(options.health);
+        return reply.code(status).send(body);
+      });
+      if (options.metricsOnRelayPort) {
+        app.get('/metrics', async (_request, reply: FastifyReply) => {
+          const { contentType, body } = await metrics.exposition();
+          return reply.code(200).header('content-type', contentType).send(body);
+        });
+      }
+    },
+    answered: (route, answer) => metrics.answered(route, answer),
+  };
+}
+
+/** A separate listener for GET /metrics and GET /healthz only (`--metrics-bind HOST:PORT`). */
+export async function startMetricsServer(options: ObservabilityOptions, host: string, port: number): Promise<{ url: string; close(): Promise<void> }> {
+  const server: Server = createServer((request, response) => {
+    const send = (status: number, contentType: string, body: string): void => {
+      response.writeHead(status, { 'content-type': contentType, 'content-length': Buffer.byteLength(body) }).end(body);
+    };
+    const path = (request.url ?? '').split('?')[0];
+    if (request.method !== 'GET' || (path !== '/metrics' && path !== '/healthz')) {
+      send(404, 'application/json', JSON.stringify({ error: 'not found' }));
+      return;
+    }
+    const answer = path === '/metrics'
+      ? options.metrics.exposition().then(({ contentType, body }) => ({ status: 200, contentType, body }))
+      : healthAnswer(options.health).then(({ status, body }) => ({ status, contentType: 'application/json', body: JSON.stringify(body) }));
+    answer.then(({ status, contentType, body }) => send(status, contentType, body), () => send(500, 'application/json', JSON.stringify({ error: 'internal error' })));
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => { server.off('error', reject); resolve(); });
+  });
+  const address = server.address();
+  const boundPort = typeof address === 'object' && address !== null ? address.port : port;
+  return {
+    url: `http://${host.includes(':') ? `[${host}]` : host}:${boundPort}`,
+    close: () => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }),
+  };
+}

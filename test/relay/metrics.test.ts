@@ -1,0 +1,145 @@
+import assert from 'node:assert/strict';
+import { Writable } from 'node:stream';
+import { test } from 'node:test';
+import { fingerprint } from '../../src/protocol/fingerprint.ts';
+import { DEFAULT_CONFIG, ConfigError, HEARTBEAT_INTERVAL_MS, resolveServeOptions } from '../../src/relay/config.ts';
+import { checkHealth } from '../../src/relay/http/health.ts';
+import { createRelayLogger } from '../../src/relay/http/logging.ts';
+import { MAX_REASON_LABELS, RelayMetrics } from '../../src/relay/http/metrics.ts';
+import { startRelayService, type RelayServiceOptions } from '../../src/relay/relay-service.ts';
+import { tempDir } from '../helpers/processes.ts';
+import { enrolledHost, envelopeItem, sealedEnvelope, TestClock, type TestHost } from '../helpers/relay-fixture.ts';
+import { freshStore } from './store/store-fixtures.ts';
+
+async function startRelay(clock: TestClock, extra: Partial<RelayServiceOptions> = {}) {
+  const service = await startRelayService({ storeDir: tempDir('agentmbx-metrics-'), port: 0, bind: '127.0.0.1', config: DEFAULT_CONFIG, env: {}, nowMs: clock.now, ...extra });
+  return { service, url: service.url, clock };
+}
+
+async function get(url: string): Promise<{ status: number; type: string | null; text: string }> {
+  const response = await fetch(url);
+  return { status: response.status, type: response.headers.get('content-type'), text: await response.text() };
+}
+
+/** The value of one sample line of the exposition, or undefined. */
+function sample(text: string, series: string): number | undefined {
+  const line = text.split('\n').find((l) => l.startsWith(`${series} `));
+  return line === undefined ? undefined : Number(line.slice(series.length + 1));
+}
+
+function pushItem(from: TestHost, to: TestHost, nowMs: number) {
+  const env = sealedEnvelope(from, to, nowMs);
+  return envelopeItem(env.id, [{ host: to, wire: env.wire }]);
+}
+
+test('GET /metrics: requests, push outcomes, commit groups, queue depth and age, enrolments, sweeps', async (t) => {
+  const clock = new TestClock();
+  const relay = await startRelay(clock);
+  t.after(() => relay.service.close());
+  const a = await enrolledHost(relay, 'laptop');
+  const b = await enrolledHost(relay, 'desk');
+  const item = pushItem(a, b, clock.now());
+  const bad = { kind: 'envelope', item_id: 'x', targets: [{ host_pubkey: b.key.publicKey, wire_b64: 'bm90IGpzb24=' }] };
+  assert.equal((await a.api.push([item, bad])).status, 200);
+  assert.equal((await a.api.push([item])).status, 200);
+  clock.advance(10_000);
+
+  const scraped = await get(`${relay.url}/metrics`);
+  assert.equal(scraped.status, 200);
+  assert.match(scraped.type ?? '', /^text\/plain; version=0\.0\.4/);
+  const text = scraped.text;
+  assert.equal(sample(text, 'agentmbx_http_requests_total{route="/v2/relay/items",status="200"}'), 2);
+  assert.equal(sample(text, 'agentmbx_http_requests_total{route="/v1/relay/enrol",status="200"}'), 2);
+  assert.equal(sample(text, 'agentmbx_push_items_total{outcome="accepted",reason=""}'), 1);
+  assert.equal(sample(text, 'agentmbx_push_items_total{outcome="duplicate",reason=""}'), 1);
+  assert.equal(sample(text, 'agentmbx_push_items_total{outcome="rejected",reason="bad wire"}'), 1);
+  assert.equal(sample(text, 'agentmbx_enrolments_total'), 2);
+  assert.ok((sample(text, 'agentmbx_commit_group_size_count') ?? 0) >= 3, 'two enrolments and an accepted item at least');
+  assert.ok(sample(text, 'agentmbx_commit_group_seconds_count') !== undefined);
+  assert.equal(sample(text, 'agentmbx_queue_items'), 1);
+  assert.equal(sample(text, 'agentmbx_queue_oldest_item_age_seconds'), 10);
+  assert.equal(sample(text, 'agentmbx_sweeps_total{result="ok"}'), 1, 'the sweep at start');
+  assert.ok(text.includes('agentmbx_rate_limit_refusals_total') && text.includes('agentmbx_epoch_rotations_total') && text.includes('agentmbx_key_rotations_total'));
+});
+
+test('GET /healthz: 200 while the store commits and the heartbeat is fresh, 503 with the reason when it is stale', async (t) => {
+  const clock = new TestClock();
+  const relay = await startRelay(clock);
+  t.after(() => relay.service.close());
+  const healthy = await get(`${relay.url}/healthz`);
+  assert.deepEqual([healthy.status, JSON.parse(healthy.text)], [200, { status: 'ok' }]);
+  clock.advance(3 * HEARTBEAT_INTERVAL_MS + 1_000); // the heartbeat (written at start) is now 91 s old
+  const stale = await get(`${relay.url}/healthz`);
+  assert.deepEqual([stale.status, JSON.parse(stale.text)], [503, { status: 'unhealthy', reason: 'the heartbeat is 91 s old (limit 90 s)' }]);
+});
+
+test('the health check fails when the store does not commit a write in time, or refuses it', async () => {
+  const { store } = await freshStore();
+  let release = (): void => {};
+  const blocking = store.transaction(() => new Promise<void>((resolve) => { release = resolve; }));
+  const options = { store, nowMs: () => 0, heartbeatIntervalMs: 1_000, writeTimeoutMs: 20 };
+  assert.deepEqual(await checkHealth(options), { ok: false, reason: 'the store did not commit a write within 20 ms' });
+  release();
+  await blocking;
+  assert.deepEqual(await checkHealth(options), { ok: false, reason: 'no heartbeat has been written yet' });
+  await store.close();
+  assert.deepEqual(await checkHealth(options), { ok: false, reason: 'the store refused a write: the relay store is closed' });
+});
+
+test('--metrics-bind serves /metrics and /healthz on their own listener and takes /metrics off the relay port', async (t) => {
+  const clock = new TestClock();
+  const relay = await startRelay(clock, { metricsBind: { host: '127.0.0.1', port: 0 } });
+  t.after(() => relay.service.close());
+  const metricsUrl = relay.service.metricsUrl;
+  assert.ok(metricsUrl !== null);
+  const scraped = await get(`${metricsUrl}/metrics`);
+  assert.equal(scraped.status, 200);
+  assert.match(scraped.text, /agentmbx_queue_items 0/);
+  assert.equal((await get(`${metricsUrl}/healthz`)).status, 200);
+  assert.equal((await get(`${metricsUrl}/v2/relay/info`)).status, 404);
+  assert.equal((await get(`${relay.url}/metrics`)).status, 404);
+  assert.equal((await get(`${relay.url}/healthz`)).status, 200);
+});
+
+test('--metrics-bind is parsed as HOST:PORT or [IPv6]:PORT', () => {
+  assert.deepEqual(resolveServeOptions({ metricsBind: '0.0.0.0:9464' }, {}).metricsBind, { host: '0.0.0.0', port: 9464 });
+  assert.deepEqual(resolveServeOptions({ metricsBind: '[::1]:9464' }, {}).metricsBind, { host: '::1', port: 9464 });
+  assert.equal(resolveServeOptions({}, {}).metricsBind, undefined);
+  for (const bad of ['9464', 'host:', 'host:99999', '::1:9464', '']) {
+    assert.throws(() => resolveServeOptions({ metricsBind: bad }, {}), ConfigError, bad);
+  }
+});
+
+test('request logs are JSON lines with id, route, status, latency and host fingerprint, never a key, signature or body', async (t) => {
+  const lines: string[] = [];
+  const sink = new Writable({ write(chunk: Buffer, _encoding, done) { lines.push(...chunk.toString('utf8').split('\n').filter((l) => l !== '')); done(); } });
+  const clock = new TestClock();
+  const relay = await startRelay(clock, { requestLog: createRelayLogger(sink) });
+  t.after(() => relay.service.close());
+  const a = await enrolledHost(relay, 'laptop');
+  const b = await enrolledHost(relay, 'desk');
+  const item = pushItem(a, b, clock.now());
+  await a.api.push([item]);
+  const logged = lines.map((line) => JSON.parse(line) as Record<string, unknown>);
+  const push = logged.find((l) => l['route'] === '/v2/relay/items');
+  assert.ok(push !== undefined, lines.join('\n'));
+  assert.deepEqual(Object.keys(push).sort(), ['host_fp', 'latency_ms', 'level', 'method', 'msg', 'req_id', 'route', 'status', 'time']);
+  assert.equal(push['status'], 200);
+  assert.equal(push['method'], 'POST');
+  assert.equal(typeof push['latency_ms'], 'number');
+  assert.equal(push['host_fp'], fingerprint(a.key.publicKey));
+  assert.ok(typeof push['req_id'] === 'string' && push['req_id'] !== '');
+  const all = lines.join('\n');
+  for (const secret of [a.key.publicKey, b.key.publicKey, item.targets[0]?.wire_b64 ?? '?', item.item_id, 'x-mbx-sig', 'authorization']) {
+    assert.ok(!all.includes(secret), `logs must not contain ${secret.slice(0, 12)}…`);
+  }
+});
+
+test(`rejection reasons beyond ${MAX_REASON_LABELS} distinct ones are counted as "other"`, async () => {
+  const metrics = new RelayMetrics();
+  const results = Array.from({ length: MAX_REASON_LABELS + 5 }, (_, i) => ({ status: `rejected:reason ${i}` }));
+  metrics.answered('/v2/relay/items', { results });
+  const { body } = await metrics.exposition();
+  assert.equal(sample(body, 'agentmbx_push_items_total{outcome="rejected",reason="other"}'), 5);
+  assert.equal(sample(body, `agentmbx_push_items_total{outcome="rejected",reason="reason ${MAX_REASON_LABELS - 1}"}`), 1);
+});
