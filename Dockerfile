@@ -1,0 +1,35 @@
+# The agentmbx relay: Node 24, non-root, its store on a volume at /data.
+#   docker build -t agentmbx-relay .
+#   docker run -d -p 7374:7374 -v agentmbx-relay:/data -e MBX_RELAY_KEY agentmbx-relay
+# MBX_RELAY_KEY (from `agentmbx relay keygen`) comes from your secret store at run time; it is
+# never written into the image. See docs/deploy.md.
+FROM node:24-bookworm-slim
+
+ENV NODE_ENV=production
+WORKDIR /app
+
+# The image already has Node 24, so the pinned `node` package's download step is skipped
+# (--ignore-scripts); no other dependency has an install script.
+COPY package.json package-lock.json ./
+RUN npm ci --omit=dev --ignore-scripts && npm cache clean --force
+
+COPY bin ./bin
+COPY src ./src
+
+RUN mkdir -p /data && chown node:node /data
+USER node
+
+ENV MBX_RELAY_DIR=/data \
+    PORT=7374
+VOLUME ["/data"]
+EXPOSE 7374
+
+# /healthz is 200 only when the store commits a write and the heartbeat is fresh.
+HEALTHCHECK --interval=30s --timeout=10s --start-period=30s --retries=3 \
+  CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.PORT || 7374) + '/healthz').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
+
+# SIGTERM stops the relay cleanly (in-flight requests finish, the store closes).
+STOPSIGNAL SIGTERM
+ENTRYPOINT ["node", "bin/agentmbx.js", "relay", "serve", "--bind", "0.0.0.0"]
+# Behind a TLS-terminating proxy that appends X-Forwarded-For (see docs/deploy.md):
+CMD ["--trust-proxy", "xff"]
