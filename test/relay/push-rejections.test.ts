@@ -5,7 +5,7 @@ import { toBase64 } from '../../src/protocol/base64.ts';
 import { signEnvelope, type UnsignedEnvelopeV3 } from '../../src/protocol/records/envelope.ts';
 import { signSenderList } from '../../src/protocol/records/sender-list.ts';
 import type { EnrolmentAuthority } from '../../src/relay/authority/enrolment-authority.ts';
-import { enrolledHost, envelopeItem, makeHost, receiptItem, sealedEnvelope, startTestRelay, type TestHost } from '../helpers/relay-fixture.ts';
+import { enrolledHost, envelopeItem, makeHost, receiptItem, sealedEnvelope, startTestRelay, type TestHost, type TestRelay } from '../helpers/relay-fixture.ts';
 
 async function statusOf(host: TestHost, item: unknown): Promise<string> {
   const answer = await host.api.push([item]);
@@ -14,6 +14,12 @@ async function statusOf(host: TestHost, item: unknown): Promise<string> {
 }
 
 const b64 = (text: string): string => toBase64(Buffer.from(text));
+
+/** Pushes a fresh sealed envelope from `from` to `to` and returns its status. */
+async function pushFresh(relay: TestRelay, from: TestHost, to: TestHost): Promise<string> {
+  const env = sealedEnvelope(from, to, relay.clock.ms);
+  return statusOf(from, envelopeItem(env.id, [{ host: to, wire: env.wire }]));
+}
 
 test('each check of protocol §3.3 has its rejection string, checked in order', async () => {
   const relay = await startTestRelay({ limits: { max_targets: 2, max_item_bytes: 4096 } });
@@ -88,10 +94,7 @@ test('queue and sender quotas by items and bytes', async () => {
   const a = await enrolledHost(relay, 'laptop');
   const c = await enrolledHost(relay, 'server');
   const b = await enrolledHost(relay, 'desk');
-  const push = async (from: TestHost) => {
-    const env = sealedEnvelope(from, b, relay.clock.ms);
-    return statusOf(from, envelopeItem(env.id, [{ host: b, wire: env.wire }]));
-  };
+  const push = (from: TestHost) => pushFresh(relay, from, b);
   assert.equal(await push(a), 'accepted');
   assert.equal(await push(a), 'accepted');
   assert.equal(await push(a), 'rejected:quota:sender_items', 'one sender cannot fill the queue');
@@ -112,10 +115,7 @@ test('byte quotas count raw wire bytes', async () => {
   const a = await enrolledHost(relay, 'laptop');
   const c = await enrolledHost(relay, 'server');
   const b = await enrolledHost(relay, 'desk');
-  const push = async (from: TestHost) => {
-    const env = sealedEnvelope(from, b, relay.clock.ms);
-    return statusOf(from, envelopeItem(env.id, [{ host: b, wire: env.wire }]));
-  };
+  const push = (from: TestHost) => pushFresh(relay, from, b);
   assert.equal(await push(a), 'accepted');
   assert.equal(await push(a), 'accepted');
   assert.equal(await push(a), 'rejected:quota:sender_bytes');
@@ -133,10 +133,7 @@ test('account quotas span the hosts of one proven account, never an owner_fp cla
   const one = await enrolledHost(relay, 'acme-one');
   const two = await enrolledHost(relay, 'acme-two');
   const other = await enrolledHost(relay, 'desk');
-  const push = async (to: TestHost) => {
-    const env = sealedEnvelope(a, to, relay.clock.ms);
-    return statusOf(a, envelopeItem(env.id, [{ host: to, wire: env.wire }]));
-  };
+  const push = (to: TestHost) => pushFresh(relay, a, to);
   assert.equal(await push(one), 'accepted');
   assert.equal(await push(two), 'accepted');
   assert.equal(await push(one), 'rejected:quota:account_items');
