@@ -57,6 +57,11 @@ test('an unknown path → 404 JSON; a known path with the wrong method → 405 J
     assert.match(answer.type ?? '', /application\/json/);
     assert.equal(answer.allow, allow);
   }
+  // methods no route takes at all (fetch cannot send TRACE)
+  for (const [method, path, status] of [['TRACE', '/v2/relay/info', 405], ['PROPFIND', '/v1/relay/enrol', 405], ['TRACE', '/v2/relay/nope', 404]] as const) {
+    const answer = parseHttp(await rawSocket(relay, `${method} ${path} HTTP/1.1\r\nHost: x\r\n\r\n`));
+    assert.deepEqual(answer, { status, body: { error: status === 405 ? 'method not allowed' : 'not found' } }, `${method} ${path}`);
+  }
 });
 
 test('a push body over max_body_bytes sent chunked without content-length → 413, decided while it streams', async () => {

@@ -35,8 +35,6 @@ interface RouteSpec {
   handler: Handler;
 }
 
-const ALL_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'PATCH', 'OPTIONS'] as const;
-
 function requireCaller(caller: Enrolment | null): Enrolment {
   if (caller === null) throw badHop();
   return caller;
@@ -165,7 +163,12 @@ export function buildRelayHttp(core: RelayCore, config: RelayConfig, observer?: 
     app.log.error(error);
     return reply.code(500).send({ error: 'internal error' });
   });
-  app.setNotFoundHandler((_request, reply) => reply.code(404).send({ error: 'not found' }));
+  // Any method a route does not take lands here (also TRACE, PROPFIND…): a known path answers 405.
+  app.setNotFoundHandler((request, reply) => {
+    const methods = known.get((request.raw.url ?? '').split('?', 1)[0] ?? '');
+    if (methods === undefined) return reply.code(404).send({ error: 'not found' });
+    return reply.code(405).header('allow', [...methods].join(', ')).send({ error: 'method not allowed' });
+  });
   observer?.install(app);
 
   const known = new Map<string, Set<string>>();
@@ -195,10 +198,6 @@ export function buildRelayHttp(core: RelayCore, config: RelayConfig, observer?: 
         return reply.code(200).send(answer);
       },
     });
-  }
-  for (const [url, methods] of known) {
-    const others = ALL_METHODS.filter((m) => !methods.has(m) && !(m === 'HEAD' && methods.has('GET')));
-    app.route({ method: [...others], url, handler: async (_request, reply) => reply.code(405).header('allow', [...methods].join(', ')).send({ error: 'method not allowed' }) });
   }
   return app;
 }
