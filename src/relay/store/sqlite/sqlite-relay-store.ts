@@ -149,12 +149,16 @@ export class SqliteRelayStore implements RelayStore {
     const openedAt = this.#scheduler.nowMs();
     const members: Member[] = [];
     let failure: { error: unknown } | null = null;
+    // taken from the queue but not yet a member: it fails with the group if BEGIN or its SAVEPOINT does
+    let taken: Job | undefined = first;
     try {
       this.#db.exec('BEGIN IMMEDIATE');
       for (let job: Job | undefined = first; job !== undefined; job = this.#nextMember(members.length, openedAt)) {
+        taken = job;
         this.#db.exec(`SAVEPOINT ${SAVEPOINT}`);
         const outcome = await this.#runOne(job);
         members.push({ job, outcome });
+        taken = undefined;
         // SQLite may roll back the whole transaction on its own (SQLITE_FULL, I/O errors): the group is lost
         if (!this.#db.isTransaction) throw outcome.ok ? new Error('the relay store transaction ended unexpectedly') : outcome.error;
         if (!outcome.ok) this.#db.exec(`ROLLBACK TO ${SAVEPOINT}`);
@@ -173,7 +177,7 @@ export class SqliteRelayStore implements RelayStore {
       this.#lastCommitAt = closedAt;
       this.#onGroupCommit?.(members.length, closedAt - openedAt);
     }
-    if (members.length === 0) settle(first, { ok: false, error: failure?.error });
+    if (taken !== undefined) settle(taken, { ok: false, error: failure?.error });
     for (const member of members) {
       // a member that failed on its own keeps its own error; the others share the group's fate
       const groupError = failure === null ? null : cleanup ?? failure.error;
