@@ -6,6 +6,7 @@ import { asCliError, parsePort, printJson, withNode } from './host-common.ts';
 import { registerMailCommands } from './mail.ts';
 import { registerPeerCommands } from './peers.ts';
 import { registerDoctorCommand } from './doctor.ts';
+import { registerRelayClientCommands } from './relay-client.ts';
 import { fingerprint } from '../protocol/fingerprint.ts';
 import { startDaemon } from '../host/daemon.ts';
 import { acquireDaemonLock } from '../host/daemon-lock.ts';
@@ -100,4 +101,7 @@ export function registerHostCommands(program: Command): void {
   registerPeerCommands(program);
   registerMailCommands(program);
   registerDoctorCommand(program);
+  // `relay set|unset|quarantine` join the operator's `relay` group (registered before the host's).
+  const relay = program.commands.find((c) => c.name() === 'relay');
+  if (relay !== undefined) registerRelayClientCommands(relay);
 }

@@ -6,6 +6,7 @@ import { NAME_RE } from '../protocol/names.ts';
 import { MAX_BODY_BYTES } from '../protocol/records/envelope.ts';
 import { ackMessage, listInbox, readMessage } from '../host/mailbox.ts';
 import { messageStatus } from '../host/receipts.ts';
+import { outboxOverview } from '../host/outbox.ts';
 import { RESERVED_NAMES } from '../host/route.ts';
 import { sendMail } from '../host/send.ts';
 import type { InboxRow } from '../host/store/mail-tables.ts';
@@ -99,10 +100,19 @@ export function registerMailCommands(program: Command): void {
       process.stdout.write(moved ? `acked ${id}\n` : `${id} was already acked\n`);
     }));
 
-  program.command('status <id>')
-    .description('per recipient, how far a message this host sent has got')
+  program.command('status [id]')
+    .description('per recipient, how far a message this host sent has got; without an id, the outbox per state')
     .option('--json', 'print JSON')
-    .action((id: string, opts: { json?: boolean }) => withNode((node) => {
+    .action((id: string | undefined, opts: { json?: boolean }) => withNode((node) => {
+      if (id === undefined) {
+        const overview = outboxOverview(node);
+        if (opts.json === true) printJson(overview);
+        else {
+          for (const [state, n] of Object.entries(overview.outbox)) process.stdout.write(`${state.padEnd(16)} ${n}\n`);
+          if (overview.relay !== null) process.stdout.write(`relay ${overview.relay.url}: ${overview.relay.state}\n`);
+        }
+        return;
+      }
       const status = messageStatus(node, id);
       if (status === null) throw new CliError(`no message ${id} sent from this host`);
       if (opts.json === true) printJson(status);

@@ -6,6 +6,7 @@ import type { HostNode } from './node.ts';
 import { flushOutbox } from './outbox.ts';
 import { refreshKeys } from './rotation.ts';
 import { fetchPeerEncKey, LanTransport } from './transport/lan/client.ts';
+import { RelayLink } from './transport/relay/relay-link.ts';
 import { createLanServer } from './transport/lan/server.ts';
 import type { Transport } from './transport/transport.ts';
 
@@ -40,6 +41,7 @@ export function lanAddress(): string {
 export async function startDaemon(node: HostNode, options: DaemonOptions): Promise<RunningDaemon> {
   const log = options.log ?? (() => {});
   const transport: Transport = new LanTransport(node);
+  const relay = new RelayLink(node, log);
   const encTried = new Map<string, number>();
   let timer: NodeJS.Timeout | null = null;
   let running: Promise<void> | null = null;
@@ -57,6 +59,11 @@ export async function startDaemon(node: HostNode, options: DaemonOptions): Promi
         log(`fetched the enc key of ${peer.host}`);
       } catch (err) {
         node.store.peers.noteError(peer.host, err instanceof Error ? err.message : String(err));
+        try {
+          if (await relay.fetchEncKey(peer) !== null) log(`fetched the enc key of ${peer.host} through the relay`);
+        } catch (relayErr) {
+          log(relayErr instanceof Error ? relayErr.message : String(relayErr));
+        }
       }
     }
     // Bounded by the peers table: forget hosts that are no longer peers.
@@ -65,8 +72,9 @@ export async function startDaemon(node: HostNode, options: DaemonOptions): Promi
 
   async function tickOnce(): Promise<void> {
     refreshKeys(node);
+    const choose = await relay.pass(transport);
     await fetchMissingEncKeys();
-    await flushOutbox(node, transport, (row, result) => {
+    await flushOutbox(node, choose, (row, result) => {
       if (result.outcome !== 'failed' || row.attempts === 0) log(`${row.kind} ${row.item_id} -> ${row.peer_host}: ${result.detail}`);
     });
   }

@@ -2,6 +2,7 @@
 // result. Failures back off (5 s × 2^attempts, at most 1 h); a rejected envelope and an envelope
 // still undelivered after 72 h each alert its sender.
 import { failPoint } from '../failpoint.ts';
+import { fingerprint } from '../protocol/fingerprint.ts';
 import { alertLocal } from './alerts.ts';
 import type { HostNode } from './node.ts';
 import type { OutboxRow } from './store/outbox-table.ts';
@@ -48,7 +49,9 @@ function applyResult(node: HostNode, transport: Transport | null, row: OutboxRow
   const via = transport?.name ?? null;
   const now = node.nowMs();
   const { outcome, detail } = result;
-  if (outcome === 'settled') {
+  if (outcome === 'settled' && result.relay !== undefined) {
+    node.store.outbox.relayAccept(row.id, result.relay, now);
+  } else if (outcome === 'settled') {
     node.store.outbox.settle(row.id, 'handed-over', via, null, now);
   } else if (outcome === 'rejected') {
     if (node.store.outbox.settle(row.id, 'rejected', via, detail, now) && row.kind === 'envelope') {
@@ -118,4 +121,20 @@ export async function flushOutbox(node: HostNode, choose: Transport | TransportC
     }
   }));
   return due.length;
+}
+
+export interface OutboxOverview {
+  /** rows per state, envelopes, receipts and rotations together */
+  outbox: Record<string, number>;
+  /** rows a relay carries: queued for it again, waiting for a receipt, or ended on the relay's path */
+  relay: { url: string; state: string; fingerprint: string; rows: Record<string, number> } | null;
+}
+
+/** The outbox per state, and the relay's rows per state (`agentmbx status`). */
+export function outboxOverview(node: HostNode): OutboxOverview {
+  const relay = node.store.relay.get();
+  return {
+    outbox: node.store.outbox.countsByState(),
+    relay: relay === undefined ? null : { url: relay.url, state: relay.state, fingerprint: fingerprint(relay.relay_pubkey), rows: node.store.outbox.relayCountsByState() },
+  };
 }

@@ -76,5 +76,5 @@ test('the store is WAL, at the current schema, and refuses a newer one', () => {
   assert.equal((raw.prepare('PRAGMA journal_mode').get() as { journal_mode: string }).journal_mode, 'wal');
   raw.exec(`PRAGMA user_version = ${SCHEMA_VERSION + 1}`);
   raw.close();
-  assert.throws(() => HostStore.open(homePaths(home).store), /schema version 2, newer than this agentmbx \(1\): upgrade agentmbx/);
+  assert.throws(() => HostStore.open(homePaths(home).store), new RegExp(`schema version ${SCHEMA_VERSION + 1}, newer than this agentmbx \\(${SCHEMA_VERSION}\\): upgrade agentmbx`));
 });

@@ -6,6 +6,7 @@ import { OutboxTable } from './outbox-table.ts';
 import { PairTokensTable, RotationsTable } from './pairing-tables.ts';
 import { PeersTable } from './peers-table.ts';
 import { ReceiptsTable } from './receipts-table.ts';
+import { RelayTables } from './relay-tables.ts';
 
 export class HostStore {
   readonly db: Database;
@@ -15,6 +16,7 @@ export class HostStore {
   readonly receipts: ReceiptsTable;
   readonly pairTokens: PairTokensTable;
   readonly rotations: RotationsTable;
+  readonly relay: RelayTables;
 
   constructor(db: Database) {
     this.db = db;
@@ -24,6 +26,7 @@ export class HostStore {
     this.receipts = new ReceiptsTable(db);
     this.pairTokens = new PairTokensTable(db);
     this.rotations = new RotationsTable(db);
+    this.relay = new RelayTables(db);
   }
 
   static open(path: string): HostStore {

@@ -9,8 +9,23 @@ export type OutboxKind = (typeof OUTBOX_KINDS)[number];
  * queued: waiting for a transport; handed-over: the peer answered accepted/duplicate;
  * rejected: the peer refused it for good; undelivered: given up after the deadline;
  * superseded: a newer receipt for the same delivery replaced it before it left.
+ * Relay rows (design §3): relay-accepted: the relay signed an accept, waiting for the target's
+ * delivery receipt; settled: that receipt came; unconfirmed: our own deadline passed without it;
+ * expired: the relay's signed expiry notice came.
  */
-export type OutboxState = 'queued' | 'handed-over' | 'rejected' | 'undelivered' | 'superseded';
+export type OutboxState = 'queued' | 'handed-over' | 'rejected' | 'undelivered' | 'superseded'
+  | 'relay-accepted' | 'settled' | 'unconfirmed' | 'expired';
+
+export const OUTBOX_STATES: readonly OutboxState[] = ['queued', 'handed-over', 'rejected', 'undelivered', 'superseded', 'relay-accepted', 'settled', 'unconfirmed', 'expired'];
+
+/** What the relay's accept told us about a row. */
+export interface RelayAcceptance {
+  seq: number;
+  epoch: string;
+  /** canonical {accept, sig} as received */
+  accept: string;
+  acceptedAtMs: number;
+}
 
 export interface OutboxRow {
   id: number;
@@ -26,6 +41,10 @@ export interface OutboxRow {
   created_at: number;
   settled_at: number | null;
   last_error: string | null;
+  relay_seq: number | null;
+  relay_epoch: string | null;
+  relay_accept: string | null;
+  relay_accepted_at: number | null;
 }
 
 export interface NewOutboxRow {
@@ -61,7 +80,8 @@ export class OutboxTable {
   /** Queued rows created before `cutoffMs` (for the delivery deadline). */
   queuedBefore(kind: OutboxKind, cutoffMs: number, limit: number): OutboxRow[] {
     return this.#db.all<OutboxRow>(
-      "SELECT * FROM outbox WHERE state = 'queued' AND kind = ? AND created_at < ? ORDER BY id LIMIT ?", kind, cutoffMs, limit,
+      // A row a relay once accepted has the relay's deadline instead (relay-deadlines.ts).
+      "SELECT * FROM outbox WHERE state = 'queued' AND kind = ? AND created_at < ? AND relay_accepted_at IS NULL ORDER BY id LIMIT ?", kind, cutoffMs, limit,
     );
   }
 
@@ -107,6 +127,81 @@ export class OutboxTable {
     return this.#db.all(
       "SELECT kind, peer_host, COUNT(*) AS count, MIN(created_at) AS oldest FROM outbox WHERE state = 'queued' GROUP BY kind, peer_host ORDER BY oldest",
     ).map((r) => r as { kind: string; peer_host: string; count: number; oldest: number }).map((r) => ({ ...r, oldest: nowMs - r.oldest }));
+  }
+
+  /** A queued row the relay accepted: it waits in relay-accepted for the target's delivery receipt. */
+  relayAccept(id: number, a: RelayAcceptance, nowMs: number): boolean {
+    return this.#db.run(
+      `UPDATE outbox SET state = 'relay-accepted', transport = 'relay', last_error = NULL, settled_at = ?,
+         relay_seq = ?, relay_epoch = ?, relay_accept = ?, relay_accepted_at = ? WHERE id = ? AND state = 'queued'`,
+      nowMs, a.seq, a.epoch, a.accept, a.acceptedAtMs, id,
+    ).changes > 0;
+  }
+
+  /**
+   * Moves a row the relay accepted (waiting, or queued again for a re-push) to a final state
+   * (unconfirmed, expired); false when it was not waiting.
+   */
+  finishRelayRow(id: number, state: 'unconfirmed' | 'expired', detail: string | null, nowMs: number): boolean {
+    return this.#db.run(
+      "UPDATE outbox SET state = ?, last_error = COALESCE(?, last_error), settled_at = ? WHERE id = ? AND relay_accepted_at IS NOT NULL AND state IN ('relay-accepted', 'queued')",
+      state, detail, nowMs, id,
+    ).changes > 0;
+  }
+
+  /**
+   * The target's delivery receipt for `msgId` came: its envelope row for `host` is settled, whether it
+   * waited as relay-accepted or was still queued (the accept answer was lost, the mail arrived anyway).
+   */
+  settleByReceipt(msgId: string, host: string, nowMs: number): number {
+    return this.#db.run(
+      "UPDATE outbox SET state = 'settled', settled_at = ? WHERE msg_id = ? AND kind = 'envelope' AND peer_host = ? AND state IN ('queued', 'relay-accepted')",
+      nowMs, msgId, host,
+    ).changes;
+  }
+
+  /** Rows a relay accepted that still wait for their receipt and were accepted before `cutoffMs`. */
+  relayAcceptedBefore(cutoffMs: number, limit: number): OutboxRow[] {
+    return this.#db.all<OutboxRow>(
+      "SELECT * FROM outbox WHERE relay_accepted_at IS NOT NULL AND state IN ('relay-accepted', 'queued') AND relay_accepted_at < ? ORDER BY id LIMIT ?",
+      cutoffMs, limit,
+    );
+  }
+
+  /** The relay-accepted envelope row of `itemId` for `host`. */
+  relayAcceptedRow(itemId: string, host: string): OutboxRow | undefined {
+    return this.#db.get<OutboxRow>("SELECT * FROM outbox WHERE kind = 'envelope' AND item_id = ? AND peer_host = ? AND state = 'relay-accepted'", itemId, host);
+  }
+
+  /**
+   * The relay lost its store (new epoch or a rewind): relay-accepted rows go back to the queue, due
+   * now, to be pushed again with the same bytes (relay_epoch stays set: they go to the relay only).
+   */
+  requeueRelayAccepted(nowMs: number): number {
+    return this.#db.run("UPDATE outbox SET state = 'queued', next_at = ?, settled_at = NULL WHERE state = 'relay-accepted'", nowMs).changes;
+  }
+
+  /** Row counts per state (for status and doctor). */
+  countsByState(): Record<string, number> {
+    const out: Record<string, number> = {};
+    for (const r of this.#db.all<{ state: string; n: number }>('SELECT state, COUNT(*) AS n FROM outbox GROUP BY state')) out[r.state] = r.n;
+    return out;
+  }
+
+  /** Rows a relay accepted at least once (or carried, for receipts), per state. */
+  relayCountsByState(): Record<string, number> {
+    const out: Record<string, number> = {};
+    for (const r of this.#db.all<{ state: string; n: number }>(
+      "SELECT state, COUNT(*) AS n FROM outbox WHERE relay_accepted_at IS NOT NULL OR transport = 'relay' GROUP BY state",
+    )) out[r.state] = r.n;
+    return out;
+  }
+
+  /** The longest-waiting row in `states` (oldest creation), for doctor. */
+  oldestIn(states: readonly OutboxState[]): OutboxRow | undefined {
+    return this.#db.get<OutboxRow>(
+      `SELECT * FROM outbox WHERE state IN (${states.map(() => '?').join(', ')}) ORDER BY created_at, id LIMIT 1`, ...states,
+    );
   }
 
   countByState(state: OutboxState, kind: OutboxKind): number {

@@ -11,6 +11,7 @@ export interface PeerRow {
   paired_at: number;
   last_ok_at: number | null;
   last_error: string | null;
+  lan_error_at: number | null;
 }
 
 export interface NewPeer {
@@ -73,8 +74,10 @@ export class PeersTable {
     this.#db.run('UPDATE peers SET last_ok_at = ?, last_error = NULL WHERE host = ?', nowMs, host);
   }
 
-  noteError(host: string, error: string): void {
-    this.#db.run('UPDATE peers SET last_error = ? WHERE host = ?', error, host);
+  /** Records a failed LAN call (`nowMs` given: the peer's address is then known unreachable). */
+  noteError(host: string, error: string, nowMs?: number): void {
+    if (nowMs === undefined) this.#db.run('UPDATE peers SET last_error = ? WHERE host = ?', error, host);
+    else this.#db.run('UPDATE peers SET last_error = ?, lan_error_at = ? WHERE host = ?', error, nowMs, host);
   }
 
   /** Applies a peer's rotation: the new keys become pinned, the old host key is kept as retired. */

@@ -27,6 +27,11 @@ export class ReceiptsTable {
     return this.#db.all<ReceiptRow>('SELECT * FROM receipts WHERE msg_id = ? ORDER BY recipient', msgId);
   }
 
+  /** Whether `host` ever sent this host a delivery receipt (hosts older than 0.5.3 never do). */
+  anyFrom(host: string): boolean {
+    return this.#db.get<{ one: number }>('SELECT 1 AS one FROM receipts WHERE peer_host = ? LIMIT 1', host) !== undefined;
+  }
+
   put(r: ReceiptRow): void {
     this.#db.run(
       `INSERT INTO receipts (msg_id, recipient, peer_host, state, seq, at, note, wire, received_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)

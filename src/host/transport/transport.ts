@@ -1,6 +1,6 @@
 // What a transport does for the outbox: carry a peer's due rows and say, per row, how it went.
 // The LAN transport is the first; the relay transport plugs in beside it.
-import type { OutboxRow } from '../store/outbox-table.ts';
+import type { OutboxRow, RelayAcceptance } from '../store/outbox-table.ts';
 import type { PeerRow } from '../store/peers-table.ts';
 
 /**
@@ -14,6 +14,8 @@ export interface RowResult {
   outcome: RowOutcome;
   /** the peer's status or the error, for the row and for alerts */
   detail: string;
+  /** set by the relay on a valid accept of an envelope: the row then waits for its delivery receipt */
+  relay?: RelayAcceptance;
 }
 
 export interface Transport {

@@ -142,7 +142,7 @@ export class LanTransport implements Transport {
       answer = await lanCall(peer.addr, 'POST', route.path, body, route.hop ? this.#node : null);
     } catch (err) {
       const detail = err instanceof Error ? err.message : String(err);
-      this.#node.store.peers.noteError(peer.host, detail);
+      this.#node.store.peers.noteError(peer.host, detail, this.#node.nowMs());
       return failAll(detail);
     }
     const list = isPlainObject(answer.body) && Array.isArray(answer.body.results) ? answer.body.results as unknown[] : null;

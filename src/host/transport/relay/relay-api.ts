@@ -83,6 +83,26 @@ export class RelayApi {
   ack(through: number, epoch?: string) {
     return this.call('POST', '/v2/relay/ack', { through, ...(epoch === undefined ? {} : { epoch }) });
   }
+
+  /** Publishes this host's signed v2 enc-key ad. */
+  publishEncAd(ad: unknown, sig: string) {
+    return this.call('POST', '/v2/relay/enc-key', { ad, sig });
+  }
+
+  /** A peer's enc-key ad, looked up by its host key. */
+  encAd(hostPubkey: string) {
+    return this.call('GET', `/v2/relay/enc-key?pubkey=${encodeURIComponent(hostPubkey)}`);
+  }
+
+  /** Publishes this host's signed sender allowlist. */
+  publishSenders(list: unknown, sig: string) {
+    return this.call('POST', '/v2/relay/senders', { list, sig });
+  }
+
+  /** Moves this host's enrolment and queue to its new key (the record proves itself: no hop). */
+  rotate(rotation: unknown) {
+    return this.call('POST', '/v2/relay/rotate', { rotation }, false);
+  }
 }
 
 async function readCapped(response: Response): Promise<string> {

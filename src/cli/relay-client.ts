@@ -1,0 +1,48 @@
+// The host's side of `agentmbx relay …`: set, unset, quarantine. Registered on the operator's
+// `relay` group (src/cli/relay.ts) by host.ts.
+import type { Command } from 'commander';
+import { CliError } from './cli-error.ts';
+import { printJson, withNode } from './host-common.ts';
+import { fingerprint } from '../protocol/fingerprint.ts';
+import { RelayPinError, setRelay, unsetRelay } from '../host/transport/relay/relay-pin.ts';
+
+export function registerRelayClientCommands(relay: Command): void {
+  relay.command('set <url>')
+    .description('use the relay at <url> for peers the LAN cannot reach; pins its key (as first seen, or exactly --key)')
+    .option('--key <fingerprint>', 'the relay key fingerprint to pin (refuses any other key)')
+    .option('--json', 'print JSON')
+    .action((url: string, opts: { key?: string; json?: boolean }) => withNode(async (node) => {
+      let pinned;
+      try {
+        pinned = await setRelay(node, url, opts.key);
+      } catch (err) {
+        if (err instanceof RelayPinError) throw new CliError(err.message, err.usage ? 2 : 1);
+        throw err;
+      }
+      if (opts.json === true) printJson(pinned);
+      else {
+        process.stdout.write(`relay ${pinned.url} key ${pinned.fingerprint}${pinned.tofu ? ' (pinned as first seen: compare it with the operator\'s)' : ' (matches --key)'}\n`);
+      }
+    }));
+
+  relay.command('unset')
+    .description('stop using the relay (rows it accepted keep waiting for their receipts)')
+    .action(() => withNode((node) => {
+      process.stdout.write(unsetRelay(node) ? 'relay unset\n' : 'no relay was set\n');
+    }));
+
+  relay.command('quarantine')
+    .description('relay items this host refused, with the reason (kept, never dropped)')
+    .option('--json', 'print JSON')
+    .action((opts: { json?: boolean }) => withNode((node) => {
+      const rows = node.store.relay.quarantined();
+      if (opts.json === true) {
+        printJson(rows);
+        return;
+      }
+      if (rows.length === 0) process.stdout.write('no quarantined relay items\n');
+      for (const r of rows) {
+        process.stdout.write(`${new Date(r.at).toISOString()}  seq ${r.seq}  ${r.kind} ${r.item_id} from ${fingerprint(r.sender_pubkey)}: ${r.reason}\n`);
+      }
+    }));
+}

@@ -1,0 +1,88 @@
+// The daemon's use of the relay each tick (design §10): make the session usable, pull and apply what
+// waits, enforce the relay rows' deadlines, and choose per row between the LAN and the relay. A row
+// goes to the relay once its LAN attempts failed twice or the peer's LAN address is known
+// unreachable; a row the relay accepted once never goes back to the LAN.
+import type { HostNode } from '../../node.ts';
+import type { OutboxRow } from '../../store/outbox-table.ts';
+import type { PeerRow } from '../../store/peers-table.ts';
+import type { RowResult, Transport } from '../transport.ts';
+import type { TransportChooser } from '../../outbox.ts';
+import { expireRelayDeadlines } from './relay-deadlines.ts';
+import { fetchPeerEncKeyViaRelay } from './relay-enc-ads.ts';
+import { pullRelay } from './relay-receive.ts';
+import { ensureSession, type RelaySession } from './relay-session.ts';
+import { RelayTransport } from './relay-transport.ts';
+
+/** LAN failures of a row before it goes to the relay. */
+export const LAN_FAILURES_BEFORE_RELAY = 2;
+/** A peer whose LAN call failed this recently (and not succeeded since) is known unreachable. */
+export const LAN_UNREACHABLE_FOR_MS = 10 * 60 * 1000;
+
+export function peerLanUnreachable(peer: PeerRow, nowMs: number): boolean {
+  return peer.lan_error_at !== null && peer.lan_error_at > (peer.last_ok_at ?? -Infinity) && nowMs - peer.lan_error_at < LAN_UNREACHABLE_FOR_MS;
+}
+
+/** Holds relay rows while the relay cannot be used: they wait (with backoff), never go to the LAN. */
+class RelayUnavailable implements Transport {
+  readonly name = 'relay';
+  readonly #reason: string;
+  constructor(reason: string) {
+    this.#reason = reason;
+  }
+  deliver(_peer: PeerRow, rows: readonly OutboxRow[]): Promise<RowResult[]> {
+    return Promise.resolve(rows.map((r) => ({ rowId: r.id, outcome: 'failed' as const, detail: `relay not usable: ${this.#reason}` })));
+  }
+}
+
+/** Per row: the relay (usable or not) for rows it accepted before; else the relay when the LAN failed. */
+export function chooseTransport(node: HostNode, lan: Transport, relay: Transport | null, unavailable: Transport): TransportChooser {
+  return (peer, row) => {
+    if (row.kind === 'rotation') return lan;
+    if (row.relay_accepted_at !== null) return relay ?? unavailable;
+    if (relay === null) return lan;
+    return row.attempts >= LAN_FAILURES_BEFORE_RELAY || peerLanUnreachable(peer, node.nowMs()) ? relay : lan;
+  };
+}
+
+export class RelayLink {
+  readonly #node: HostNode;
+  readonly #log: (line: string) => void;
+  readonly #lastAcked: { through: number | null } = { through: null };
+  #lastProblem: string | null = null;
+  #session: RelaySession | null = null;
+
+  constructor(node: HostNode, log: (line: string) => void = () => {}) {
+    this.#node = node;
+    this.#log = log;
+  }
+
+  /** One relay pass; returns the transport chooser for this tick's flush. */
+  async pass(lan: Transport): Promise<TransportChooser> {
+    const node = this.#node;
+    expireRelayDeadlines(node);
+    this.#session = null;
+    if (node.store.relay.get() === undefined) return chooseTransport(node, lan, null, new RelayUnavailable('no relay set'));
+    const result = await ensureSession(node);
+    if (!result.ok) {
+      this.#problem(`relay ${result.state}: ${result.reason}`);
+      return chooseTransport(node, lan, null, new RelayUnavailable(result.reason));
+    }
+    this.#session = result.session;
+    const pulled = await pullRelay(node, result.session, ({ item, result: status }) => {
+      this.#log(`relay ${item.kind} ${item.item_id} seq ${item.seq}: ${status}`);
+    }, this.#lastAcked);
+    this.#problem(pulled.error === null ? null : `relay: ${pulled.error}`);
+    return chooseTransport(node, lan, new RelayTransport(node, result.session), new RelayUnavailable('no session'));
+  }
+
+  /** A peer's enc key through the relay when the LAN cannot give it; null when there is no session. */
+  async fetchEncKey(peer: PeerRow): Promise<string | null> {
+    if (this.#session === null) return null;
+    return fetchPeerEncKeyViaRelay(this.#node, this.#session.api, peer);
+  }
+
+  #problem(text: string | null): void {
+    if (text !== null && text !== this.#lastProblem) this.#log(text);
+    this.#lastProblem = text;
+  }
+}

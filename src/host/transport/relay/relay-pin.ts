@@ -1,0 +1,64 @@
+// Pointing a host at a relay (design §1): fetch its info, show its fingerprint, pin its key (trust on
+// first use, or exactly the key the owner typed). A relay that changes its key is not re-pinned
+// silently: the owner confirms the new key with --key.
+import { fingerprint, parseFingerprintInput } from '../../../protocol/fingerprint.ts';
+import { isPublicKey } from '../../../protocol/keys.ts';
+import { isPlainObject } from '../../../protocol/records/validate.ts';
+import type { HostNode } from '../../node.ts';
+import { normalizeAddr } from '../lan/client.ts';
+import { relayApiFor } from './relay-session.ts';
+
+/** A relay pin refused; `usage` marks input the owner must retype (exit 2). */
+export class RelayPinError extends Error {
+  readonly usage: boolean;
+  constructor(message: string, usage = false) {
+    super(message);
+    this.usage = usage;
+  }
+}
+
+export interface PinnedRelay {
+  url: string;
+  relay_pubkey: string;
+  fingerprint: string;
+  epoch: string;
+  /** no --key: the key was trusted as first seen */
+  tofu: boolean;
+}
+
+export async function setRelay(node: HostNode, urlText: string, keyInput?: string): Promise<PinnedRelay> {
+  const wanted = keyInput === undefined ? null : parseFingerprintInput(keyInput);
+  if (keyInput !== undefined && wanted === null) {
+    throw new RelayPinError(`bad fingerprint "${keyInput}": use 16 hex digits (dashes optional) or the base64 key`, true);
+  }
+  let url: string;
+  try {
+    url = normalizeAddr(urlText);
+  } catch (err) {
+    throw new RelayPinError(err instanceof Error ? err.message : String(err), true);
+  }
+  let answer;
+  try {
+    answer = await relayApiFor(node, url).call('GET', '/v2/relay/info', undefined, false);
+  } catch (err) {
+    throw new RelayPinError(`cannot reach the relay at ${url}: ${err instanceof Error ? err.message : String(err)}`);
+  }
+  const body = answer.body;
+  if (answer.status !== 200 || !isPlainObject(body) || !isPublicKey(body.relay_pubkey) || typeof body.epoch !== 'string') {
+    throw new RelayPinError(`${url} does not answer as a v2 relay (HTTP ${answer.status})`);
+  }
+  const key = body.relay_pubkey;
+  const fp = fingerprint(key);
+  if (wanted !== null && wanted !== fp) throw new RelayPinError(`the relay at ${url} presents key ${fp}, not ${wanted}: not pinned`);
+  const current = node.store.relay.get();
+  if (wanted === null && current !== undefined && current.url === url && current.relay_pubkey !== key) {
+    throw new RelayPinError(`the relay at ${url} changed its key from ${fingerprint(current.relay_pubkey)} to ${fp}: `
+      + `if that is expected, confirm with agentmbx relay set ${url} --key ${fp}`);
+  }
+  if (current?.url !== url || current.relay_pubkey !== key || current.seen_pubkey !== null) node.store.relay.pin(url, key, node.nowMs());
+  return { url, relay_pubkey: key, fingerprint: fp, epoch: body.epoch, tofu: wanted === null };
+}
+
+export function unsetRelay(node: HostNode): boolean {
+  return node.store.relay.unset();
+}

@@ -1,0 +1,194 @@
+// The host's session with its pinned relay (design §1, §8): the relay key is checked on every
+// info, enrolment is a cache keyed by (relay, relay_pubkey, epoch, host_pubkey) checked against
+// the signed `you` of info, and redone after a 401 or an epoch change, with backoff while the relay
+// keeps refusing. The enc-ad (30 days, refreshed daily) and the sender allowlist are kept published.
+import { sha256Hex } from '../../../protocol/hash.ts';
+import { isPublicKey } from '../../../protocol/keys.ts';
+import { HOP_MAX_SKEW_MS } from '../../../protocol/relay-hop.ts';
+import { ENC_AD_PUBLISH_LIFETIME_MS, signEncAdV2, type EncAdV2 } from '../../../protocol/records/enc-ad.ts';
+import { signSenderList, type SenderListRecord } from '../../../protocol/records/sender-list.ts';
+import { isPlainObject } from '../../../protocol/records/validate.ts';
+import { backoffMs } from '../../outbox.ts';
+import { isoTime, type HostNode } from '../../node.ts';
+import type { RelayRow, RelayState } from '../../store/relay-tables.ts';
+import { RelayApi, type RelayAnswer } from './relay-api.ts';
+import { syncOwnRotation } from './relay-rotation.ts';
+
+/** How often the enc-ad is re-published (it lives ENC_AD_PUBLISH_LIFETIME_MS). */
+export const ENC_AD_REFRESH_MS = 24 * 60 * 60 * 1000;
+/** The relay's Date header this far from our clock explains a refused hop as clock skew. */
+export const CLOCK_SKEW_MAX_MS = HOP_MAX_SKEW_MS - 60_000;
+/** One relay call may take this long before it counts as failed. */
+export const RELAY_CALL_TIMEOUT_MS = 15_000;
+/** Retention assumed until the relay's info said otherwise (the reference deployment's 14 days). */
+export const DEFAULT_RETENTION_MS = 14 * 24 * 60 * 60 * 1000;
+
+export class RelayUseError extends Error {}
+
+/** A relay ready for pushes and pulls this tick. */
+export interface RelaySession {
+  relay: RelayRow;
+  api: RelayApi;
+}
+
+export type SessionResult = { ok: true; session: RelaySession } | { ok: false; state: RelayState | 'unset'; reason: string };
+
+export function relayApiFor(node: HostNode, url: string, timeoutMs = RELAY_CALL_TIMEOUT_MS): RelayApi {
+  return new RelayApi({ baseUrl: url, hostName: node.config.host, key: node.keys.hostKey, nowMs: node.nowMs, timeoutMs });
+}
+
+function sessionKey(relay: RelayRow, epoch: string, hostPub: string): string {
+  return `${relay.url}|${relay.relay_pubkey}|${epoch}|${hostPub}`;
+}
+
+function errorOf(answer: RelayAnswer): string {
+  const error = isPlainObject(answer.body) && typeof answer.body.error === 'string' ? answer.body.error : 'no error text';
+  return `HTTP ${answer.status}: ${error}`;
+}
+
+/** The clock difference the relay's Date header shows (relay minus us), or null without one. */
+export function clockSkewMs(answer: RelayAnswer, nowMs: number): number | null {
+  const relayMs = answer.date === null ? NaN : Date.parse(answer.date);
+  return Number.isFinite(relayMs) ? relayMs - nowMs : null;
+}
+
+/** A refused call explained: clock-skew when the Date header shows it, else `fallback`. */
+function refusalState(answer: RelayAnswer, nowMs: number, fallback: RelayState): { state: RelayState; reason: string } {
+  const skew = clockSkewMs(answer, nowMs);
+  if (skew !== null && Math.abs(skew) > CLOCK_SKEW_MAX_MS) {
+    return { state: 'clock-skew', reason: `the relay's clock is ${Math.round(skew / 1000)} s from ours: fix this machine's time` };
+  }
+  return { state: fallback, reason: errorOf(answer) };
+}
+
+function fail(node: HostNode, relay: RelayRow, state: RelayState, reason: string): SessionResult {
+  node.store.relay.update({ state, detail: reason, failures: relay.failures + 1, retry_at: node.nowMs() + backoffMs(relay.failures) });
+  return { ok: false, state, reason };
+}
+
+/**
+ * The relay changed its store generation (new epoch, or a rewind within one): the receive position
+ * starts over (a new epoch has its own position; a rewind resets it), relay-accepted rows are pushed
+ * again, and the session is redone. One transaction.
+ */
+export function noteRelayReset(node: HostNode, epoch: string, why: 'epoch' | 'rewind'): void {
+  const { store } = node;
+  const relay = store.relay.get();
+  if (relay === undefined) return;
+  const now = node.nowMs();
+  store.transaction(() => {
+    if (why === 'rewind') store.relay.setReceivedThrough(relay.url, epoch, 0, now);
+    store.relay.update({ epoch, epoch_changed_at: now, session: null, enc_ad_at: null, senders_published: null });
+    store.outbox.requeueRelayAccepted(now);
+  });
+}
+
+/** A 401 from the relay: enrol again on the next call. */
+export function forgetSession(node: HostNode): void {
+  node.store.relay.update({ session: null });
+}
+
+/**
+ * Makes the relay usable for this tick, or says why not. Calls info (signed) only when the cached
+ * session does not match; `force` checks anyway.
+ */
+export async function ensureSession(node: HostNode, force = false): Promise<SessionResult> {
+  const { store } = node;
+  let relay = store.relay.get();
+  if (relay === undefined) return { ok: false, state: 'unset', reason: 'no relay set (agentmbx relay set <url>)' };
+  if (relay.seen_pubkey !== null) {
+    return { ok: false, state: 'key-mismatch', reason: `the relay now presents another key: confirm it with agentmbx relay set ${relay.url} --key <fingerprint>` };
+  }
+  const now = node.nowMs();
+  if (relay.retry_at > now && !force) return { ok: false, state: relay.state, reason: relay.detail ?? 'waiting before trying the relay again' };
+  const api = relayApiFor(node, relay.url);
+  const hostPub = node.keys.hostKey.publicKey;
+  if (!force && relay.state === 'ok' && relay.epoch !== null && relay.session === sessionKey(relay, relay.epoch, hostPub)) {
+    return maintain(node, { relay, api });
+  }
+  await syncOwnRotation(node, api);
+  relay = store.relay.get() ?? relay;
+  let info: RelayAnswer;
+  try {
+    info = await api.info();
+  } catch (err) {
+    return fail(node, relay, 'unreachable', `cannot reach ${relay.url}: ${err instanceof Error ? err.message : String(err)}`);
+  }
+  const body = info.body;
+  if (info.status !== 200 || !isPlainObject(body) || typeof body.epoch !== 'string' || body.epoch === '' || !isPublicKey(body.relay_pubkey)) {
+    return fail(node, relay, 'unreachable', `${relay.url} is not answering as a v2 relay (${errorOf(info)})`);
+  }
+  if (body.relay_pubkey !== relay.relay_pubkey) {
+    store.relay.update({ seen_pubkey: body.relay_pubkey, state: 'key-mismatch', detail: 'the relay presents another key than the pinned one' });
+    return { ok: false, state: 'key-mismatch', reason: 'the relay presents another key than the pinned one: relay use stopped' };
+  }
+  if (relay.epoch !== null && relay.epoch !== body.epoch) noteRelayReset(node, body.epoch, 'epoch');
+  const limits = isPlainObject(body.limits) ? body.limits : {};
+  store.relay.update({
+    epoch: body.epoch,
+    retention_ms: typeof limits.retention_days === 'number' ? limits.retention_days * 86_400_000 : null,
+    max_batch: typeof limits.max_batch === 'number' ? limits.max_batch : null,
+    max_pull: typeof limits.max_pull === 'number' ? limits.max_pull : null,
+  });
+  relay = store.relay.get() ?? relay;
+  // Enrolled means the relay's signed answer names this very key (G13).
+  const you = isPlainObject(body.you) ? body.you : null;
+  if (you?.pubkey !== hostPub) {
+    let enrolled: RelayAnswer;
+    try {
+      enrolled = await api.enrol();
+    } catch (err) {
+      return fail(node, relay, 'unreachable', `cannot reach ${relay.url}: ${err instanceof Error ? err.message : String(err)}`);
+    }
+    if (enrolled.status !== 200) {
+      const why = refusalState(enrolled, node.nowMs(), 'enrol-failed');
+      return fail(node, relay, why.state, `enrolment refused: ${why.reason}`);
+    }
+  }
+  const adPub = you !== null && isPlainObject(you.enc_ad) ? you.enc_ad.enc_pub : null;
+  store.relay.update({
+    state: 'ok', detail: null, failures: 0, retry_at: 0, session: sessionKey(relay, body.epoch, hostPub), session_host_pubkey: hostPub,
+    // an ad the relay does not hold (a restore, a wipe) is published again now
+    ...(adPub === node.keys.enc.publicKey ? {} : { enc_ad_at: null }),
+  });
+  return maintain(node, { relay: store.relay.get() ?? relay, api });
+}
+
+/** Keeps the enc-ad and the sender allowlist published; a refused hop drops the session. */
+async function maintain(node: HostNode, session: RelaySession): Promise<SessionResult> {
+  const { store } = node;
+  const now = node.nowMs();
+  const { relay, api } = session;
+  const encPub = node.keys.enc.publicKey;
+  try {
+    if (relay.enc_ad_at === null || relay.enc_ad_pub !== encPub || now - relay.enc_ad_at >= ENC_AD_REFRESH_MS) {
+      const ad: EncAdV2 = {
+        v: 2, type: 'enc-ad', host: node.config.host, host_pubkey: node.keys.hostKey.publicKey, enc_pub: encPub,
+        iat: isoTime(now), exp: isoTime(now + ENC_AD_PUBLISH_LIFETIME_MS),
+      };
+      const answer = await api.publishEncAd(ad, signEncAdV2(ad, node.keys.hostKey));
+      if (answer.status === 401) forgetSession(node);
+      if (answer.status !== 200 || !isPlainObject(answer.body) || answer.body.ok !== true) {
+        const why = refusalState(answer, now, 'enc-ad-failed');
+        return fail(node, relay, why.state, `enc-key ad not published: ${why.reason}`);
+      }
+      store.relay.update({ enc_ad_at: now, enc_ad_pub: encPub });
+    }
+    const senders = store.peers.list().map((p) => p.host_pubkey).sort();
+    const published = sha256Hex(`${relay.epoch ?? ''}\n${node.keys.hostKey.publicKey}\n${senders.join('\n')}`);
+    if (relay.senders_published !== published) {
+      const list: SenderListRecord = { v: 1, type: 'relay-senders', host_pubkey: node.keys.hostKey.publicKey, senders, iat: isoTime(now) };
+      const answer = await api.publishSenders(list, signSenderList(list, node.keys.hostKey));
+      if (answer.status === 401) forgetSession(node);
+      // 409: a list at least as new is there already (published this very millisecond); try again later.
+      if (answer.status === 200) store.relay.update({ senders_published: published });
+      else if (answer.status !== 409) {
+        const why = refusalState(answer, now, 'unreachable');
+        return fail(node, relay, why.state, `sender allowlist not published: ${why.reason}`);
+      }
+    }
+  } catch (err) {
+    return fail(node, relay, 'unreachable', `cannot reach ${relay.url}: ${err instanceof Error ? err.message : String(err)}`);
+  }
+  return { ok: true, session: { relay: store.relay.get() ?? relay, api } };
+}

@@ -1,0 +1,68 @@
+// Two hosts whose LAN addresses are unreachable to each other, both pointed at one real relay on
+// 127.0.0.1 that shares their injected clock; `tick` runs what the daemon's tick runs.
+import assert from 'node:assert/strict';
+import { flushOutbox, type FlushReport } from '../../../src/host/outbox.ts';
+import type { HostNode } from '../../../src/host/node.ts';
+import { LanTransport } from '../../../src/host/transport/lan/client.ts';
+import { RelayLink } from '../../../src/host/transport/relay/relay-link.ts';
+import { setRelay } from '../../../src/host/transport/relay/relay-pin.ts';
+import { startTestRelay, TestClock, type TestRelay, type TestRelayOptions } from '../../helpers/relay-fixture.ts';
+import { makeHost, pin, T0, type Clock } from '../fixtures.ts';
+
+/** A LAN address nothing listens on. */
+export const CLOSED_ADDR = 'http://127.0.0.1:9';
+
+export interface RelayedHost {
+  node: HostNode;
+  link: RelayLink;
+  log: string[];
+}
+
+export interface RelayWorld {
+  clock: Clock;
+  testClock: TestClock;
+  relay: TestRelay;
+  a: RelayedHost;
+  b: RelayedHost;
+}
+
+/** A host clock and the relay's TestClock as one. */
+export function sharedClock(start = T0): { clock: Clock; testClock: TestClock } {
+  const testClock = new TestClock(start);
+  const clock = { get now() { return testClock.ms; }, set now(v: number) { testClock.ms = v; } };
+  return { clock, testClock };
+}
+
+export function relayed(node: HostNode): RelayedHost {
+  const log: string[] = [];
+  return { node, link: new RelayLink(node, (line) => log.push(line)), log };
+}
+
+export async function relayWorld(options: TestRelayOptions = {}): Promise<RelayWorld> {
+  const { clock, testClock } = sharedClock();
+  const relay = await startTestRelay({ ...options, clock: testClock });
+  const a = makeHost('alpha', clock, ['ann']);
+  const b = makeHost('beta', clock, ['bob']);
+  pin(a, b, CLOSED_ADDR);
+  pin(b, a, CLOSED_ADDR);
+  await setRelay(a, relay.url);
+  await setRelay(b, relay.url);
+  return { clock, testClock, relay, a: relayed(a), b: relayed(b) };
+}
+
+/** One daemon tick's relay and outbox work for `host`. */
+export async function tick(host: RelayedHost, report?: FlushReport): Promise<void> {
+  const choose = await host.link.pass(new LanTransport(host.node));
+  await flushOutbox(host.node, choose, report);
+}
+
+/** Ticks `host` until its rows for `msgId` reach `state`, moving the clock past each backoff. */
+export async function tickUntilRow(world: RelayWorld, host: RelayedHost, msgId: string, state: string, maxTicks = 6): Promise<void> {
+  for (let i = 0; i < maxTicks; i++) {
+    await tick(host);
+    const rows = host.node.store.outbox.forMessage(msgId);
+    if (rows.length > 0 && rows.every((r) => r.state === state)) return;
+    world.clock.now += 60 * 60 * 1000;
+  }
+  assert.fail(`rows of ${msgId} never reached ${state}: ${JSON.stringify(host.node.store.outbox.forMessage(msgId).map((r) => [r.state, r.last_error]))}; log ${host.log.join(' | ')}`);
+}
