@@ -268,6 +268,17 @@ test('--trust-proxy xff counts the rightmost X-Forwarded-For entry; spoofed left
   assert.equal(await challengeStatus(relay, { 'cf-connecting-ip': '192.0.2.1', 'x-forwarded-for': '203.0.113.7' }), 429, 'CF header ignored under xff');
 });
 
+test('an IPv6 client is counted per /64, an IPv4 client once however its address is written', async () => {
+  const relay = await startTestRelay({ config: { trust_proxy: 'xff' } });
+  await spend(relay, (i) => ({ 'x-forwarded-for': `2001:db8:0:0:${(i + 1).toString(16)}::1` }));
+  assert.equal(await challengeStatus(relay, { 'x-forwarded-for': '2001:db8::ffff' }), 429, 'another address of the same /64');
+  assert.equal(await challengeStatus(relay, { 'x-forwarded-for': '2001:db8:0:1::1' }), 200, 'another /64');
+
+  const forms = ['192.0.2.7', '192.0.2.7:40000', '::ffff:192.0.2.7', '[::ffff:192.0.2.7]:443'];
+  await spend(relay, (i) => ({ 'x-forwarded-for': forms[i % forms.length] as string }));
+  for (const form of forms) assert.equal(await challengeStatus(relay, { 'x-forwarded-for': form }), 429, form);
+});
+
 test('--trust-proxy cloudflare counts CF-Connecting-IP and ignores X-Forwarded-For', async () => {
   const relay = await startTestRelay({ config: { trust_proxy: 'cloudflare' } });
   await spend(relay, (i) => ({ 'cf-connecting-ip': '192.0.2.1', 'x-forwarded-for': `10.0.0.${i}` }));

@@ -11,7 +11,7 @@ import { RelayError } from '../core/relay-error.ts';
 import { RateWindow } from '../rate-window.ts';
 import type { Enrolment } from '../store/relay-store.ts';
 import { StoreClosedError, StoreOverloadedError } from '../store/sqlite/index.ts';
-import { clientAddress } from './client-address.ts';
+import { clientAddress, rateKey } from './client-address.ts';
 
 type Method = 'GET' | 'POST';
 type Handler = (input: RouteInput) => Promise<unknown>;
@@ -179,7 +179,7 @@ export function buildRelayHttp(core: RelayCore, config: RelayConfig, observer?: 
       url: spec.url,
       ...(spec.bodyLimit === undefined ? {} : { bodyLimit: spec.bodyLimit }),
       handler: async (request, reply) => {
-        if (spec.enrolmentRate === true && !enrolmentRate.take(clientAddress(request.raw, config.trust_proxy), core.context.nowMs())) {
+        if (spec.enrolmentRate === true && !enrolmentRate.take(rateKey(clientAddress(request.raw, config.trust_proxy)), core.context.nowMs())) {
           return sendError(reply, new RelayError(429, 'too many enrolment requests from this address: wait a minute', 'RATE'));
         }
         const raw = Buffer.isBuffer(request.body) ? request.body.toString('utf8') : '';
