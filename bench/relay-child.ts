@@ -14,10 +14,14 @@ export interface RelayChild {
   peakRss(): number;
   /** CPU time (user + system) the relay used so far, ms (/proc/<pid>/stat, 100 ticks a second) */
   cpuMs(): number;
+  /** commit groups so far and the transactions they held, from the relay's /metrics */
+  groups(): Promise<{ count: number; members: number }>;
   stop(): Promise<void>;
 }
 
 const READY = /agentmbx relay listening on (\S+)/;
+/** The heap flags the Dockerfile sets (NODE_OPTIONS): the relay is measured as it is deployed. */
+export const DEPLOYED_NODE_FLAGS = ['--max-semi-space-size=1', '--max-old-space-size=192'];
 const CLI_MAIN = join(import.meta.dirname, '..', 'src', 'cli', 'main.ts');
 
 function procField(path: string, pattern: RegExp): number {
@@ -32,7 +36,7 @@ export async function startRelayChild(dir: string, settings: Record<string, numb
   delete env['MBX_RELAY_KEY'];
   delete env['MBX_FAILPOINT'];
   // BENCH_RELAY_NODE_ARGS: extra node flags for the relay, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof"
-  const nodeArgs = (process.env['BENCH_RELAY_NODE_ARGS'] ?? '').split(' ').filter((arg) => arg !== '');
+  const nodeArgs = [...DEPLOYED_NODE_FLAGS, ...(process.env['BENCH_RELAY_NODE_ARGS'] ?? '').split(' ').filter((arg) => arg !== '')];
   const child: ChildProcess = spawn(process.execPath, [...nodeArgs, '--disable-warning=ExperimentalWarning', CLI_MAIN, 'relay', 'serve',
     '--store-dir', join(dir, 'store'), '--port', '0', '--bind', '127.0.0.1', '--config', config], { env, stdio: ['ignore', 'pipe', 'pipe'] });
   const exited = new Promise<void>((resolve) => { child.once('exit', () => resolve()); });
@@ -52,6 +56,11 @@ export async function startRelayChild(dir: string, settings: Record<string, numb
       // fields after the command name: state is the 1st, utime the 12th, stime the 13th
       const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
       return (Number(fields[11]) + Number(fields[12])) * 10;
+    },
+    async groups() {
+      const text = await (await fetch(`${url}/metrics`)).text();
+      const value = (name: string): number => Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(text)?.[1] ?? Number.NaN);
+      return { count: value('agentmbx_commit_group_size_count'), members: value('agentmbx_commit_group_size_sum') };
     },
     async stop() {
       child.kill('SIGTERM');

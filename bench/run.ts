@@ -44,18 +44,26 @@ async function main(): Promise<void> {
       const receiver = (name: string): Promise<Host> => enrolHost(relay.url, name);
       const push: Record<string, PhaseResult> = {};
       const cpuPerItem: Record<string, number> = {};
+      /** mean transactions per COMMIT in a phase (a push item is one; the health check and heartbeat add a few) */
+      const groupSizes: Record<string, number> = {};
       for (const concurrency of [1, 8, 32]) {
         log(`single-item pushes, ${concurrency} concurrent senders`);
         const target = await receiver(`single-${concurrency}`);
         const before = relay.writeBytes();
         const cpuBefore = relay.cpuMs();
+        const groupsBefore = await relay.groups();
         push[concurrency] = await pushPhase(senders.slice(0, concurrency), target, { batch: 1, seconds: PHASE_SECONDS });
+        const groupsAfter = await relay.groups();
+        groupSizes[`single-item pushes, ${concurrency} sender(s)`] = (groupsAfter.members - groupsBefore.members) / (groupsAfter.count - groupsBefore.count);
         cpuPerItem[`single-item pushes, ${concurrency} sender(s)`] = (relay.cpuMs() - cpuBefore) / (push[concurrency] as PhaseResult).items;
         if (concurrency === 32) push['bytes'] = { ...(push[32] as PhaseResult), itemsPerSecond: (relay.writeBytes() - before) / (push[32] as PhaseResult).items };
       }
       log('100-item batches, 8 concurrent senders');
       const batchCpuBefore = relay.cpuMs();
+      const batchGroupsBefore = await relay.groups();
       const batches = await pushPhase(senders.slice(0, 8), await receiver('batches'), { batch: 100, seconds: PHASE_SECONDS });
+      const batchGroupsAfter = await relay.groups();
+      groupSizes['100-item batches'] = (batchGroupsAfter.members - batchGroupsBefore.members) / (batchGroupsAfter.count - batchGroupsBefore.count);
       cpuPerItem['100-item batches'] = (relay.cpuMs() - batchCpuBefore) / batches.items;
       log(`queue depth: filling one queue with ${DEEP_QUEUE} items, then single-item pushes (8 senders) into an empty and the deep queue`);
       const deep = await receiver('deep');
@@ -108,12 +116,14 @@ async function main(): Promise<void> {
         { label: '< 200 MB', ok: rssWithBigQueue < 200 * 1_000_000, ratio: rssWithBigQueue / (200 * 1_000_000) });
       table.section(`relay CPU per item (user + system ms; the machine's load average was ${loadavg()[0]?.toFixed(1)} on ${cpus().length} cores)`);
       for (const [figure, ms] of Object.entries(cpuPerItem)) table.row(figure, ms, null, '');
+      table.section('group commit: mean transactions per COMMIT');
+      for (const [figure, size] of Object.entries(groupSizes)) table.row(figure, size, null, '');
       process.stdout.write(table.render());
 
       const results = {
         at: new Date().toISOString(), node: process.version, ceilings, postgres,
         relay: { singleItemPushes: { 1: push[1], 8: push[8], 32: push[32] }, batches100: batches, intoEmptyQueue: intoEmpty, intoDeepQueue: intoDeep,
-          pullAck, bytesWrittenPerItemAt32: bytesPerItem, peakRssBytesWith100kQueued: rssWithBigQueue, cpuMsPerItem: cpuPerItem },
+          pullAck, bytesWrittenPerItemAt32: bytesPerItem, peakRssBytesWith100kQueued: rssWithBigQueue, cpuMsPerItem: cpuPerItem, meanGroupSize: groupSizes },
         loadAverage: loadavg(),
         targets: table.targets(),
       };
