@@ -4,6 +4,7 @@ import { test } from 'node:test';
 import { generateSigningKey, type SigningKey } from '../../src/protocol/keys.ts';
 import { signRotation, type HostRotation } from '../../src/protocol/records/rotation.ts';
 import { signSenderList } from '../../src/protocol/records/sender-list.ts';
+import type { EnrolmentAuthority } from '../../src/relay/authority/enrolment-authority.ts';
 import { enrolledHost, envelopeItem, makeHost, sealedEnvelope, signedRotation, startTestRelay, type TestHost, type TestRelay } from '../helpers/relay-fixture.ts';
 
 type Result = { status: string; targets: Array<{ host_pubkey: string; seq: number }> };
@@ -160,4 +161,23 @@ test('refusals: 404 unknown old key, 409 revoked new key, 400 BAD_ROTATION', asy
     assert.match(answer.body['error'] as string, /^rotation refused: /, name);
   }
   assert.equal((await other.api.pull(0)).status, 200, 'no refused rotation revoked anything');
+});
+
+test('name and account move to a new key that enrolled on its own before the rotation arrived', async () => {
+  const byOwner: EnrolmentAuthority = {
+    name: 'test-accounts', strength: 1,
+    authorize: async (request) => ({ ok: true, account: request.owner_fp === 'acme' ? 'acme' : null, org: null }),
+  };
+  const relay = await startTestRelay({ authority: byOwner, limits: { max_account_items: 1 } });
+  const sender = await enrolledHost(relay, 'laptop');
+  const old = makeHost(relay, 'desk');
+  assert.equal((await old.api.enrol('acme')).status, 200);
+  const fresh = makeHost(relay, 'desk-new');
+  assert.equal((await fresh.api.enrol()).status, 200, 'the new key enrolled first, without an account');
+
+  assert.deepEqual((await rotate(relay, rotation(relay, 'desk', old.key, fresh.key))).body, { moved: 0 });
+  const you = (await fresh.api.info()).body['you'] as { host: string };
+  assert.equal(you.host, 'desk', 'the name moved');
+  assert.equal((await pushTo(relay, sender, fresh)).status, 'accepted');
+  assert.equal((await pushTo(relay, sender, fresh)).status, 'rejected:quota:account_items', 'the account moved: its quota applies');
 });

@@ -2,7 +2,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { signRelayHop } from '../../src/protocol/relay-hop.ts';
-import { enrolledHost, sealedEnvelope, startTestRelay, type TestHost, type TestRelay } from '../helpers/relay-fixture.ts';
+import type { EnrolmentAuthority } from '../../src/relay/authority/enrolment-authority.ts';
+import { enrolledHost, makeHost, sealedEnvelope, startTestRelay, type TestHost, type TestRelay } from '../helpers/relay-fixture.ts';
 
 /** A 0.5.x-style call: found by name (no x-mbx-key), v1 path signed without its query. */
 async function v1Call(relay: TestRelay, host: TestHost, method: 'GET' | 'POST', path: string, body?: unknown) {
@@ -48,4 +49,22 @@ test('v1 routing refuses ambiguous names, unknown hosts and addresses without a 
   const broadcast = { ...env, to: ['*'] };
   assert.deepEqual((await v1Call(relay, a, 'POST', '/v1/relay/messages', { envelopes: [broadcast] })).body, { stored: 0, error: 'recipient has no host: relay mail needs name@host' });
   for (const host of [b1, b2]) assert.equal(((await host.api.pull(0)).body['head_seq']), 0);
+});
+
+test('a crowded name is ambiguous for v1 even inside the caller\'s account, whatever the enrolment order', async () => {
+  const byOwner: EnrolmentAuthority = {
+    name: 'test-accounts', strength: 1,
+    authorize: async (request) => ({ ok: true, account: request.owner_fp === 'acme' ? 'acme' : null, org: null }),
+  };
+  const relay = await startTestRelay({ authority: byOwner, config: { enrol_per_minute: 100 } });
+  const caller = makeHost(relay, 'laptop');
+  assert.equal((await caller.api.enrol('acme')).status, 200);
+  const ours = makeHost(relay, 'desk');
+  assert.equal((await ours.api.enrol('acme')).status, 200);
+  for (let i = 0; i < 15; i += 1) await enrolledHost(relay, 'desk');
+  const env = JSON.parse(sealedEnvelope(caller, ours, relay.clock.ms).wire) as Record<string, unknown>;
+  assert.deepEqual((await v1Call(relay, caller, 'POST', '/v1/relay/messages', { envelopes: [env] })).body, { stored: 1 }, '16 carriers: the one in our account');
+  await enrolledHost(relay, 'desk');
+  const next = JSON.parse(sealedEnvelope(caller, ours, relay.clock.ms).wire) as Record<string, unknown>;
+  assert.deepEqual((await v1Call(relay, caller, 'POST', '/v1/relay/messages', { envelopes: [next] })).body, { stored: 0, error: 'recipient host ambiguous' }, '17 carriers: crowded');
 });

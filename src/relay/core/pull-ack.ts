@@ -58,9 +58,10 @@ export async function ack(ctx: CoreContext, caller: Enrolment, body: unknown) {
   const through = fields['through'];
   const answer = await ctx.store.transaction(async (tx) => {
     const headSeq = await tx.headSeq(caller.hostPubkey);
-    if (typeof through !== 'number' || !Number.isSafeInteger(through) || through < 0 || through > headSeq) {
-      throw new RelayError(400, 'ack beyond the last allocated seq: treat as an epoch change', 'BAD_ACK');
+    if (typeof through !== 'number' || !Number.isSafeInteger(through) || through < 0) {
+      throw new RelayError(400, 'through must be a non-negative integer', 'BAD_ACK');
     }
+    if (through > headSeq) throw new RelayError(400, 'ack beyond the last allocated seq: treat as an epoch change', 'BAD_ACK');
     const deleted = await tx.ack(caller.hostPubkey, through);
     const ackedThrough = await tx.ackedThrough(caller.hostPubkey);
     failPoint('relay.ack.before-commit');

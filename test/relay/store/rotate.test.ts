@@ -86,7 +86,7 @@ test('rotation gives the new key the old name, account and authority, revokes th
   await store.close();
 });
 
-test('a new key that is already enrolled keeps its own row and list; colliding dedup rows keep the new key\'s', async () => {
+test('a new key that is already enrolled takes the old name and account, keeps its own list; colliding dedup rows keep the new key\'s', async () => {
   const { store } = await freshStore();
   const own: Enrolment = { ...OLD_ENROLMENT, hostPubkey: 'NEW', hostName: 'laptop-2', account: null, org: null, authorizedBy: 'host-key', enrolledAt: 5 };
   await store.transaction(async (tx) => {
@@ -106,7 +106,7 @@ test('a new key that is already enrolled keeps its own row and list; colliding d
     dedup: await tx.getDedup('S1', 'same', 'NEW'),
     page: await tx.pull('NEW', 0, 10, 10_000),
   }));
-  assert.deepEqual(state.new, own);
+  assert.deepEqual(state.new, { ...OLD_ENROLMENT, hostPubkey: 'NEW', enrolledAt: own.enrolledAt, revokedAt: null }, 'name and account move (design §2)');
   assert.equal(state.old?.revokedAt, 20);
   assert.equal(state.count, 1);
   assert.deepEqual(state.newList?.senders, ['S9']);

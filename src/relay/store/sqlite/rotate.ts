@@ -15,8 +15,11 @@ export function rotate(sql: SQLTagStore, oldKey: string, newKey: string, nowMs: 
   // Revoke first: the new row may take the old one's name in the same account (unique among live keys).
   const old = getEnrolment(sql, oldKey);
   if (old !== null && old.revokedAt === null) putEnrolment(sql, { ...old, revokedAt: nowMs });
-  if (old !== null && getEnrolment(sql, newKey) === null) {
-    putEnrolment(sql, { ...old, hostPubkey: newKey, enrolledAt: nowMs, revokedAt: null });
+  if (old !== null) {
+    // The name and account move to the new key (both keys signed the record), also when the new
+    // key enrolled on its own before the rotation reached the relay.
+    const existing = getEnrolment(sql, newKey);
+    putEnrolment(sql, { ...old, hostPubkey: newKey, enrolledAt: existing?.enrolledAt ?? nowMs, revokedAt: null });
   }
 
   moveSenderList(sql, oldKey, newKey);
