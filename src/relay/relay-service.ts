@@ -29,6 +29,8 @@ export interface RelayServiceOptions {
   env: NodeJS.ProcessEnv;
   authority?: EnrolmentAuthority;
   nowMs?: () => number;
+  /** live enrolments admitted (default MAX_LIVE_ENROLMENTS; tests set it lower) */
+  maxLiveEnrolments?: number;
   /** how long to wait for another relay process to release the store (0: refuse at once) */
   lockWaitMs?: number;
   /** period of the heartbeat (default HEARTBEAT_INTERVAL_MS) */
@@ -81,6 +83,7 @@ export async function startRelayService(options: RelayServiceOptions): Promise<R
       store, relayKey, config: options.config, version: RELAY_VERSION,
       ...(options.authority ? { authority: options.authority } : {}),
       ...(options.nowMs ? { nowMs: options.nowMs } : {}),
+      ...(options.maxLiveEnrolments === undefined ? {} : { maxLiveEnrolments: options.maxLiveEnrolments }),
     });
     const onError = (what: string) => (error: unknown): void => log(`agentmbx relay: ${what} failed: ${error instanceof Error ? error.message : String(error)}`);
     const heartbeatIntervalMs = options.heartbeatIntervalMs ?? HEARTBEAT_INTERVAL_MS;

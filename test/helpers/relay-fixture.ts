@@ -33,6 +33,7 @@ export interface TestRelayOptions {
   limits?: Partial<RelayLimits>;
   config?: Partial<Omit<RelayConfig, 'limits'>>;
   authority?: EnrolmentAuthority;
+  maxLiveEnrolments?: number;
 }
 
 export interface TestRelay {
@@ -50,6 +51,7 @@ export async function startTestRelay(options: TestRelayOptions = {}): Promise<Te
   const service = await startRelayService({
     storeDir: dir, port: 0, bind: '127.0.0.1', config, env: {}, nowMs: clock.now,
     ...(options.authority ? { authority: options.authority } : {}),
+    ...(options.maxLiveEnrolments === undefined ? {} : { maxLiveEnrolments: options.maxLiveEnrolments }),
   });
   let stopped = false;
   const stop = async (): Promise<void> => {

@@ -308,3 +308,20 @@ test('an enrol, challenge or rotate body over 8 KiB → 413', async () => {
   assert.ok(JSON.stringify(fits).length <= ENROL_BODY_MAX_BYTES);
   assert.equal((await post(relay, '/v1/relay/enrol', fits)).status, 200);
 });
+
+test('live enrolments are capped: a new key over the cap → 503, a known key still re-enrols, a revocation frees a place', async () => {
+  const relay = await startTestRelay({ maxLiveEnrolments: 2 });
+  const one = await enrolledHost(relay, 'one');
+  const two = await enrolledHost(relay, 'two');
+  const third = makeHost(relay, 'three');
+  const refused = await third.api.enrol();
+  assert.equal(refused.status, 503);
+  assert.match(String(refused.body['error']), /capacity/);
+  assert.equal((await one.api.enrol()).status, 200, 're-enrolling a live key needs no new place');
+  const rotated = await fetch(`${relay.url}/v2/relay/rotate`, {
+    method: 'POST', headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ rotation: signedRotation('two', two.key, third.key, relay.clock.ms) }),
+  });
+  assert.equal(rotated.status, 200, 'a rotation moves a place, it does not take one');
+  assert.equal((await makeHost(relay, 'four').api.enrol()).status, 503);
+});

@@ -22,6 +22,8 @@ export interface CoreContext {
   challenges: ChallengeTable;
   /** push requests per sender key per minute */
   pushRate: RateWindow;
+  /** live enrolments this relay admits (MAX_LIVE_ENROLMENTS unless a test sets it lower) */
+  maxLiveEnrolments: number;
 }
 
 export function isoTime(ms: number): string {

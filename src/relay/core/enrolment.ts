@@ -5,7 +5,6 @@ import { canonicalJson } from '../../protocol/canonical.ts';
 import { isPublicKey, verifySignature } from '../../protocol/keys.ts';
 import { OWNER_FP_RE, RELAY_HOST_RE } from '../../protocol/names.ts';
 import { authorityStrength } from '../authority/host-key.ts';
-import { MAX_LIVE_ENROLMENTS } from '../config.ts';
 import type { Enrolment } from '../store/relay-store.ts';
 import type { CoreContext } from './context.ts';
 import { bindCloudKey } from './hosted.ts';
@@ -54,7 +53,7 @@ export async function enrol(ctx: CoreContext, body: unknown): Promise<{ ok: true
   await ctx.store.transaction(async (tx) => {
     const existing = await tx.getEnrolment(pubkey);
     if (existing?.revokedAt != null) throw revoked();
-    if (existing === null && (await tx.countLiveEnrolments()) >= MAX_LIVE_ENROLMENTS) {
+    if (existing === null && (await tx.countLiveEnrolments()) >= ctx.maxLiveEnrolments) {
       throw new RelayError(503, 'this relay has reached its enrolment capacity');
     }
     const keepStronger = existing !== null && existing.account !== null && authorityStrength(existing.authorizedBy) > ctx.authority.strength;

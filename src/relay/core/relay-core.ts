@@ -4,7 +4,7 @@ import type { RelayHopRequest } from '../../protocol/relay-hop.ts';
 import type { EnrolmentAuthority } from '../authority/enrolment-authority.ts';
 import { AccountTokenAuthority } from '../authority/account-token.ts';
 import { authorityFromConfig } from '../authority/from-config.ts';
-import { MAX_RATE_ADDRESSES, type RelayConfig } from '../config.ts';
+import { MAX_LIVE_ENROLMENTS, MAX_RATE_ADDRESSES, type RelayConfig } from '../config.ts';
 import { RateWindow } from '../rate-window.ts';
 import type { Enrolment, RelayStore } from '../store/relay-store.ts';
 import { ChallengeTable } from './challenges.ts';
@@ -29,6 +29,8 @@ export interface RelayCoreOptions {
   authority?: EnrolmentAuthority;
   nowMs?: () => number;
   random?: (n: number) => Uint8Array;
+  /** defaults to MAX_LIVE_ENROLMENTS */
+  maxLiveEnrolments?: number;
 }
 
 export type RelayCore = Awaited<ReturnType<typeof createRelayCore>>;
@@ -48,6 +50,7 @@ export async function createRelayCore(options: RelayCoreOptions) {
     epoch: meta.epoch,
     challenges: new ChallengeTable(options.random),
     pushRate: new RateWindow(options.config.pushes_per_minute, MAX_RATE_ADDRESSES),
+    maxLiveEnrolments: options.maxLiveEnrolments ?? MAX_LIVE_ENROLMENTS,
   };
   return {
     context: ctx,
