@@ -227,7 +227,8 @@ test('a store whose transaction queue is full answers 503 with retry-after; call
   const held = new Promise<void>((resolve) => { holding = resolve; });
   const blocker = store.transaction(async () => { holding(); await gate; });
   await held;
-  const queued = Array.from({ length: MAX_QUEUED_TRANSACTIONS }, () => store.transaction(async () => 0, { readOnly: true }).catch(() => 0));
+  // writes wait behind the held writer (reads have their own connection and would not)
+  const queued = Array.from({ length: MAX_QUEUED_TRANSACTIONS }, () => store.transaction(async () => 0).catch(() => 0));
   try {
     const path = '/v2/relay/items?after=0';
     const busy = await fetch(`${relay.url}${path}`, { headers: { ...signRelayHop({ method: 'GET', path, rawBody: '' }, 'laptop', a.key, relay.clock.ms) } });

@@ -112,16 +112,22 @@ test('a group closes once it has been open group_commit_max_wait_ms, even with w
   await store.close();
 });
 
-test('a read-only transaction is never held inside a write group: it closes the group and runs alone', async () => {
+test('a read-only transaction never waits for an open write group and sees only what was committed', async () => {
   const { store } = await freshStore({ scheduler: FROZEN_CLOCK });
-  const order: string[] = [];
-  const w1 = store.transaction(insert('a')).then(() => order.push('w1'));
-  const read = store.transaction((tx) => tx.headSeq('T'), { readOnly: true }).then((head) => { order.push('read'); return head; });
-  const w2 = store.transaction(insert('b')).then(() => order.push('w2'));
-  await Promise.all([w1, read, w2]);
-  assert.deepEqual(order, ['w1', 'read', 'w2']);
-  assert.equal(await read, 5, 'the read saw the first group committed and nothing of the second');
-  assert.deepEqual(store.groupStats(), { commits: 2, transactions: 2, lastGroupSize: 1 });
+  await store.transaction(insert('a'));
+  let release = (): void => {};
+  const open = store.transaction(async (tx) => {
+    const seq = await tx.insertItem(item({ targetPubkey: 'T', itemId: 'b' }), 5);
+    await new Promise<void>((resolve) => { release = resolve; });
+    return seq;
+  });
+  const queuedWrite = store.transaction(insert('c'));
+  const head = await store.transaction((tx) => tx.headSeq('T'), { readOnly: true });
+  assert.equal(head, 5, 'answered while the group is open, from the last commit');
+  release();
+  assert.deepEqual(await Promise.all([open, queuedWrite]), [6, 7]);
+  assert.equal(await store.transaction((tx) => tx.headSeq('T'), { readOnly: true }), 7);
+  await assert.rejects(store.transaction((tx) => tx.insertItem(item({ targetPubkey: 'T', itemId: 'd' }), 5), { readOnly: true }), /readonly|read-only|query_only/i);
   await store.close();
 });
 

@@ -2,8 +2,8 @@
 // BEGIN … COMMIT, each inside its own savepoint, so one fsync covers the whole group.
 //
 // A group takes what is queued and closes when the queue runs dry, at `maxItems`, or once it has
-// been open `maxWaitMs`, whichever comes first; a read-only transaction at the head of the queue
-// also closes it, so reads wait at most for one bounded group. A group never waits on a timer: while
+// been open `maxWaitMs`, whichever comes first (read-only transactions have their own connection and
+// queue, so they never wait for a group). A group never waits on a timer: while
 // the relay is busy (a group committed within the last `maxWaitMs`), the start of the next group is
 // put off by one event-loop turn so that requests already read from the network can join it; an idle
 // relay starts a lone transaction at once.
@@ -39,7 +39,7 @@ export function startsAtOnce(policy: GroupCommitPolicy, lastCommitAt: number | n
   return policy.maxItems <= 1 || lastCommitAt === null || nowMs - lastCommitAt >= policy.maxWaitMs;
 }
 
-export type QueueHead = 'empty' | 'read' | 'write';
+export type QueueHead = 'empty' | 'write';
 
 /** Whether an open group commits now instead of taking the next queued transaction. */
 export function closesGroup(policy: GroupCommitPolicy, size: number, openedAt: number, nowMs: number, next: QueueHead): boolean {

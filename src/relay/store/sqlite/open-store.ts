@@ -66,7 +66,9 @@ export async function openSqliteRelayStore(options: OpenSqliteRelayStoreOptions)
     db.close();
     throw error;
   }
-  return new SqliteRelayStore(db, dir, options);
+  const reader = openDatabase(path, dir, false);
+  reader.exec('PRAGMA query_only = ON');
+  return new SqliteRelayStore(db, reader, dir, options);
 }
 
 /**

@@ -1,7 +1,10 @@
-// The SQLite RelayStore: one connection, one writer, transactions taken from a FIFO queue. Writes
-// queued together share one commit (group commit, see group-commit.ts): each runs inside its own
-// SAVEPOINT, so each stays all-or-nothing, and every one of them settles only after the shared
-// COMMIT. Commit is synchronous=FULL, so a transaction's promise resolves only once it is durable.
+// The SQLite RelayStore: one writer connection and one reader connection (WAL lets the reader see
+// the last commit while a write is open). Writes are taken from a FIFO queue; writes queued together
+// share one commit (group commit, see group-commit.ts): each runs inside its own SAVEPOINT, so each
+// stays all-or-nothing, and every one of them settles only after the shared COMMIT. Commit is
+// synchronous=FULL, so a write's promise resolves only once it is durable. Read-only transactions
+// run one at a time from their own queue on the reader, so they never wait for a write group and
+// never see what a group has not committed.
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { DatabaseSync, SQLTagStore } from 'node:sqlite';
 import type { RelayStore, RelayTx, TransactionOptions } from '../relay-store.ts';
@@ -55,19 +58,26 @@ export class SqliteRelayStore implements RelayStore {
   readonly dir: string;
   readonly #db: DatabaseSync;
   readonly #sql: SQLTagStore;
+  readonly #reader: DatabaseSync;
+  readonly #readerSql: SQLTagStore;
   readonly #queue: Job[] = [];
+  readonly #readQueue: Job[] = [];
   readonly #policy: GroupCommitPolicy;
   readonly #scheduler: GroupScheduler;
   readonly #onGroupCommit: ((size: number, latencyMs: number) => void) | undefined;
   readonly #stats: GroupCommitStats = { commits: 0, transactions: 0, lastGroupSize: 0 };
   #lastCommitAt: number | null = null;
   #draining: Promise<void> | null = null;
+  #readDraining: Promise<void> | null = null;
   #closed = false;
 
-  constructor(db: DatabaseSync, dir: string, options: SqliteRelayStoreOptions = {}) {
+  /** `reader` is a second connection to the same file, with query_only on. */
+  constructor(db: DatabaseSync, reader: DatabaseSync, dir: string, options: SqliteRelayStoreOptions = {}) {
     this.#db = db;
+    this.#reader = reader;
     this.dir = dir;
     this.#sql = db.createTagStore(STATEMENT_CACHE_SIZE);
+    this.#readerSql = reader.createTagStore(STATEMENT_CACHE_SIZE);
     this.#policy = options.groupCommit ?? DEFAULT_GROUP_COMMIT;
     this.#scheduler = options.scheduler ?? SYSTEM_SCHEDULER;
     this.#onGroupCommit = options.onGroupCommit;
@@ -79,10 +89,16 @@ export class SqliteRelayStore implements RelayStore {
     if (current !== undefined && !current.ended) {
       return Promise.reject(new TransactionMisuseError('a relay store transaction was started inside another one (it would wait for itself)'));
     }
-    if (this.#queue.length >= MAX_QUEUED_TRANSACTIONS) return Promise.reject(new StoreOverloadedError());
+    if (this.#queue.length + this.#readQueue.length >= MAX_QUEUED_TRANSACTIONS) return Promise.reject(new StoreOverloadedError());
     return new Promise<T>((resolve, reject) => {
-      this.#queue.push({ fn, readOnly: options.readOnly === true, resolve: resolve as (value: unknown) => void, reject });
-      this.#draining ??= this.#drain();
+      const job: Job = { fn, readOnly: options.readOnly === true, resolve: resolve as (value: unknown) => void, reject };
+      if (job.readOnly) {
+        this.#readQueue.push(job);
+        this.#readDraining ??= this.#drainReads();
+      } else {
+        this.#queue.push(job);
+        this.#draining ??= this.#drain();
+      }
     });
   }
 
@@ -94,16 +110,12 @@ export class SqliteRelayStore implements RelayStore {
   /** Items queued for all hosts and the acceptance time of the one nearest expiry (for metrics; a read-only transaction). */
   queueTotals(): Promise<{ items: number; oldestAcceptedAt: number | null }> {
     return this.transaction(async () => {
-      const total = this.#sql.get`SELECT COALESCE(SUM(items), 0) AS items FROM queue_usage`;
-      const oldest = this.#sql.get`SELECT accepted_at FROM items ORDER BY expires_at LIMIT 1`;
+      const total = this.#readerSql.get`SELECT COALESCE(SUM(items), 0) AS items FROM queue_usage`;
+      const oldest = this.#readerSql.get`SELECT accepted_at FROM items ORDER BY expires_at LIMIT 1`;
       return { items: Number(total?.['items'] ?? 0), oldestAcceptedAt: oldest === undefined ? null : Number(oldest['accepted_at']) };
     }, { readOnly: true });
   }
 
-  /** Transactions waiting for their turn. */
-  queuedTransactions(): number {
-    return this.#queue.length;
-  }
 
   /** The connection's durability settings as SQLite reports them (for operators and tests). */
   connectionSettings(): { journalMode: string; synchronous: string; busyTimeoutMs: number } {
@@ -114,7 +126,8 @@ export class SqliteRelayStore implements RelayStore {
 
   async close(): Promise<void> {
     this.#closed = true;
-    await this.#draining;
+    await Promise.all([this.#draining, this.#readDraining]);
+    if (this.#reader.isOpen) this.#reader.close();
     if (this.#db.isOpen) this.#db.close();
   }
 
@@ -122,26 +135,27 @@ export class SqliteRelayStore implements RelayStore {
     if (!startsAtOnce(this.#policy, this.#lastCommitAt, this.#scheduler.nowMs())) {
       await new Promise<void>((resolve) => { this.#scheduler.defer(resolve); });
     }
-    for (let job = this.#queue.shift(); job !== undefined; job = this.#queue.shift()) {
-      if (job.readOnly) await this.#runAlone(job);
-      else await this.#runGroup(job);
-    }
+    for (let job = this.#queue.shift(); job !== undefined; job = this.#queue.shift()) await this.#runGroup(job);
     this.#draining = null;
   }
 
-  /** A read-only transaction: its own BEGIN … COMMIT with writes refused (no fsync, never grouped). */
-  async #runAlone(job: Job): Promise<void> {
+  async #drainReads(): Promise<void> {
+    for (let job = this.#readQueue.shift(); job !== undefined; job = this.#readQueue.shift()) await this.#runRead(job);
+    this.#readDraining = null;
+  }
+
+  /** A read-only transaction on the reader: one snapshot of the last commit, writes refused by query_only. */
+  async #runRead(job: Job): Promise<void> {
     let outcome: Outcome;
     try {
-      this.#db.exec('PRAGMA query_only = ON');
-      this.#db.exec('BEGIN');
-      outcome = await this.#runOne(job);
-      if (outcome.ok) this.#db.exec('COMMIT');
+      this.#reader.exec('BEGIN');
+      outcome = await this.#runOne(job, this.#readerSql);
+      this.#reader.exec(outcome.ok ? 'COMMIT' : 'ROLLBACK');
     } catch (error) {
       outcome = { ok: false, error };
+      if (this.#reader.isTransaction) this.#reader.exec('ROLLBACK');
     }
-    const cleanup = this.#cleanUp(outcome.ok, true);
-    settle(job, outcome.ok && cleanup !== null ? { ok: false, error: cleanup } : outcome);
+    settle(job, outcome);
   }
 
   /** One write group: BEGIN IMMEDIATE, each member in its own savepoint, one COMMIT, then every member settles. */
@@ -156,7 +170,7 @@ export class SqliteRelayStore implements RelayStore {
       for (let job: Job | undefined = first; job !== undefined; job = this.#nextMember(members.length, openedAt)) {
         taken = job;
         this.#db.exec(`SAVEPOINT ${SAVEPOINT}`);
-        const outcome = await this.#runOne(job);
+        const outcome = await this.#runOne(job, this.#sql);
         members.push({ job, outcome });
         taken = undefined;
         // SQLite may roll back the whole transaction on its own (SQLITE_FULL, I/O errors): the group is lost
@@ -168,7 +182,7 @@ export class SqliteRelayStore implements RelayStore {
     } catch (error) {
       failure = { error };
     }
-    const cleanup = failure === null ? null : this.#cleanUp(false, false);
+    const cleanup = failure === null ? null : this.#rollBack();
     const closedAt = this.#scheduler.nowMs();
     this.#stats.transactions += members.length;
     this.#stats.lastGroupSize = members.length;
@@ -187,26 +201,24 @@ export class SqliteRelayStore implements RelayStore {
 
   /** The next queued write that joins the open group, or undefined when the group closes. */
   #nextMember(size: number, openedAt: number): Job | undefined {
-    const head = this.#queue[0];
-    const next: QueueHead = head === undefined ? 'empty' : head.readOnly ? 'read' : 'write';
+    const next: QueueHead = this.#queue.length === 0 ? 'empty' : 'write';
     if (closesGroup(this.#policy, size, openedAt, this.#scheduler.nowMs(), next)) return undefined;
     return this.#queue.shift();
   }
 
-  /** Rolls back what is left of a failed transaction and leaves read-only mode; returns the error if that failed, else null. */
-  #cleanUp(committed: boolean, readOnly: boolean): unknown {
+  /** Rolls back what is left of a failed group; returns the error if that failed, else null. */
+  #rollBack(): unknown {
     try {
       // SQLite may already have rolled back on its own (for example after SQLITE_FULL)
-      if (!committed && this.#db.isTransaction) this.#db.exec('ROLLBACK');
-      if (readOnly) this.#db.exec('PRAGMA query_only = OFF');
+      if (this.#db.isTransaction) this.#db.exec('ROLLBACK');
       return null;
     } catch (error) {
       return error;
     }
   }
 
-  async #runOne(job: Job): Promise<Outcome> {
-    const { tx, end } = openRelayTx(this.#sql, `the relay store in ${this.dir}`);
+  async #runOne(job: Job, sql: SQLTagStore): Promise<Outcome> {
+    const { tx, end } = openRelayTx(sql, `the relay store in ${this.dir}`);
     const state = { ended: false };
     try {
       return { ok: true, value: await runningJob.run(state, () => job.fn(tx)) };
