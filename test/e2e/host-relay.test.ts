@@ -1,0 +1,65 @@
+// Two homes that cannot reach each other on the LAN, one relay child process, the real CLI: mail
+// both ways, receipts settling the rows, the relay SIGKILLed after committing a push (its answer
+// lost) and restarted, and every message in each inbox exactly once.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnRelay } from '../helpers/relay-process.ts';
+import { tempDir } from '../helpers/processes.ts';
+import { E2E_TIMEOUT_MS, cli, cliJson, newCliHost, pairCli, startCliDaemon, type CliHost } from './host-helpers.ts';
+
+interface InboxItem { id: string }
+interface Overview { outbox: Record<string, number>; relay: { state: string; rows: Record<string, number> } | null }
+
+/** A LAN address nothing listens on. */
+const CLOSED_ADDR = 'http://127.0.0.1:9';
+
+async function send(host: CliHost, from: string, to: string, subject: string): Promise<string> {
+  return (await cli(host, ['send', '--from', from, '--to', to, '--subject', subject, '--body', `body of ${subject}`])).trim();
+}
+
+test('mail both ways through a relay killed and restarted mid-flight arrives exactly once and settles', { timeout: E2E_TIMEOUT_MS }, async () => {
+  const relayDir = tempDir('mbx-e2e-relay-');
+  const crashing = await spawnRelay(relayDir, { failpoint: 'relay.push.after-commit' });
+  const alpha = await newCliHost('alpha', ['ann']);
+  const beta = await newCliHost('beta', ['bob']);
+  const firstAlpha = await startCliDaemon(alpha);
+  const db = await startCliDaemon(beta);
+  // Paired on the LAN earlier; then neither address works: beta told alpha a closed port, and
+  // alpha's daemon moves to another port, so beta's pinned address for it is closed too.
+  const { token } = await cliJson<{ token: string }>(alpha, ['pair']);
+  await cli(beta, ['join', alpha.url, token, '--my-addr', CLOSED_ADDR]);
+  firstAlpha.kill('SIGTERM');
+  await firstAlpha.exited;
+  alpha.url = '';
+  const da = await startCliDaemon(alpha);
+
+  for (const host of [alpha, beta]) await cli(host, ['relay', 'set', crashing.url, '--key', crashing.fingerprint]);
+
+  const m1 = await send(alpha, 'ann', 'bob@beta', 'first');
+  assert.equal(await crashing.child.exited, 'SIGKILL', 'the relay died after committing m1, before answering');
+  const relay = await spawnRelay(relayDir, { args: ['--port', new URL(crashing.url).port] });
+  assert.equal(relay.url, crashing.url);
+  assert.equal(relay.epoch, crashing.epoch, 'a restart keeps the epoch');
+
+  const m2 = await send(beta, 'bob', 'ann@alpha', 'second');
+  const m3 = await send(alpha, 'ann', 'bob@beta', 'third');
+  // m1 settles either way: alpha's retry is a duplicate, or beta's receipt comes first.
+  for (const id of [m1, m3]) {
+    await db.waitForLine(new RegExp(`relay envelope ${id} seq \\d+: accepted`));
+    await da.waitForLine(new RegExp(`relay receipt receipt:${id}:bob@beta:1 seq \\d+: accepted`));
+  }
+  await da.waitForLine(new RegExp(`relay envelope ${m2} seq \\d+: accepted`));
+  await db.waitForLine(new RegExp(`relay receipt receipt:${m2}:ann@alpha:1 seq \\d+: accepted`));
+
+  assert.deepEqual((await cliJson<InboxItem[]>(beta, ['inbox', '--agent', 'bob'])).map((m) => m.id), [m1, m3]);
+  assert.deepEqual((await cliJson<InboxItem[]>(alpha, ['inbox', '--agent', 'ann'])).map((m) => m.id), [m2]);
+  const overviewA = await cliJson<Overview>(alpha, ['status']);
+  assert.equal(overviewA.relay?.state, 'ok');
+  // alpha's two envelopes settled by beta's receipts; its receipt for m2 handed over to the relay
+  assert.equal(overviewA.outbox['settled'], 2, JSON.stringify(overviewA));
+  assert.equal(overviewA.outbox['relay-accepted'] ?? 0, 0);
+  const overviewB = await cliJson<Overview>(beta, ['status']);
+  assert.equal(overviewB.outbox['settled'], 1, JSON.stringify(overviewB));
+  assert.equal(overviewB.relay?.rows['settled'], 1, JSON.stringify(overviewB));
+  assert.deepEqual(JSON.parse(await cli(alpha, ['relay', 'quarantine', '--json'])), []);
+});
