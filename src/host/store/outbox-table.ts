@@ -160,17 +160,20 @@ export class OutboxTable {
     ).changes;
   }
 
-  /** Rows a relay accepted that still wait for their receipt and were accepted before `cutoffMs`. */
-  relayAcceptedBefore(cutoffMs: number, limit: number): OutboxRow[] {
+  /** Rows a relay accepted that still wait for their receipt and were accepted at or before `cutoffMs`. */
+  relayAcceptedBy(cutoffMs: number, limit: number): OutboxRow[] {
     return this.#db.all<OutboxRow>(
-      "SELECT * FROM outbox WHERE relay_accepted_at IS NOT NULL AND state IN ('relay-accepted', 'queued') AND relay_accepted_at < ? ORDER BY id LIMIT ?",
+      "SELECT * FROM outbox WHERE relay_accepted_at IS NOT NULL AND state IN ('relay-accepted', 'queued') AND relay_accepted_at <= ? ORDER BY id LIMIT ?",
       cutoffMs, limit,
     );
   }
 
-  /** The relay-accepted envelope row of `itemId` for `host`. */
+  /** The envelope row of `itemId` for `host` that a relay accepted and that still waits (or waits for a re-push). */
   relayAcceptedRow(itemId: string, host: string): OutboxRow | undefined {
-    return this.#db.get<OutboxRow>("SELECT * FROM outbox WHERE kind = 'envelope' AND item_id = ? AND peer_host = ? AND state = 'relay-accepted'", itemId, host);
+    return this.#db.get<OutboxRow>(
+      "SELECT * FROM outbox WHERE kind = 'envelope' AND item_id = ? AND peer_host = ? AND relay_accepted_at IS NOT NULL AND state IN ('relay-accepted', 'queued')",
+      itemId, host,
+    );
   }
 
   /**

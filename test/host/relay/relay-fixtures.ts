@@ -1,12 +1,17 @@
 // Two hosts whose LAN addresses are unreachable to each other, both pointed at one real relay on
 // 127.0.0.1 that shares their injected clock; `tick` runs what the daemon's tick runs.
 import assert from 'node:assert/strict';
+import { after } from 'node:test';
+import { generateEncKeyPair } from '../../../src/protocol/keys.ts';
+import { DEFAULT_CONFIG } from '../../../src/relay/config.ts';
+import { startRelayService } from '../../../src/relay/relay-service.ts';
+import { RelayApi } from '../../../src/host/transport/relay/relay-api.ts';
 import { flushOutbox, type FlushReport } from '../../../src/host/outbox.ts';
 import type { HostNode } from '../../../src/host/node.ts';
 import { LanTransport } from '../../../src/host/transport/lan/client.ts';
 import { RelayLink } from '../../../src/host/transport/relay/relay-link.ts';
 import { setRelay } from '../../../src/host/transport/relay/relay-pin.ts';
-import { startTestRelay, TestClock, type TestRelay, type TestRelayOptions } from '../../helpers/relay-fixture.ts';
+import { startTestRelay, TestClock, type TestHost, type TestRelay, type TestRelayOptions } from '../../helpers/relay-fixture.ts';
 import { makeHost, pin, T0, type Clock } from '../fixtures.ts';
 
 /** A LAN address nothing listens on. */
@@ -65,4 +70,26 @@ export async function tickUntilRow(world: RelayWorld, host: RelayedHost, msgId: 
     world.clock.now += 60 * 60 * 1000;
   }
   assert.fail(`rows of ${msgId} never reached ${state}: ${JSON.stringify(host.node.store.outbox.forMessage(msgId).map((r) => [r.state, r.last_error]))}; log ${host.log.join(' | ')}`);
+}
+
+/** Stops the world's relay and starts one on the same port (same store unless `dir` is given). */
+export async function restartRelay(world: RelayWorld, dir = world.relay.dir): Promise<void> {
+  const port = Number(new URL(world.relay.url).port);
+  await world.relay.stop();
+  const service = await startRelayService({
+    storeDir: dir, port, bind: '127.0.0.1', config: DEFAULT_CONFIG, env: {}, nowMs: world.testClock.now,
+  });
+  let stopped = false;
+  const stop = async (): Promise<void> => {
+    if (stopped) return;
+    stopped = true;
+    await service.close();
+  };
+  after(stop);
+  world.relay = { service, url: service.url, dir, clock: world.testClock, stop };
+}
+
+/** A raw relay client speaking as `node` (its real host key) with its own enc key pair for sealing tests. */
+export function rawHost(world: RelayWorld, node: HostNode, enc = generateEncKeyPair()): TestHost {
+  return { name: node.config.host, key: node.keys.hostKey, enc, api: new RelayApi({ baseUrl: world.relay.url, hostName: node.config.host, key: node.keys.hostKey, nowMs: world.testClock.now }) };
 }

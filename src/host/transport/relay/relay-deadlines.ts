@@ -23,7 +23,7 @@ export function expireRelayDeadlines(node: HostNode): number {
   const now = node.nowMs();
   const retention = node.store.relay.get()?.retention_ms ?? DEFAULT_RETENTION_MS;
   let count = 0;
-  for (const row of node.store.outbox.relayAcceptedBefore(now - retention - RELAY_DEADLINE_GRACE_MS, FLUSH_ROWS_MAX)) {
+  for (const row of node.store.outbox.relayAcceptedBy(now - retention - RELAY_DEADLINE_GRACE_MS, FLUSH_ROWS_MAX)) {
     node.store.transaction(() => {
       if (!node.store.outbox.finishRelayRow(row.id, 'unconfirmed', 'no delivery receipt by the deadline', now)) return;
       count++;

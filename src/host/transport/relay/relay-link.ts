@@ -71,6 +71,7 @@ export class RelayLink {
     const pulled = await pullRelay(node, result.session, ({ item, result: status }) => {
       this.#log(`relay ${item.kind} ${item.item_id} seq ${item.seq}: ${status}`);
     }, this.#lastAcked);
+    if (pulled.acked !== null) this.#log(`relay acked through ${pulled.acked}`);
     this.#problem(pulled.error === null ? null : `relay: ${pulled.error}`);
     return chooseTransport(node, lan, new RelayTransport(node, result.session), new RelayUnavailable('no session'));
   }

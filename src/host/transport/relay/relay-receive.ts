@@ -55,6 +55,52 @@ function applyItem(node: HostNode, relayPubkey: string, item: PulledItem): strin
   return `rejected:unknown item kind ${item.kind}`;
 }
 
+export interface PageSource {
+  url: string;
+  epoch: string;
+  relayPubkey: string;
+}
+
+/**
+ * Applies one pulled page after position `from`, in seq order (a repeated or older item is
+ * skipped); each item's effect commits on its own and the position rides with the last one.
+ */
+export function applyPulledItems(node: HostNode, source: PageSource, from: number, page: readonly unknown[], report?: (r: PullReport) => void): { through: number; applied: number; error: string | null } {
+  const { store } = node;
+  const { url, epoch, relayPubkey } = source;
+  const items = page.filter(isItem).filter((i) => i.seq > from).sort((a, b) => a.seq - b.seq);
+  const unique = items.filter((item, i) => i === 0 || items[i - 1]?.seq !== item.seq);
+  let through = from;
+  let applied = 0;
+  for (const [i, item] of unique.entries()) {
+    const last = i === unique.length - 1;
+    let result: string;
+    try {
+      result = store.transaction(() => {
+        const outcome = applyItem(node, relayPubkey, item);
+        if (outcome.startsWith('rejected:')) {
+          store.relay.quarantine({
+            relay_url: url, epoch, seq: item.seq, kind: item.kind, item_id: item.item_id, sender_pubkey: item.sender_pubkey,
+            reason: outcome.slice('rejected:'.length), wire_b64: item.wire_b64, at: node.nowMs(),
+          });
+        }
+        // The checkpoint rides with the last item of the run: one commit for its effect and the position.
+        if (last) store.relay.setReceivedThrough(url, epoch, item.seq, node.nowMs());
+        return outcome;
+      });
+    } catch (err) {
+      // Not done (a store failure, say): the run ends before this item, which is pulled again.
+      if (through > from) store.relay.setReceivedThrough(url, epoch, through, node.nowMs());
+      return { through, applied, error: `cannot apply relay item ${item.seq}: ${err instanceof Error ? err.message : String(err)}` };
+    }
+    through = item.seq;
+    applied++;
+    report?.({ item, result });
+    if (!last) failPoint('host.relay.after-effect');
+  }
+  return { through, applied, error: null };
+}
+
 /**
  * Pulls and applies everything waiting (up to RELAY_PAGES_PER_PASS pages), acking after each
  * committed page. `report` hears every item's result.
@@ -99,36 +145,10 @@ export async function pullRelay(node: HostNode, session: RelaySession, report?: 
       if (!reset(epoch, 'rewind')) break;
       continue;
     }
-    // A page is applied in seq order; a repeated or older item (a duplicate page) is skipped.
-    const items = (body.items as unknown[]).filter(isItem).filter((i) => i.seq > from).sort((a, b) => a.seq - b.seq);
-    const unique = items.filter((item, i) => i === 0 || items[i - 1]?.seq !== item.seq);
-    let through = from;
-    for (const [i, item] of unique.entries()) {
-      const last = i === unique.length - 1;
-      let result: string;
-      try {
-        result = store.transaction(() => {
-          const outcome = applyItem(node, relayPubkey, item);
-          if (outcome.startsWith('rejected:')) {
-            store.relay.quarantine({
-              relay_url: url, epoch, seq: item.seq, kind: item.kind, item_id: item.item_id, sender_pubkey: item.sender_pubkey,
-              reason: outcome.slice('rejected:'.length), wire_b64: item.wire_b64, at: node.nowMs(),
-            });
-          }
-          // The checkpoint rides with the last item of the run: one commit for its effect and the position.
-          if (last) store.relay.setReceivedThrough(url, epoch, item.seq, node.nowMs());
-          return outcome;
-        });
-      } catch (err) {
-        // Not done (a store failure, say): the run ends before this item, which is pulled again.
-        if (through > from) store.relay.setReceivedThrough(url, epoch, through, node.nowMs());
-        return { applied, acked, error: `cannot apply relay item ${item.seq}: ${err instanceof Error ? err.message : String(err)}` };
-      }
-      through = item.seq;
-      applied++;
-      report?.({ item, result });
-      if (!last) failPoint('host.relay.after-effect');
-    }
+    const run = applyPulledItems(node, { url, epoch, relayPubkey }, from, body.items as unknown[], report);
+    applied += run.applied;
+    const through = run.through;
+    if (run.error !== null) return { applied, acked, error: run.error };
     if (through > from) failPoint('host.relay.after-checkpoint');
     // Ack what is committed, also when an earlier ack was lost (the next one covers it).
     const ackThrough = store.relay.receivedThrough(url, epoch);
