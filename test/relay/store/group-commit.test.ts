@@ -95,6 +95,27 @@ test('on a busy store the next group starts one event-loop turn later, gathering
   await store.close();
 });
 
+test('on a busy store a group that runs dry while smaller than the last one lingers a turn at a time for stragglers', async () => {
+  const { scheduler, clock, deferred } = manualScheduler();
+  const { store } = await freshStore({ scheduler, groupCommit: { maxItems: 100, maxWaitMs: 5 } });
+  await Promise.all(['a', 'b', 'c'].map((id) => store.transaction(insert(id))));
+  await nextTurn();
+  clock.now += 1; // busy: the last group (of 3) committed 1 ms ago
+  const first = store.transaction(insert('d'));
+  deferred.shift()?.(); // the group starts with d, runs dry at 1 < 3 members and lingers
+  await nextTurn();
+  assert.equal(deferred.length, 1, 'lingering one turn');
+  const straggler = store.transaction(insert('e'));
+  deferred.shift()?.(); // takes e, runs dry at 2 < 3 and lingers again
+  await nextTurn();
+  assert.equal(deferred.length, 1);
+  deferred.shift()?.(); // nothing new arrived: the group commits
+  assert.deepEqual(await Promise.all([first, straggler]), [8, 9]);
+  assert.deepEqual(store.groupStats(), { commits: 2, transactions: 5, lastGroupSize: 2 });
+  assert.equal(deferred.length, 0);
+  await store.close();
+});
+
 test('a group closes at group_commit_max_items', async () => {
   const { store } = await freshStore({ scheduler: FROZEN_CLOCK, groupCommit: { maxItems: 2, maxWaitMs: 5 } });
   await Promise.all(['a', 'b', 'c', 'd', 'e'].map((id) => store.transaction(insert(id))));

@@ -3,10 +3,11 @@
 //
 // A group takes what is queued and closes when the queue runs dry, at `maxItems`, or once it has
 // been open `maxWaitMs`, whichever comes first (read-only transactions have their own connection and
-// queue, so they never wait for a group). A group never waits on a timer: while
-// the relay is busy (a group committed within the last `maxWaitMs`), the start of the next group is
-// put off by one event-loop turn so that requests already read from the network can join it; an idle
-// relay starts a lone transaction at once.
+// queue, so they never wait for a group). A group never waits on a timer: while the relay is busy
+// (a group committed within the last `maxWaitMs`), the start of the next group is put off by one
+// event-loop turn so that requests already read from the network can join it, and a group that runs
+// dry while smaller than the one before lingers one more turn at a time for stragglers. An idle relay
+// starts a lone transaction at once and commits it without waiting.
 
 export interface GroupCommitPolicy {
   /** transactions in one commit group at most (1: every transaction commits alone) */
@@ -40,6 +41,16 @@ export function startsAtOnce(policy: GroupCommitPolicy, lastCommitAt: number | n
 }
 
 export type QueueHead = 'empty' | 'write';
+
+/**
+ * Whether an open group whose queue ran dry waits one more event-loop turn for writes still on their
+ * way: only on a busy relay, while the group is smaller than the one before it and younger than
+ * `maxWaitMs`. An idle relay's lone transaction never lingers.
+ */
+export function lingers(policy: GroupCommitPolicy, size: number, previousSize: number, lastCommitAt: number | null, openedAt: number, nowMs: number): boolean {
+  const busy = lastCommitAt !== null && openedAt - lastCommitAt < policy.maxWaitMs;
+  return busy && size < previousSize && size < policy.maxItems && nowMs - openedAt < policy.maxWaitMs;
+}
 
 /** Whether an open group commits now instead of taking the next queued transaction. */
 export function closesGroup(policy: GroupCommitPolicy, size: number, openedAt: number, nowMs: number, next: QueueHead): boolean {

@@ -9,7 +9,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import type { DatabaseSync, SQLTagStore } from 'node:sqlite';
 import type { RelayStore, RelayTx, TransactionOptions } from '../relay-store.ts';
 import { StoreClosedError, StoreOverloadedError, TransactionMisuseError } from './errors.ts';
-import { closesGroup, DEFAULT_GROUP_COMMIT, startsAtOnce, SYSTEM_SCHEDULER, type GroupCommitPolicy, type GroupScheduler, type QueueHead } from './group-commit.ts';
+import { closesGroup, DEFAULT_GROUP_COMMIT, lingers, startsAtOnce, SYSTEM_SCHEDULER, type GroupCommitPolicy, type GroupScheduler, type QueueHead } from './group-commit.ts';
 import { openRelayTx } from './relay-tx.ts';
 
 /** Transactions waiting for their turn; beyond this the store refuses new ones (StoreOverloadedError). */
@@ -167,7 +167,7 @@ export class SqliteRelayStore implements RelayStore {
     let taken: Job | undefined = first;
     try {
       this.#db.exec('BEGIN IMMEDIATE');
-      for (let job: Job | undefined = first; job !== undefined; job = this.#nextMember(members.length, openedAt)) {
+      for (let job: Job | undefined = first; job !== undefined; job = await this.#nextMember(members.length, openedAt)) {
         taken = job;
         this.#db.exec(`SAVEPOINT ${SAVEPOINT}`);
         const outcome = await this.#runOne(job, this.#sql);
@@ -200,7 +200,10 @@ export class SqliteRelayStore implements RelayStore {
   }
 
   /** The next queued write that joins the open group, or undefined when the group closes. */
-  #nextMember(size: number, openedAt: number): Job | undefined {
+  async #nextMember(size: number, openedAt: number): Promise<Job | undefined> {
+    if (this.#queue.length === 0 && lingers(this.#policy, size, this.#stats.lastGroupSize, this.#lastCommitAt, openedAt, this.#scheduler.nowMs())) {
+      await new Promise<void>((resolve) => { this.#scheduler.defer(resolve); });
+    }
     const next: QueueHead = this.#queue.length === 0 ? 'empty' : 'write';
     if (closesGroup(this.#policy, size, openedAt, this.#scheduler.nowMs(), next)) return undefined;
     return this.#queue.shift();
