@@ -61,13 +61,13 @@ export async function tick(host: RelayedHost, report?: FlushReport): Promise<voi
   await flushOutbox(host.node, choose, report);
 }
 
-/** Ticks `host` until its rows for `msgId` reach `state`, moving the clock past each backoff. */
+/** Ticks `host` until its rows for `msgId` reach `state`, moving the clock a minute each time. */
 export async function tickUntilRow(world: RelayWorld, host: RelayedHost, msgId: string, state: string, maxTicks = 6): Promise<void> {
   for (let i = 0; i < maxTicks; i++) {
     await tick(host);
     const rows = host.node.store.outbox.forMessage(msgId);
     if (rows.length > 0 && rows.every((r) => r.state === state)) return;
-    world.clock.now += 60 * 60 * 1000;
+    world.clock.now += 60 * 1000; // past the backoff of the first few attempts
   }
   assert.fail(`rows of ${msgId} never reached ${state}: ${JSON.stringify(host.node.store.outbox.forMessage(msgId).map((r) => [r.state, r.last_error]))}; log ${host.log.join(' | ')}`);
 }
