@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { CHALLENGE_LIFE_MS, MAX_OPEN_CHALLENGES } from '../../src/relay/config.ts';
 import { ChallengeTable } from '../../src/relay/core/challenges.ts';
-import { RATE_WINDOW_MS, RateWindow } from '../../src/relay/rate-window.ts';
+import { RATE_WINDOW_MS, RateWindow } from '../../src/common/rate-window.ts';
 import { toBase64 } from '../../src/protocol/base64.ts';
 import { generateSigningKey } from '../../src/protocol/keys.ts';
 import { startTestRelay } from '../helpers/relay-fixture.ts';

@@ -6,7 +6,7 @@ import type { RelayConfig } from '../config.ts';
 import type { RelayStore } from '../store/relay-store.ts';
 import type { ChallengeTable } from './challenges.ts';
 import type { HostedRelay } from './hosted.ts';
-import type { RateWindow } from '../rate-window.ts';
+import type { RateWindow } from '../../common/rate-window.ts';
 
 export interface CoreContext {
   store: RelayStore;

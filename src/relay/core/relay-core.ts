@@ -5,7 +5,7 @@ import type { EnrolmentAuthority } from '../authority/enrolment-authority.ts';
 import { AccountTokenAuthority } from '../authority/account-token.ts';
 import { authorityFromConfig } from '../authority/from-config.ts';
 import { MAX_LIVE_ENROLMENTS, MAX_RATE_ADDRESSES, type RelayConfig } from '../config.ts';
-import { RateWindow } from '../rate-window.ts';
+import { RateWindow } from '../../common/rate-window.ts';
 import type { Enrolment, RelayStore } from '../store/relay-store.ts';
 import { ChallengeTable } from './challenges.ts';
 import type { CoreContext } from './context.ts';

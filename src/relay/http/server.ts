@@ -8,7 +8,7 @@ import type { RelayCore } from '../core/relay-core.ts';
 import { badHop, type HopHeaders } from '../core/hop-auth.ts';
 import { DENY_BODY_MAX_BYTES } from '../core/hosted.ts';
 import { RelayError } from '../core/relay-error.ts';
-import { RateWindow } from '../rate-window.ts';
+import { RateWindow } from '../../common/rate-window.ts';
 import type { Enrolment } from '../store/relay-store.ts';
 import { StoreClosedError, StoreOverloadedError } from '../store/sqlite/index.ts';
 import { clientAddress, rateKey } from './client-address.ts';

@@ -17,7 +17,7 @@ import {
   LAN_MAX_BATCH, LAN_MAX_BODY_BYTES, LAN_MAX_ROTATIONS, LAN_SMALL_BODY_BYTES, OPEN_CALLS_PER_MINUTE, PAIR_NONCE_TTL_MS,
   PAIR_NONCES_MAX, PEER_CALLS_PER_MINUTE, RATE_TABLE_MAX, STATUS_CHALLENGE_MAX_CHARS,
 } from './limits.ts';
-import { RateLimiter } from './rate-limit.ts';
+import { RateWindow } from '../../../common/rate-window.ts';
 
 export const LAN_VERSION = '0.6.0';
 
@@ -64,11 +64,11 @@ function rotationIdOf(x: unknown): string | null {
 }
 
 export function createLanServer(node: HostNode, options: LanServerOptions = {}): Server {
-  const peerRate = new RateLimiter(PEER_CALLS_PER_MINUTE, RATE_TABLE_MAX);
-  const addressRate = new RateLimiter(OPEN_CALLS_PER_MINUTE, RATE_TABLE_MAX);
+  const peerRate = new RateWindow(PEER_CALLS_PER_MINUTE, RATE_TABLE_MAX);
+  const addressRate = new RateWindow(OPEN_CALLS_PER_MINUTE, RATE_TABLE_MAX);
   const nonces = new PairNonces(PAIR_NONCES_MAX, PAIR_NONCE_TTL_MS);
   const addressLimited = (ctx: Ctx): void => {
-    if (!addressRate.allow(ctx.req.socket.remoteAddress ?? 'unknown', node.nowMs())) throw new HttpError(429, 'too many calls from this address: wait a minute');
+    if (!addressRate.take(ctx.req.socket.remoteAddress ?? 'unknown', node.nowMs())) throw new HttpError(429, 'too many calls from this address: wait a minute');
   };
   const via = (ctx: Ctx) => ({ transport: 'lan', peerPubkey: (ctx.peer as PeerRow).host_pubkey });
 
@@ -124,7 +124,7 @@ export function createLanServer(node: HostNode, options: LanServerOptions = {}):
       || !verifyLanHopSignature(peer.host_pubkey, req.method ?? '', path, ts, rawBody, sig)) {
       throw new HttpError(401, 'bad hop: not a paired host, a stale time or a bad signature');
     }
-    if (!peerRate.allow(peer.host, node.nowMs())) throw new HttpError(429, 'too many calls from this host: slow down');
+    if (!peerRate.take(peer.host, node.nowMs())) throw new HttpError(429, 'too many calls from this host: slow down');
     if (node.store.outbox.makeDueNow(peer.host, node.nowMs()) > 0) options.onPeerActive?.();
     return peer;
   }
