@@ -4,6 +4,7 @@
 // verifying at once; when fetches fail, the last good set stays usable for an hour after the last
 // successful fetch, and after that lookups answer "unavailable" (the caller fails closed).
 // jose's remote set drops its keys on a failed fetch, hence this wrapper around a local set.
+import { AnswerTooLargeError, readCappedText } from '../../common/read-capped.ts';
 import { createLocalJWKSet, type JSONWebKeySet, type JWK, type JWTVerifyGetKey } from 'jose';
 
 /** A successful fetch is refreshed after this long (checked when a key is looked up). */
@@ -133,29 +134,16 @@ export function httpJwksFetch(url: string): JwksFetch {
       await response.body?.cancel();
       throw new JwksFetchError(`HTTP ${response.status}`);
     }
-    const text = await readCapped(response);
+    let text: string;
+    try {
+      text = await readCappedText(response, JWKS_MAX_BYTES);
+    } catch (err) {
+      throw new JwksFetchError(err instanceof AnswerTooLargeError ? 'the key set is too large' : 'the answer broke off');
+    }
     try {
       return JSON.parse(text) as JSONWebKeySet;
     } catch {
       throw new JwksFetchError('the answer is not JSON');
     }
   };
-}
-
-async function readCapped(response: Response): Promise<string> {
-  const reader = response.body?.getReader();
-  if (reader === undefined) return '';
-  const chunks: Uint8Array[] = [];
-  let total = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    total += value.byteLength;
-    if (total > JWKS_MAX_BYTES) {
-      await reader.cancel();
-      throw new JwksFetchError('the key set is too large');
-    }
-    chunks.push(value);
-  }
-  return Buffer.concat(chunks).toString('utf8');
 }

@@ -1,4 +1,5 @@
 // The LAN client: signed calls to a peer's daemon, and the LAN transport over them.
+import { AnswerTooLargeError, readCappedText } from '../../../common/read-capped.ts';
 import { signLanHop } from '../../../protocol/lan-hop.ts';
 import { verifyEncAdV1 } from '../../../protocol/records/enc-ad.ts';
 import { isPlainObject } from '../../../protocol/records/validate.ts';
@@ -43,7 +44,13 @@ export async function lanCall(addr: string, method: 'GET' | 'POST', path: string
     const cause = (err as { cause?: { code?: string } }).cause?.code;
     throw new LanError(`cannot reach ${addr}: ${cause ?? (err instanceof Error ? err.message : String(err))}`);
   }
-  const text = await readCapped(res, LAN_MAX_RESPONSE_BYTES);
+  let text: string;
+  try {
+    text = await readCappedText(res, LAN_MAX_RESPONSE_BYTES);
+  } catch (err) {
+    if (err instanceof AnswerTooLargeError) throw new LanError(`answer from ${res.url} is larger than ${LAN_MAX_RESPONSE_BYTES} bytes`);
+    throw new LanError(`answer from ${res.url} broke off: ${err instanceof Error ? err.message : String(err)}`);
+  }
   let parsed: unknown = null;
   try {
     parsed = JSON.parse(text);
@@ -53,23 +60,6 @@ export async function lanCall(addr: string, method: 'GET' | 'POST', path: string
   return { status: res.status, body: parsed };
 }
 
-/** The answer's text; LanError when a peer sends more than `maxBytes`. */
-async function readCapped(res: Response, maxBytes: number): Promise<string> {
-  if (res.body === null) return '';
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  try {
-    for await (const chunk of res.body) {
-      size += chunk.length;
-      if (size > maxBytes) throw new LanError(`answer from ${res.url} is larger than ${maxBytes} bytes`);
-      chunks.push(chunk);
-    }
-  } catch (err) {
-    if (err instanceof LanError) throw err;
-    throw new LanError(`answer from ${res.url} broke off: ${err instanceof Error ? err.message : String(err)}`);
-  }
-  return Buffer.concat(chunks).toString('utf8');
-}
 
 export function errorText(answer: LanAnswer): string {
   const error = isPlainObject(answer.body) && typeof answer.body.error === 'string' ? answer.body.error : 'no error text';

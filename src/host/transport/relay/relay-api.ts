@@ -1,6 +1,7 @@
 // A thin typed client of the relay's HTTP API (protocol.md §2–§3): signs every call with the
 // relay hop and returns status and JSON as they came. The relay transport builds on it; it holds
 // no state of its own.
+import { readCappedText } from '../../../common/read-capped.ts';
 import { canonicalJson } from '../../../protocol/canonical.ts';
 import type { SigningKey } from '../../../protocol/keys.ts';
 import { signRelayHop } from '../../../protocol/relay-hop.ts';
@@ -46,7 +47,7 @@ export class RelayApi {
       ...(rawBody === '' ? {} : { body: rawBody }),
       signal: AbortSignal.timeout(this.#options.timeoutMs ?? 30_000),
     });
-    const text = await readCapped(response);
+    const text = await readCappedText(response, RELAY_ANSWER_MAX_BYTES);
     let parsed: unknown;
     try {
       parsed = JSON.parse(text);
@@ -103,24 +104,4 @@ export class RelayApi {
   rotate(rotation: unknown) {
     return this.call('POST', '/v2/relay/rotate', { rotation }, false);
   }
-}
-
-async function readCapped(response: Response): Promise<string> {
-  const declared = Number(response.headers.get('content-length') ?? '0');
-  if (declared > RELAY_ANSWER_MAX_BYTES) throw new Error('relay answer too large');
-  const reader = response.body?.getReader();
-  if (reader === undefined) return '';
-  const chunks: Uint8Array[] = [];
-  let total = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    total += value.byteLength;
-    if (total > RELAY_ANSWER_MAX_BYTES) {
-      await reader.cancel();
-      throw new Error('relay answer too large');
-    }
-    chunks.push(value);
-  }
-  return Buffer.concat(chunks).toString('utf8');
 }
