@@ -5,17 +5,11 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnRelay } from '../helpers/relay-process.ts';
 import { tempDir } from '../helpers/processes.ts';
-import { E2E_TIMEOUT_MS, cli, cliJson, newCliHost, pairCli, startCliDaemon, type CliHost } from './host-helpers.ts';
+import { E2E_TIMEOUT_MS, cli, cliJson, newCliHost, startCliDaemon } from './host-helpers.ts';
+import { CLOSED_ADDR, send } from './host-relay-helpers.ts';
 
 interface InboxItem { id: string }
 interface Overview { outbox: Record<string, number>; relay: { state: string; rows: Record<string, number> } | null }
-
-/** A LAN address nothing listens on. */
-const CLOSED_ADDR = 'http://127.0.0.1:9';
-
-async function send(host: CliHost, from: string, to: string, subject: string): Promise<string> {
-  return (await cli(host, ['send', '--from', from, '--to', to, '--subject', subject, '--body', `body of ${subject}`])).trim();
-}
 
 test('mail both ways through a relay killed and restarted mid-flight arrives exactly once and settles', { timeout: E2E_TIMEOUT_MS }, async () => {
   const relayDir = tempDir('mbx-e2e-relay-');

@@ -49,6 +49,7 @@ export class RelayLink {
   readonly #log: (line: string) => void;
   readonly #lastAcked: { through: number | null } = { through: null };
   #lastProblem: string | null = null;
+  #ready = false;
   #session: RelaySession | null = null;
 
   constructor(node: HostNode, log: (line: string) => void = () => {}) {
@@ -64,10 +65,13 @@ export class RelayLink {
     if (node.store.relay.get() === undefined) return chooseTransport(node, lan, null, new RelayUnavailable('no relay set'));
     const result = await ensureSession(node);
     if (!result.ok) {
+      this.#ready = false;
       this.#problem(`relay ${result.state}: ${result.reason}`);
       return chooseTransport(node, lan, null, new RelayUnavailable(result.reason));
     }
     this.#session = result.session;
+    if (this.#lastProblem !== null || !this.#ready) this.#log(`relay ready: ${result.session.relay.url} epoch ${result.session.relay.epoch ?? '?'}`);
+    this.#ready = true;
     const pulled = await pullRelay(node, result.session, ({ item, result: status }) => {
       this.#log(`relay ${item.kind} ${item.item_id} seq ${item.seq}: ${status}`);
     }, this.#lastAcked);

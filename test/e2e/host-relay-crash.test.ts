@@ -1,0 +1,40 @@
+// The receiver's crash windows (design §5, windows 3 and 4) with a real SIGKILL of beta's daemon:
+// killed after an item's effect committed but before the checkpoint, it pulls again and the item is
+// a duplicate; killed after the checkpoint but before the ack, it does not process the items again
+// and its next ack covers them.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { E2E_TIMEOUT_MS, cliJson, startCliDaemon } from './host-helpers.ts';
+import { relayedPair, send } from './host-relay-helpers.ts';
+
+interface InboxItem { id: string }
+
+async function twoWaitingForBeta(failpoint: string) {
+  const pair = await relayedPair();
+  pair.db.kill('SIGTERM');
+  await pair.db.exited;
+  const m1 = await send(pair.alpha, 'ann', 'bob@beta', 'one');
+  const m2 = await send(pair.alpha, 'ann', 'bob@beta', 'two');
+  for (const id of [m1, m2]) await pair.da.waitForLine(new RegExp(`envelope ${id} -> beta: relay accepted seq \\d+`));
+  const crashing = await startCliDaemon(pair.beta, { MBX_FAILPOINT: failpoint });
+  assert.equal(await crashing.exited, 'SIGKILL');
+  return { ...pair, m1, m2 };
+}
+
+test('window 3: beta dies after an item\'s effect, before the checkpoint; the re-pull is a duplicate', { timeout: E2E_TIMEOUT_MS }, async () => {
+  // (the dying daemon's own log lines may not reach the pipe: SIGKILL drops what is unflushed)
+  const { beta, m1, m2 } = await twoWaitingForBeta('host.relay.after-effect');
+  const db = await startCliDaemon(beta);
+  await db.waitForLine(new RegExp(`relay envelope ${m1} seq \\d+: duplicate`));
+  await db.waitForLine(new RegExp(`relay envelope ${m2} seq \\d+: accepted`));
+  await db.waitForLine(/relay acked through \d+/);
+  assert.deepEqual((await cliJson<InboxItem[]>(beta, ['inbox', '--agent', 'bob'])).map((m) => m.id), [m1, m2]);
+});
+
+test('window 4: beta dies after the checkpoint, before the ack; nothing is processed again and the next ack covers it', { timeout: E2E_TIMEOUT_MS }, async () => {
+  const { beta, m1, m2 } = await twoWaitingForBeta('host.relay.after-checkpoint');
+  const db = await startCliDaemon(beta);
+  await db.waitForLine(/relay acked through \d+/);
+  assert.doesNotMatch(db.stdout(), /relay envelope/, 'the checkpoint held: no item pulled twice');
+  assert.deepEqual((await cliJson<InboxItem[]>(beta, ['inbox', '--agent', 'bob'])).map((m) => m.id), [m1, m2]);
+});
