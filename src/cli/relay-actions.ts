@@ -1,0 +1,103 @@
+// What the `agentmbx relay …` commands do. Loaded only when such a command runs, so that host
+// commands do not pay for the relay's server, store and logging modules at every start.
+import { ConfigError, resolveServeOptions } from '../relay/config.ts';
+import { backupRelayStore } from '../relay/ops/backup.ts';
+import { rotateEpochOffline } from '../relay/ops/epoch.ts';
+import { RelayOpsError } from '../relay/ops/ops-error.ts';
+import { generateRelayKeyText, RelayKeyError } from '../relay/ops/relay-key.ts';
+import { restoreRelayStore } from '../relay/ops/restore.ts';
+import { WriterLockBusyError } from '../relay/ops/writer-lock.ts';
+import { createRelayLogger } from '../relay/http/logging.ts';
+import { startRelayService } from '../relay/relay-service.ts';
+import type { StoredOpsLogEntry } from '../relay/store/relay-store.ts';
+import { StoreOpenError } from '../relay/store/sqlite/index.ts';
+import { MAX_OPS_LOG_ENTRIES } from '../relay/store/sqlite/ops-log.ts';
+import { readOpsLogOfStore } from '../relay/store/sqlite/store-files.ts';
+import { CliError } from './cli-error.ts';
+
+/** Failures an operator can act on become one line (exit 2 for a bad setting); anything else stays unexpected. */
+async function operate<T>(fn: () => Promise<T> | T): Promise<T> {
+  try {
+    return await fn();
+  } catch (err) {
+    if (err instanceof ConfigError) throw new CliError(err.message, 2);
+    if (err instanceof RelayOpsError || err instanceof StoreOpenError || err instanceof RelayKeyError || err instanceof WriterLockBusyError) {
+      throw new CliError(err.message);
+    }
+    const code = (err as NodeJS.ErrnoException | undefined)?.code;
+    if (code === 'EADDRINUSE') throw new CliError('the port is already in use: pick another with --port or PORT');
+    if (code === 'EACCES' || code === 'EADDRNOTAVAIL') throw new CliError(`cannot listen there (${code}): check --bind and --port`);
+    throw err;
+  }
+}
+
+function printJson(value: unknown): void {
+  process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
+}
+
+/** The store directory exactly as `relay serve` resolves it. */
+function storeDirOf(flags: { storeDir?: string }): string {
+  return resolveServeOptions({ ...(flags.storeDir === undefined ? {} : { storeDir: flags.storeDir }) }, process.env).storeDir;
+}
+
+function positiveInteger(text: string, flag: string, max: number): number {
+  const value = /^[1-9][0-9]*$/.test(text) ? Number(text) : NaN;
+  if (!(value <= max)) throw new CliError(`${flag} must be an integer from 1 to ${max}`, 2);
+  return value;
+}
+
+export async function serve(flags: Record<string, string | undefined>): Promise<void> {
+  const service = await operate(() => startRelayService({ ...resolveServeOptions(flags, process.env), env: process.env, requestLog: createRelayLogger() }));
+  process.stdout.write(`agentmbx relay listening on ${service.url} fingerprint ${service.fingerprint} epoch ${service.epoch}\n`);
+  if (service.metricsUrl !== null) process.stderr.write(`agentmbx relay: metrics on ${service.metricsUrl}/metrics\n`);
+  await new Promise<void>((resolve) => {
+    const stop = (): void => {
+      process.off('SIGTERM', stop);
+      process.off('SIGINT', stop);
+      resolve();
+    };
+    process.on('SIGTERM', stop);
+    process.on('SIGINT', stop);
+  });
+  await service.close();
+  process.stdout.write('agentmbx relay stopped\n');
+}
+
+export function keygen(): void {
+  const { privateKey, fingerprint } = generateRelayKeyText();
+  process.stdout.write(`${privateKey}\n`);
+  process.stderr.write(`fingerprint ${fingerprint}\n`);
+}
+
+export async function backup(file: string, flags: { storeDir?: string; keep?: string }): Promise<void> {
+  const keep = flags.keep === undefined ? undefined : positiveInteger(flags.keep, '--keep', 100_000);
+  const receipt = await operate(() => backupRelayStore({ storeDir: storeDirOf(flags), file, ...(keep === undefined ? {} : { keep }) }));
+  printJson(receipt);
+  if (receipt.ops_log_error !== undefined) process.stderr.write(`agentmbx: the backup is good, but the operations log could not record it: ${receipt.ops_log_error}\n`);
+}
+
+export async function restore(file: string, flags: { storeDir?: string }): Promise<void> {
+  const receipt = await operate(() => restoreRelayStore({ storeDir: storeDirOf(flags), file, env: process.env }));
+  printJson(receipt);
+  process.stderr.write('restored: start the relay; hosts see the new epoch, senders re-push and receivers pull again\n');
+}
+
+export async function rotateEpoch(flags: { storeDir?: string }): Promise<void> {
+  const rotation = await operate(() => rotateEpochOffline({ storeDir: storeDirOf(flags) }));
+  process.stdout.write(`epoch rotated: ${rotation.from} -> ${rotation.to}\n`);
+}
+
+function logLine(entry: StoredOpsLogEntry): string {
+  const detail = Object.entries(entry.detail)
+    .filter(([, value]) => value !== null && typeof value !== 'object')
+    .map(([key, value]) => `${key}=${String(value)}`)
+    .join(' ');
+  return `${new Date(entry.at).toISOString()} ${entry.kind} ${detail}`.trimEnd();
+}
+
+export async function showLog(flags: { storeDir?: string; json?: boolean; limit?: string }, defaultLimit: number): Promise<void> {
+  const limit = flags.limit === undefined ? defaultLimit : positiveInteger(flags.limit, '--limit', MAX_OPS_LOG_ENTRIES);
+  const entries = await operate(() => readOpsLogOfStore(storeDirOf(flags), limit));
+  if (flags.json === true) printJson(entries);
+  else process.stdout.write(entries.length === 0 ? 'the operations log is empty\n' : `${entries.map(logLine).join('\n')}\n`);
+}
