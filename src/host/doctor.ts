@@ -7,6 +7,7 @@ import { META_LISTEN_ADDR } from './daemon.ts';
 import { homePaths, loadKeys, readConfig } from './identity.ts';
 import { closeNode, openNode, type HostNode } from './node.ts';
 import { errorText, lanCall } from './transport/lan/client.ts';
+import { relayChecks } from './transport/relay/relay-doctor.ts';
 
 /** How long doctor waits for one peer or the daemon. */
 export const DOCTOR_CALL_TIMEOUT_MS = 5_000;
@@ -112,6 +113,7 @@ export async function runDoctor(home: string, nowMs: () => number = Date.now): P
     if (peers.length === 0) checks.push({ check: 'peers', level: 'warn', detail: 'no paired host (agentmbx pair / agentmbx join)' });
     checks.push(...await Promise.all(peers.map((p) => peerCheck(node, p.host, waitingFor(p.host)))));
     checks.push(...outboxChecks(node));
+    checks.push(...await relayChecks(node, DOCTOR_CALL_TIMEOUT_MS));
     return report(node.config.host);
   } finally {
     closeNode(node);

@@ -12,7 +12,7 @@ import { LanTransport } from '../../../src/host/transport/lan/client.ts';
 import { RelayLink } from '../../../src/host/transport/relay/relay-link.ts';
 import { setRelay } from '../../../src/host/transport/relay/relay-pin.ts';
 import { startTestRelay, TestClock, type TestHost, type TestRelay, type TestRelayOptions } from '../../helpers/relay-fixture.ts';
-import { makeHost, pin, T0, type Clock } from '../fixtures.ts';
+import { makeHost, pin, type Clock } from '../fixtures.ts';
 
 /** A LAN address nothing listens on. */
 export const CLOSED_ADDR = 'http://127.0.0.1:9';
@@ -31,8 +31,11 @@ export interface RelayWorld {
   b: RelayedHost;
 }
 
-/** A host clock and the relay's TestClock as one. */
-export function sharedClock(start = T0): { clock: Clock; testClock: TestClock } {
+/**
+ * A host clock and the relay's TestClock as one. It starts at the wall clock, because the relay's
+ * Date header (which explains refused hops as clock skew) always tells the wall clock.
+ */
+export function sharedClock(start = Date.now()): { clock: Clock; testClock: TestClock } {
   const testClock = new TestClock(start);
   const clock = { get now() { return testClock.ms; }, set now(v: number) { testClock.ms = v; } };
   return { clock, testClock };

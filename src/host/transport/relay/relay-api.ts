@@ -9,6 +9,9 @@ import { signRelayHop } from '../../../protocol/relay-hop.ts';
 /** Longest answer body this client reads (a pull page is capped at 8 MiB of wire, base64 adds a third). */
 export const RELAY_ANSWER_MAX_BYTES = 16 * 1024 * 1024;
 
+/** Socket errors of a kept-alive connection the other side had closed. */
+const STALE_CONNECTION_CODES = new Set(['UND_ERR_SOCKET', 'ECONNRESET', 'EPIPE']);
+
 export interface RelayAnswer<T = Record<string, unknown>> {
   status: number;
   body: T;
@@ -41,12 +44,21 @@ export class RelayApi {
     const now = (this.#options.nowMs ?? Date.now)();
     const headers: Record<string, string> = rawBody === '' ? {} : { 'content-type': 'application/json' };
     if (signed) Object.assign(headers, signRelayHop({ method, path, rawBody }, this.#options.hostName, this.#options.key, now));
-    const response = await fetch(new URL(path, this.#options.baseUrl), {
+    const send = (): Promise<Response> => fetch(new URL(path, this.#options.baseUrl), {
       method,
       headers,
       ...(rawBody === '' ? {} : { body: rawBody }),
       signal: AbortSignal.timeout(this.#options.timeoutMs ?? 30_000),
     });
+    let response: Response;
+    try {
+      response = await send();
+    } catch (err) {
+      // A pooled connection the relay closed (a restart) fails before the request is read: send it
+      // once more on a fresh one. Every relay call is safe to repeat (pushes dedup, acks are monotonic).
+      if (!STALE_CONNECTION_CODES.has((err as { cause?: { code?: string } }).cause?.code ?? '')) throw err;
+      response = await send();
+    }
     const text = await readCappedText(response, RELAY_ANSWER_MAX_BYTES);
     let parsed: unknown;
     try {

@@ -1,0 +1,71 @@
+// What doctor says about the relay: the pinned URL and key, whether the relay answers with that key,
+// whether it knows this host under its current key (G13), the stored state, the relay rows per
+// state with the oldest waiting one, the quarantine, and the last epoch change.
+import { fingerprint } from '../../../protocol/fingerprint.ts';
+import { isPlainObject } from '../../../protocol/records/validate.ts';
+import type { DoctorCheck } from '../../doctor.ts';
+import type { HostNode } from '../../node.ts';
+import { CLOCK_SKEW_MAX_MS, clockSkewMs, relayApiFor } from './relay-session.ts';
+
+function age(ms: number): string {
+  if (ms < 60_000) return `${Math.round(ms / 1000)} s`;
+  if (ms < 3_600_000) return `${Math.round(ms / 60_000)} min`;
+  return `${(ms / 3_600_000).toFixed(1)} h`;
+}
+
+async function liveCheck(node: HostNode, timeoutMs: number): Promise<DoctorCheck> {
+  const relay = node.store.relay.get();
+  if (relay === undefined) return { check: 'relay', level: 'ok', detail: 'not set (LAN only)' };
+  const waiting = (node.store.outbox.relayCountsByState()['relay-accepted'] ?? 0) + (node.store.outbox.relayCountsByState()['queued'] ?? 0);
+  const pinned = fingerprint(relay.relay_pubkey);
+  const epochNote = relay.epoch_changed_at === null ? '' : `; epoch last changed ${new Date(relay.epoch_changed_at).toISOString()}`;
+  const fail = (state: string, detail: string): DoctorCheck => ({ check: 'relay', level: 'fail', detail: `${state}: ${detail} (${relay.url}, pinned ${pinned})` });
+  if (relay.seen_pubkey !== null) {
+    return fail('key-mismatch', `the relay presents key ${fingerprint(relay.seen_pubkey)}; relay use is stopped until you confirm it with agentmbx relay set ${relay.url} --key ${fingerprint(relay.seen_pubkey)}`);
+  }
+  let info;
+  try {
+    info = await relayApiFor(node, relay.url, timeoutMs).info();
+  } catch (err) {
+    const detail = `unreachable: ${err instanceof Error ? err.message : String(err)} (${relay.url}, pinned ${pinned})${waiting > 0 ? `; ${waiting} row(s) wait for it` : ''}`;
+    return { check: 'relay', level: waiting > 0 ? 'fail' : 'warn', detail };
+  }
+  const body = info.body;
+  if (info.status !== 200 || !isPlainObject(body)) return fail('unreachable', `answers HTTP ${info.status}, not as a v2 relay`);
+  if (body.relay_pubkey !== relay.relay_pubkey) {
+    const shown = typeof body.relay_pubkey === 'string' ? body.relay_pubkey : '';
+    return fail('key-mismatch', `the relay presents another key${shown === '' ? '' : ` (${fingerprint(shown)})`}; confirm it with agentmbx relay set ${relay.url} --key <fingerprint>`);
+  }
+  const hostPub = node.keys.hostKey.publicKey;
+  const you = isPlainObject(body.you) ? body.you : null;
+  // Without `you` the relay did not take our signed call: the Date header tells whether clocks are why.
+  const skew = clockSkewMs(info, node.nowMs());
+  if (you === null && skew !== null && Math.abs(skew) > CLOCK_SKEW_MAX_MS) return fail('clock-skew', `the relay's clock is ${Math.round(skew / 1000)} s from ours`);
+  if (you?.pubkey !== hostPub) return fail(relay.state === 'ok' || relay.state === 'new' ? 'enrol-failed' : relay.state, `not enrolled under this host's key ${fingerprint(hostPub)}${relay.detail === null ? ' (the daemon enrols on its next tick)' : `: ${relay.detail}`}`);
+  if (relay.state !== 'ok') return fail(relay.state, relay.detail ?? 'the daemon has not used the relay yet');
+  const encAd = isPlainObject(you.enc_ad) ? you.enc_ad : null;
+  if (encAd?.enc_pub !== node.keys.enc.publicKey) return fail('enc-ad-failed', 'the relay holds no current enc-key ad for this host');
+  return { check: 'relay', level: 'ok', detail: `ok: ${relay.url}, key ${pinned}, enrolled as ${fingerprint(hostPub)}, epoch ${String(body.epoch)}${epochNote}` };
+}
+
+function rowsCheck(node: HostNode): DoctorCheck {
+  const counts = node.store.outbox.relayCountsByState();
+  const text = Object.entries(counts).map(([state, n]) => `${n} ${state}`).join(', ');
+  const oldest = node.store.outbox.oldestIn(['relay-accepted']);
+  const oldestText = oldest === undefined ? '' : `; oldest waiting: ${oldest.kind} ${oldest.item_id} -> ${oldest.peer_host}, accepted by the relay (seq ${oldest.relay_seq}) ${age(node.nowMs() - (oldest.relay_accepted_at ?? oldest.created_at))} ago, waiting for its delivery receipt`;
+  const givenUp = (counts['unconfirmed'] ?? 0) + (counts['expired'] ?? 0);
+  return {
+    check: 'relay rows', level: givenUp > 0 ? 'warn' : 'ok',
+    detail: `${text === '' ? 'none' : text}${oldestText}${givenUp > 0 ? ' (senders of unconfirmed/expired mail were alerted)' : ''}`,
+  };
+}
+
+/** The relay's checks; none for a host that never used a relay. */
+export async function relayChecks(node: HostNode, timeoutMs: number): Promise<DoctorCheck[]> {
+  if (node.store.relay.get() === undefined && Object.keys(node.store.outbox.relayCountsByState()).length === 0) return [];
+  const checks = [await liveCheck(node, timeoutMs)];
+  checks.push(rowsCheck(node));
+  const quarantined = node.store.relay.quarantineCount();
+  checks.push({ check: 'relay quarantine', level: quarantined > 0 ? 'warn' : 'ok', detail: quarantined > 0 ? `${quarantined} refused item(s): agentmbx relay quarantine` : 'empty' });
+  return checks;
+}
