@@ -11,6 +11,7 @@ import { HomeError, readPrivateFile, writePrivateFile } from './home-files.ts';
 import { homePaths, loadEncKey, loadHostKey, loadKeys } from './identity.ts';
 import type { HostNode } from './node.ts';
 import type { HostStore } from './store/host-store.ts';
+import { retryQuarantined } from './transport/relay/relay-receive.ts';
 
 /** Meta key holding the host public key the store last saw installed (tells the daemon to reload). */
 export const META_HOST_PUB = 'host_pubkey';
@@ -120,5 +121,7 @@ export function applyPeerRotation(node: HostNode, record: unknown): RotationResu
     store.rotations.insert({ new_pub: rec.new_pub, old_pub: rec.old_pub, host: rec.host, origin: 'peer', record: JSON.stringify(check.rotation), at: now });
     store.outbox.makeDueNow(rec.host, now);
   });
+  // Relay items the peer pushed under its new key before we knew it were quarantined: take them now.
+  retryQuarantined(node, rec.new_pub);
   return 'accepted';
 }

@@ -109,6 +109,15 @@ export class RelayTables {
     return this.#db.all<QuarantineRow>('SELECT * FROM relay_quarantine ORDER BY at, seq LIMIT ?', limit);
   }
 
+  /** Quarantined items pushed by `senderPubkey`, oldest first. */
+  quarantinedFrom(senderPubkey: string, limit = QUARANTINE_LIST_MAX): QuarantineRow[] {
+    return this.#db.all<QuarantineRow>('SELECT * FROM relay_quarantine WHERE sender_pubkey = ? ORDER BY at, seq LIMIT ?', senderPubkey, limit);
+  }
+
+  release(row: Pick<QuarantineRow, 'relay_url' | 'epoch' | 'seq'>): void {
+    this.#db.run('DELETE FROM relay_quarantine WHERE relay_url = ? AND epoch = ? AND seq = ?', row.relay_url, row.epoch, row.seq);
+  }
+
   quarantineCount(): number {
     return this.#db.get<{ n: number }>('SELECT COUNT(*) AS n FROM relay_quarantine')?.n ?? 0;
   }

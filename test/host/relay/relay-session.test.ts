@@ -6,7 +6,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { listInbox } from '../../../src/host/mailbox.ts';
-import { rotateHost } from '../../../src/host/rotation.ts';
+import { applyPeerRotation, rotateHost } from '../../../src/host/rotation.ts';
 import { sendMail } from '../../../src/host/send.ts';
 import { acceptPeerEncAd, fetchPeerEncKeyViaRelay } from '../../../src/host/transport/relay/relay-enc-ads.ts';
 import { RelayPinError, setRelay } from '../../../src/host/transport/relay/relay-pin.ts';
@@ -142,4 +142,17 @@ test('a peer enc key comes through the relay only signed by the pinned key, and 
   const stranger = rawHost(world, world.a.node);
   const forged = signedEncAd(stranger, world.clock.now);
   assert.throws(() => acceptPeerEncAd(world.a.node, peer, { ...forged.ad, host: 'beta' }, forged.sig), /refused|pinned/);
+});
+
+test('mail a peer sent under its new key before we learned of its rotation leaves the quarantine when the rotation arrives', async () => {
+  const world = await relayWorld();
+  await run(world, 1);
+  const rotation = rotateHost(world.a.node);
+  const { id } = sendMail(world.a.node, { from: 'ann', to: ['bob@beta'], subject: 'signed with the new key', body: 'x' });
+  await tickUntilRow(world, world.a, id, 'relay-accepted');
+  await tick(world.b);
+  assert.deepEqual(world.b.node.store.relay.quarantined().map((q) => [q.item_id, q.reason]), [[id, 'sender is not a paired host']]);
+  assert.equal(applyPeerRotation(world.b.node, rotation), 'accepted'); // the record arrives (over the LAN)
+  assert.deepEqual(listInbox(world.b.node, 'bob').map((m) => m.id), [id]);
+  assert.equal(world.b.node.store.relay.quarantineCount(), 0);
 });

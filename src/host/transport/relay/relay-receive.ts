@@ -55,6 +55,24 @@ function applyItem(node: HostNode, relayPubkey: string, item: PulledItem): strin
   return `rejected:unknown item kind ${item.kind}`;
 }
 
+/**
+ * Applies again the quarantined envelopes and receipts pushed by `senderPubkey` (a peer's key we
+ * just learned, by its rotation record): those it now takes leave the quarantine. Returns how many.
+ */
+export function retryQuarantined(node: HostNode, senderPubkey: string): number {
+  let released = 0;
+  for (const row of node.store.relay.quarantinedFrom(senderPubkey)) {
+    if (row.kind !== 'envelope' && row.kind !== 'receipt') continue;
+    node.store.transaction(() => {
+      const outcome = applyItem(node, '', { seq: row.seq, kind: row.kind, item_id: row.item_id, sender_pubkey: row.sender_pubkey, wire_b64: row.wire_b64 });
+      if (outcome.startsWith('rejected:')) return;
+      node.store.relay.release(row);
+      released++;
+    });
+  }
+  return released;
+}
+
 export interface PageSource {
   url: string;
   epoch: string;
