@@ -7,7 +7,7 @@ import { E2E_TIMEOUT_MS, cli, cliJson, newCliHost, pairCli, startCliDaemon } fro
 interface InboxItem { id: string }
 interface Status { recipients: Array<{ recipient: string; state: string }> }
 
-test('the receiver is killed after committing, before answering: the retry is a duplicate', { timeout: E2E_TIMEOUT_MS }, async () => {
+test('the receiver is killed after committing, before answering: a retry is a duplicate, or its receipt settles the row', { timeout: E2E_TIMEOUT_MS }, async () => {
   const alpha = await newCliHost('alpha', ['ann']);
   const beta = await newCliHost('beta', ['bob']);
   const da = await startCliDaemon(alpha);
@@ -16,8 +16,12 @@ test('the receiver is killed after committing, before answering: the retry is a 
   const id = (await cli(alpha, ['send', '--from', 'ann', '--to', 'bob@beta', '--subject', 's', '--body', 'b'])).trim();
   assert.equal(await crashing.exited, 'SIGKILL');
   await da.waitForLine(new RegExp(`envelope ${id} -> beta: cannot reach`));
-  await startCliDaemon(beta);
-  await da.waitForLine(new RegExp(`envelope ${id} -> beta: duplicate`));
+  const db = await startCliDaemon(beta);
+  // Either alpha's retry meets the duplicate, or beta's delivery receipt settles alpha's row first.
+  await Promise.race([
+    da.waitForLine(new RegExp(`envelope ${id} -> beta: duplicate`)),
+    db.waitForLine(new RegExp(`receipt receipt:${id}:bob@beta:\\d+ -> alpha: accepted`)),
+  ]);
   assert.deepEqual((await cliJson<InboxItem[]>(beta, ['inbox', '--agent', 'bob'])).map((m) => m.id), [id]);
   const [state] = (await cliJson<Status>(alpha, ['status', id])).recipients.map((r) => r.state);
   assert.ok(['handed-over', 'delivered', 'notified'].includes(state ?? ''), `settled, not ${state}`);
