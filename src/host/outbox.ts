@@ -5,7 +5,7 @@ import { failPoint } from '../failpoint.ts';
 import { fingerprint } from '../protocol/fingerprint.ts';
 import { alertLocal } from './alerts.ts';
 import type { HostNode } from './node.ts';
-import type { OutboxRow } from './store/outbox-table.ts';
+import type { OutboxRow, RelayAcceptance } from './store/outbox-table.ts';
 import type { PeerRow } from './store/peers-table.ts';
 import type { RowResult, Transport } from './transport/transport.ts';
 
@@ -50,7 +50,13 @@ function applyResult(node: HostNode, transport: Transport | null, row: OutboxRow
   const now = node.nowMs();
   const { outcome, detail } = result;
   if (outcome === 'settled' && result.relay !== undefined) {
-    node.store.outbox.relayAccept(row.id, result.relay, now);
+    node.store.transaction(() => {
+      node.store.outbox.relayAccept(row.id, result.relay as RelayAcceptance, now);
+      // The receipt may have come first (the relay's answer to an earlier push was lost): settled now.
+      if (row.msg_id !== null && node.store.receipts.forMessage(row.msg_id).some((r) => r.peer_host === row.peer_host)) {
+        node.store.outbox.settleByReceipt(row.msg_id, row.peer_host, now);
+      }
+    });
   } else if (outcome === 'settled') {
     node.store.outbox.settle(row.id, 'handed-over', via, null, now);
   } else if (outcome === 'rejected') {

@@ -54,8 +54,8 @@ export function acceptReceipt(node: HostNode, signed: unknown, via: Via | null):
         note: rec.note ?? null, wire: receiptWire(parsed), received_at: node.nowMs(),
       });
     }
-    // Every receipt state is delivered or later: the host has the mail, so a row waiting for that
-    // (relay-accepted, or still queued after a lost accept) is settled, whichever transport carried it.
+    // Every receipt state is delivered or later: the host has the mail, so a row a relay accepted
+    // and that waits for this is settled, whichever transport carried the receipt.
     store.outbox.settleByReceipt(rec.msg, host, node.nowMs());
     return verdict;
   });

@@ -150,12 +150,13 @@ export class OutboxTable {
   }
 
   /**
-   * The target's delivery receipt for `msgId` came: its envelope row for `host` is settled, whether it
-   * waited as relay-accepted or was still queued (the accept answer was lost, the mail arrived anyway).
+   * The target's delivery receipt for `msgId` came: its envelope row for `host` that a relay accepted
+   * is settled, whether it waits as relay-accepted or was queued again for a re-push.
    */
   settleByReceipt(msgId: string, host: string, nowMs: number): number {
     return this.#db.run(
-      "UPDATE outbox SET state = 'settled', settled_at = ? WHERE msg_id = ? AND kind = 'envelope' AND peer_host = ? AND state IN ('queued', 'relay-accepted')",
+      `UPDATE outbox SET state = 'settled', settled_at = ? WHERE msg_id = ? AND kind = 'envelope' AND peer_host = ?
+         AND relay_accepted_at IS NOT NULL AND state IN ('queued', 'relay-accepted')`,
       nowMs, msgId, host,
     ).changes;
   }

@@ -81,3 +81,30 @@ test('an ack without an answer is covered by the next ack', async () => {
   const position = b.node.store.relay.get();
   assert.equal(you.acked_through, b.node.store.relay.receivedThrough(position?.url ?? '', position?.epoch ?? ''));
 });
+
+test('a receipt that comes before the retry of a lost push answer settles the row as soon as the retry is accepted', async () => {
+  const dir = tempDir('mbx-relay-child-');
+  const crashing = await spawnRelay(dir, { failpoint: 'relay.push.after-commit' });
+  const { clock, a, b } = await hostsFor(crashing);
+  clock.now = Date.now();
+  await tick(b);
+  const { id } = sendMail(a.node, { from: 'ann', to: ['bob@beta'], subject: 'receipt first', body: 'x' });
+  await tick(a);
+  const row = () => a.node.store.outbox.forMessage(id)[0] ?? assert.fail('no row');
+  clock.now = row().next_at;
+  await tick(a);
+  assert.equal(await crashing.child.exited, 'SIGKILL');
+  await restartSamePort(dir, crashing);
+  clock.now = Date.now();
+  for (let i = 0; i < 3; i++) {
+    await tick(b); // pulls the committed item; its receipt fails on the LAN, then goes to the relay
+    clock.now += 10_000;
+  }
+  clock.now = Math.min(clock.now, row().next_at - 1);
+  await tick(a); // the receipt arrives while the row still waits for its retry
+  assert.equal(a.node.store.receipts.forMessage(id).length, 1);
+  assert.equal(row().state, 'queued');
+  clock.now = row().next_at;
+  await tick(a);
+  assert.equal(row().state, 'settled');
+});
