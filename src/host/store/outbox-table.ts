@@ -16,8 +16,6 @@ export type OutboxKind = (typeof OUTBOX_KINDS)[number];
 export type OutboxState = 'queued' | 'handed-over' | 'rejected' | 'undelivered' | 'superseded'
   | 'relay-accepted' | 'settled' | 'unconfirmed' | 'expired';
 
-export const OUTBOX_STATES: readonly OutboxState[] = ['queued', 'handed-over', 'rejected', 'undelivered', 'superseded', 'relay-accepted', 'settled', 'unconfirmed', 'expired'];
-
 /** What the relay's accept told us about a row. */
 export interface RelayAcceptance {
   seq: number;

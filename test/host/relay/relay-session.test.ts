@@ -190,3 +190,21 @@ test('a store that went back in time without a new epoch (head_seq below our pos
   // relay's seq floor puts the re-pushed item above beta's position.
   assert.ok(world.a.node.store.relay.get()?.epoch_changed_at !== null, 'the rewind was noted');
 });
+
+test('the enc-ad is refreshed daily with a 30-day life', async () => {
+  const world = await relayWorld();
+  await tick(world.a);
+  const adOf = async (): Promise<Record<string, unknown>> => {
+    const info = await relayApiFor(world.a.node, world.relay.url).info();
+    const you = isPlainObject(info.body) && isPlainObject(info.body.you) ? info.body.you : {};
+    return isPlainObject(you.enc_ad) ? you.enc_ad : {};
+  };
+  const first = await adOf();
+  assert.equal(Date.parse(String(first.exp)), world.clock.now + 30 * 24 * 60 * 60 * 1000);
+  world.clock.now += 24 * 60 * 60 * 1000 - 1;
+  await tick(world.a);
+  assert.deepEqual(await adOf(), first, 'not before a day');
+  world.clock.now += 1;
+  await tick(world.a);
+  assert.equal(Date.parse(String((await adOf()).exp)), world.clock.now + 30 * 24 * 60 * 60 * 1000);
+});

@@ -16,7 +16,7 @@ export const RELAY_PULL_LIMIT = 500;
 /** Pages one pass pulls at most (the rest wait for the next tick). */
 export const RELAY_PAGES_PER_PASS = 20;
 /** Position resets (new epoch, rewind) one pass follows before giving up until the next tick. */
-const RESETS_PER_PASS = 2;
+export const RESETS_PER_PASS = 2;
 
 export interface PulledItem {
   seq: number;

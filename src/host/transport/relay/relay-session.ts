@@ -23,8 +23,6 @@ export const RELAY_CALL_TIMEOUT_MS = 15_000;
 /** Retention assumed until the relay's info said otherwise (the reference deployment's 14 days). */
 export const DEFAULT_RETENTION_MS = 14 * 24 * 60 * 60 * 1000;
 
-export class RelayUseError extends Error {}
-
 /** A relay ready for pushes and pulls this tick. */
 export interface RelaySession {
   relay: RelayRow;
