@@ -9,7 +9,7 @@ import type { RowResult, Transport } from '../transport.ts';
 import type { TransportChooser } from '../../outbox.ts';
 import { expireRelayDeadlines } from './relay-deadlines.ts';
 import { fetchPeerEncKeyViaRelay } from './relay-enc-ads.ts';
-import { pullRelay } from './relay-receive.ts';
+import { pullRelay, type LastAck } from './relay-receive.ts';
 import { ensureSession, type RelaySession } from './relay-session.ts';
 import { RelayTransport } from './relay-transport.ts';
 
@@ -47,7 +47,7 @@ export function chooseTransport(node: HostNode, lan: Transport, relay: Transport
 export class RelayLink {
   readonly #node: HostNode;
   readonly #log: (line: string) => void;
-  readonly #lastAcked: { through: number | null } = { through: null };
+  readonly #lastAcked: LastAck = { epoch: null, through: null };
   #lastProblem: string | null = null;
   #ready = false;
   #session: RelaySession | null = null;

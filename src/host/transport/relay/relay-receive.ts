@@ -31,6 +31,12 @@ export interface PullReport {
   result: string;
 }
 
+/** The last ack the relay took in this process (an ack is repeated whenever the position moved past it). */
+export interface LastAck {
+  epoch: string | null;
+  through: number | null;
+}
+
 export interface PullOutcome {
   applied: number;
   /** the through value the relay acknowledged last (null: no ack this pass) */
@@ -123,7 +129,7 @@ export function applyPulledItems(node: HostNode, source: PageSource, from: numbe
  * Pulls and applies everything waiting (up to RELAY_PAGES_PER_PASS pages), acking after each
  * committed page. `report` hears every item's result.
  */
-export async function pullRelay(node: HostNode, session: RelaySession, report?: (r: PullReport) => void, lastAcked?: { through: number | null }): Promise<PullOutcome> {
+export async function pullRelay(node: HostNode, session: RelaySession, report?: (r: PullReport) => void, lastAcked?: LastAck): Promise<PullOutcome> {
   const { store } = node;
   const { api } = session;
   const url = session.relay.url;
@@ -170,7 +176,7 @@ export async function pullRelay(node: HostNode, session: RelaySession, report?: 
     if (through > from) failPoint('host.relay.after-checkpoint');
     // Ack what is committed, also when an earlier ack was lost (the next one covers it).
     const ackThrough = store.relay.receivedThrough(url, epoch);
-    if (ackThrough > 0 && ackThrough !== lastAcked?.through) {
+    if (ackThrough > 0 && (ackThrough !== lastAcked?.through || epoch !== lastAcked.epoch)) {
       let ack;
       try {
         ack = await api.ack(ackThrough, epoch);
@@ -181,7 +187,10 @@ export async function pullRelay(node: HostNode, session: RelaySession, report?: 
       const ackBody = ack.body;
       if (ack.status === 200) {
         acked = ackThrough;
-        if (lastAcked !== undefined) lastAcked.through = ackThrough;
+        if (lastAcked !== undefined) {
+          lastAcked.through = ackThrough;
+          lastAcked.epoch = epoch;
+        }
       } else if (ack.status === 409 && isPlainObject(ackBody) && typeof ackBody.epoch === 'string' && ackBody.epoch !== '') {
         if (!reset(ackBody.epoch, 'epoch')) break;
         continue;
