@@ -1,7 +1,8 @@
 // The receiver's crash windows (design §5, windows 3 and 4) with a real SIGKILL of beta's daemon:
 // killed after an item's effect committed but before the checkpoint, it pulls again and the item is
 // a duplicate; killed after the checkpoint but before the ack, it does not process the items again
-// and its next ack covers them.
+// and its next ack covers them. A sender killed between the relay's answer and its own row update
+// pushes again and gets a duplicate.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { E2E_TIMEOUT_MS, cliJson, startCliDaemon } from './host-helpers.ts';
@@ -40,4 +41,17 @@ test('window 4: beta dies after the checkpoint, before the ack; nothing is proce
   await db.waitForLine(/relay acked through \d+/);
   assert.doesNotMatch(db.stdout(), /relay envelope/, 'the checkpoint held: no item pulled twice');
   assert.deepEqual((await cliJson<InboxItem[]>(beta, ['inbox', '--agent', 'bob'])).map((m) => m.id), [m1, m2]);
+});
+
+test('the sender dies after the relay answered, before updating its row: the re-push is a duplicate', { timeout: E2E_TIMEOUT_MS }, async () => {
+  const { alpha, beta, da } = await relayedPair();
+  da.kill('SIGTERM');
+  await da.exited;
+  const crashing = await startCliDaemon(alpha, { MBX_FAILPOINT: 'host.relay.after-push' });
+  const id = await send(alpha, 'ann', 'bob@beta', 'pushed, not recorded');
+  assert.equal(await crashing.exited, 'SIGKILL');
+  const restarted = await startCliDaemon(alpha);
+  await restarted.waitForLine(new RegExp(`envelope ${id} -> beta: relay duplicate seq \\d+`));
+  await restarted.waitForLine(new RegExp(`relay receipt receipt:${id}:bob@beta:1 seq \\d+: accepted`));
+  assert.deepEqual((await cliJson<InboxItem[]>(beta, ['inbox', '--agent', 'bob'])).map((m) => m.id), [id]);
 });
