@@ -88,9 +88,9 @@ export function forgetSession(node: HostNode): void {
 
 /**
  * Makes the relay usable for this tick, or says why not. Calls info (signed) only when the cached
- * session does not match; `force` checks anyway.
+ * session does not match.
  */
-export async function ensureSession(node: HostNode, force = false): Promise<SessionResult> {
+export async function ensureSession(node: HostNode): Promise<SessionResult> {
   const { store } = node;
   let relay = store.relay.get();
   if (relay === undefined) return { ok: false, state: 'unset', reason: 'no relay set (agentmbx relay set <url>)' };
@@ -98,10 +98,10 @@ export async function ensureSession(node: HostNode, force = false): Promise<Sess
     return { ok: false, state: 'key-mismatch', reason: `the relay now presents another key: confirm it with agentmbx relay set ${relay.url} --key <fingerprint>` };
   }
   const now = node.nowMs();
-  if (relay.retry_at > now && !force) return { ok: false, state: relay.state, reason: relay.detail ?? 'waiting before trying the relay again' };
+  if (relay.retry_at > now) return { ok: false, state: relay.state, reason: relay.detail ?? 'waiting before trying the relay again' };
   const api = relayApiFor(node, relay.url);
   const hostPub = node.keys.hostKey.publicKey;
-  if (!force && relay.state === 'ok' && relay.epoch !== null && relay.session === sessionKey(relay, relay.epoch, hostPub)) {
+  if (relay.state === 'ok' && relay.epoch !== null && relay.session === sessionKey(relay, relay.epoch, hostPub)) {
     return maintain(node, { relay, api });
   }
   await syncOwnRotation(node, api);
