@@ -34,6 +34,8 @@ export interface TestRelayOptions {
   config?: Partial<Omit<RelayConfig, 'limits'>>;
   authority?: EnrolmentAuthority;
   maxLiveEnrolments?: number;
+  /** a fixed port (a restarted relay at its old address); default: any free port */
+  port?: number;
 }
 
 export interface TestRelay {
@@ -49,7 +51,7 @@ export async function startTestRelay(options: TestRelayOptions = {}): Promise<Te
   const clock = options.clock ?? new TestClock();
   const config: RelayConfig = { ...DEFAULT_CONFIG, ...options.config, limits: { ...DEFAULT_CONFIG.limits, ...options.limits } };
   const service = await startRelayService({
-    storeDir: dir, port: 0, bind: '127.0.0.1', config, env: {}, nowMs: clock.now,
+    storeDir: dir, port: options.port ?? 0, bind: '127.0.0.1', config, env: {}, nowMs: clock.now,
     ...(options.authority ? { authority: options.authority } : {}),
     ...(options.maxLiveEnrolments === undefined ? {} : { maxLiveEnrolments: options.maxLiveEnrolments }),
   });

@@ -14,14 +14,8 @@ export interface PeerRow {
   lan_error_at: number | null;
 }
 
-export interface NewPeer {
-  host: string;
-  host_pubkey: string;
-  owner_pubkey: string | null;
-  addr: string;
-  enc_pub: string | null;
-  enc_sig: string | null;
-}
+/** What pairing knows of a new peer. */
+export type NewPeer = Pick<PeerRow, 'host' | 'host_pubkey' | 'owner_pubkey' | 'addr' | 'enc_pub' | 'enc_sig'>;
 
 export class PeersTable {
   readonly #db: Database;

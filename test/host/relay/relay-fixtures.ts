@@ -1,10 +1,7 @@
 // Two hosts whose LAN addresses are unreachable to each other, both pointed at one real relay on
 // 127.0.0.1 that shares their injected clock; `tick` runs what the daemon's tick runs.
 import assert from 'node:assert/strict';
-import { after } from 'node:test';
 import { generateEncKeyPair } from '../../../src/protocol/keys.ts';
-import { DEFAULT_CONFIG } from '../../../src/relay/config.ts';
-import { startRelayService } from '../../../src/relay/relay-service.ts';
 import { RelayApi } from '../../../src/host/transport/relay/relay-api.ts';
 import { flushOutbox, type FlushReport } from '../../../src/host/outbox.ts';
 import type { HostNode } from '../../../src/host/node.ts';
@@ -79,17 +76,7 @@ export async function tickUntilRow(world: RelayWorld, host: RelayedHost, msgId: 
 export async function restartRelay(world: RelayWorld, dir = world.relay.dir): Promise<void> {
   const port = Number(new URL(world.relay.url).port);
   await world.relay.stop();
-  const service = await startRelayService({
-    storeDir: dir, port, bind: '127.0.0.1', config: DEFAULT_CONFIG, env: {}, nowMs: world.testClock.now,
-  });
-  let stopped = false;
-  const stop = async (): Promise<void> => {
-    if (stopped) return;
-    stopped = true;
-    await service.close();
-  };
-  after(stop);
-  world.relay = { service, url: service.url, dir, clock: world.testClock, stop };
+  world.relay = await startTestRelay({ dir, clock: world.testClock, port });
 }
 
 /** A raw relay client speaking as `node` (its real host key) with its own enc key pair for sealing tests. */
