@@ -37,13 +37,16 @@ test('mail both ways through a relay killed and restarted mid-flight arrives exa
 
   const m2 = await send(beta, 'bob', 'ann@alpha', 'second');
   const m3 = await send(alpha, 'ann', 'bob@beta', 'third');
-  // m1 settles either way: alpha's retry is a duplicate, or beta's receipt comes first.
+  // beta receives m1 and m3 and its receipts reach alpha (for m1 perhaps before alpha's retry).
   for (const id of [m1, m3]) {
     await db.waitForLine(new RegExp(`relay envelope ${id} seq \\d+: accepted`));
     await da.waitForLine(new RegExp(`relay receipt receipt:${id}:bob@beta:1 seq \\d+: accepted`));
   }
   await da.waitForLine(new RegExp(`relay envelope ${m2} seq \\d+: accepted`));
   await db.waitForLine(new RegExp(`relay receipt receipt:${m2}:ann@alpha:1 seq \\d+: accepted`));
+
+  // m1's row leaves the outbox only on a valid accept receipt: wait for alpha's retry (after its backoff).
+  await da.waitForLine(new RegExp(`envelope ${m1} -> beta: relay (duplicate|accepted) seq \\d+`));
 
   assert.deepEqual((await cliJson<InboxItem[]>(beta, ['inbox', '--agent', 'bob'])).map((m) => m.id), [m1, m3]);
   assert.deepEqual((await cliJson<InboxItem[]>(alpha, ['inbox', '--agent', 'ann'])).map((m) => m.id), [m2]);
