@@ -104,8 +104,8 @@ export const CHALLENGE_LIFE_MS = 300_000;
 export const MAX_RATE_ADDRESSES = 50_000;
 /** A name carried by more live enrolments than this is ambiguous to v1 name lookups. */
 export const CROWDED_NAME_HOSTS = 16;
-/** A sender list whose iat is further ahead of the relay clock is refused (it could freeze the list). */
-export const SENDER_LIST_MAX_FUTURE_MS = 300_000;
+/** A sender list whose iat is further ahead of the relay clock is refused (it could freeze the list); the rule lives with the record. */
+export { SENDER_LIST_MAX_FUTURE_MS } from '../protocol/records/sender-list.ts';
 /** Dedup rows outlive retention by this many days, so a late retry of an expired item is still a duplicate. */
 export const DEDUP_HORIZON_EXTRA_DAYS = 7;
 /** How often a running relay writes its heartbeat. */
