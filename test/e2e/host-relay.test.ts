@@ -4,30 +4,15 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnRelay } from '../helpers/relay-process.ts';
-import { tempDir } from '../helpers/processes.ts';
-import { E2E_TIMEOUT_MS, cli, cliJson, newCliHost, startCliDaemon } from './host-helpers.ts';
-import { CLOSED_ADDR, send } from './host-relay-helpers.ts';
+import { E2E_TIMEOUT_MS, cli, cliJson } from './host-helpers.ts';
+import { relayedPair, send } from './host-relay-helpers.ts';
 
 interface InboxItem { id: string }
 interface Overview { outbox: Record<string, number>; relay: { state: string; rows: Record<string, number> } | null }
 
 test('mail both ways through a relay killed and restarted mid-flight arrives exactly once and settles', { timeout: E2E_TIMEOUT_MS }, async () => {
-  const relayDir = tempDir('mbx-e2e-relay-');
-  const crashing = await spawnRelay(relayDir, { failpoint: 'relay.push.after-commit' });
-  const alpha = await newCliHost('alpha', ['ann']);
-  const beta = await newCliHost('beta', ['bob']);
-  const firstAlpha = await startCliDaemon(alpha);
-  const db = await startCliDaemon(beta);
-  // Paired on the LAN earlier; then neither address works: beta told alpha a closed port, and
-  // alpha's daemon moves to another port, so beta's pinned address for it is closed too.
-  const { token } = await cliJson<{ token: string }>(alpha, ['pair']);
-  await cli(beta, ['join', alpha.url, token, '--my-addr', CLOSED_ADDR]);
-  firstAlpha.kill('SIGTERM');
-  await firstAlpha.exited;
-  alpha.url = '';
-  const da = await startCliDaemon(alpha);
-
-  for (const host of [alpha, beta]) await cli(host, ['relay', 'set', crashing.url, '--key', crashing.fingerprint]);
+  // Paired on the LAN earlier; then neither LAN address works (see relayedPair).
+  const { relayDir, relay: crashing, alpha, beta, da, db } = await relayedPair({ failpoint: 'relay.push.after-commit' });
 
   const m1 = await send(alpha, 'ann', 'bob@beta', 'first');
   assert.equal(await crashing.child.exited, 'SIGKILL', 'the relay died after committing m1, before answering');
