@@ -10,11 +10,13 @@ export function registerRelayClientCommands(relay: Command): void {
   relay.command('set <url>')
     .description('use the relay at <url> for peers the LAN cannot reach; pins its key (as first seen, or exactly --key)')
     .option('--key <fingerprint>', 'the relay key fingerprint to pin (refuses any other key)')
+    .option('--token-command <cmd>', 'a hosted relay: a shell command printing an account token (run when enrolling and before the token expires)')
+    .option('--no-token-command', 'remove the token command (without either flag, the same URL keeps its command)')
     .option('--json', 'print JSON')
-    .action((url: string, opts: { key?: string; json?: boolean }) => withNode(async (node) => {
+    .action((url: string, opts: { key?: string; tokenCommand?: string | false; json?: boolean }) => withNode(async (node) => {
       let pinned;
       try {
-        pinned = await setRelay(node, url, opts.key);
+        pinned = await setRelay(node, url, opts.key, opts.tokenCommand === false ? null : opts.tokenCommand);
       } catch (err) {
         if (err instanceof RelayPinError) throw new CliError(err.message, err.usage ? 2 : 1);
         throw err;
@@ -22,6 +24,7 @@ export function registerRelayClientCommands(relay: Command): void {
       if (opts.json === true) printJson(pinned);
       else {
         process.stdout.write(`relay ${pinned.url} key ${pinned.fingerprint}${pinned.tofu ? ' (pinned as first seen: compare it with the operator\'s)' : ' (matches --key)'}\n`);
+        process.stdout.write(pinned.token_command ? 'token command: set (account tokens for a hosted relay)\n' : 'token command: none\n');
       }
     }));
 

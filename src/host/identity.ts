@@ -1,5 +1,6 @@
 // The host's identity in its home ($MBX_HOME, default ~/.local/share/agentmbx): config.json, the
-// Ed25519 host key, the X25519 enc key and the retired enc keys that still open older mail.
+// Ed25519 host key, the X25519 enc key, the retired enc keys that still open older mail, and the
+// cloud key a hosted relay's account tokens are bound to (made on first need, kept across rotations).
 import { readdirSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
@@ -32,6 +33,8 @@ export interface HomePaths {
   keysDir: string;
   hostKey: string;
   encKey: string;
+  /** the Ed25519 cloud key (docs/hosted-relay.md), only on hosts that use a hosted relay */
+  cloudKey: string;
   retiredDir: string;
   store: string;
   pendingRotation: string;
@@ -50,6 +53,7 @@ export function homePaths(home: string): HomePaths {
     keysDir,
     hostKey: join(keysDir, 'host.key'),
     encKey: join(keysDir, 'enc.key'),
+    cloudKey: join(keysDir, 'cloud.key'),
     retiredDir: join(keysDir, 'retired'),
     store: join(home, 'host.db'),
     pendingRotation: join(home, 'rotation.pending.json'),
@@ -105,10 +109,21 @@ function readKeyFile(path: string): string {
   return text.trim();
 }
 
-export function loadHostKey(path: string): SigningKey {
+/** An Ed25519 key file (the host key, the cloud key). */
+export function loadSigningKey(path: string): SigningKey {
   const key = signingKeyFromSeed(readKeyFile(path));
   if (key === null) throw new HomeError(`${path} does not hold a valid Ed25519 key`);
   return key;
+}
+
+/** The cloud key, created (0600) when the home has none yet; no host-key rotation touches it. */
+export function ensureCloudKey(home: string): SigningKey {
+  const path = homePaths(home).cloudKey;
+  if (readPrivateFile(path) === null) {
+    ensurePrivateDir(homePaths(home).keysDir);
+    writePrivateFile(path, generateSigningKey().exportSeed() + '\n');
+  }
+  return loadSigningKey(path);
 }
 
 export function loadEncKey(path: string): EncKeyPair {
@@ -128,5 +143,5 @@ export function loadKeys(home: string): HostKeys {
     const names = readdirSync(paths.retiredDir).filter((n) => n.startsWith('enc-') && n.endsWith('.key')).sort().reverse();
     for (const name of names) retiredEnc.push(loadEncKey(join(paths.retiredDir, name)).privateKey);
   }
-  return { hostKey: loadHostKey(paths.hostKey), enc: loadEncKey(paths.encKey), retiredEnc };
+  return { hostKey: loadSigningKey(paths.hostKey), enc: loadEncKey(paths.encKey), retiredEnc };
 }

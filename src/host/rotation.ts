@@ -8,7 +8,7 @@ import { fingerprint } from '../protocol/fingerprint.ts';
 import { checkRotation, signRotation, type HostRotation } from '../protocol/records/rotation.ts';
 import { failPoint } from '../failpoint.ts';
 import { HomeError, readPrivateFile, writePrivateFile } from './home-files.ts';
-import { homePaths, loadEncKey, loadHostKey, loadKeys } from './identity.ts';
+import { homePaths, loadEncKey, loadSigningKey, loadKeys } from './identity.ts';
 import type { HostNode } from './node.ts';
 import type { HostStore } from './store/host-store.ts';
 import { retryQuarantined } from './transport/relay/relay-receive.ts';
@@ -51,7 +51,7 @@ export function finishPendingRotation(home: string, store: HostStore, nowMs: num
   const paths = homePaths(home);
   const text = readPrivateFile(paths.pendingRotation);
   if (text === null) {
-    if (store.getMeta(META_HOST_PUB) === undefined) store.setMeta(META_HOST_PUB, loadHostKey(paths.hostKey).publicKey);
+    if (store.getMeta(META_HOST_PUB) === undefined) store.setMeta(META_HOST_PUB, loadSigningKey(paths.hostKey).publicKey);
     return;
   }
   const pending = parsePending(text, paths.pendingRotation);
@@ -64,7 +64,7 @@ export function finishPendingRotation(home: string, store: HostStore, nowMs: num
     writePrivateFile(paths.encKey, pending.enc_private + '\n');
   }
   failPoint('rotate-after-enc');
-  const oldHost = loadHostKey(paths.hostKey);
+  const oldHost = loadSigningKey(paths.hostKey);
   if (oldHost.publicKey !== rec.new_pub) {
     writePrivateFile(join(paths.retiredDir, `host-${stamp}-${fingerprint(rec.old_pub)}.key`), oldHost.exportSeed() + '\n');
     writePrivateFile(paths.hostKey, pending.host_seed + '\n');

@@ -5,7 +5,7 @@ import { createServer, type Server } from 'node:http';
 import { after } from 'node:test';
 import { exportJWK, generateKeyPair, SignJWT, type CryptoKey, type JWK, type JWTPayload } from 'jose';
 import { generateSigningKey, type SigningKey } from '../../src/protocol/keys.ts';
-import { cloudKeyJwk, cloudKeyThumbprint, signCloudKeyCert, signCloudKeyPop } from '../../src/relay/authority/cloud-key.ts';
+import { cloudKeyJwk, cloudKeyThumbprint, signCloudKeyCert, signCloudKeyPop } from '../../src/protocol/records/cloud-key.ts';
 
 export const ISSUER = 'https://accounts.test.example';
 

@@ -192,6 +192,14 @@ export const MIGRATIONS: readonly Migration[] = [
       ALTER TABLE peers ADD COLUMN lan_error_at INTEGER;
     `,
   },
+  {
+    version: 3,
+    sql: `
+      -- The shell command that prints an account token for a hosted relay (relay set --token-command);
+      -- NULL: the relay enrols by host key alone. The token itself is never stored.
+      ALTER TABLE relay ADD COLUMN token_command TEXT;
+    `,
+  },
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

@@ -3,7 +3,7 @@
 import type { Database } from './database.ts';
 
 /** Where relay use stands; anything but ok (and new) is shown by doctor. */
-export const RELAY_STATES = ['new', 'ok', 'unreachable', 'key-mismatch', 'enrol-failed', 'enc-ad-failed', 'clock-skew'] as const;
+export const RELAY_STATES = ['new', 'ok', 'unreachable', 'key-mismatch', 'enrol-failed', 'enc-ad-failed', 'clock-skew', 'token-failed', 'denied'] as const;
 export type RelayState = (typeof RELAY_STATES)[number];
 
 export interface RelayRow {
@@ -25,9 +25,11 @@ export interface RelayRow {
   failures: number;
   retry_at: number;
   set_at: number;
+  /** the command printing an account token for a hosted relay (null: none) */
+  token_command: string | null;
 }
 
-export type RelayUpdate = Partial<Omit<RelayRow, 'url' | 'set_at'>>;
+export type RelayUpdate = Partial<Omit<RelayRow, 'url' | 'set_at' | 'token_command'>>;
 
 export interface QuarantineRow {
   relay_url: string;
@@ -64,14 +66,23 @@ export class RelayTables {
     return this.#db.get<RelayRow>('SELECT * FROM relay WHERE id = 1');
   }
 
-  /** Pins a relay (replacing any other); its session starts over. */
+  /** Pins a relay (replacing any other); its session starts over. The same URL keeps its token command; another starts without. */
   pin(url: string, relayPubkey: string, nowMs: number): void {
     this.#db.run(
       `INSERT INTO relay (id, url, relay_pubkey, state, set_at) VALUES (1, ?, ?, 'new', ?)
        ON CONFLICT (id) DO UPDATE SET url = excluded.url, relay_pubkey = excluded.relay_pubkey, seen_pubkey = NULL, state = 'new',
          detail = NULL, session = NULL, enc_ad_at = NULL, enc_ad_pub = NULL, senders_published = NULL, failures = 0, retry_at = 0,
-         set_at = excluded.set_at`,
+         set_at = excluded.set_at, token_command = CASE WHEN relay.url = excluded.url THEN relay.token_command END`,
       url, relayPubkey, nowMs,
+    );
+  }
+
+  /** Sets (or with null removes) the token command; a changed command drops the session (enrol again) and any backoff. */
+  setTokenCommand(command: string | null): void {
+    this.#db.run(
+      `UPDATE relay SET token_command = ?, session = NULL, state = 'new', detail = NULL, failures = 0, retry_at = 0
+       WHERE id = 1 AND token_command IS NOT ?`,
+      command, command,
     );
   }
 

@@ -2,7 +2,7 @@
 // short-lived access token of its account, verified offline against the issuer's JWKS, and bound
 // to the host through the cloud key that the host key certified and proved it holds.
 import { decodeProtectedHeader, errors, jwtVerify, type JWTPayload } from 'jose';
-import { cloudKeyThumbprint, parseCloudKey, verifyCloudKeyCert, verifyCloudKeyPop } from './cloud-key.ts';
+import { cloudKeyThumbprint, parseCloudKey, verifyCloudKeyCert, verifyCloudKeyPop } from '../../protocol/records/cloud-key.ts';
 import type { EnrolmentAuthority, EnrolmentDecision, EnrolmentRequest } from './enrolment-authority.ts';
 import type { JwksCache } from './jwks-cache.ts';
 

@@ -5,7 +5,7 @@ import { test } from 'node:test';
 import { generateSigningKey } from '../../../src/protocol/keys.ts';
 import {
   cloudKeyJwk, cloudKeyThumbprint, parseCloudKey, signCloudKeyCert, signCloudKeyPop, verifyCloudKeyCert, verifyCloudKeyPop,
-} from '../../../src/relay/authority/cloud-key.ts';
+} from '../../../src/protocol/records/cloud-key.ts';
 
 test('the thumbprint is RFC 7638 over the Ed25519 JWK (RFC 8037 §A.3 vector)', async () => {
   const jwk = parseCloudKey({ kty: 'OKP', crv: 'Ed25519', x: '11qYAYKxCrfVS_7TyWQHOg7hcvPapiMlrwIaaPcHURo' });

@@ -26,7 +26,12 @@ export interface RelayApiOptions {
   nowMs?: () => number;
   /** abort a call after this long (ms) */
   timeoutMs?: number;
+  /** a hosted relay's access token, sent as `authorization: Bearer` with every signed call (may throw) */
+  bearer?: () => Promise<string>;
 }
+
+/** The enrol `proof` an authority needs, built for the challenge just received. */
+export type ProofBuilder = (challenge: string) => Promise<unknown>;
 
 export class RelayApi {
   readonly #options: RelayApiOptions;
@@ -41,8 +46,10 @@ export class RelayApi {
   /** A call with the relay hop (`signed`) or without; `body` is sent as the exact text given or as JSON. */
   async call<T = Record<string, unknown>>(method: 'GET' | 'POST', path: string, body?: unknown, signed = true): Promise<RelayAnswer<T>> {
     const rawBody = body === undefined ? '' : typeof body === 'string' ? body : JSON.stringify(body);
-    const now = (this.#options.nowMs ?? Date.now)();
     const headers: Record<string, string> = rawBody === '' ? {} : { 'content-type': 'application/json' };
+    // the token first: getting it may run the token command, and the hop's time should be fresh
+    if (signed && this.#options.bearer !== undefined) headers['authorization'] = `Bearer ${await this.#options.bearer()}`;
+    const now = (this.#options.nowMs ?? Date.now)();
     if (signed) Object.assign(headers, signRelayHop({ method, path, rawBody }, this.#options.hostName, this.#options.key, now));
     const send = (): Promise<Response> => fetch(new URL(path, this.#options.baseUrl), {
       method,
@@ -73,12 +80,13 @@ export class RelayApi {
     return this.call('GET', '/v2/relay/info');
   }
 
-  /** challenge + enrol with the host key (and an authority's `proof` when the relay needs one) */
-  async enrol(ownerFp = '', proof?: unknown): Promise<RelayAnswer> {
+  /** challenge + enrol with the host key (and an authority's `proof`, built for the challenge, when the relay needs one) */
+  async enrol(ownerFp = '', buildProof?: ProofBuilder): Promise<RelayAnswer> {
     const { hostName: host, key } = this.#options;
     const challenged = await this.call<{ challenge?: string }>('POST', '/v1/relay/challenge', { host, pubkey: key.publicKey }, false);
     if (challenged.status !== 200 || typeof challenged.body.challenge !== 'string') return challenged;
     const sig = key.sign(canonicalJson({ v: 1, challenge: challenged.body.challenge, host, pubkey: key.publicKey, owner_fp: ownerFp }));
+    const proof = buildProof === undefined ? undefined : await buildProof(challenged.body.challenge);
     return this.call('POST', '/v1/relay/enrol', { host, pubkey: key.publicKey, owner_fp: ownerFp, sig, ...(proof === undefined ? {} : { proof }) }, false);
   }
 

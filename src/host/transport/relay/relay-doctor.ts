@@ -1,10 +1,12 @@
 // What doctor says about the relay: the pinned URL and key, whether the relay answers with that key,
 // whether it knows this host under its current key (G13), the stored state, the relay rows per
-// state with the oldest waiting one, the quarantine, and the last epoch change.
+// state with the oldest waiting one, the quarantine, and the last epoch change. With a token command
+// (a hosted relay), doctor gets a token itself (running the command) and signs its info call with it.
 import { fingerprint } from '../../../protocol/fingerprint.ts';
 import { isPlainObject } from '../../../protocol/records/validate.ts';
 import type { DoctorCheck } from '../../doctor.ts';
 import type { HostNode } from '../../node.ts';
+import { relayAccess, TokenCommandError } from './relay-access.ts';
 import { CLOCK_SKEW_MAX_MS, clockSkewMs, relayApiFor } from './relay-session.ts';
 
 function age(ms: number): string {
@@ -23,10 +25,12 @@ async function liveCheck(node: HostNode, timeoutMs: number): Promise<DoctorCheck
   if (relay.seen_pubkey !== null) {
     return fail('key-mismatch', `the relay presents key ${fingerprint(relay.seen_pubkey)}; relay use is stopped until you confirm it with agentmbx relay set ${relay.url} --key ${fingerprint(relay.seen_pubkey)}`);
   }
+  const access = await relayAccess(node, relay);
   let info;
   try {
-    info = await relayApiFor(node, relay.url, timeoutMs).info();
+    info = await relayApiFor(node, relay.url, timeoutMs, access).info();
   } catch (err) {
+    if (err instanceof TokenCommandError) return fail('token-failed', err.message);
     const detail = `unreachable: ${err instanceof Error ? err.message : String(err)} (${relay.url}, pinned ${pinned})${waiting > 0 ? `; ${waiting} row(s) wait for it` : ''}`;
     return { check: 'relay', level: waiting > 0 ? 'fail' : 'warn', detail };
   }
@@ -45,7 +49,8 @@ async function liveCheck(node: HostNode, timeoutMs: number): Promise<DoctorCheck
   if (relay.state !== 'ok') return fail(relay.state, relay.detail ?? 'the daemon has not used the relay yet');
   const encAd = isPlainObject(you.enc_ad) ? you.enc_ad : null;
   if (encAd?.enc_pub !== node.keys.enc.publicKey) return fail('enc-ad-failed', 'the relay holds no current enc-key ad for this host');
-  return { check: 'relay', level: 'ok', detail: `ok: ${relay.url}, key ${pinned}, enrolled as ${fingerprint(hostPub)}, epoch ${String(body.epoch)}${epochNote}` };
+  const via = access === null ? '' : ', account token via command';
+  return { check: 'relay', level: 'ok', detail: `ok: ${relay.url}, key ${pinned}, enrolled as ${fingerprint(hostPub)}${via}, epoch ${String(body.epoch)}${epochNote}` };
 }
 
 function rowsCheck(node: HostNode): DoctorCheck {

@@ -1,11 +1,13 @@
 // Pointing a host at a relay (design §1): fetch its info, show its fingerprint, pin its key (trust on
 // first use, or exactly the key the owner typed). A relay that changes its key is not re-pinned
-// silently: the owner confirms the new key with --key.
+// silently: the owner confirms the new key with --key. A hosted relay also gets the owner's token
+// command, kept with the pin.
 import { fingerprint, parseFingerprintInput } from '../../../protocol/fingerprint.ts';
 import { isPublicKey } from '../../../protocol/keys.ts';
 import { isPlainObject } from '../../../protocol/records/validate.ts';
 import type { HostNode } from '../../node.ts';
 import { normalizeAddr } from '../lan/client.ts';
+import { cloudKeyOf } from './relay-access.ts';
 import { relayApiFor } from './relay-session.ts';
 
 /** A relay pin refused; `usage` marks input the owner must retype (exit 2). */
@@ -17,6 +19,9 @@ export class RelayPinError extends Error {
   }
 }
 
+/** Longest token command kept. */
+export const TOKEN_COMMAND_MAX_CHARS = 4096;
+
 export interface PinnedRelay {
   url: string;
   relay_pubkey: string;
@@ -24,9 +29,18 @@ export interface PinnedRelay {
   epoch: string;
   /** no --key: the key was trusted as first seen */
   tofu: boolean;
+  /** a token command is set (the command itself is not shown) */
+  token_command: boolean;
 }
 
-export async function setRelay(node: HostNode, urlText: string, keyInput?: string): Promise<PinnedRelay> {
+/**
+ * Pins the relay at `urlText`. `tokenCommand`: a command to set, null to remove it, undefined to keep
+ * the one stored for this same URL (another URL starts without one).
+ */
+export async function setRelay(node: HostNode, urlText: string, keyInput?: string, tokenCommand?: string | null): Promise<PinnedRelay> {
+  if (typeof tokenCommand === 'string' && (tokenCommand.trim() === '' || tokenCommand.length > TOKEN_COMMAND_MAX_CHARS)) {
+    throw new RelayPinError(`the token command must be 1 to ${TOKEN_COMMAND_MAX_CHARS} characters`, true);
+  }
   const wanted = keyInput === undefined ? null : parseFingerprintInput(keyInput);
   if (keyInput !== undefined && wanted === null) {
     throw new RelayPinError(`bad fingerprint "${keyInput}": use 16 hex digits (dashes optional) or the base64 key`, true);
@@ -55,8 +69,14 @@ export async function setRelay(node: HostNode, urlText: string, keyInput?: strin
     throw new RelayPinError(`the relay at ${url} changed its key from ${fingerprint(current.relay_pubkey)} to ${fp}: `
       + `if that is expected, confirm with agentmbx relay set ${url} --key ${fp}`);
   }
-  if (current?.url !== url || current.relay_pubkey !== key || current.seen_pubkey !== null) node.store.relay.pin(url, key, node.nowMs());
-  return { url, relay_pubkey: key, fingerprint: fp, epoch: body.epoch, tofu: wanted === null };
+  // the cloud key exists before any command is stored: the daemon never needs to make it
+  if (typeof tokenCommand === 'string') await cloudKeyOf(node);
+  node.store.transaction(() => {
+    if (current?.url !== url || current.relay_pubkey !== key || current.seen_pubkey !== null) node.store.relay.pin(url, key, node.nowMs());
+    if (tokenCommand !== undefined) node.store.relay.setTokenCommand(tokenCommand);
+  });
+  const hasCommand = (node.store.relay.get()?.token_command ?? null) !== null;
+  return { url, relay_pubkey: key, fingerprint: fp, epoch: body.epoch, tofu: wanted === null, token_command: hasCommand };
 }
 
 export function unsetRelay(node: HostNode): boolean {

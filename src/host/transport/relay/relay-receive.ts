@@ -156,7 +156,7 @@ export async function pullRelay(node: HostNode, session: RelaySession, report?: 
       if (!reset(body.epoch, 'epoch')) break;
       continue;
     }
-    if (answer.status === 401) forgetSession(node);
+    forgetSession(node, answer);
     if (answer.status !== 200 || !isPlainObject(body) || typeof body.epoch !== 'string' || !Array.isArray(body.items) || typeof body.head_seq !== 'number') {
       return { applied, acked, error: `relay pull answered HTTP ${answer.status}` };
     }
@@ -198,7 +198,7 @@ export async function pullRelay(node: HostNode, session: RelaySession, report?: 
         if (!reset(epoch, 'rewind')) break;
         continue;
       } else {
-        if (ack.status === 401) forgetSession(node);
+        forgetSession(node, ack);
         return { applied, acked, error: `relay ack answered HTTP ${ack.status}` };
       }
     }

@@ -2,6 +2,8 @@
 // info, enrolment is a cache keyed by (relay, relay_pubkey, epoch, host_pubkey) checked against
 // the signed `you` of info, and redone after a 401 or an epoch change, with backoff while the relay
 // keeps refusing. The enc-ad (30 days, refreshed daily) and the sender allowlist are kept published.
+// A hosted relay also gets an account token with every signed call and a proof at enrolment
+// (relay-access.ts).
 import { sha256Hex } from '../../../protocol/hash.ts';
 import { isPublicKey } from '../../../protocol/keys.ts';
 import { HOP_MAX_SKEW_MS } from '../../../protocol/relay-hop.ts';
@@ -11,6 +13,7 @@ import { isPlainObject } from '../../../protocol/records/validate.ts';
 import { backoffMs } from '../../outbox.ts';
 import { isoTime, type HostNode } from '../../node.ts';
 import type { RelayRow, RelayState } from '../../store/relay-tables.ts';
+import { dropRelayToken, relayAccess, TokenCommandError, type RelayAccess } from './relay-access.ts';
 import { RelayApi, type RelayAnswer } from './relay-api.ts';
 import { syncOwnRotation } from './relay-rotation.ts';
 
@@ -31,12 +34,20 @@ export interface RelaySession {
 
 export type SessionResult = { ok: true; session: RelaySession } | { ok: false; state: RelayState | 'unset'; reason: string };
 
-export function relayApiFor(node: HostNode, url: string, timeoutMs = RELAY_CALL_TIMEOUT_MS): RelayApi {
-  return new RelayApi({ baseUrl: url, hostName: node.config.host, key: node.keys.hostKey, nowMs: node.nowMs, timeoutMs });
+/** A client of the relay at `url` speaking as this host; with `access`, signed calls carry its token. */
+export function relayApiFor(node: HostNode, url: string, timeoutMs = RELAY_CALL_TIMEOUT_MS, access: RelayAccess | null = null): RelayApi {
+  return new RelayApi({
+    baseUrl: url, hostName: node.config.host, key: node.keys.hostKey, nowMs: node.nowMs, timeoutMs,
+    ...(access === null ? {} : { bearer: access.bearer }),
+  });
 }
 
 function sessionKey(relay: RelayRow, epoch: string, hostPub: string): string {
   return `${relay.url}|${relay.relay_pubkey}|${epoch}|${hostPub}`;
+}
+
+function codeOf(answer: RelayAnswer): unknown {
+  return isPlainObject(answer.body) ? answer.body.code : undefined;
 }
 
 function errorOf(answer: RelayAnswer): string {
@@ -50,8 +61,11 @@ export function clockSkewMs(answer: RelayAnswer, nowMs: number): number | null {
   return Number.isFinite(relayMs) ? relayMs - nowMs : null;
 }
 
-/** A refused call explained: clock-skew when the Date header shows it, else `fallback`. */
+/** A refused call explained: denied (403 DENIED), unreachable (503 AUTHORITY_UNAVAILABLE), clock-skew when the Date header shows it, else `fallback`. */
 function refusalState(answer: RelayAnswer, nowMs: number, fallback: RelayState): { state: RelayState; reason: string } {
+  const code = codeOf(answer);
+  if (code === 'DENIED') return { state: 'denied', reason: errorOf(answer) };
+  if (code === 'AUTHORITY_UNAVAILABLE') return { state: 'unreachable', reason: errorOf(answer) };
   const skew = clockSkewMs(answer, nowMs);
   if (skew !== null && Math.abs(skew) > CLOCK_SKEW_MAX_MS) {
     return { state: 'clock-skew', reason: `the relay's clock is ${Math.round(skew / 1000)} s from ours: fix this machine's time` };
@@ -62,6 +76,12 @@ function refusalState(answer: RelayAnswer, nowMs: number, fallback: RelayState):
 function fail(node: HostNode, relay: RelayRow, state: RelayState, reason: string): SessionResult {
   node.store.relay.update({ state, detail: reason, failures: relay.failures + 1, retry_at: node.nowMs() + backoffMs(relay.failures) });
   return { ok: false, state, reason };
+}
+
+/** A call that got no answer: the token command failed (token-failed), or the relay is out of reach. */
+function noAnswer(node: HostNode, relay: RelayRow, err: unknown): SessionResult {
+  if (err instanceof TokenCommandError) return fail(node, relay, 'token-failed', err.message);
+  return fail(node, relay, 'unreachable', `cannot reach ${relay.url}: ${err instanceof Error ? err.message : String(err)}`);
 }
 
 /**
@@ -81,9 +101,15 @@ export function noteRelayReset(node: HostNode, epoch: string, why: 'epoch' | 're
   });
 }
 
-/** A 401 from the relay: enrol again on the next call. */
-export function forgetSession(node: HostNode): void {
-  node.store.relay.update({ session: null });
+/**
+ * A signed call the relay refused for who we are (401, or 403 DENIED): enrol again on the next tick.
+ * A refused account token (TOKEN_INVALID, TOKEN_REQUIRED) is dropped too, so the token command runs
+ * again; that is also how a key rotation on a hosted relay ends ("enrol again"). Other answers: nothing.
+ */
+export function forgetSession(node: HostNode, answer: RelayAnswer): void {
+  const code = codeOf(answer);
+  if (answer.status === 401 || code === 'DENIED') node.store.relay.update({ session: null });
+  if (code === 'TOKEN_INVALID' || code === 'TOKEN_REQUIRED') dropRelayToken(node);
 }
 
 /**
@@ -99,7 +125,14 @@ export async function ensureSession(node: HostNode): Promise<SessionResult> {
   }
   const now = node.nowMs();
   if (relay.retry_at > now) return { ok: false, state: relay.state, reason: relay.detail ?? 'waiting before trying the relay again' };
-  const api = relayApiFor(node, relay.url);
+  const access = await relayAccess(node, relay);
+  try {
+    // a fresh token before anything else: this is where it is refreshed ahead of its expiry
+    await access?.bearer();
+  } catch (err) {
+    return noAnswer(node, relay, err);
+  }
+  const api = relayApiFor(node, relay.url, RELAY_CALL_TIMEOUT_MS, access);
   const hostPub = node.keys.hostKey.publicKey;
   if (relay.state === 'ok' && relay.epoch !== null && relay.session === sessionKey(relay, relay.epoch, hostPub)) {
     return maintain(node, { relay, api });
@@ -110,7 +143,7 @@ export async function ensureSession(node: HostNode): Promise<SessionResult> {
   try {
     info = await api.info();
   } catch (err) {
-    return fail(node, relay, 'unreachable', `cannot reach ${relay.url}: ${err instanceof Error ? err.message : String(err)}`);
+    return noAnswer(node, relay, err);
   }
   const body = info.body;
   if (info.status !== 200 || !isPlainObject(body) || typeof body.epoch !== 'string' || body.epoch === '' || !isPublicKey(body.relay_pubkey)) {
@@ -134,13 +167,17 @@ export async function ensureSession(node: HostNode): Promise<SessionResult> {
   if (you?.pubkey !== hostPub) {
     let enrolled: RelayAnswer;
     try {
-      enrolled = await api.enrol();
+      enrolled = await api.enrol('', access?.proof);
     } catch (err) {
-      return fail(node, relay, 'unreachable', `cannot reach ${relay.url}: ${err instanceof Error ? err.message : String(err)}`);
+      return noAnswer(node, relay, err);
     }
     if (enrolled.status !== 200) {
+      // a refused proof is not offered again: the next try runs the token command anew
+      if (access !== null) dropRelayToken(node);
       const why = refusalState(enrolled, node.nowMs(), 'enrol-failed');
-      return fail(node, relay, why.state, `enrolment refused: ${why.reason}`);
+      const hint = why.state === 'denied' && access === null
+        ? `; this relay enrols hosts with account tokens: run agentmbx relay set ${relay.url} --token-command "<cmd>"` : '';
+      return fail(node, relay, why.state, `enrolment refused: ${why.reason}${hint}`);
     }
   }
   const adPub = you !== null && isPlainObject(you.enc_ad) ? you.enc_ad.enc_pub : null;
@@ -165,7 +202,7 @@ async function maintain(node: HostNode, session: RelaySession): Promise<SessionR
         iat: isoTime(now), exp: isoTime(now + ENC_AD_PUBLISH_LIFETIME_MS),
       };
       const answer = await api.publishEncAd(ad, signEncAdV2(ad, node.keys.hostKey));
-      if (answer.status === 401) forgetSession(node);
+      forgetSession(node, answer);
       if (answer.status !== 200 || !isPlainObject(answer.body) || answer.body.ok !== true) {
         const why = refusalState(answer, now, 'enc-ad-failed');
         return fail(node, relay, why.state, `enc-key ad not published: ${why.reason}`);
@@ -177,7 +214,7 @@ async function maintain(node: HostNode, session: RelaySession): Promise<SessionR
     if (relay.senders_published !== published) {
       const list: SenderListRecord = { v: 1, type: 'relay-senders', host_pubkey: node.keys.hostKey.publicKey, senders, iat: isoTime(now) };
       const answer = await api.publishSenders(list, signSenderList(list, node.keys.hostKey));
-      if (answer.status === 401) forgetSession(node);
+      forgetSession(node, answer);
       // 409: a list at least as new is there already (published this very millisecond); try again later.
       if (answer.status === 200) store.relay.update({ senders_published: published });
       else if (answer.status !== 409) {
@@ -186,7 +223,7 @@ async function maintain(node: HostNode, session: RelaySession): Promise<SessionR
       }
     }
   } catch (err) {
-    return fail(node, relay, 'unreachable', `cannot reach ${relay.url}: ${err instanceof Error ? err.message : String(err)}`);
+    return noAnswer(node, relay, err);
   }
   return { ok: true, session: { relay: store.relay.get() ?? relay, api } };
 }

@@ -65,7 +65,7 @@ export class RelayTransport implements Transport {
       return failAll(`relay push got no answer: ${err instanceof Error ? err.message : String(err)}`);
     }
     failPoint('host.relay.after-push');
-    if (answer.status === 401) forgetSession(this.#node);
+    forgetSession(this.#node, answer);
     const list = isPlainObject(answer.body) && Array.isArray(answer.body.results) ? answer.body.results as unknown[] : null;
     if (answer.status !== 200 || list === null) {
       const error = isPlainObject(answer.body) && typeof answer.body.error === 'string' ? answer.body.error : 'no results';

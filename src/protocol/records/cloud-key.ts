@@ -4,9 +4,9 @@
 // the enrolment challenge (cloud-key-pop), so a token seen in transit is useless without the cloud
 // key's private half.
 import { calculateJwkThumbprint } from 'jose';
-import { fromBase64Url, toBase64, toBase64Url } from '../../protocol/base64.ts';
-import { canonicalJson } from '../../protocol/canonical.ts';
-import { isPublicKey, KEY_BYTES, verifySignature, type SigningKey } from '../../protocol/keys.ts';
+import { fromBase64Url, toBase64, toBase64Url } from '../base64.ts';
+import { canonicalJson } from '../canonical.ts';
+import { isPublicKey, KEY_BYTES, verifySignature, type SigningKey } from '../keys.ts';
 
 /** A public Ed25519 key as a JWK, exactly these three members. */
 export interface CloudKeyJwk {
