@@ -43,8 +43,9 @@ export function relayed(node: HostNode): RelayedHost {
   return { node, link: new RelayLink(node, (line) => log.push(line)), log };
 }
 
-export async function relayWorld(options: TestRelayOptions = {}): Promise<RelayWorld> {
-  const { clock, testClock } = sharedClock();
+/** Two hosts pointed at a new relay on `clocks` (a fresh shared clock by default). */
+export async function relayWorld(options: TestRelayOptions = {}, clocks = sharedClock()): Promise<RelayWorld> {
+  const { clock, testClock } = clocks;
   const relay = await startTestRelay({ ...options, clock: testClock });
   const a = makeHost('alpha', clock, ['ann']);
   const b = makeHost('beta', clock, ['bob']);
