@@ -18,10 +18,10 @@ export interface RelayedPair {
 
 /**
  * beta joins alpha telling it a closed port, then alpha's daemon moves to another port (so beta's
- * pinned address for it is closed too); both run `relay set` with the relay's fingerprint and wait
- * until their daemons say the relay is ready.
+ * pinned address for it is closed too); both run `relay set` with the relay's fingerprint (and
+ * `setArgs`) and wait until their daemons say the relay is ready.
  */
-export async function relayedPair(relayOptions: { failpoint?: string } = {}): Promise<RelayedPair> {
+export async function relayedPair(relayOptions: { failpoint?: string; args?: string[] } = {}, setArgs: string[] = []): Promise<RelayedPair> {
   const relayDir = tempDir('mbx-e2e-relay-');
   const relay = await spawnRelay(relayDir, relayOptions);
   const alpha = await newCliHost('alpha', ['ann']);
@@ -34,7 +34,7 @@ export async function relayedPair(relayOptions: { failpoint?: string } = {}): Pr
   await first.exited;
   alpha.url = '';
   const da = await startCliDaemon(alpha);
-  for (const host of [alpha, beta]) await cli(host, ['relay', 'set', relay.url, '--key', relay.fingerprint]);
+  for (const host of [alpha, beta]) await cli(host, ['relay', 'set', relay.url, '--key', relay.fingerprint, ...setArgs]);
   await da.waitForLine(/relay ready: /);
   await db.waitForLine(/relay ready: /);
   return { relayDir, relay, alpha, beta, da, db };

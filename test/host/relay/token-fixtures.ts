@@ -39,6 +39,8 @@ export interface MintServer {
   mode: 'ok' | 'other-jkt';
   /** the account each host's tokens name (default acct-1) */
   accounts: Map<string, string>;
+  /** every token served (to check that none shows up in any output) */
+  tokens: string[];
 }
 
 const CLIENT = `
@@ -58,7 +60,7 @@ process.stdout.write(text + '\\n');
 /** A mint endpoint minting, with `issuer`, a 10-minute token for the cloud key the command passes. */
 export async function startMintServer(issuer: TokenIssuer): Promise<MintServer> {
   const otherJkt = await cloudKeyThumbprint(cloudKeyJwk(generateSigningKey().publicKey));
-  const mint: MintServer = { url: '', command: '', runs: new Map(), env: new Map(), mode: 'ok', accounts: new Map() };
+  const mint: MintServer = { url: '', command: '', runs: new Map(), env: new Map(), mode: 'ok', accounts: new Map(), tokens: [] };
   const server = createServer((request, response) => {
     const q = new URL(request.url ?? '/', 'http://x').searchParams;
     const env: CommandEnv = { relay: q.get('relay') ?? '', host: q.get('host') ?? '', fp: q.get('fp') ?? '', jkt: q.get('jkt') ?? '', key: q.get('key') ?? '' };
@@ -67,7 +69,10 @@ export async function startMintServer(issuer: TokenIssuer): Promise<MintServer> 
     const account = mint.accounts.get(env.host) ?? 'acct-1';
     const jkt = mint.mode === 'other-jkt' ? otherJkt : env.jkt;
     issuer.mint(AUDIENCE, { sub: `${account}-${env.host}`, account, client_id: `client-${env.host}`, cnf: { jkt } })
-      .then((token) => response.writeHead(200, { 'content-type': 'text/plain' }).end(token))
+      .then((token) => {
+        mint.tokens.push(token);
+        response.writeHead(200, { 'content-type': 'text/plain' }).end(token);
+      })
       .catch((err: unknown) => response.writeHead(500).end(String(err)));
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
