@@ -1,7 +1,8 @@
 // Hosts with a token command on a real hosted relay (enrolment_authority "account-token") and a
 // local issuer: enrolment with the account-token proof, the bearer on every signed call, refresh
-// before expiry, a refused token dropped, a failing command (token-failed) and a deny-list entry
-// (denied) in doctor, and a host-key rotation.
+// before expiry, a refused token dropped, a failing command (token-failed), a deny-list entry
+// (denied) and an unavailable issuer in doctor and the state, a host-key rotation, and what
+// `relay set` keeps of the command.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { statSync } from 'node:fs';
@@ -14,6 +15,8 @@ import { fingerprint } from '../../../src/protocol/fingerprint.ts';
 import { cloudKeyThumbprint } from '../../../src/protocol/records/cloud-key.ts';
 import { cloudKeyOf } from '../../../src/host/transport/relay/relay-access.ts';
 import { setRelay } from '../../../src/host/transport/relay/relay-pin.ts';
+import { JWKS_STALE_LIMIT_MS } from '../../../src/relay/authority/jwks-cache.ts';
+import { startTestRelay } from '../../helpers/relay-fixture.ts';
 import { rawHost, tick, tickUntilRow } from './relay-fixtures.ts';
 import { AUDIENCE, enrolmentOf, hostedWorld, type HostedWorld } from './token-fixtures.ts';
 
@@ -169,4 +172,30 @@ test('after a host-key rotation the host enrols again with a new cloud-key certi
   assert.ok(listInbox(world.b.node, 'bob').some((m) => m.id === sent.id), world.b.log.join(' | '));
   await mailBothWays(world, 'after');
   assert.equal(relayCheck(await doctorOf(world, 'a')).level, 'ok');
+});
+
+test('relay set keeps the command for the same URL and drops it for another; a changed command drops the session', async () => {
+  const world = await hostedWorld();
+  await tick(world.a);
+  assert.notEqual(world.a.node.store.relay.get()?.session, null);
+  await setRelay(world.a.node, world.relay.url, undefined, `${world.mint.command} --again`);
+  const changed = world.a.node.store.relay.get();
+  assert.deepEqual([changed?.session, changed?.state, changed?.token_command], [null, 'new', `${world.mint.command} --again`], 'enrol again with the new command');
+  await tick(world.a);
+  assert.equal(world.mint.runs.get('alpha'), 2, 'the new command ran');
+  await assert.rejects(setRelay(world.a.node, world.relay.url, undefined, '  '), /token command must be/);
+  const other = await startTestRelay({ clock: world.testClock });
+  assert.equal((await setRelay(world.a.node, other.url)).token_command, false, 'another relay starts without a command');
+  assert.equal(world.a.node.store.relay.get()?.token_command, null);
+});
+
+test('the issuer\'s keys unavailable for over an hour: enrolment answers 503, shown as unreachable with the relay\'s reason', async () => {
+  const world = await hostedWorld();
+  await tick(world.b); // the relay fetched the issuer's keys
+  world.issuer.down = true;
+  world.clock.now += JWKS_STALE_LIMIT_MS + MINUTE;
+  await tick(world.a);
+  const relay = world.a.node.store.relay.get();
+  assert.equal(relay?.state, 'unreachable', world.a.log.join(' | '));
+  assert.match(relay?.detail ?? '', /enrolment refused: HTTP 503: .*could not be fetched for over an hour/);
 });
