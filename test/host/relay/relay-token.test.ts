@@ -5,7 +5,7 @@
 // `relay set` keeps of the command.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { statSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { runDoctor, type DoctorReport } from '../../../src/host/doctor.ts';
 import { homePaths } from '../../../src/host/identity.ts';
 import { listInbox } from '../../../src/host/mailbox.ts';
@@ -61,6 +61,9 @@ test('hosts with a token command enrol under their account and mail both ways; t
 
   // every hop of the mail flow is a signed call the hosted relay takes only with the bearer token
   await mailBothWays(world, 'hello');
+  const storeBytes = ['', '-wal'].map((suffix) => (existsSync(homePaths(world.a.node.home).store + suffix) ? readFileSync(homePaths(world.a.node.home).store + suffix, 'latin1') : '')).join('');
+  assert.ok(world.mint.tokens.length >= 1);
+  for (const token of world.mint.tokens) assert.ok(!storeBytes.includes(token.split('.')[2] ?? token), 'tokens are kept in memory only, never in the store');
   const ok = relayCheck(await doctorOf(world, 'a'));
   assert.equal(ok.level, 'ok', ok.detail);
   assert.match(ok.detail, /account token via command/);

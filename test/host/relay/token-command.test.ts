@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import {
-  parseTokenOutput, redactTokens, runTokenCommand, TOKEN_MAX_BYTES, TOKEN_REASON_MAX_CHARS, TokenCache, tokenNeedsRefresh,
+  parseTokenOutput, redactTokens, runTokenCommand, TOKEN_MAX_BYTES, TOKEN_REASON_MAX_CHARS, TOKEN_STDERR_MAX_BYTES, TokenCache, tokenNeedsRefresh,
   type AccessToken, type TokenRun,
 } from '../../../src/host/transport/relay/relay-token.ts';
 import { tempDir } from '../../helpers/processes.ts';
@@ -48,6 +48,8 @@ test('a failing command gives its last stderr line with anything token-like repl
   assert.equal(failed(await run('exit 3')), 'exited with status 3');
   const long = failed(await run(`printf 'x%.0s' $(seq 1 500) >&2; exit 1`));
   assert.equal(long.length, TOKEN_REASON_MAX_CHARS);
+  const noisy = failed(await run(`head -c ${4 * TOKEN_STDERR_MAX_BYTES} /dev/zero | tr '\\0' x >&2; echo >&2; echo 'the last word' >&2; exit 1`));
+  assert.equal(noisy, 'the last word', 'stderr is capped to its tail, which holds the last line');
   assert.equal(redactTokens(`a ${token} b eyJhbGciOiJFZERTQSJ9.eyJzdWIi c`), 'a [token] b [token] c');
   assert.equal(redactTokens('see https://accounts.example.com/login and file.tar.gz'), 'see https://accounts.example.com/login and file.tar.gz');
 });
