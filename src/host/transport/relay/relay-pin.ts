@@ -69,7 +69,7 @@ export async function setRelay(node: HostNode, urlText: string, keyInput?: strin
     throw new RelayPinError(`the relay at ${url} changed its key from ${fingerprint(current.relay_pubkey)} to ${fp}: `
       + `if that is expected, confirm with agentmbx relay set ${url} --key ${fp}`);
   }
-  // the cloud key exists before any command is stored: the daemon never needs to make it
+  // the cloud key exists before any command is stored, so a running daemon does not race us to make it
   if (typeof tokenCommand === 'string') await cloudKeyOf(node);
   node.store.transaction(() => {
     if (current?.url !== url || current.relay_pubkey !== key || current.seen_pubkey !== null) node.store.relay.pin(url, key, node.nowMs());
