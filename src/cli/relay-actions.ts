@@ -47,7 +47,8 @@ function positiveInteger(text: string, flag: string, max: number): number {
 }
 
 export async function serve(flags: Record<string, string | undefined>): Promise<void> {
-  const service = await operate(() => startRelayService({ ...resolveServeOptions(flags, process.env), env: process.env, requestLog: createRelayLogger() }));
+  const requestLog = createRelayLogger();
+  const service = await operate(() => startRelayService({ ...resolveServeOptions(flags, process.env), env: process.env, requestLog }));
   process.stdout.write(`agentmbx relay listening on ${service.url} fingerprint ${service.fingerprint} epoch ${service.epoch}\n`);
   if (service.metricsUrl !== null) process.stderr.write(`agentmbx relay: metrics on ${service.metricsUrl}/metrics\n`);
   await new Promise<void>((resolve) => {
@@ -60,6 +61,7 @@ export async function serve(flags: Record<string, string | undefined>): Promise<
     process.on('SIGINT', stop);
   });
   await service.close();
+  await new Promise<void>((resolve) => { requestLog.flush(() => resolve()); });
   process.stdout.write('agentmbx relay stopped\n');
 }
 

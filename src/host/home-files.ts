@@ -2,6 +2,7 @@
 // symlinks, not ours, or readable by others. Writes are atomic (temp file, fsync, rename).
 import { closeSync, fsyncSync, lstatSync, mkdirSync, openSync, readFileSync, renameSync, writeSync, type Stats } from 'node:fs';
 import { dirname, join } from 'node:path';
+import { syncDirectory } from '../common/sync-dir.ts';
 
 export class HomeError extends Error {}
 
@@ -65,14 +66,5 @@ export function writePrivateFile(path: string, content: string): void {
     closeSync(fd);
   }
   renameSync(tmp, path);
-  syncDir(dirname(path));
-}
-
-function syncDir(path: string): void {
-  const fd = openSync(path, 'r');
-  try {
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
+  syncDirectory(dirname(path));
 }

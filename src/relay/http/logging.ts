@@ -5,9 +5,19 @@ import { pino, type DestinationStream, type Logger } from 'pino';
 import { fingerprint } from '../../protocol/fingerprint.ts';
 import { isPublicKey } from '../../protocol/keys.ts';
 
-/** JSON lines on `destination` (default: standard output, written asynchronously). */
+/** Standard output gets request lines in blocks of at least this many bytes (one write per line costs a busy relay dearly)… */
+export const LOG_BLOCK_BYTES = 8 * 1024;
+/** …and at least this often, so that a quiet relay's lines still show at once. */
+export const LOG_FLUSH_MS = 250;
+/** Lines waiting for a slow standard output beyond this many bytes are dropped, never held in memory. */
+export const LOG_BUFFER_MAX_BYTES = 8 * 1024 * 1024;
+
+/** JSON lines on `destination` (default: standard output, written asynchronously in blocks; flush before exit). */
 export function createRelayLogger(destination?: DestinationStream): Logger {
-  return pino({ base: undefined, timestamp: pino.stdTimeFunctions.isoTime }, destination ?? pino.destination({ fd: 1, sync: false }));
+  if (destination !== undefined) return pino({ base: undefined, timestamp: pino.stdTimeFunctions.isoTime }, destination);
+  const stdout = pino.destination({ fd: 1, sync: false, minLength: LOG_BLOCK_BYTES, maxLength: LOG_BUFFER_MAX_BYTES });
+  setInterval(() => { stdout.flush(); }, LOG_FLUSH_MS).unref();
+  return pino({ base: undefined, timestamp: pino.stdTimeFunctions.isoTime }, stdout);
 }
 
 /** The fingerprint of the x-mbx-key a request carried (verified or not: a 401 shows who tried), or null. */

@@ -6,6 +6,7 @@ import {
   closeSync, constants, fstatSync, fsyncSync, linkSync, mkdirSync, openSync, readSync, unlinkSync, writeSync,
 } from 'node:fs';
 import { join } from 'node:path';
+import { syncDirectory } from '../../common/sync-dir.ts';
 import { failPoint } from '../../failpoint.ts';
 import { fingerprint } from '../../protocol/fingerprint.ts';
 import { generateSigningKey, signingKeyFromSeed, type SigningKey } from '../../protocol/keys.ts';
@@ -105,21 +106,12 @@ function createRelayKeyFile(storeDir: string, path: string): SigningKey {
   } finally {
     unlinkSync(temp);
   }
+  // the new directory entry must be durable: a crash after start must not lose the relay's identity
   syncDirectory(storeDir);
   // read back through the same checks, which also picks up a key another process linked first
   const stored = readRelayKeyFile(path);
   if (stored === null) throw new RelayKeyError(`${path} vanished while it was being created`);
   return stored;
-}
-
-/** Makes the new directory entry durable (a crash after start must not lose the relay's identity). */
-function syncDirectory(dir: string): void {
-  const fd = openSync(dir, constants.O_RDONLY);
-  try {
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
 }
 
 /** A new relay key for `agentmbx relay keygen`: the base64 private key and its public fingerprint. */

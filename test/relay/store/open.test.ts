@@ -23,9 +23,9 @@ function tableNames(dir: string): string[] {
   return inspect(dir, (db) => db.prepare(`SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name`).all().map((r) => String(r.name)));
 }
 
-test('a new store has the schema, WAL, synchronous=FULL, private files and its meta', async () => {
+test('a new store has the schema, WAL synced by the store, private files and its meta', async () => {
   const { store, dir } = await freshStore({ newEpoch: () => 'epoch-1', nowMs: () => 5 });
-  assert.deepEqual(store.connectionSettings(), { journalMode: 'wal', synchronous: 'FULL', busyTimeoutMs: 5_000 });
+  assert.deepEqual(store.connectionSettings(), { journalMode: 'wal', synchronous: 'NORMAL', walSyncedBeforeSettle: true, busyTimeoutMs: 5_000 });
   assert.deepEqual(tableNames(dir), TABLES);
   assert.equal(statSync(dir).mode & 0o777, 0o700);
   assert.equal(statSync(join(dir, RELAY_DB_FILE)).mode & 0o777, 0o600);

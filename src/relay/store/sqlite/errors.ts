@@ -29,8 +29,8 @@ export class StoreMigrationError extends StoreOpenError {
 /** A transaction asked of a store that is closing or closed. */
 export class StoreClosedError extends Error {
   override name = 'StoreClosedError';
-  constructor() {
-    super('the relay store is closed');
+  constructor(message = 'the relay store is closed', options?: ErrorOptions) {
+    super(message, options);
   }
 }
 

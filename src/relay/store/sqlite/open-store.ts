@@ -4,6 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
+import { syncDirectory } from '../../../common/sync-dir.ts';
 import { fingerprint } from '../../../protocol/fingerprint.ts';
 import type { StoreMeta } from '../relay-store.ts';
 import { NotARelayStoreError, StoreKeyMismatchError, StoreOpenError, StoreSchemaTooNewError } from './errors.ts';
@@ -12,13 +13,16 @@ import { applyMigrations } from './migrate.ts';
 import { latestVersion, MIGRATIONS, type Migration } from './migrations/index.ts';
 import { createPrivateFile } from './private-file.ts';
 import { SqliteRelayStore, type SqliteRelayStoreOptions } from './sqlite-relay-store.ts';
+import { walFileSyncer, type WalSyncer } from './wal-sync.ts';
 
 export const RELAY_DB_FILE = 'relay.db';
 /** How long a statement waits for another connection's lock (a backup, an operator read) before failing. */
 export const BUSY_TIMEOUT_MS = 5_000;
 const SQLITE_NOTADB = 26;
 
-export interface OpenSqliteRelayStoreOptions extends SqliteRelayStoreOptions {
+export interface OpenSqliteRelayStoreOptions extends Omit<SqliteRelayStoreOptions, 'walSyncer'> {
+  /** default: fdatasync of relay.db-wal (tests inject one they control) */
+  walSyncer?: WalSyncer;
   dir: string;
   /** base64 public key of the relay running this store */
   relayPubkey: string;
@@ -66,9 +70,13 @@ export async function openSqliteRelayStore(options: OpenSqliteRelayStoreOptions)
     db.close();
     throw error;
   }
+  // Commits only reach the OS; the store syncs the WAL itself before it settles them (wal-sync.ts).
+  // The WAL file exists now and stays while the store is open: its directory entry is made durable once.
+  db.exec('PRAGMA synchronous = NORMAL');
+  syncDirectory(dir);
   const reader = openDatabase(path, dir, false);
   reader.exec('PRAGMA query_only = ON');
-  return new SqliteRelayStore(db, reader, dir, options);
+  return new SqliteRelayStore(db, reader, dir, { ...options, walSyncer: options.walSyncer ?? walFileSyncer(`${path}-wal`) });
 }
 
 /**

@@ -1,8 +1,9 @@
 // The SQLite RelayStore: one writer connection and one reader connection (WAL lets the reader see
 // the last commit while a write is open). Writes are taken from a FIFO queue; writes queued together
 // share one commit (group commit, see group-commit.ts): each runs inside its own SAVEPOINT, so each
-// stays all-or-nothing, and every one of them settles only after the shared COMMIT. Commit is
-// synchronous=FULL, so a write's promise resolves only once it is durable. Read-only transactions
+// stays all-or-nothing, and every one of them settles only after the shared COMMIT and the WAL sync
+// that follows it (wal-sync.ts), so a write's promise resolves only once it is durable; the next
+// groups are committed while that sync runs on the thread pool. Read-only transactions
 // run one at a time from their own queue on the reader, so they never wait for a write group and
 // never see what a group has not committed.
 import { AsyncLocalStorage } from 'node:async_hooks';
@@ -11,6 +12,7 @@ import type { RelayStore, RelayTx, TransactionOptions } from '../relay-store.ts'
 import { StoreClosedError, StoreOverloadedError, TransactionMisuseError } from './errors.ts';
 import { closesGroup, DEFAULT_GROUP_COMMIT, lingers, startsAtOnce, SYSTEM_SCHEDULER, type GroupCommitPolicy, type GroupScheduler, type QueueHead } from './group-commit.ts';
 import { openRelayTx } from './relay-tx.ts';
+import type { WalSyncer } from './wal-sync.ts';
 
 /** Transactions waiting for their turn; beyond this the store refuses new ones (StoreOverloadedError). */
 export const MAX_QUEUED_TRANSACTIONS = 10_000;
@@ -32,9 +34,11 @@ interface Member {
 }
 
 export interface SqliteRelayStoreOptions {
+  /** makes the writer's commits durable; required because the writer runs synchronous=NORMAL */
+  walSyncer: WalSyncer;
   groupCommit?: GroupCommitPolicy;
   scheduler?: GroupScheduler;
-  /** told after every durable COMMIT of a write group: how many transactions it held, how long it was open */
+  /** told after every durable COMMIT of a write group: how many transactions it held, how long from its start to its sync */
   onGroupCommit?: (size: number, latencyMs: number) => void;
 }
 
@@ -46,12 +50,21 @@ export interface GroupCommitStats {
   transactions: number;
   /** members of the last write group */
   lastGroupSize: number;
+  /** WAL syncs; each makes every group committed before it durable */
+  syncs: number;
+}
+
+/** A committed group waiting for the WAL sync that makes it durable. */
+interface CommittedGroup {
+  members: Member[];
+  openedAt: number;
 }
 
 /** Set while a job's fn runs, so that a nested store.transaction fails instead of waiting for itself. */
 const runningJob = new AsyncLocalStorage<{ ended: boolean }>();
 
 const SAVEPOINT = 'member';
+const SYNC_FAILED = 'the relay store could not sync its log to disk: restart the relay';
 
 export class SqliteRelayStore implements RelayStore {
   /** the store directory, for messages */
@@ -65,14 +78,22 @@ export class SqliteRelayStore implements RelayStore {
   readonly #policy: GroupCommitPolicy;
   readonly #scheduler: GroupScheduler;
   readonly #onGroupCommit: ((size: number, latencyMs: number) => void) | undefined;
-  readonly #stats: GroupCommitStats = { commits: 0, transactions: 0, lastGroupSize: 0 };
+  readonly #stats: GroupCommitStats = { commits: 0, transactions: 0, lastGroupSize: 0, syncs: 0 };
+  readonly #walSyncer: WalSyncer;
+  /** committed, not yet synced: settled by the next sync that starts after their COMMIT */
+  #unsynced: CommittedGroup[] = [];
+  #syncing: Promise<void> | null = null;
+  /** set while an open group waits for a write or for the running sync to end */
+  #wakeGroup: (() => void) | null = null;
+  /** a failed WAL sync: what was committed may not be on disk, so the store takes no more work */
+  #syncFailure: { error: unknown } | null = null;
   #lastCommitAt: number | null = null;
   #draining: Promise<void> | null = null;
   #readDraining: Promise<void> | null = null;
   #closed = false;
 
   /** `reader` is a second connection to the same file, with query_only on. */
-  constructor(db: DatabaseSync, reader: DatabaseSync, dir: string, options: SqliteRelayStoreOptions = {}) {
+  constructor(db: DatabaseSync, reader: DatabaseSync, dir: string, options: SqliteRelayStoreOptions) {
     this.#db = db;
     this.#reader = reader;
     this.dir = dir;
@@ -81,9 +102,11 @@ export class SqliteRelayStore implements RelayStore {
     this.#policy = options.groupCommit ?? DEFAULT_GROUP_COMMIT;
     this.#scheduler = options.scheduler ?? SYSTEM_SCHEDULER;
     this.#onGroupCommit = options.onGroupCommit;
+    this.#walSyncer = options.walSyncer;
   }
 
   transaction<T>(fn: (tx: RelayTx) => Promise<T>, options: TransactionOptions = {}): Promise<T> {
+    if (this.#syncFailure !== null) return Promise.reject(new StoreClosedError(SYNC_FAILED, { cause: this.#syncFailure.error }));
     if (this.#closed) return Promise.reject(new StoreClosedError());
     const current = runningJob.getStore();
     if (current !== undefined && !current.ended) {
@@ -97,6 +120,7 @@ export class SqliteRelayStore implements RelayStore {
         this.#readDraining ??= this.#drainReads();
       } else {
         this.#queue.push(job);
+        this.#wakeGroup?.();
         this.#draining ??= this.#drain();
       }
     });
@@ -117,16 +141,21 @@ export class SqliteRelayStore implements RelayStore {
   }
 
 
-  /** The connection's durability settings as SQLite reports them (for operators and tests). */
-  connectionSettings(): { journalMode: string; synchronous: string; busyTimeoutMs: number } {
+  /**
+   * The writer's durability settings as SQLite reports them, and whether the store syncs the WAL
+   * itself before settling a write (for operators and tests).
+   */
+  connectionSettings(): { journalMode: string; synchronous: string; walSyncedBeforeSettle: boolean; busyTimeoutMs: number } {
     const value = (pragma: string): unknown => Object.values(this.#db.prepare(`PRAGMA ${pragma}`).get() ?? {})[0];
     const synchronous = ['OFF', 'NORMAL', 'FULL', 'EXTRA'][Number(value('synchronous'))] ?? 'unknown';
-    return { journalMode: String(value('journal_mode')), synchronous, busyTimeoutMs: Number(value('busy_timeout')) };
+    return { journalMode: String(value('journal_mode')), synchronous, walSyncedBeforeSettle: true, busyTimeoutMs: Number(value('busy_timeout')) };
   }
 
   async close(): Promise<void> {
     this.#closed = true;
     await Promise.all([this.#draining, this.#readDraining]);
+    while (this.#syncing !== null) await this.#syncing;
+    await this.#walSyncer.close();
     if (this.#reader.isOpen) this.#reader.close();
     if (this.#db.isOpen) this.#db.close();
   }
@@ -183,24 +212,63 @@ export class SqliteRelayStore implements RelayStore {
       failure = { error };
     }
     const cleanup = failure === null ? null : this.#rollBack();
-    const closedAt = this.#scheduler.nowMs();
     this.#stats.transactions += members.length;
     this.#stats.lastGroupSize = members.length;
+    if (taken !== undefined) settle(taken, { ok: false, error: failure?.error });
     if (failure === null) {
       this.#stats.commits += 1;
-      this.#lastCommitAt = closedAt;
-      this.#onGroupCommit?.(members.length, closedAt - openedAt);
+      this.#lastCommitAt = this.#scheduler.nowMs();
+      this.#unsynced.push({ members, openedAt });
+      this.#syncing ??= this.#syncCommitted();
+      return;
     }
-    if (taken !== undefined) settle(taken, { ok: false, error: failure?.error });
     for (const member of members) {
       // a member that failed on its own keeps its own error; the others share the group's fate
-      const groupError = failure === null ? null : cleanup ?? failure.error;
-      settle(member.job, !member.outcome.ok || groupError === null ? member.outcome : { ok: false, error: groupError });
+      settle(member.job, member.outcome.ok ? { ok: false, error: cleanup ?? failure.error } : member.outcome);
     }
+  }
+
+  /**
+   * Syncs the WAL until no committed group waits: each round takes the groups committed so far, so a
+   * group committed while a sync runs waits for the next one. Only then do their members settle.
+   */
+  async #syncCommitted(): Promise<void> {
+    while (this.#unsynced.length > 0) {
+      const groups = this.#unsynced;
+      this.#unsynced = [];
+      let error: unknown = null;
+      try {
+        if (this.#syncFailure !== null) throw this.#syncFailure.error;
+        await this.#walSyncer.sync();
+        this.#stats.syncs += 1;
+      } catch (syncError) {
+        error = syncError;
+        this.#syncFailure ??= { error: syncError };
+      }
+      const syncedAt = this.#scheduler.nowMs();
+      for (const group of groups) {
+        if (error === null) this.#onGroupCommit?.(group.members.length, syncedAt - group.openedAt);
+        for (const member of group.members) {
+          // a member that failed on its own (rolled back to its savepoint) keeps its own error
+          settle(member.job, error === null || !member.outcome.ok ? member.outcome : { ok: false, error: new StoreClosedError(SYNC_FAILED, { cause: error }) });
+        }
+      }
+    }
+    this.#syncing = null;
   }
 
   /** The next queued write that joins the open group, or undefined when the group closes. */
   async #nextMember(size: number, openedAt: number): Promise<Job | undefined> {
+    // While a WAL sync runs, committing would not answer anyone sooner (a commit waits for the next
+    // sync anyway): the group stays open and takes the writes that arrive until that sync ends.
+    while (this.#queue.length === 0 && this.#syncing !== null && size < this.#policy.maxItems) {
+      const syncing = this.#syncing;
+      await new Promise<void>((resolve) => {
+        this.#wakeGroup = resolve;
+        void syncing.then(resolve);
+      });
+      this.#wakeGroup = null;
+    }
     if (this.#queue.length === 0 && lingers(this.#policy, size, this.#stats.lastGroupSize, this.#lastCommitAt, openedAt, this.#scheduler.nowMs())) {
       await new Promise<void>((resolve) => { this.#scheduler.defer(resolve); });
     }
