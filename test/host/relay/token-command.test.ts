@@ -54,6 +54,17 @@ test('a failing command gives its last stderr line with anything token-like repl
   assert.equal(redactTokens('see https://accounts.example.com/login and file.tar.gz'), 'see https://accounts.example.com/login and file.tar.gz');
 });
 
+test('a reason is one showable line: escape sequences dropped, controls and a lone \\r do not rewrite what doctor shows', async () => {
+  const reason = failed(await run(`printf 'fetching...\\rerror: \\033[31mlogin\\033[0m required\\a\\342\\200\\256now\\n' >&2; exit 1`));
+  assert.equal(reason, 'error: login required  now');
+  assert.doesNotMatch(reason, /[\u0000-\u001f\u007f-\u009f\u202e]/);
+});
+
+test('a command spawn refuses at once (a NUL byte) fails with a reason that does not quote it', async () => {
+  const reason = failed(await run(`printf 'secret-refresh-credential'\0`));
+  assert.equal(reason, 'could not be started (ERR_INVALID_ARG_VALUE)');
+});
+
 test('no output, not a token, no exp, expired, too much output: one-line reasons that never quote stdout', async () => {
   assert.equal(failed(await run('true')), 'printed no token');
   const garbage = failed(await run(`echo 'password=hunter2'`));
@@ -123,4 +134,25 @@ test('the cache reuses a fresh token, shares one run between concurrent callers,
   assert.deepEqual(failing, { ok: false, reason: 'nope' });
   await cache.get('bad', () => { runs++; return Promise.resolve({ ok: false, reason: 'nope' }); });
   assert.equal(runs, 5, 'a failure is not cached');
+});
+
+test('the cache forgets a run that threw (the next caller runs again) and keeps a run going across drop (one run at a time)', async () => {
+  const cache = new TokenCache(() => NOW);
+  await assert.rejects(cache.get('k', () => Promise.reject(new Error('boom'))), /boom/);
+  let runs = 0;
+  let finish: (run: TokenRun) => void = () => {};
+  const slow = (): Promise<TokenRun> => {
+    runs++;
+    return new Promise((resolve) => { finish = resolve; });
+  };
+  const first = cache.get('k', slow);
+  await new Promise((resolve) => setImmediate(resolve));
+  assert.equal(runs, 1, 'a rejected run is not shared with later callers');
+  cache.drop(); // the relay refused the token a caller held while a refresh is running
+  const second = cache.get('k', slow);
+  assert.equal(runs, 1, 'the caller after drop shares the run going on');
+  finish(parseTokenOutput(fresh(), NOW));
+  assert.deepEqual(await first, await second);
+  await cache.get('k', slow);
+  assert.equal(runs, 1, 'its token was cached');
 });

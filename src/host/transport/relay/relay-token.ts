@@ -58,8 +58,13 @@ export function parseTokenOutput(stdout: string, nowMs: number): TokenRun {
   return { ok: true, token: { token: text, expMs, iatMs } };
 }
 
+/** Terminal escape sequences (colours, cursor moves) a command may print to its stderr. */
+const ESCAPE_SEQUENCE = /\x1b\[[0-9;?]*[ -/]*[@-~]/g;
+/** Characters that must not reach doctor or a log: controls (a lone \r rewrites the line shown) and bidi overrides. */
+const UNSHOWABLE = /[\u0000-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
+
 function exitReason(code: number | null, signal: NodeJS.Signals | null, stderr: string): string {
-  const lines = stderr.split(/\r?\n/).map((l) => l.trim()).filter((l) => l !== '');
+  const lines = stderr.split(/[\r\n]/).map((l) => l.replace(ESCAPE_SEQUENCE, '').replace(UNSHOWABLE, ' ').trim()).filter((l) => l !== '');
   const last = lines[lines.length - 1];
   if (last !== undefined) return redactTokens(last).slice(0, TOKEN_REASON_MAX_CHARS);
   return code !== null ? `exited with status ${code}` : `was killed by ${signal ?? 'a signal'}`;
@@ -77,9 +82,16 @@ export interface TokenCommandOptions {
 export function runTokenCommand(options: TokenCommandOptions): Promise<TokenRun> {
   const timeoutMs = options.timeoutMs ?? TOKEN_COMMAND_TIMEOUT_MS;
   return new Promise((resolve) => {
-    const child = spawn('/bin/sh', ['-c', options.command], {
-      env: { ...process.env, ...options.env }, stdio: ['ignore', 'pipe', 'pipe'], detached: true,
-    });
+    let child;
+    try {
+      child = spawn('/bin/sh', ['-c', options.command], {
+        env: { ...process.env, ...options.env }, stdio: ['ignore', 'pipe', 'pipe'], detached: true,
+      });
+    } catch (e) {
+      // spawn refuses some input at once (a NUL byte); its message quotes the command, so only the code is shown
+      resolve({ ok: false, reason: `could not be started (${(e as NodeJS.ErrnoException).code ?? 'refused'})` });
+      return;
+    }
     const out: Buffer[] = [];
     let outBytes = 0;
     let err = Buffer.alloc(0);
@@ -127,8 +139,6 @@ export class TokenCache {
   readonly #nowMs: () => number;
   #cached: { key: string; token: AccessToken } | null = null;
   #running: { key: string; run: Promise<TokenRun> } | null = null;
-  /** bumped by drop: a run that started before does not fill the cache */
-  #generation = 0;
 
   constructor(nowMs: () => number) {
     this.#nowMs = nowMs;
@@ -139,20 +149,26 @@ export class TokenCache {
     const cached = this.#cached;
     if (cached !== null && cached.key === key && !tokenNeedsRefresh(cached.token, this.#nowMs())) return Promise.resolve({ ok: true, token: cached.token });
     if (this.#running?.key === key) return this.#running.run;
-    const generation = this.#generation;
-    const running = run().then((result) => {
-      if (this.#running === current) this.#running = null;
-      if (generation === this.#generation) this.#cached = result.ok ? { key, token: result.token } : null;
-      return result;
-    });
-    const current = { key, run: running };
+    const current = {
+      key,
+      run: Promise.resolve().then(run).then((result) => {
+        if (result.ok) this.#cached = { key, token: result.token };
+        else if (this.#cached?.key === key) this.#cached = null;
+        return result;
+      }).finally(() => {
+        // a run that threw is not kept either: the next caller runs the command again
+        if (this.#running === current) this.#running = null;
+      }),
+    };
     this.#running = current;
-    return running;
+    return current.run;
   }
 
+  /**
+   * Forgets the cached token. A run going on is kept for its callers: it was started after the
+   * refused token was had, so its token is a newer one.
+   */
   drop(): void {
     this.#cached = null;
-    this.#running = null;
-    this.#generation++;
   }
 }
