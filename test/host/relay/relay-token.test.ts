@@ -5,9 +5,10 @@
 // `relay set` keeps of the command.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { runDoctor, type DoctorReport } from '../../../src/host/doctor.ts';
 import { homePaths } from '../../../src/host/identity.ts';
+import { closeNode, openNode } from '../../../src/host/node.ts';
 import { listInbox } from '../../../src/host/mailbox.ts';
 import { applyPeerRotation, rotateHost } from '../../../src/host/rotation.ts';
 import { sendMail } from '../../../src/host/send.ts';
@@ -17,7 +18,7 @@ import { cloudKeyOf } from '../../../src/host/transport/relay/relay-access.ts';
 import { setRelay } from '../../../src/host/transport/relay/relay-pin.ts';
 import { JWKS_STALE_LIMIT_MS } from '../../../src/relay/authority/jwks-cache.ts';
 import { startTestRelay } from '../../helpers/relay-fixture.ts';
-import { rawHost, tick, tickUntilRow } from './relay-fixtures.ts';
+import { rawHost, relayed, tick, tickUntilRow } from './relay-fixtures.ts';
 import { AUDIENCE, enrolmentOf, hostedWorld, type HostedWorld } from './token-fixtures.ts';
 
 const MINUTE = 60_000;
@@ -187,6 +188,7 @@ test('relay set keeps the command for the same URL and drops it for another; a c
   await tick(world.a);
   assert.equal(world.mint.runs.get('alpha'), 2, 'the new command ran');
   await assert.rejects(setRelay(world.a.node, world.relay.url, undefined, '  '), /token command must be/);
+  await assert.rejects(setRelay(world.a.node, world.relay.url, undefined, 'get-token\0'), /without NUL/);
   const other = await startTestRelay({ clock: world.testClock });
   assert.equal((await setRelay(world.a.node, other.url)).token_command, false, 'another relay starts without a command');
   assert.equal(world.a.node.store.relay.get()?.token_command, null);
@@ -201,4 +203,22 @@ test('the issuer\'s keys unavailable for over an hour: enrolment answers 503, sh
   const relay = world.a.node.store.relay.get();
   assert.equal(relay?.state, 'unreachable', world.a.log.join(' | '));
   assert.match(relay?.detail ?? '', /enrolment refused: HTTP 503: .*could not be fetched for over an hour/);
+});
+
+test('a cloud key that cannot be read is token-failed in the tick and in doctor, not a failed tick', async () => {
+  const world = await hostedWorld();
+  writeFileSync(homePaths(world.a.node.home).cloudKey, 'not a key\n');
+  // a process starting now (the daemon after a restart): the key is read on first need
+  const node = openNode(world.a.node.home, { nowMs: () => world.clock.now });
+  try {
+    await tick(relayed(node));
+    const relay = node.store.relay.get();
+    assert.equal(relay?.state, 'token-failed');
+    assert.match(relay?.detail ?? '', /^the cloud key cannot be used: .*cloud\.key does not hold a valid Ed25519 key/);
+  } finally {
+    closeNode(node);
+  }
+  const check = relayCheck(await doctorOf(world, 'a'));
+  assert.equal(check.level, 'fail');
+  assert.match(check.detail, /^token-failed: the cloud key cannot be used/);
 });

@@ -11,7 +11,10 @@ import type { HostNode } from '../../node.ts';
 import type { RelayRow } from '../../store/relay-tables.ts';
 import { runTokenCommand, TokenCache } from './relay-token.ts';
 
-/** The token command failed; the message is "the token command failed: <one-line reason>", never a token. */
+/**
+ * No token could be had: the message is "the token command failed: <one-line reason>" (or says that
+ * the cloud key cannot be used), never a token.
+ */
 export class TokenCommandError extends Error {}
 
 export interface AccountTokenProof {
@@ -46,29 +49,35 @@ function tokensOf(node: HostNode): NodeTokens {
   return tokens;
 }
 
-/** The relay's access for this host, or null when no token command is set (a host-key relay). */
-export async function relayAccess(node: HostNode, relay: Pick<RelayRow, 'url' | 'token_command'>): Promise<RelayAccess | null> {
+/**
+ * The relay's access for this host, or null when no token command is set (a host-key relay). Nothing
+ * runs until a token is asked for; every failure to get one (the command, the cloud key) is a
+ * TokenCommandError, which the session shows as token-failed.
+ */
+export function relayAccess(node: HostNode, relay: Pick<RelayRow, 'url' | 'token_command'>): RelayAccess | null {
   const command = relay.token_command;
   if (command === null) return null;
-  const { cache, cloudKey } = tokensOf(node);
-  const { jwk, jkt } = await cloudKeyOf(node);
   const bearer = async (): Promise<string> => {
-    const hostPub = node.keys.hostKey.publicKey;
+    const { jwk, jkt } = await cloudKeyOf(node).catch((err: unknown) => {
+      throw new TokenCommandError(`the cloud key cannot be used: ${err instanceof Error ? err.message : String(err)}`);
+    });
     const env = {
       AGENTMBX_RELAY_URL: relay.url,
       AGENTMBX_HOST: node.config.host,
-      AGENTMBX_HOST_FP: fingerprint(hostPub),
+      AGENTMBX_HOST_FP: fingerprint(node.keys.hostKey.publicKey),
       AGENTMBX_CLOUD_JKT: jkt,
       AGENTMBX_CLOUD_KEY: JSON.stringify(jwk),
     };
-    const run = await cache.get(JSON.stringify([command, env]), () => runTokenCommand({ command, env, nowMs: node.nowMs }));
+    const run = await tokensOf(node).cache.get(JSON.stringify([command, env]), () => runTokenCommand({ command, env, nowMs: node.nowMs }));
     if (!run.ok) throw new TokenCommandError(`the token command failed: ${run.reason}`);
     return run.token.token;
   };
   return {
     bearer,
     async proof(challenge) {
-      const token = await bearer();
+      const token = await bearer(); // it loaded the cloud key: nothing below throws
+      const { cloudKey } = tokensOf(node);
+      const { jwk, jkt } = await cloudKeyOf(node);
       const hostKey = node.keys.hostKey;
       return {
         type: 'account-token', token, cloud_key: jwk,
@@ -83,7 +92,7 @@ export function dropRelayToken(node: HostNode): void {
   perNode.get(node)?.cache.drop();
 }
 
-/** The public cloud key and its thumbprint (what tokens must carry as cnf.jkt); creates the key on first need. */
+/** The public cloud key and its thumbprint (what tokens must carry as cnf.jkt); creates the key on first need (throws HomeError). */
 export async function cloudKeyOf(node: HostNode): Promise<{ jwk: CloudKeyJwk; jkt: string }> {
   const jwk = cloudKeyJwk(tokensOf(node).cloudKey.publicKey);
   return { jwk, jkt: await cloudKeyThumbprint(jwk) };

@@ -25,7 +25,7 @@ async function liveCheck(node: HostNode, timeoutMs: number): Promise<DoctorCheck
   if (relay.seen_pubkey !== null) {
     return fail('key-mismatch', `the relay presents key ${fingerprint(relay.seen_pubkey)}; relay use is stopped until you confirm it with agentmbx relay set ${relay.url} --key ${fingerprint(relay.seen_pubkey)}`);
   }
-  const access = await relayAccess(node, relay);
+  const access = relayAccess(node, relay);
   let info;
   try {
     info = await relayApiFor(node, relay.url, timeoutMs, access).info();

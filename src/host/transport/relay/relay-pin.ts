@@ -38,8 +38,8 @@ export interface PinnedRelay {
  * the one stored for this same URL (another URL starts without one).
  */
 export async function setRelay(node: HostNode, urlText: string, keyInput?: string, tokenCommand?: string | null): Promise<PinnedRelay> {
-  if (typeof tokenCommand === 'string' && (tokenCommand.trim() === '' || tokenCommand.length > TOKEN_COMMAND_MAX_CHARS)) {
-    throw new RelayPinError(`the token command must be 1 to ${TOKEN_COMMAND_MAX_CHARS} characters`, true);
+  if (typeof tokenCommand === 'string' && (tokenCommand.trim() === '' || tokenCommand.length > TOKEN_COMMAND_MAX_CHARS || tokenCommand.includes('\0'))) {
+    throw new RelayPinError(`the token command must be 1 to ${TOKEN_COMMAND_MAX_CHARS} characters, without NUL`, true);
   }
   const wanted = keyInput === undefined ? null : parseFingerprintInput(keyInput);
   if (keyInput !== undefined && wanted === null) {

@@ -125,7 +125,7 @@ export async function ensureSession(node: HostNode): Promise<SessionResult> {
   }
   const now = node.nowMs();
   if (relay.retry_at > now) return { ok: false, state: relay.state, reason: relay.detail ?? 'waiting before trying the relay again' };
-  const access = await relayAccess(node, relay);
+  const access = relayAccess(node, relay);
   try {
     // a fresh token before anything else: this is where it is refreshed ahead of its expiry
     await access?.bearer();
