@@ -15,6 +15,7 @@ import { backoffMs } from '../../../src/host/outbox.ts';
 import { applyPeerRotation, rotateHost } from '../../../src/host/rotation.ts';
 import { sendMail } from '../../../src/host/send.ts';
 import { fingerprint } from '../../../src/protocol/fingerprint.ts';
+import { generateSigningKey } from '../../../src/protocol/keys.ts';
 import { cloudKeyThumbprint } from '../../../src/protocol/records/cloud-key.ts';
 import { cloudKeyOf } from '../../../src/host/transport/relay/relay-access.ts';
 import { setRelay } from '../../../src/host/transport/relay/relay-pin.ts';
@@ -196,6 +197,13 @@ test('relay set keeps the command for the same URL and drops it for another; a c
   assert.deepEqual([changed?.session, changed?.state, changed?.token_command], [null, 'new', `${world.mint.command} --again`], 'enrol again with the new command');
   await tick(world.a);
   assert.equal(world.mint.runs.get('alpha'), 2, 'the new command ran');
+  // the relay changed its key: confirming it with --key pins it anew and keeps the command
+  const relayFp = fingerprint(changed?.relay_pubkey ?? '');
+  world.a.node.store.relay.update({ relay_pubkey: generateSigningKey().publicKey });
+  await assert.rejects(setRelay(world.a.node, world.relay.url), /changed its key/);
+  const confirmed = await setRelay(world.a.node, world.relay.url, relayFp);
+  assert.equal(confirmed.token_command, true);
+  assert.equal(world.a.node.store.relay.get()?.token_command, `${world.mint.command} --again`);
   await assert.rejects(setRelay(world.a.node, world.relay.url, undefined, '  '), /token command must be/);
   await assert.rejects(setRelay(world.a.node, world.relay.url, undefined, 'get-token\0'), /without NUL/);
   const other = await startTestRelay({ clock: world.testClock });
