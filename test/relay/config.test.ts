@@ -21,7 +21,7 @@ const SECTION_6 = {
     max_sender_bytes: 20 * MiB, max_account_items: 10_000, max_account_bytes: 50 * MiB,
   },
   pushes_per_minute: 120, enrol_per_minute: 30, max_body_bytes: 8 * MiB, sweep_interval_ms: 600_000, trust_proxy: 'none',
-  group_commit_max_items: 256, group_commit_max_wait_ms: 5,
+  group_commit_max_items: 256, group_commit_max_wait_ms: 20,
 };
 
 /** Runs `fn`, expects a ConfigError, returns its message. */

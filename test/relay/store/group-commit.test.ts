@@ -4,6 +4,7 @@ import { test } from 'node:test';
 import type { RelayTx } from '../../../src/relay/store/relay-store.ts';
 import type { GroupScheduler } from '../../../src/relay/store/sqlite/index.ts';
 import { openSqliteRelayStore, type SqliteRelayStore } from '../../../src/relay/store/sqlite/index.ts';
+import { lingers } from '../../../src/relay/store/sqlite/group-commit.ts';
 import { spawnNode, tempDir } from '../../helpers/processes.ts';
 import { freshStore, inspect, item, RELAY_KEY } from './store-fixtures.ts';
 
@@ -172,4 +173,15 @@ test('SIGKILL inside an open group: none of its members remain, though two had f
   const store = await openSqliteRelayStore({ dir, relayPubkey: RELAY_KEY });
   await store.close();
   assert.deepEqual(storedIds(dir), ['committed']);
+});
+
+test('a busy group that runs dry lingers while callers are still being looked up, never past the wait or the size cap', () => {
+  const policy = { maxItems: 4, maxWaitMs: 20 };
+  const busy = { size: 2, previousSize: 2, openedAt: 100, readsPending: true };
+  assert.equal(lingers(policy, busy, 95, 110), true, 'reads pending: writes are on their way');
+  assert.equal(lingers(policy, { ...busy, readsPending: false }, 95, 110), false, 'as big as the last group and nothing pending');
+  assert.equal(lingers(policy, busy, 95, 120), false, 'open for the whole wait');
+  assert.equal(lingers(policy, { ...busy, size: 4 }, 95, 110), false, 'full');
+  assert.equal(lingers(policy, busy, 50, 110), false, 'idle relay: the last commit is older than the wait');
+  assert.equal(lingers(policy, busy, null, 110), false, 'no commit yet');
 });

@@ -75,6 +75,20 @@ test('an older store is upgraded in one transaction and keeps its epoch', async 
   assert.ok(columns.includes('note'));
 });
 
+test('schema 4 keeps every dedup row of a schema-3 store: a retry is still a duplicate with its first seq, also for a tombstone', async () => {
+  const { store, dir } = await freshStore({ migrations: MIGRATIONS.slice(0, 3) });
+  const live = await store.transaction((tx) => tx.insertItem(item({ targetPubkey: 'T', itemId: 'live' }), 5));
+  const gone = await store.transaction((tx) => tx.insertItem(item({ targetPubkey: 'T', itemId: 'acked' }), 5));
+  await store.transaction((tx) => tx.ack('T', gone));
+  await store.close();
+  assert.equal(inspect(dir, (db) => db.prepare('SELECT count(*) AS n FROM dedup').get()?.n), 2);
+  const upgraded = await openSqliteRelayStore({ dir, relayPubkey: RELAY_KEY });
+  assert.equal((await upgraded.transaction((tx) => tx.meta())).schemaVersion, SCHEMA_VERSION);
+  const seen = await upgraded.transaction(async (tx) => [await tx.getDedup('sender', 'live', 'T'), await tx.getDedup('sender', 'acked', 'T')]);
+  assert.deepEqual(seen.map((row) => row?.seq), [live, gone]);
+  await upgraded.close();
+});
+
 test('a failing migration leaves the store unchanged, also the steps before it', async () => {
   const { store, dir } = await freshStore({ newEpoch: () => 'kept' });
   await store.close();

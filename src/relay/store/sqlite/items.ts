@@ -13,12 +13,11 @@ const ALL_SEQS = { min: Number.MIN_SAFE_INTEGER, max: Number.MAX_SAFE_INTEGER };
  */
 export function allocateSeqs(sql: SQLTagStore, target: string, count: number, nowMs: number): number {
   assertInteger(nowMs, 'nowMs');
-  const row = sql.get`SELECT next_seq FROM seqs WHERE target_pubkey = ${target}`;
-  const first = Math.max(row === undefined ? 1 : int(row, 'next_seq'), nowMs);
-  const next = first + count;
-  sql.run`INSERT INTO seqs (target_pubkey, next_seq) VALUES (${target}, ${next})
-          ON CONFLICT (target_pubkey) DO UPDATE SET next_seq = excluded.next_seq`;
-  return first;
+  assertInteger(count, 'count');
+  const row = sql.get`INSERT INTO seqs (target_pubkey, next_seq) VALUES (${target}, ${Math.max(1, nowMs) + count})
+                      ON CONFLICT (target_pubkey) DO UPDATE SET next_seq = max(next_seq, ${nowMs}) + ${count}
+                      RETURNING next_seq`;
+  return int(row as Row, 'next_seq') - count;
 }
 
 export function headSeq(sql: SQLTagStore, target: string): number {
@@ -27,7 +26,7 @@ export function headSeq(sql: SQLTagStore, target: string): number {
 }
 
 export function getDedup(sql: SQLTagStore, sender: string, itemId: string, target: string): DedupRow | null {
-  const row = sql.get`SELECT * FROM dedup WHERE sender_pubkey = ${sender} AND item_id = ${itemId} AND target_pubkey = ${target}`;
+  const row = sql.get`SELECT * FROM dedup WHERE target_pubkey = ${target} AND item_id = ${itemId} AND sender_pubkey = ${sender}`;
   if (row === undefined) return null;
   return {
     senderPubkey: text(row, 'sender_pubkey'),
@@ -141,8 +140,9 @@ export function deleteItem(sql: SQLTagStore, target: string, seq: number): void 
 export function sweepDedup(sql: SQLTagStore, beforeMs: number, limit: number): number {
   assertInteger(beforeMs, 'beforeMs');
   assertInteger(limit, 'limit');
-  const { changes } = sql.run`DELETE FROM dedup WHERE rowid IN (
-      SELECT d.rowid FROM dedup AS d
+  // dedup has no rowid (schema 4): the batch is named by its key
+  const { changes } = sql.run`DELETE FROM dedup WHERE (target_pubkey, item_id, sender_pubkey) IN (
+      SELECT d.target_pubkey, d.item_id, d.sender_pubkey FROM dedup AS d
       WHERE d.accepted_at < ${beforeMs}
         AND NOT EXISTS (SELECT 1 FROM items AS i WHERE i.target_pubkey = d.target_pubkey AND i.seq = d.seq)
       ORDER BY d.accepted_at LIMIT ${limit})`;
@@ -157,13 +157,16 @@ export function sweepDedup(sql: SQLTagStore, beforeMs: number, limit: number): n
  */
 export function moveQueue(sql: SQLTagStore, oldKey: string, newKey: string, nowMs: number): number {
   const groups = usageGroups(sql, oldKey, ALL_SEQS.min, ALL_SEQS.max);
-  const oldSeqs = sql.all`SELECT seq FROM items WHERE target_pubkey = ${oldKey} ORDER BY seq`.map((row) => int(row, 'seq'));
-  if (oldSeqs.length > 0) {
-    const first = allocateSeqs(sql, newKey, oldSeqs.length, nowMs);
-    oldSeqs.forEach((oldSeq, index) => {
+  const oldItems = sql.all`SELECT seq, item_id, sender_pubkey FROM items WHERE target_pubkey = ${oldKey} ORDER BY seq`;
+  if (oldItems.length > 0) {
+    const first = allocateSeqs(sql, newKey, oldItems.length, nowMs);
+    oldItems.forEach((row, index) => {
       const newSeq = first + index;
-      sql.run`UPDATE items SET target_pubkey = ${newKey}, seq = ${newSeq} WHERE target_pubkey = ${oldKey} AND seq = ${oldSeq}`;
-      sql.run`UPDATE OR IGNORE dedup SET target_pubkey = ${newKey}, seq = ${newSeq} WHERE target_pubkey = ${oldKey} AND seq = ${oldSeq}`;
+      const itemId = text(row, 'item_id');
+      const sender = text(row, 'sender_pubkey');
+      sql.run`UPDATE items SET target_pubkey = ${newKey}, seq = ${newSeq} WHERE target_pubkey = ${oldKey} AND seq = ${int(row, 'seq')}`;
+      sql.run`UPDATE OR IGNORE dedup SET target_pubkey = ${newKey}, seq = ${newSeq}
+              WHERE target_pubkey = ${oldKey} AND item_id = ${itemId} AND sender_pubkey = ${sender}`;
     });
   }
   sql.run`UPDATE OR IGNORE dedup SET target_pubkey = ${newKey} WHERE target_pubkey = ${oldKey}`;
@@ -172,5 +175,5 @@ export function moveQueue(sql: SQLTagStore, oldKey: string, newKey: string, nowM
     chargeUsage(sql, group, -1);
     chargeUsage(sql, { ...group, targetPubkey: newKey }, 1);
   }
-  return oldSeqs.length;
+  return oldItems.length;
 }

@@ -269,12 +269,18 @@ export class SqliteRelayStore implements RelayStore {
       });
       this.#wakeGroup = null;
     }
-    if (this.#queue.length === 0 && lingers(this.#policy, size, this.#stats.lastGroupSize, this.#lastCommitAt, openedAt, this.#scheduler.nowMs())) {
+    // a turn at a time: again only while callers are still being looked up
+    while (this.#queue.length === 0 && lingers(this.#policy, this.#groupShape(size, openedAt), this.#lastCommitAt, this.#scheduler.nowMs())) {
       await new Promise<void>((resolve) => { this.#scheduler.defer(resolve); });
+      if (this.#readDraining === null) break;
     }
     const next: QueueHead = this.#queue.length === 0 ? 'empty' : 'write';
     if (closesGroup(this.#policy, size, openedAt, this.#scheduler.nowMs(), next)) return undefined;
     return this.#queue.shift();
+  }
+
+  #groupShape(size: number, openedAt: number): { size: number; previousSize: number; openedAt: number; readsPending: boolean } {
+    return { size, previousSize: this.#stats.lastGroupSize, openedAt, readsPending: this.#readDraining !== null };
   }
 
   /** Rolls back what is left of a failed group; returns the error if that failed, else null. */

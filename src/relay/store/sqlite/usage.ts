@@ -37,15 +37,17 @@ export function chargeUsage(sql: SQLTagStore, group: UsageGroup, sign: 1 | -1): 
   const { targetPubkey: target, senderPubkey: sender, account } = group;
   sql.run`INSERT INTO queue_usage (target_pubkey, items, bytes) VALUES (${target}, ${items}, ${bytes})
           ON CONFLICT (target_pubkey) DO UPDATE SET items = items + excluded.items, bytes = bytes + excluded.bytes`;
-  sql.run`DELETE FROM queue_usage WHERE target_pubkey = ${target} AND items <= 0`;
   sql.run`INSERT INTO sender_usage (sender_pubkey, target_pubkey, items, bytes) VALUES (${sender}, ${target}, ${items}, ${bytes})
           ON CONFLICT (sender_pubkey, target_pubkey) DO UPDATE SET items = items + excluded.items, bytes = bytes + excluded.bytes`;
-  sql.run`DELETE FROM sender_usage WHERE sender_pubkey = ${sender} AND target_pubkey = ${target} AND items <= 0`;
   if (account !== null) {
     sql.run`INSERT INTO account_usage (account, items, bytes) VALUES (${account}, ${items}, ${bytes})
             ON CONFLICT (account) DO UPDATE SET items = items + excluded.items, bytes = bytes + excluded.bytes`;
-    sql.run`DELETE FROM account_usage WHERE account = ${account} AND items <= 0`;
   }
+  // only a release can empty a counter (adding to one never does: that saves the hot push path three statements)
+  if (sign === 1) return;
+  sql.run`DELETE FROM queue_usage WHERE target_pubkey = ${target} AND items <= 0`;
+  sql.run`DELETE FROM sender_usage WHERE sender_pubkey = ${sender} AND target_pubkey = ${target} AND items <= 0`;
+  if (account !== null) sql.run`DELETE FROM account_usage WHERE account = ${account} AND items <= 0`;
 }
 
 /** The usage groups of a target's items with minSeq ≤ seq ≤ maxSeq (before removing or moving them). */
