@@ -189,7 +189,7 @@ export interface TransactionOptions {
 export interface RelayStore {
   /**
    * Runs `fn` inside one transaction. The promise resolves only after the transaction committed
-   * durably (synchronous=FULL); if `fn` throws, nothing it wrote remains and the error is rethrown.
+   * durably (on disk: it survives a power cut); if `fn` throws, nothing it wrote remains and the error is rethrown.
    * Transactions run one at a time. A backend MAY commit several concurrent transactions together
    * (each inside its own savepoint, so each stays all-or-nothing); each still resolves only after
    * the shared commit.
