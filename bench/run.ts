@@ -92,7 +92,7 @@ async function main(): Promise<void> {
         if (value !== null) table.row(`PostgreSQL ${level} sessions, 1-row INSERT … ON CONFLICT DO NOTHING (rows/s)`, value, ceilings.sqliteOneRowPerCommit, '÷ 1-row ceiling');
       }
       if (!postgres.available) table.note(`PostgreSQL: ${postgres.reason}`);
-      table.section('relay (child process, every answer after its commit's fsync, group commit)');
+      table.section('relay (child process, every answer after the fsync of its commit, group commit)');
       for (const level of [1, 8, 32]) {
         const result = push[level] as PhaseResult;
         const pgValue = level === 1 ? null : pg(level);
