@@ -21,7 +21,7 @@ export class RelayMetrics {
   readonly #requests = new Counter({ name: 'agentmbx_http_requests_total', help: 'HTTP requests answered, by route and status', labelNames: ['route', 'status'] as const, registers: [this.registry] });
   readonly #items = new Counter({ name: 'agentmbx_push_items_total', help: 'pushed items by outcome (accepted, duplicate, rejected) and rejection reason', labelNames: ['outcome', 'reason'] as const, registers: [this.registry] });
   readonly #groupSize = new Histogram({ name: 'agentmbx_commit_group_size', help: 'write transactions per durable COMMIT (group commit)', buckets: [1, 2, 4, 8, 16, 32, 64, 128, 256, 512], registers: [this.registry] });
-  readonly #groupSeconds = new Histogram({ name: 'agentmbx_commit_group_seconds', help: 'time a commit group was open, BEGIN to durable COMMIT', buckets: [0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1], registers: [this.registry] });
+  readonly #groupSeconds = new Histogram({ name: 'agentmbx_commit_group_seconds', help: 'time from the BEGIN of a commit group to the WAL sync that made it durable', buckets: [0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1], registers: [this.registry] });
   readonly #enrolments = new Counter({ name: 'agentmbx_enrolments_total', help: 'successful enrolments', registers: [this.registry] });
   readonly #keyRotations = new Counter({ name: 'agentmbx_key_rotations_total', help: 'host key rotations accepted', registers: [this.registry] });
   readonly #epochRotations = new Counter({ name: 'agentmbx_epoch_rotations_total', help: 'relay epoch rotations made by this process', registers: [this.registry] });
