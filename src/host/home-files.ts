@@ -2,7 +2,7 @@
 // symlinks, not ours, or readable by others. Writes are atomic (temp file, fsync, rename).
 import { closeSync, fsyncSync, lstatSync, mkdirSync, openSync, readFileSync, renameSync, writeSync, type Stats } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { syncDirectory } from '../common/sync-dir.ts';
+import { fsyncPath } from '../common/fsync-path.ts';
 
 export class HomeError extends Error {}
 
@@ -66,5 +66,5 @@ export function writePrivateFile(path: string, content: string): void {
     closeSync(fd);
   }
   renameSync(tmp, path);
-  syncDirectory(dirname(path));
+  fsyncPath(dirname(path));
 }

@@ -10,7 +10,7 @@ import {
   appendOpsLogToStore, checkIntegrity, describeStoreFile, makeStandalone, onlineBackup, type StoreCounts,
 } from '../store/sqlite/store-files.ts';
 import { readStoreMeta } from '../store/sqlite/index.ts';
-import { fsyncPath } from './fsync.ts';
+import { fsyncPath } from '../../common/fsync-path.ts';
 import { RelayOpsError } from './ops-error.ts';
 
 export interface BackupReceipt {

@@ -6,7 +6,7 @@ import {
   closeSync, constants, fstatSync, fsyncSync, linkSync, mkdirSync, openSync, readSync, unlinkSync, writeSync,
 } from 'node:fs';
 import { join } from 'node:path';
-import { syncDirectory } from '../../common/sync-dir.ts';
+import { fsyncPath } from '../../common/fsync-path.ts';
 import { failPoint } from '../../failpoint.ts';
 import { fingerprint } from '../../protocol/fingerprint.ts';
 import { generateSigningKey, signingKeyFromSeed, type SigningKey } from '../../protocol/keys.ts';
@@ -107,7 +107,7 @@ function createRelayKeyFile(storeDir: string, path: string): SigningKey {
     unlinkSync(temp);
   }
   // the new directory entry must be durable: a crash after start must not lose the relay's identity
-  syncDirectory(storeDir);
+  fsyncPath(storeDir);
   // read back through the same checks, which also picks up a key another process linked first
   const stored = readRelayKeyFile(path);
   if (stored === null) throw new RelayKeyError(`${path} vanished while it was being created`);

@@ -13,7 +13,7 @@ import {
 } from '../store/sqlite/index.ts';
 import { carryForward, checkIntegrity, settleWal, type CarriedForward } from '../store/sqlite/store-files.ts';
 import type { StoreMeta } from '../store/relay-store.ts';
-import { fsyncPath } from './fsync.ts';
+import { fsyncPath } from '../../common/fsync-path.ts';
 import { lockForOfflineOperation, RelayOpsError } from './ops-error.ts';
 import { loadOrCreateRelayKey, RELAY_KEY_FILE } from './relay-key.ts';
 

@@ -4,7 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
-import { syncDirectory } from '../../../common/sync-dir.ts';
+import { fsyncPath } from '../../../common/fsync-path.ts';
 import { fingerprint } from '../../../protocol/fingerprint.ts';
 import type { StoreMeta } from '../relay-store.ts';
 import { NotARelayStoreError, StoreKeyMismatchError, StoreOpenError, StoreSchemaTooNewError } from './errors.ts';
@@ -73,7 +73,7 @@ export async function openSqliteRelayStore(options: OpenSqliteRelayStoreOptions)
   // Commits only reach the OS; the store syncs the WAL itself before it settles them (wal-sync.ts).
   // The WAL file exists now and stays while the store is open: its directory entry is made durable once.
   db.exec('PRAGMA synchronous = NORMAL');
-  syncDirectory(dir);
+  fsyncPath(dir);
   const reader = openDatabase(path, dir, false);
   reader.exec('PRAGMA query_only = ON');
   return new SqliteRelayStore(db, reader, dir, { ...options, walSyncer: options.walSyncer ?? walFileSyncer(`${path}-wal`) });
