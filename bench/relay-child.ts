@@ -21,7 +21,7 @@ export interface RelayChild {
 
 const READY = /agentmbx relay listening on (\S+)/;
 /** The heap flags the Dockerfile sets (NODE_OPTIONS): the relay is measured as it is deployed. */
-export const DEPLOYED_NODE_FLAGS = ['--max-semi-space-size=1', '--max-old-space-size=192'];
+export const DEPLOYED_NODE_FLAGS = ['--max-semi-space-size=8', '--max-old-space-size=192'];
 const CLI_MAIN = join(import.meta.dirname, '..', 'src', 'cli', 'main.ts');
 
 function procField(path: string, pattern: RegExp): number {

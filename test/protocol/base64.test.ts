@@ -25,6 +25,19 @@ describe('strict base64 (protocol §7.17)', () => {
     assert.deepEqual(fromBase64('+/8='), Buffer.from([0xfb, 0xff]));
   });
 
+  it('accepts exactly the canonical spelling: fuzzed against the grammar of padded standard base64', () => {
+    const grammar = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
+    const alphabet = 'AQgw+/=-_ \n.é';
+    let seed = 7;
+    const next = (n: number): number => { seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31; return seed % n; };
+    for (let round = 0; round < 20_000; round += 1) {
+      const text = Array.from({ length: next(13) }, () => alphabet[next(alphabet.length)]).join('');
+      const decoded = fromBase64(text);
+      const canonical = grammar.test(text) && Buffer.from(text, 'base64').toString('base64') === text;
+      assert.equal(decoded !== null, canonical, JSON.stringify(text));
+    }
+  });
+
   it('refuses what is not a string', () => {
     for (const value of [undefined, null, 1, ['AA=='], Buffer.from('AA==')]) assert.equal(fromBase64(value), null);
   });

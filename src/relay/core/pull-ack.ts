@@ -1,9 +1,10 @@
 // Pull and ack (design §4, protocol.md §3.4–§3.5). A stale epoch is a 409 that tells the receiver
 // to start again from 0; an ack past the head is BAD_ACK ("treat as an epoch change").
 import { failPoint } from '../../failpoint.ts';
-import { toBase64 } from '../../protocol/base64.ts';
 import type { Enrolment } from '../store/relay-store.ts';
 import type { CoreContext } from './context.ts';
+import type { EncodedJson } from './encoded-json.ts';
+import { encodePullPage } from './pull-page.ts';
 import { badRequest, RelayError } from './relay-error.ts';
 
 export interface PullQuery {
@@ -29,7 +30,7 @@ export function clampLimit(limit: string | undefined, maxPull: number): number {
   return Math.min(maxPull, Math.max(1, Math.trunc(value)));
 }
 
-export async function pull(ctx: CoreContext, caller: Enrolment, query: PullQuery) {
+export async function pull(ctx: CoreContext, caller: Enrolment, query: PullQuery): Promise<EncodedJson> {
   await checkEpoch(ctx, query.epoch, async () => ({}));
   const afterText = query.after ?? '0';
   const after = Number(afterText);
@@ -38,14 +39,8 @@ export async function pull(ctx: CoreContext, caller: Enrolment, query: PullQuery
   const answer = await ctx.store.transaction(async (tx) => {
     const page = await tx.pull(caller.hostPubkey, after, limit, ctx.config.limits.max_pull_bytes);
     const headSeq = await tx.headSeq(caller.hostPubkey);
-    const last = page.items.at(-1);
-    return {
-      epoch: ctx.epoch,
-      head_seq: headSeq,
-      items: page.items.map((i) => ({ seq: i.seq, kind: i.kind, item_id: i.itemId, sender_pubkey: i.senderPubkey, wire_b64: toBase64(i.wire) })),
-      last_seq: last === undefined ? after : last.seq,
-      more: page.more,
-    };
+    const lastSeq = page.items.at(-1)?.seq ?? after;
+    return encodePullPage({ epoch: ctx.epoch, headSeq, lastSeq, more: page.more }, page.items);
   }, { readOnly: true });
   failPoint('relay.pull.before-response');
   return answer;

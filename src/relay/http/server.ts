@@ -6,6 +6,7 @@ import type { Duplex } from 'node:stream';
 import { ENROL_BODY_MAX_BYTES, MAX_RATE_ADDRESSES, type RelayConfig } from '../config.ts';
 import type { RelayCore } from '../core/relay-core.ts';
 import { badHop, type HopHeaders } from '../core/hop-auth.ts';
+import { EncodedJson } from '../core/encoded-json.ts';
 import { DENY_BODY_MAX_BYTES } from '../core/hosted.ts';
 import { RelayError } from '../core/relay-error.ts';
 import { RateWindow } from '../../common/rate-window.ts';
@@ -195,6 +196,7 @@ export function buildRelayHttp(core: RelayCore, config: RelayConfig, observer?: 
         if (spec.hop === 'required' && caller === null) return sendError(reply, badHop());
         const answer = await spec.handler({ request, body: parseBody(raw), query: parseQuery(path), caller });
         observer?.answered(spec.url, answer);
+        if (answer instanceof EncodedJson) return reply.code(200).type('application/json; charset=utf-8').send(answer.bytes);
         return reply.code(200).send(answer);
       },
     });

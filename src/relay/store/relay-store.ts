@@ -88,8 +88,11 @@ export interface Usage {
   bytes: number;
 }
 
+/** What a pull page carries of each item. */
+export type PulledItem = Pick<StoredItem, 'seq' | 'kind' | 'itemId' | 'senderPubkey' | 'wire'>;
+
 export interface PullPage {
-  items: StoredItem[];
+  items: PulledItem[];
   /** whether items remain after the last one returned */
   more: boolean;
 }

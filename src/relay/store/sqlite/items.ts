@@ -1,7 +1,7 @@
 // Items, their dedup rows and per-target sequences (design §2, §4, §5, §6). Every insert, delete
 // and move of items charges or releases the usage counters in the same statement group.
 import type { SQLTagStore } from 'node:sqlite';
-import type { DedupRow, ItemHeader, ItemKind, NewItem, PullPage, StoredItem } from '../relay-store.ts';
+import type { DedupRow, ItemHeader, ItemKind, NewItem, PulledItem, PullPage } from '../relay-store.ts';
 import { assertInteger, blob, int, text, type Row } from './columns.ts';
 import { chargeUsage, usageGroups } from './usage.ts';
 
@@ -94,8 +94,9 @@ export function pull(sql: SQLTagStore, target: string, after: number, limit: num
   }
   if (count === 0) return { items: [], more: false };
   const lastSeq = int(sizes[count - 1] as Row, 'seq');
-  const items: StoredItem[] = sql.all`SELECT * FROM items WHERE target_pubkey = ${target} AND seq > ${after} AND seq <= ${lastSeq}
-                                      ORDER BY seq`.map((row) => ({ ...headerFrom(row), wire: blob(row, 'wire') }));
+  const items: PulledItem[] = sql.all`SELECT seq, kind, item_id, sender_pubkey, wire FROM items
+                                      WHERE target_pubkey = ${target} AND seq > ${after} AND seq <= ${lastSeq} ORDER BY seq`
+    .map((row) => ({ seq: int(row, 'seq'), kind: kindFrom(row), itemId: text(row, 'item_id'), senderPubkey: text(row, 'sender_pubkey'), wire: blob(row, 'wire') }));
   return { items, more: sizes.length > count };
 }
 
