@@ -1,7 +1,7 @@
 // The load generator: hosts enrolled on the relay under test and concurrent clients in this process,
 // each call signed with the relay hop like a real host's. Items are shape-valid sealed v3 envelopes
-// of about 1 KiB; one is sealed and signed per (sender, target) pair and then re-issued under fresh
-// ids (the relay checks an envelope's shape and seal, not its signature).
+// of just under 1 KiB of wire; one is sealed and signed per (sender, target) pair and then re-issued
+// under fresh ids (the relay checks an envelope's shape and seal, not its signature).
 import { toBase64 } from '../src/protocol/base64.ts';
 import { generateEncKeyPair, generateSigningKey, type EncKeyPair } from '../src/protocol/keys.ts';
 import { signEnvelope, type UnsignedEnvelopeV3 } from '../src/protocol/records/envelope.ts';
@@ -25,8 +25,8 @@ export interface PhaseResult {
   p99Ms: number;
 }
 
-/** Plaintext body length that makes a sealed, signed envelope about 1 KiB of wire. */
-const BODY_CHARS = 420;
+/** The wire size of a bench item: the targets speak of "1 KB items" (a sealed, signed envelope of 1 KiB). */
+export const ITEM_WIRE_BYTES = 1024;
 
 export async function enrolHost(url: string, name: string): Promise<Host> {
   const key = generateSigningKey();
@@ -36,17 +36,37 @@ export async function enrolHost(url: string, name: string): Promise<Host> {
   return { name, api: new BenchClient(url, name, key), publicKey: key.publicKey, enc: generateEncKeyPair() };
 }
 
-/** Makes items from `from` to `to`: each call returns a new push item and its wire size. */
-export function itemMaker(from: Host, to: Host): () => { item: unknown; wireBytes: number } {
+/** A sealed, signed envelope from `from` to `to` whose plaintext body is `bodyChars` long. */
+function sealedTemplate(from: Host, to: Host, bodyChars: number): Record<string, unknown> {
   const id = newUlid(Date.now());
   const unsigned: UnsignedEnvelopeV3 = {
     v: 3, id, ts: new Date().toISOString(), from: `agent@${from.name}`, to: [`agent@${to.name}`], thread: id, reply_to: null,
-    kind: 'message', subject: 'bench', body: 'x'.repeat(BODY_CHARS), needs_reply: false, refs: [], meta: {}, authority: null, enc: null,
+    kind: 'message', subject: 'bench', body: 'x'.repeat(bodyChars), needs_reply: false, refs: [], meta: {}, authority: null, enc: null,
   };
-  const template = signEnvelope(sealEnvelopeBody(unsigned, to.enc.publicKey), from.name, generateSigningKey());
+  return signEnvelope(sealEnvelopeBody(unsigned, to.enc.publicKey), from.name, generateSigningKey()) as unknown as Record<string, unknown>;
+}
+
+function wireOf(template: Record<string, unknown>, itemId: string): Buffer {
+  return Buffer.from(JSON.stringify({ ...template, id: itemId, thread: itemId }));
+}
+
+/**
+ * Makes items from `from` to `to`: each call returns a new push item and its wire size. One envelope
+ * is sealed and signed per pair, with the longest body that keeps its wire within ITEM_WIRE_BYTES,
+ * and re-issued under fresh ids (same length: ULIDs).
+ */
+export function itemMaker(from: Host, to: Host): () => { item: unknown; wireBytes: number } {
+  let low = 0;
+  let high = ITEM_WIRE_BYTES;
+  while (low < high) {
+    const mid = Math.ceil((low + high) / 2);
+    if (wireOf(sealedTemplate(from, to, mid), newUlid(Date.now())).length <= ITEM_WIRE_BYTES) low = mid;
+    else high = mid - 1;
+  }
+  const template = sealedTemplate(from, to, low);
   return () => {
     const itemId = newUlid(Date.now());
-    const wire = Buffer.from(JSON.stringify({ ...template, id: itemId, thread: itemId }));
+    const wire = wireOf(template, itemId);
     return { item: { kind: 'envelope', item_id: itemId, targets: [{ host_pubkey: to.publicKey, wire_b64: toBase64(wire) }] }, wireBytes: wire.length };
   };
 }

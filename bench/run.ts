@@ -5,7 +5,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { measureCeilings } from './ceilings.ts';
-import { enrolHost, pullAckPhase, pushPhase, type Host, type PhaseResult } from './load.ts';
+import { enrolHost, ITEM_WIRE_BYTES, pullAckPhase, pushPhase, type Host, type PhaseResult } from './load.ts';
 import { measurePostgres } from './postgres.ts';
 import { startRelayChild } from './relay-child.ts';
 import { Table } from './table.ts';
@@ -110,7 +110,7 @@ async function main(): Promise<void> {
       table.row(`pull + ack, pages of 500 (items/s)`, pullAck.itemsPerSecond, ceilings.sqliteHundredRowsPerCommit, '÷ 100-row ceiling',
         { label: '≥ 20,000/s', ok: pullAck.itemsPerSecond >= 20_000, ratio: pullAck.itemsPerSecond / 20_000 });
       table.latency('  latency p50 / p99 (ms, per page pulled and acked)', pullAck.p50Ms, pullAck.p99Ms, 1000 / ceilings.sqliteOneRowPerCommit);
-      table.row('bytes written to disk per accepted ~1 KiB item, 32 senders', bytesPerItem, 8 * 1024, '÷ 8 KiB target',
+      table.row(`bytes written to disk per accepted item (${ITEM_WIRE_BYTES}-byte wire), 32 senders`, bytesPerItem, 8 * 1024, '÷ 8 KiB target',
         { label: '≤ 8 KiB', ok: bytesPerItem <= 8 * 1024, ratio: bytesPerItem / (8 * 1024) });
       table.row(`relay peak RSS with ${BIG_QUEUE} items queued (MiB)`, rssWithBigQueue / MiB, 200 * 1_000_000 / MiB, '÷ 200 MB target',
         { label: '< 200 MB', ok: rssWithBigQueue < 200 * 1_000_000, ratio: rssWithBigQueue / (200 * 1_000_000) });
@@ -121,7 +121,7 @@ async function main(): Promise<void> {
       process.stdout.write(table.render());
 
       const results = {
-        at: new Date().toISOString(), node: process.version, ceilings, postgres,
+        at: new Date().toISOString(), node: process.version, itemWireBytes: ITEM_WIRE_BYTES, ceilings, postgres,
         relay: { singleItemPushes: { 1: push[1], 8: push[8], 32: push[32] }, batches100: batches, intoEmptyQueue: intoEmpty, intoDeepQueue: intoDeep,
           pullAck, bytesWrittenPerItemAt32: bytesPerItem, peakRssBytesWith100kQueued: rssWithBigQueue, cpuMsPerItem: cpuPerItem, meanGroupSize: groupSizes },
         loadAverage: loadavg(),

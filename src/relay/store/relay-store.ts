@@ -172,7 +172,7 @@ export interface RelayTx extends HostedTx {
   expiredItems(nowMs: number, limit: number): Promise<ItemHeader[]>;
   /** deletes one item (its dedup row stays as the tombstone) and releases its usage */
   deleteItem(targetPubkey: string, seq: number): Promise<void>;
-  /** deletes up to `limit` dedup rows accepted before `beforeMs` whose item no longer exists */
+  /** deletes up to `limit` dedup rows accepted before `beforeMs` whose item no longer exists, oldest first */
   sweepDedup(beforeMs: number, limit: number): Promise<number>;
 
   /**

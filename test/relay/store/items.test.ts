@@ -151,3 +151,27 @@ test('expiry: oldest first up to a limit, delete keeps the dedup tombstone, the 
   assert.ok(late !== null, 'a dedup row whose item still exists is never swept');
   await store.close();
 });
+
+test('the dedup sweep walks rows in acceptance order: it passes over live items and stops at the first younger row', async () => {
+  const { store } = await freshStore();
+  const seqs = await store.transaction(async (tx) => {
+    const out: Record<string, number> = {};
+    // 'skewed' was accepted after 'young' but stamped earlier (the clock stepped back)
+    for (const [itemId, acceptedAt] of [['live', 5], ['old', 10], ['young', 50], ['skewed', 20]] as const) {
+      out[itemId] = await tx.insertItem(item({ targetPubkey: 'T', itemId, acceptedAt }), 1);
+    }
+    return out;
+  });
+  for (const itemId of ['old', 'young', 'skewed']) await store.transaction((tx) => tx.deleteItem('T', seqs[itemId] as number));
+  const left = async (): Promise<string[]> => store.transaction(async (tx) => {
+    const ids = [];
+    for (const itemId of ['live', 'old', 'young', 'skewed']) if (await tx.getDedup('sender', itemId, 'T') !== null) ids.push(itemId);
+    return ids;
+  });
+  assert.equal(await store.transaction((tx) => tx.sweepDedup(40, 100)), 1);
+  assert.deepEqual(await left(), ['live', 'young', 'skewed'], 'the live item keeps its row; the walk stops at the row accepted at 50');
+  assert.equal(await store.transaction((tx) => tx.sweepDedup(60, 1)), 1, 'the limit holds');
+  assert.equal(await store.transaction((tx) => tx.sweepDedup(60, 100)), 1);
+  assert.deepEqual(await left(), ['live']);
+  await store.close();
+});

@@ -89,6 +89,19 @@ test('schema 4 keeps every dedup row of a schema-3 store: a retry is still a dup
   await upgraded.close();
 });
 
+test('schema 5 puts the dedup rows of a schema-4 store in acceptance order behind one key index', async () => {
+  const { store, dir } = await freshStore({ migrations: MIGRATIONS.slice(0, 4) });
+  await store.transaction(async (tx) => {
+    for (const [itemId, acceptedAt] of [['b', 300], ['a', 100], ['c', 200]] as const) await tx.insertItem(item({ targetPubkey: 'T', itemId, acceptedAt }), 5);
+  });
+  await store.close();
+  const upgraded = await openSqliteRelayStore({ dir, relayPubkey: RELAY_KEY });
+  await upgraded.close();
+  assert.deepEqual(inspect(dir, (db) => db.prepare('SELECT item_id FROM dedup ORDER BY rowid').all().map((row) => row['item_id'])), ['a', 'c', 'b']);
+  const indexes = inspect(dir, (db) => db.prepare("SELECT name, \"unique\" AS u FROM pragma_index_list('dedup')").all().map((row) => `${row['name']}:${row['u']}`));
+  assert.deepEqual(indexes, ['dedup_key:1']);
+});
+
 test('a failing migration leaves the store unchanged, also the steps before it', async () => {
   const { store, dir } = await freshStore({ newEpoch: () => 'kept' });
   await store.close();

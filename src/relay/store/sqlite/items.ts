@@ -135,15 +135,30 @@ export function deleteItem(sql: SQLTagStore, target: string, seq: number): void 
   removeItems(sql, target, seq, seq);
 }
 
+/**
+ * Deletes up to `limit` tombstones accepted before `beforeMs`, oldest first. Dedup rows are appended
+ * as items are accepted (schema 5), so rowid order is acceptance order: the walk stops at the first
+ * row accepted at or after `beforeMs` (a row behind it that is older, after the clock stepped back,
+ * waits for a later sweep) and passes over rows whose item still exists.
+ */
 export function sweepDedup(sql: SQLTagStore, beforeMs: number, limit: number): number {
   assertInteger(beforeMs, 'beforeMs');
   assertInteger(limit, 'limit');
-  // dedup has no rowid (schema 4): the batch is named by its key
-  const { changes } = sql.run`DELETE FROM dedup WHERE (target_pubkey, item_id, sender_pubkey) IN (
-      SELECT d.target_pubkey, d.item_id, d.sender_pubkey FROM dedup AS d
-      WHERE d.accepted_at < ${beforeMs}
-        AND NOT EXISTS (SELECT 1 FROM items AS i WHERE i.target_pubkey = d.target_pubkey AND i.seq = d.seq)
-      ORDER BY d.accepted_at LIMIT ${limit})`;
+  let last: number | null = null;
+  let found = 0;
+  const rows = sql.iterate`SELECT d.rowid AS id, d.accepted_at,
+                                  EXISTS (SELECT 1 FROM items AS i WHERE i.target_pubkey = d.target_pubkey AND i.seq = d.seq) AS live
+                           FROM dedup AS d ORDER BY d.rowid`;
+  for (const row of rows) {
+    if (found === limit || int(row, 'accepted_at') >= beforeMs) break;
+    if (int(row, 'live') === 1) continue;
+    last = int(row, 'id');
+    found += 1;
+  }
+  if (last === null) return 0;
+  // every row up to `last` was walked above: this deletes exactly the ones found
+  const { changes } = sql.run`DELETE FROM dedup AS d WHERE d.rowid <= ${last} AND d.accepted_at < ${beforeMs}
+      AND NOT EXISTS (SELECT 1 FROM items AS i WHERE i.target_pubkey = d.target_pubkey AND i.seq = d.seq)`;
   return Number(changes);
 }
 
