@@ -4,6 +4,13 @@ import { Agent, request } from 'node:http';
 import type { SigningKey } from '../src/protocol/keys.ts';
 import { signRelayHop } from '../src/protocol/relay-hop.ts';
 
+export interface PreparedCall {
+  method: 'GET' | 'POST';
+  path: string;
+  rawBody: string;
+  headers: Record<string, string>;
+}
+
 export interface BenchAnswer {
   status: number;
   body: Record<string, unknown>;
@@ -22,9 +29,15 @@ export class BenchClient {
     this.#key = key;
   }
 
-  call(method: 'GET' | 'POST', path: string, rawBody = ''): Promise<BenchAnswer> {
+  /** A call signed now and sent later: the load generator builds a phase's requests before its clock starts. */
+  prepare(method: 'GET' | 'POST', path: string, rawBody = ''): PreparedCall {
     const headers: Record<string, string> = { ...signRelayHop({ method, path, rawBody }, this.#hostName, this.#key, Date.now()) };
     if (rawBody !== '') headers['content-type'] = 'application/json';
+    return { method, path, rawBody, headers };
+  }
+
+  send(call: PreparedCall): Promise<BenchAnswer> {
+    const { method, path, rawBody, headers } = call;
     return new Promise((resolve, reject) => {
       const req = request({ host: this.#url.hostname, port: this.#url.port, method, path, headers, agent }, (res) => {
         const chunks: Buffer[] = [];
@@ -43,8 +56,12 @@ export class BenchClient {
     });
   }
 
-  push(items: unknown[]): Promise<BenchAnswer> {
-    return this.call('POST', '/v2/relay/items', JSON.stringify({ items }));
+  call(method: 'GET' | 'POST', path: string, rawBody = ''): Promise<BenchAnswer> {
+    return this.send(this.prepare(method, path, rawBody));
+  }
+
+  preparePush(items: unknown[]): PreparedCall {
+    return this.prepare('POST', '/v2/relay/items', JSON.stringify({ items }));
   }
 
   pull(after: number, limit: number): Promise<BenchAnswer> {

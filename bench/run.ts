@@ -14,6 +14,8 @@ const PHASE_SECONDS = 3;
 const CEILING_BUDGET_MS = 1_000;
 const POSTGRES_INSERTS_PER_LEVEL = 2_000;
 const DEEP_QUEUE = 10_000;
+/** Items built and signed before each measured push phase starts (more than any phase here pushes in PHASE_SECONDS). */
+const PREBUILT_ITEMS = 15_000;
 const BIG_QUEUE = 100_000;
 const MiB = 1024 * 1024;
 
@@ -52,7 +54,7 @@ async function main(): Promise<void> {
         const before = relay.writeBytes();
         const cpuBefore = relay.cpuMs();
         const groupsBefore = await relay.groups();
-        push[concurrency] = await pushPhase(senders.slice(0, concurrency), target, { batch: 1, seconds: PHASE_SECONDS });
+        push[concurrency] = await pushPhase(senders.slice(0, concurrency), target, { batch: 1, seconds: PHASE_SECONDS, prebuiltItems: PREBUILT_ITEMS });
         const groupsAfter = await relay.groups();
         groupSizes[`single-item pushes, ${concurrency} sender(s)`] = (groupsAfter.members - groupsBefore.members) / (groupsAfter.count - groupsBefore.count);
         cpuPerItem[`single-item pushes, ${concurrency} sender(s)`] = (relay.cpuMs() - cpuBefore) / (push[concurrency] as PhaseResult).items;
@@ -61,15 +63,15 @@ async function main(): Promise<void> {
       log('100-item batches, 8 concurrent senders');
       const batchCpuBefore = relay.cpuMs();
       const batchGroupsBefore = await relay.groups();
-      const batches = await pushPhase(senders.slice(0, 8), await receiver('batches'), { batch: 100, seconds: PHASE_SECONDS });
+      const batches = await pushPhase(senders.slice(0, 8), await receiver('batches'), { batch: 100, seconds: PHASE_SECONDS, prebuiltItems: PREBUILT_ITEMS });
       const batchGroupsAfter = await relay.groups();
       groupSizes['100-item batches'] = (batchGroupsAfter.members - batchGroupsBefore.members) / (batchGroupsAfter.count - batchGroupsBefore.count);
       cpuPerItem['100-item batches'] = (relay.cpuMs() - batchCpuBefore) / batches.items;
       log(`queue depth: filling one queue with ${DEEP_QUEUE} items, then single-item pushes (8 senders) into an empty and the deep queue`);
       const deep = await receiver('deep');
       await pushPhase(senders.slice(0, 8), deep, { batch: 100, seconds: 600, maxItems: DEEP_QUEUE });
-      const intoEmpty = await pushPhase(senders.slice(0, 8), await receiver('empty'), { batch: 1, seconds: PHASE_SECONDS });
-      const intoDeep = await pushPhase(senders.slice(0, 8), deep, { batch: 1, seconds: PHASE_SECONDS });
+      const intoEmpty = await pushPhase(senders.slice(0, 8), await receiver('empty'), { batch: 1, seconds: PHASE_SECONDS, prebuiltItems: PREBUILT_ITEMS });
+      const intoDeep = await pushPhase(senders.slice(0, 8), deep, { batch: 1, seconds: PHASE_SECONDS, prebuiltItems: PREBUILT_ITEMS });
       log(`filling one queue to ${BIG_QUEUE} items for the RSS figure`);
       const big = await receiver('big');
       await pushPhase(senders.slice(0, 8), big, { batch: 100, seconds: 600, maxItems: BIG_QUEUE });

@@ -6,6 +6,7 @@ import { readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { DEFAULT_GROUP_COMMIT, MAX_GROUP_COMMIT_ITEMS, MAX_GROUP_COMMIT_WAIT_MS } from './store/sqlite/group-commit.ts';
+import { MAX_HOP_VERIFY_THREADS } from './crypto/hop-verify-pool.ts';
 
 export type TrustProxy = 'none' | 'xff' | 'cloudflare';
 
@@ -55,6 +56,8 @@ export interface RelayConfig {
   group_commit_max_items: number;
   /** how long a commit group may stay open gathering queued writes */
   group_commit_max_wait_ms: number;
+  /** worker threads checking hop signatures (0: on the event loop) */
+  hop_verify_threads: number;
   /** present when `enrolment_authority` is "account-token"; absent: the host-key challenge */
   account_token?: AccountTokenSettings;
 }
@@ -89,6 +92,7 @@ export const DEFAULT_CONFIG: RelayConfig = Object.freeze({
   trust_proxy: 'none',
   group_commit_max_items: DEFAULT_GROUP_COMMIT.maxItems,
   group_commit_max_wait_ms: DEFAULT_GROUP_COMMIT.maxWaitMs,
+  hop_verify_threads: 1,
 });
 
 // Fixed caps of protocol.md §6. They bound memory or protocol timing, so they are not configurable.
@@ -164,6 +168,7 @@ const RULES = new Map<keyof RelayConfigFile, Rule>([
   ['trust_proxy', { kind: 'trust' }],
   ['group_commit_max_items', { kind: 'integer', min: 1, max: MAX_GROUP_COMMIT_ITEMS }],
   ['group_commit_max_wait_ms', { kind: 'integer', min: 1, max: MAX_GROUP_COMMIT_WAIT_MS }],
+  ['hop_verify_threads', { kind: 'integer', min: 0, max: MAX_HOP_VERIFY_THREADS }],
   ['enrolment_authority', { kind: 'authority' }],
   ['token_issuer', { kind: 'text' }],
   ['token_jwks_url', { kind: 'text' }],
@@ -282,6 +287,7 @@ export function resolveRelayConfig(input: { file?: RelayConfigFile; trustProxyFl
     trust_proxy,
     group_commit_max_items: file.group_commit_max_items ?? DEFAULT_CONFIG.group_commit_max_items,
     group_commit_max_wait_ms: file.group_commit_max_wait_ms ?? DEFAULT_CONFIG.group_commit_max_wait_ms,
+    hop_verify_threads: file.hop_verify_threads ?? DEFAULT_CONFIG.hop_verify_threads,
     ...accountTokenSettings(file),
   };
 }

@@ -7,6 +7,8 @@ import type { EnrolmentAuthority } from './authority/enrolment-authority.ts';
 import { JWKS_MIN_FETCH_INTERVAL_MS } from './authority/jwks-cache.ts';
 import { HEARTBEAT_INTERVAL_MS, type RelayConfig } from './config.ts';
 import { createRelayCore, type RelayCore } from './core/relay-core.ts';
+import { INLINE_HOP_VERIFIER } from './crypto/hop-verifier.ts';
+import { hopVerifyPool } from './crypto/hop-verify-pool.ts';
 import { sweep } from './core/sweep.ts';
 import { checkHealth } from './http/health.ts';
 import { RelayMetrics } from './http/metrics.ts';
@@ -68,19 +70,24 @@ export async function startRelayService(options: RelayServiceOptions): Promise<R
     const relayKey = loadOrCreateRelayKey(options.storeDir, options.env);
     const groupCommit = { maxItems: options.config.group_commit_max_items, maxWaitMs: options.config.group_commit_max_wait_ms };
     const metrics = new RelayMetrics();
+    const log = options.log ?? ((line: string) => { process.stderr.write(`${line}\n`); });
+    const threads = options.config.hop_verify_threads;
+    const hopVerifier = threads === 0 ? INLINE_HOP_VERIFIER : hopVerifyPool({ threads, onFailure: (reason) => log(`agentmbx relay: ${reason}`) });
+    // closed after the HTTP face (cleanups run in reverse), so requests in flight still get their checks
+    cleanups.push(() => hopVerifier.close());
     const store = await openSqliteRelayStore({
       dir: options.storeDir, relayPubkey: relayKey.publicKey, groupCommit, onGroupCommit: (size, ms) => metrics.groupCommitted(size, ms),
+      callersBeingChecked: () => hopVerifier.pending() > 0,
       ...(options.nowMs ? { nowMs: options.nowMs } : {}),
     });
     cleanups.push(() => store.close());
     const nowMs = options.nowMs ?? Date.now;
-    const log = options.log ?? ((line: string) => { process.stderr.write(`${line}\n`); });
     const rotation = await checkHeartbeatAtStart(store, nowMs());
     if (rotation !== null) log(`agentmbx relay: epoch rotated at start (${rotation.reason}): ${rotation.from} -> ${rotation.to}`);
     if (rotation !== null) metrics.epochRotated();
     metrics.attachQueue(() => store.queueTotals(), nowMs);
     const core = await createRelayCore({
-      store, relayKey, config: options.config, version: RELAY_VERSION,
+      store, relayKey, config: options.config, version: RELAY_VERSION, hopVerifier,
       ...(options.authority ? { authority: options.authority } : {}),
       ...(options.nowMs ? { nowMs: options.nowMs } : {}),
       ...(options.maxLiveEnrolments === undefined ? {} : { maxLiveEnrolments: options.maxLiveEnrolments }),

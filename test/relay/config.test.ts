@@ -21,7 +21,7 @@ const SECTION_6 = {
     max_sender_bytes: 20 * MiB, max_account_items: 10_000, max_account_bytes: 50 * MiB,
   },
   pushes_per_minute: 120, enrol_per_minute: 30, max_body_bytes: 8 * MiB, sweep_interval_ms: 600_000, trust_proxy: 'none',
-  group_commit_max_items: 256, group_commit_max_wait_ms: 20,
+  group_commit_max_items: 256, group_commit_max_wait_ms: 20, hop_verify_threads: 1,
 };
 
 /** Runs `fn`, expects a ConfigError, returns its message. */
@@ -80,14 +80,14 @@ describe('config file', () => {
       max_item_bytes: 1000, max_batch: 2, max_pull: 3, max_pull_bytes: 4000, max_targets: 5, retention_days: 1.25,
       max_queue_items: 6, max_queue_bytes: 7000, max_sender_items: 8, max_sender_bytes: 9000, max_account_items: 10,
       max_account_bytes: 11_000, pushes_per_minute: 12, enrol_per_minute: 13, max_body_bytes: 14_000,
-      sweep_interval_ms: 15_000, trust_proxy: 'cloudflare', group_commit_max_items: 16, group_commit_max_wait_ms: 17,
+      sweep_interval_ms: 15_000, trust_proxy: 'cloudflare', group_commit_max_items: 16, group_commit_max_wait_ms: 17, hop_verify_threads: 3,
     };
     const config = fromFile(JSON.stringify(overrides));
     const {
-      pushes_per_minute, enrol_per_minute, max_body_bytes, sweep_interval_ms, trust_proxy, group_commit_max_items, group_commit_max_wait_ms, ...limits
+      pushes_per_minute, enrol_per_minute, max_body_bytes, sweep_interval_ms, trust_proxy, group_commit_max_items, group_commit_max_wait_ms, hop_verify_threads, ...limits
     } = overrides;
     assert.deepEqual(config, {
-      limits, pushes_per_minute, enrol_per_minute, max_body_bytes, sweep_interval_ms, trust_proxy, group_commit_max_items, group_commit_max_wait_ms,
+      limits, pushes_per_minute, enrol_per_minute, max_body_bytes, sweep_interval_ms, trust_proxy, group_commit_max_items, group_commit_max_wait_ms, hop_verify_threads,
     });
   });
 
@@ -126,6 +126,10 @@ describe('config file', () => {
     assert.match(configError(() => parse('{"group_commit_max_items": 10001}')), /group_commit_max_items must be an integer from 1 to 10000 \(got 10001\)/);
     assert.equal(fromFile('{"group_commit_max_wait_ms": 1000}').group_commit_max_wait_ms, 1_000);
     assert.match(configError(() => parse('{"group_commit_max_wait_ms": 1001}')), /group_commit_max_wait_ms must be an integer from 1 to 1000/);
+    assert.equal(fromFile('{"hop_verify_threads": 0}').hop_verify_threads, 0);
+    assert.equal(fromFile('{"hop_verify_threads": 16}').hop_verify_threads, 16);
+    assert.match(configError(() => parse('{"hop_verify_threads": 17}')), /hop_verify_threads must be an integer from 0 to 16 \(got 17\)/);
+    assert.match(configError(() => parse('{"hop_verify_threads": -1}')), /hop_verify_threads must be an integer from 0 to 16/);
     assert.equal(fromFile('{"max_queue_bytes": 9007199254740991}').limits.max_queue_bytes, Number.MAX_SAFE_INTEGER);
   });
 

@@ -3,6 +3,7 @@
 import type { SigningKey } from '../../protocol/keys.ts';
 import type { EnrolmentAuthority } from '../authority/enrolment-authority.ts';
 import type { RelayConfig } from '../config.ts';
+import type { HopVerifier } from '../crypto/hop-verifier.ts';
 import type { RelayStore } from '../store/relay-store.ts';
 import type { ChallengeTable } from './challenges.ts';
 import type { HostedRelay } from './hosted.ts';
@@ -24,6 +25,8 @@ export interface CoreContext {
   pushRate: RateWindow;
   /** live enrolments this relay admits (MAX_LIVE_ENROLMENTS unless a test sets it lower) */
   maxLiveEnrolments: number;
+  /** checks hop signatures (on worker threads in a served relay) */
+  hopVerifier: HopVerifier;
 }
 
 export function isoTime(ms: number): string {

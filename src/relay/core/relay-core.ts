@@ -2,6 +2,7 @@
 import type { SigningKey } from '../../protocol/keys.ts';
 import type { RelayHopRequest } from '../../protocol/relay-hop.ts';
 import type { EnrolmentAuthority } from '../authority/enrolment-authority.ts';
+import { INLINE_HOP_VERIFIER, type HopVerifier } from '../crypto/hop-verifier.ts';
 import { AccountTokenAuthority } from '../authority/account-token.ts';
 import { authorityFromConfig } from '../authority/from-config.ts';
 import { MAX_LIVE_ENROLMENTS, MAX_RATE_ADDRESSES, type RelayConfig } from '../config.ts';
@@ -11,7 +12,7 @@ import { ChallengeTable } from './challenges.ts';
 import type { CoreContext } from './context.ts';
 import { enrol, issueChallenge } from './enrolment.ts';
 import { lookupEncAdByKey, lookupEncAdByName, publishEncAdV1, publishEncAdV2 } from './enc-ads.ts';
-import { findHopCaller, type HopHeaders } from './hop-auth.ts';
+import { hopCandidates, hopSigner, type HopHeaders } from './hop-auth.ts';
 import { addDenyEntries, HostedRelay, sessionRefusal } from './hosted.ts';
 import { info } from './info.ts';
 import { ack, pull, type PullQuery } from './pull-ack.ts';
@@ -31,6 +32,8 @@ export interface RelayCoreOptions {
   random?: (n: number) => Uint8Array;
   /** defaults to MAX_LIVE_ENROLMENTS */
   maxLiveEnrolments?: number;
+  /** where hop signatures are checked; defaults to the event loop (the service passes a worker pool) */
+  hopVerifier?: HopVerifier;
 }
 
 export type RelayCore = Awaited<ReturnType<typeof createRelayCore>>;
@@ -51,12 +54,15 @@ export async function createRelayCore(options: RelayCoreOptions) {
     challenges: new ChallengeTable(options.random),
     pushRate: new RateWindow(options.config.pushes_per_minute, MAX_RATE_ADDRESSES),
     maxLiveEnrolments: options.maxLiveEnrolments ?? MAX_LIVE_ENROLMENTS,
+    hopVerifier: options.hopVerifier ?? INLINE_HOP_VERIFIER,
   };
   return {
     context: ctx,
     /** the live enrolment that signed the request, or null */
-    caller: (headers: HopHeaders, request: RelayHopRequest): Promise<Enrolment | null> =>
-      ctx.store.transaction((tx) => findHopCaller(tx, headers, request, ctx.nowMs()), { readOnly: true }),
+    caller: async (headers: HopHeaders, request: RelayHopRequest): Promise<Enrolment | null> => {
+      const candidates = await ctx.store.transaction((tx) => hopCandidates(tx, headers, ctx.nowMs()), { readOnly: true });
+      return hopSigner(ctx.hopVerifier, candidates, headers, request);
+    },
     /** a hosted relay's refusal of a signed caller without a valid session (docs/hosted-relay.md), or null */
     sessionRefusal: async (caller: Enrolment, authorization: string | undefined): Promise<RelayError | null> =>
       ctx.hosted === null ? null : sessionRefusal(ctx, ctx.hosted, caller, authorization),

@@ -123,6 +123,29 @@ test('on a busy store a group that runs dry while smaller than the last one ling
   await store.close();
 });
 
+test('a busy group that runs dry lingers while callers are being checked off the event loop, and commits once none are', async () => {
+  const { scheduler, clock, deferred } = manualScheduler();
+  let checking = false;
+  const { store } = await freshStore({ scheduler, groupCommit: { maxItems: 100, maxWaitMs: 5 }, callersBeingChecked: () => checking });
+  await store.transaction(insert('a'));
+  await nextTurn();
+  clock.now += 1; // busy: the last group (of 1) committed 1 ms ago
+  checking = true;
+  const first = store.transaction(insert('b'));
+  deferred.shift()?.(); // the group starts with b and runs dry as big as the last one: only the check keeps it open
+  await nextTurn();
+  assert.equal(deferred.length, 1, 'lingering while a hop check is out');
+  const checked = store.transaction(insert('c'));
+  checking = false;
+  deferred.shift()?.(); // takes c; nothing is being checked any more: the group commits
+  await nextTurn();
+  const [seqB, seqC] = await Promise.all([first, checked]);
+  assert.equal(seqC, (seqB as number) + 1);
+  assert.deepEqual(groupCounts(store), { commits: 2, transactions: 3, lastGroupSize: 2 });
+  assert.equal(deferred.length, 0);
+  await store.close();
+});
+
 test('a group closes at group_commit_max_items', async () => {
   const { store } = await freshStore({ scheduler: FROZEN_CLOCK, groupCommit: { maxItems: 2, maxWaitMs: 5 } });
   await Promise.all(['a', 'b', 'c', 'd', 'e'].map((id) => store.transaction(insert(id))));

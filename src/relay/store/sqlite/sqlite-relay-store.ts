@@ -40,6 +40,11 @@ export interface SqliteRelayStoreOptions {
   scheduler?: GroupScheduler;
   /** told after every durable COMMIT of a write group: how many transactions it held, how long from its start to its sync */
   onGroupCommit?: (size: number, latencyMs: number) => void;
+  /**
+   * whether requests that will write are being checked where the store cannot see them (hop
+   * signatures on worker threads): an open group lingers for them as for caller lookups
+   */
+  callersBeingChecked?: () => boolean;
 }
 
 /** Counters of the write path since the store opened. */
@@ -90,6 +95,7 @@ export class SqliteRelayStore implements RelayStore {
   #lastCommitAt: number | null = null;
   #draining: Promise<void> | null = null;
   #readDraining: Promise<void> | null = null;
+  readonly #callersBeingChecked: () => boolean;
   #closed = false;
 
   /** `reader` is a second connection to the same file, with query_only on. */
@@ -103,6 +109,7 @@ export class SqliteRelayStore implements RelayStore {
     this.#scheduler = options.scheduler ?? SYSTEM_SCHEDULER;
     this.#onGroupCommit = options.onGroupCommit;
     this.#walSyncer = options.walSyncer;
+    this.#callersBeingChecked = options.callersBeingChecked ?? (() => false);
   }
 
   transaction<T>(fn: (tx: RelayTx) => Promise<T>, options: TransactionOptions = {}): Promise<T> {
@@ -269,10 +276,10 @@ export class SqliteRelayStore implements RelayStore {
       });
       this.#wakeGroup = null;
     }
-    // a turn at a time: again only while callers are still being looked up
+    // a turn at a time: again only while callers are still being looked up or checked
     while (this.#queue.length === 0 && lingers(this.#policy, this.#groupShape(size, openedAt), this.#lastCommitAt, this.#scheduler.nowMs())) {
       await new Promise<void>((resolve) => { this.#scheduler.defer(resolve); });
-      if (this.#readDraining === null) break;
+      if (!this.#callersPending()) break;
     }
     const next: QueueHead = this.#queue.length === 0 ? 'empty' : 'write';
     if (closesGroup(this.#policy, size, openedAt, this.#scheduler.nowMs(), next)) return undefined;
@@ -280,7 +287,12 @@ export class SqliteRelayStore implements RelayStore {
   }
 
   #groupShape(size: number, openedAt: number): { size: number; previousSize: number; openedAt: number; readsPending: boolean } {
-    return { size, previousSize: this.#stats.lastGroupSize, openedAt, readsPending: this.#readDraining !== null };
+    return { size, previousSize: this.#stats.lastGroupSize, openedAt, readsPending: this.#callersPending() };
+  }
+
+  /** Pushes whose callers are still being looked up (a read transaction) or their hop checked. */
+  #callersPending(): boolean {
+    return this.#readDraining !== null || this.#callersBeingChecked();
   }
 
   /** Rolls back what is left of a failed group; returns the error if that failed, else null. */
