@@ -5,7 +5,7 @@ import { test } from 'node:test';
 import { generateSigningKey } from '../../src/protocol/keys.ts';
 import { signRelayHop } from '../../src/protocol/relay-hop.ts';
 import { verifyHopInline, type HopCheck } from '../../src/relay/crypto/hop-verifier.ts';
-import { hopVerifyPool, MAX_PENDING_HOP_CHECKS } from '../../src/relay/crypto/hop-verify-pool.ts';
+import { hopVerifyPool, MAX_PENDING_HOP_CHARS, MAX_PENDING_HOP_CHECKS } from '../../src/relay/crypto/hop-verify-pool.ts';
 
 const key = generateSigningKey();
 const other = generateSigningKey();
@@ -54,6 +54,19 @@ test(`at most ${MAX_PENDING_HOP_CHECKS} checks wait for a worker; the rest are c
     const verdicts = Array.from({ length: MAX_PENDING_HOP_CHECKS + 50 }, () => pool.verify(check));
     assert.equal(pool.pending(), MAX_PENDING_HOP_CHECKS);
     assert.ok((await Promise.all(verdicts)).every((ok) => ok));
+    assert.equal(pool.pending(), 0);
+  } finally {
+    await pool.close();
+  }
+});
+
+test('hop strings of at most MAX_PENDING_HOP_CHARS wait for the threads; a body beyond that is checked on the event loop', async () => {
+  const pool = hopVerifyPool({ threads: 1, onFailure: (reason) => assert.fail(reason) });
+  try {
+    const big = signedCheck('b'.repeat(Math.floor(MAX_PENDING_HOP_CHARS / 3)));
+    const verdicts = [pool.verify(big), pool.verify(big), pool.verify(big), pool.verify(signedCheck('{}'))];
+    assert.equal(pool.pending(), 3, 'two big ones and the small one wait; the third big one did not fit');
+    assert.deepEqual(await Promise.all(verdicts), [true, true, true, true]);
     assert.equal(pool.pending(), 0);
   } finally {
     await pool.close();
