@@ -94,7 +94,7 @@ test('dedup rows go after the horizon, never while their item exists', async () 
     const row = await tx.getDedup(a.key.publicKey, kept.id, b.key.publicKey);
     assert.ok(row);
     await tx.deleteItem(b.key.publicKey, row.seq);
-    await tx.sweepDedup(Number.MAX_SAFE_INTEGER, 10);
+    await tx.sweepDedup(Number.MAX_SAFE_INTEGER, Number.MAX_SAFE_INTEGER, 10);
     await tx.insertItem({
       targetPubkey: b.key.publicKey, kind: 'envelope', itemId: kept.id, senderPubkey: a.key.publicKey, wire: new TextEncoder().encode('{}'),
       wireHash: row.wireHash, acceptedAt: row.acceptedAt, expiresAt: row.acceptedAt + 100 * DAY_MS, account: null,

@@ -51,7 +51,7 @@ export async function sweep(ctx: CoreContext, options: SweepOptions = {}): Promi
   }
   const horizon = now - dedupHorizonMs(ctx.config);
   for (;;) {
-    const swept = await ctx.store.transaction((tx) => tx.sweepDedup(horizon, dedupBatch));
+    const swept = await ctx.store.transaction((tx) => tx.sweepDedup(horizon, now, dedupBatch));
     result.dedupSwept += swept;
     if (swept < dedupBatch) break;
   }

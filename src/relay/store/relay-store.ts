@@ -172,8 +172,11 @@ export interface RelayTx extends HostedTx {
   expiredItems(nowMs: number, limit: number): Promise<ItemHeader[]>;
   /** deletes one item (its dedup row stays as the tombstone) and releases its usage */
   deleteItem(targetPubkey: string, seq: number): Promise<void>;
-  /** deletes up to `limit` dedup rows accepted before `beforeMs` whose item no longer exists, oldest first */
-  sweepDedup(beforeMs: number, limit: number): Promise<number>;
+  /**
+   * deletes up to `limit` dedup rows accepted before `beforeMs` whose item no longer exists, oldest
+   * first; rows stamped after `nowMs` (a clock that ran ahead) do not hold the others back
+   */
+  sweepDedup(beforeMs: number, nowMs: number, limit: number): Promise<number>;
 
   /**
    * Moves the old key's enrolment name/account, queue (re-sequenced in order after the new key's

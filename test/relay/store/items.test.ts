@@ -140,9 +140,9 @@ test('expiry: oldest first up to a limit, delete keeps the dedup tombstone, the 
   assert.deepEqual(pageT.items.map((i) => i.itemId), ['late']);
   assert.deepEqual(pageU.items, []);
 
-  assert.equal(await store.transaction((tx) => tx.sweepDedup(10, 100)), 0, 'accepted at 10 is not before 10');
-  assert.equal(await store.transaction((tx) => tx.sweepDedup(1_000, 1)), 1, 'the limit holds');
-  assert.equal(await store.transaction((tx) => tx.sweepDedup(1_000, 100)), 1);
+  assert.equal(await store.transaction((tx) => tx.sweepDedup(10, 1_000, 100)), 0, 'accepted at 10 is not before 10');
+  assert.equal(await store.transaction((tx) => tx.sweepDedup(1_000, 1_000, 1)), 1, 'the limit holds');
+  assert.equal(await store.transaction((tx) => tx.sweepDedup(1_000, 1_000, 100)), 1);
   const [early, middle, late] = await store.transaction(async (tx) => [
     await tx.getDedup('sender', 'early', 'T'), await tx.getDedup('sender', 'middle', 'U'), await tx.getDedup('sender', 'late', 'T'),
   ]);
@@ -168,10 +168,33 @@ test('the dedup sweep walks rows in acceptance order: it passes over live items 
     for (const itemId of ['live', 'old', 'young', 'skewed']) if (await tx.getDedup('sender', itemId, 'T') !== null) ids.push(itemId);
     return ids;
   });
-  assert.equal(await store.transaction((tx) => tx.sweepDedup(40, 100)), 1);
+  assert.equal(await store.transaction((tx) => tx.sweepDedup(40, 60, 100)), 1);
   assert.deepEqual(await left(), ['live', 'young', 'skewed'], 'the live item keeps its row; the walk stops at the row accepted at 50');
-  assert.equal(await store.transaction((tx) => tx.sweepDedup(60, 1)), 1, 'the limit holds');
-  assert.equal(await store.transaction((tx) => tx.sweepDedup(60, 100)), 1);
+  assert.equal(await store.transaction((tx) => tx.sweepDedup(60, 60, 1)), 1, 'the limit holds');
+  assert.equal(await store.transaction((tx) => tx.sweepDedup(60, 60, 100)), 1);
   assert.deepEqual(await left(), ['live']);
+  await store.close();
+});
+
+test('tombstones stamped while the clock ran ahead do not hold back the sweep of those accepted after it', async () => {
+  const { store } = await freshStore();
+  const seqs = await store.transaction(async (tx) => {
+    const out: Record<string, number> = {};
+    // 'ahead' was stamped by a clock a long way ahead; the clock was then set right and 'after' came
+    for (const [itemId, acceptedAt] of [['ahead', 1_000_000], ['after', 30], ['young', 90]] as const) {
+      out[itemId] = await tx.insertItem(item({ targetPubkey: 'T', itemId, acceptedAt }), 1);
+    }
+    return out;
+  });
+  for (const itemId of ['ahead', 'after', 'young']) await store.transaction((tx) => tx.deleteItem('T', seqs[itemId] as number));
+  const left = async (): Promise<string[]> => store.transaction(async (tx) => {
+    const ids = [];
+    for (const itemId of ['ahead', 'after', 'young']) if (await tx.getDedup('sender', itemId, 'T') !== null) ids.push(itemId);
+    return ids;
+  });
+  assert.equal(await store.transaction((tx) => tx.sweepDedup(40, 100, 100)), 1);
+  assert.deepEqual(await left(), ['ahead', 'young'], 'the row from the future is never swept early, and the walk stops at the row accepted at 90');
+  assert.equal(await store.transaction((tx) => tx.sweepDedup(1_000_001, 2_000_000, 100)), 2);
+  assert.deepEqual(await left(), []);
   await store.close();
 });

@@ -139,10 +139,13 @@ export function deleteItem(sql: SQLTagStore, target: string, seq: number): void 
  * Deletes up to `limit` tombstones accepted before `beforeMs`, oldest first. Dedup rows are appended
  * as items are accepted (schema 5), so rowid order is acceptance order: the walk stops at the first
  * row accepted at or after `beforeMs` (a row behind it that is older, after the clock stepped back,
- * waits for a later sweep) and passes over rows whose item still exists.
+ * waits for a later sweep) and passes over rows whose item still exists. A row stamped after `nowMs`
+ * (the clock ran ahead, then was set right) is passed over too: stopping there would keep every
+ * later tombstone for as long as the clock was ahead.
  */
-export function sweepDedup(sql: SQLTagStore, beforeMs: number, limit: number): number {
+export function sweepDedup(sql: SQLTagStore, beforeMs: number, nowMs: number, limit: number): number {
   assertInteger(beforeMs, 'beforeMs');
+  assertInteger(nowMs, 'nowMs');
   assertInteger(limit, 'limit');
   let last: number | null = null;
   let found = 0;
@@ -150,8 +153,10 @@ export function sweepDedup(sql: SQLTagStore, beforeMs: number, limit: number): n
                                   EXISTS (SELECT 1 FROM items AS i WHERE i.target_pubkey = d.target_pubkey AND i.seq = d.seq) AS live
                            FROM dedup AS d ORDER BY d.rowid`;
   for (const row of rows) {
-    if (found === limit || int(row, 'accepted_at') >= beforeMs) break;
-    if (int(row, 'live') === 1) continue;
+    if (found === limit) break;
+    const acceptedAt = int(row, 'accepted_at');
+    if (acceptedAt >= beforeMs && acceptedAt <= nowMs) break;
+    if (acceptedAt >= beforeMs || int(row, 'live') === 1) continue;
     last = int(row, 'id');
     found += 1;
   }
