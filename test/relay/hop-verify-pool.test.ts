@@ -2,10 +2,12 @@
 // and survive a dying worker.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { pathToFileURL } from 'node:url';
 import { generateSigningKey } from '../../src/protocol/keys.ts';
 import { signRelayHop } from '../../src/protocol/relay-hop.ts';
 import { verifyHopInline, type HopCheck } from '../../src/relay/crypto/hop-verifier.ts';
 import { hopVerifyPool, MAX_PENDING_HOP_CHARS, MAX_PENDING_HOP_CHECKS } from '../../src/relay/crypto/hop-verify-pool.ts';
+import { REPO_ROOT, spawnNode } from '../helpers/processes.ts';
 
 const key = generateSigningKey();
 const other = generateSigningKey();
@@ -102,4 +104,20 @@ test('closing answers what still waits, and checks after it run on the event loo
 
 test('the thread count is checked', () => {
   for (const threads of [0, -1, 1.5, 17]) assert.throws(() => hopVerifyPool({ threads, onFailure: () => undefined }), RangeError);
+});
+
+test('a pool answers on its threads whatever flags started the process (here -e), and an open pool does not keep it alive', { timeout: 60_000 }, async () => {
+  const module = (path: string): string => JSON.stringify(pathToFileURL(`${REPO_ROOT}/${path}`).href);
+  const script = `
+    import { generateSigningKey } from ${module('src/protocol/keys.ts')};
+    import { signRelayHop } from ${module('src/protocol/relay-hop.ts')};
+    import { hopVerifyPool } from ${module('src/relay/crypto/hop-verify-pool.ts')};
+    const key = generateSigningKey();
+    const request = { method: 'GET', path: '/v2/relay/items', rawBody: '' };
+    const headers = signRelayHop(request, 'alpha', key, 1000);
+    const pool = hopVerifyPool({ threads: 2, onFailure: (reason) => console.log(reason) });
+    console.log('verdict', await pool.verify({ publicKey: key.publicKey, request, ts: headers['x-mbx-ts'], sig: headers['x-mbx-sig'] }));`;
+  const child = spawnNode(['--input-type=module', '-e', script]);
+  assert.equal(await child.exited, 0, child.stderr());
+  assert.equal(child.stdout().trim(), 'verdict true', 'answered by a thread, and the process then ended without close()');
 });

@@ -64,6 +64,8 @@ class HopVerifyPool implements HopVerifier {
   #pendingChars = 0;
   /** set when a worker failed or the pool closed: every check then runs on the event loop */
   #inline = false;
+  /** whether the threads keep the process alive: only while checks wait for them */
+  #held = false;
 
   constructor(options: HopVerifyPoolOptions) {
     this.#onFailure = options.onFailure;
@@ -71,8 +73,8 @@ class HopVerifyPool implements HopVerifier {
   }
 
   #start(url: URL): Worker {
-    const worker = new Worker(url, { resourceLimits: WORKER_LIMITS });
-    worker.unref();
+    // none of the flags the relay was started with: some (--input-type, -e) would fail the thread
+    const worker = new Worker(url, { resourceLimits: WORKER_LIMITS, execArgv: [] });
     worker.on('message', (answers: HopAnswer[]) => {
       for (const [id, ok] of answers) {
         const waiting = this.#waiting.get(id);
@@ -81,10 +83,24 @@ class HopVerifyPool implements HopVerifier {
         this.#pendingChars -= waiting.chars;
         waiting.resolve(ok === true);
       }
+      this.#holdWhileWaiting();
     });
     worker.on('error', (error) => this.#fail(`a hop-verify thread failed: ${error.message}`));
     worker.on('exit', (code) => this.#fail(`a hop-verify thread exited with code ${code}`));
+    // after the listeners: adding a 'message' listener refs the worker again
+    worker.unref();
     return worker;
+  }
+
+  /** An idle pool never keeps the process alive; one with checks out does, until they are answered. */
+  #holdWhileWaiting(): void {
+    const waiting = this.#waiting.size > 0;
+    if (waiting === this.#held) return;
+    this.#held = waiting;
+    for (const worker of this.#workers) {
+      if (waiting) worker.ref();
+      else worker.unref();
+    }
   }
 
   verify(check: HopCheck): Promise<boolean> {
@@ -102,6 +118,7 @@ class HopVerifyPool implements HopVerifier {
     this.#pendingChars += chars;
     return new Promise((resolve) => {
       this.#waiting.set(id, { check, worker, chars, resolve });
+      this.#holdWhileWaiting();
       this.#outbox.push({ id, job: [id, check.publicKey, input.text, input.sig] });
       if (!this.#flushScheduled) {
         this.#flushScheduled = true;
