@@ -64,6 +64,8 @@ export function itemMaker(from: Host, to: Host): () => { item: unknown; wireByte
     else high = mid - 1;
   }
   const template = sealedTemplate(from, to, low);
+  const size = wireOf(template, newUlid(Date.now())).length;
+  if (size > ITEM_WIRE_BYTES) throw new Error(`an envelope with an empty body is already ${size} bytes of wire, over ${ITEM_WIRE_BYTES}`);
   return () => {
     const itemId = newUlid(Date.now());
     const wire = wireOf(template, itemId);
