@@ -85,7 +85,9 @@ export function percentile(sorted: number[], p: number): number {
  * PostgreSQL comparison's prepared SQL), so the load generator's CPU goes to sending; a sender that
  * runs out builds more as it goes.
  */
-export async function pushPhase(senders: Host[], to: Host, options: { batch: number; seconds: number; maxItems?: number; prebuiltItems?: number }): Promise<PhaseResult> {
+export async function pushPhase(
+  senders: Host[], to: Host, options: { batch: number; seconds: number; maxItems?: number; prebuiltItems?: number; latencies?: number[] },
+): Promise<PhaseResult> {
   const makers = senders.map((sender) => itemMaker(sender, to));
   const build = (index: number): PreparedCall => {
     const make = makers[index] as () => { item: unknown };
@@ -97,7 +99,8 @@ export async function pushPhase(senders: Host[], to: Host, options: { batch: num
   const ready: PreparedCall[][] = senders.map(() => []);
   for (let round = 0; round < perSender; round += 1) senders.forEach((_, index) => ready[index]?.push(build(index)));
   const sent = senders.map(() => 0);
-  const latencies: number[] = [];
+  // the caller's array, when given, receives every request's latency
+  const latencies: number[] = options.latencies ?? [];
   let accepted = 0;
   const start = performance.now();
   const end = start + options.seconds * 1000;
@@ -140,7 +143,33 @@ export async function pullAckPhase(receiver: Host, limit: number): Promise<Phase
 }
 
 function summary(items: number, start: number, latencies: number[]): PhaseResult {
-  const seconds = (performance.now() - start) / 1000;
+  return summarize(items, (performance.now() - start) / 1000, latencies);
+}
+
+function summarize(items: number, seconds: number, latencies: number[]): PhaseResult {
   const sorted = latencies.sort((a, b) => a - b);
   return { items, seconds, itemsPerSecond: items / seconds, p50Ms: percentile(sorted, 50), p99Ms: percentile(sorted, 99) };
+}
+
+/**
+ * Two push phases compared on a machine whose speed drifts: `rounds` short runs of each, taken in
+ * turn, each summed over its own runs (latencies pooled). Each run gets its share of `options`.
+ */
+export async function alternatingPushPhases(
+  senders: Host[], targets: { a: () => Promise<Host>; b: () => Promise<Host> }, rounds: number,
+  options: { batch: number; seconds: number; prebuiltItems: number },
+): Promise<{ a: PhaseResult; b: PhaseResult }> {
+  const share = { batch: options.batch, seconds: options.seconds / rounds, prebuiltItems: Math.ceil(options.prebuiltItems / rounds) };
+  const pooled = { a: { items: 0, seconds: 0, latencies: [] as number[] }, b: { items: 0, seconds: 0, latencies: [] as number[] } };
+  for (let round = 0; round < rounds; round += 1) {
+    for (const side of ['a', 'b'] as const) {
+      const latencies: number[] = [];
+      const run = await pushPhase(senders, await targets[side](), { ...share, latencies });
+      pooled[side].items += run.items;
+      pooled[side].seconds += run.seconds;
+      pooled[side].latencies.push(...latencies);
+    }
+  }
+  const result = (side: 'a' | 'b'): PhaseResult => summarize(pooled[side].items, pooled[side].seconds, pooled[side].latencies);
+  return { a: result('a'), b: result('b') };
 }

@@ -5,7 +5,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { measureCeilings } from './ceilings.ts';
-import { enrolHost, ITEM_WIRE_BYTES, pullAckPhase, pushPhase, type Host, type PhaseResult } from './load.ts';
+import { alternatingPushPhases, enrolHost, ITEM_WIRE_BYTES, pullAckPhase, pushPhase, type Host, type PhaseResult } from './load.ts';
 import { measurePostgres } from './postgres.ts';
 import { startRelayChild } from './relay-child.ts';
 import { Table } from './table.ts';
@@ -15,6 +15,8 @@ const WARM_UP_SECONDS = 3;
 const CEILING_BUDGET_MS = 1_000;
 const POSTGRES_INSERTS_PER_LEVEL = 2_000;
 const DEEP_QUEUE = 10_000;
+/** Turns taken between the empty and the deep queue (each side gets 2 × PHASE_SECONDS in all). */
+const DEPTH_ROUNDS = 4;
 /** Items built and signed before each measured push phase starts (more than any phase here pushes in PHASE_SECONDS). */
 const PREBUILT_ITEMS = 15_000;
 const BIG_QUEUE = 100_000;
@@ -71,11 +73,14 @@ async function main(): Promise<void> {
       const batchGroupsAfter = await relay.groups();
       groupSizes['100-item batches'] = (batchGroupsAfter.members - batchGroupsBefore.members) / (batchGroupsAfter.count - batchGroupsBefore.count);
       cpuPerItem['100-item batches'] = (relay.cpuMs() - batchCpuBefore) / batches.items;
-      log(`queue depth: filling one queue with ${DEEP_QUEUE} items, then single-item pushes (8 senders) into an empty and the deep queue`);
+      log(`queue depth: filling one queue with ${DEEP_QUEUE} items, then single-item pushes (8 senders) into empty queues and the deep one, in turns`);
       const deep = await receiver('deep');
       await pushPhase(senders.slice(0, 8), deep, { batch: 100, seconds: 600, maxItems: DEEP_QUEUE });
-      const intoEmpty = await pushPhase(senders.slice(0, 8), await receiver('empty'), { batch: 1, seconds: PHASE_SECONDS, prebuiltItems: PREBUILT_ITEMS });
-      const intoDeep = await pushPhase(senders.slice(0, 8), deep, { batch: 1, seconds: PHASE_SECONDS, prebuiltItems: PREBUILT_ITEMS });
+      // in turns, each empty run into a fresh queue, so that the machine's drift hits both sides alike
+      let emptyQueues = 0;
+      const { a: intoEmpty, b: intoDeep } = await alternatingPushPhases(senders.slice(0, 8), {
+        a: () => receiver(`empty-${(emptyQueues += 1)}`), b: async () => deep,
+      }, DEPTH_ROUNDS, { batch: 1, seconds: 2 * PHASE_SECONDS, prebuiltItems: PREBUILT_ITEMS });
       log(`filling one queue to ${BIG_QUEUE} items for the RSS figure`);
       const big = await receiver('big');
       await pushPhase(senders.slice(0, 8), big, { batch: 100, seconds: 600, maxItems: BIG_QUEUE });
@@ -109,8 +114,8 @@ async function main(): Promise<void> {
       table.row('100-item batches, 8 senders (items/s)', batches.itemsPerSecond, batchCeiling, '÷ min(100-row, sign)',
         { label: '≥ 0.5 × ceiling', ok: batches.itemsPerSecond >= 0.5 * batchCeiling, ratio: batches.itemsPerSecond / batchCeiling });
       table.latency('  latency p50 / p99 (ms, per 100-item request)', batches.p50Ms, batches.p99Ms, 1000 / ceilings.sqliteOneRowPerCommit);
-      table.row('single-item pushes into an empty queue, 8 senders (items/s)', intoEmpty.itemsPerSecond, ceilings.sqliteOneRowPerCommit, '÷ 1-row ceiling');
-      table.row(`single-item pushes into a ${DEEP_QUEUE}-item queue, 8 senders (items/s)`, intoDeep.itemsPerSecond, intoEmpty.itemsPerSecond, '÷ empty queue',
+      table.row(`single-item pushes into an empty queue, 8 senders, ${DEPTH_ROUNDS} turns (items/s)`, intoEmpty.itemsPerSecond, ceilings.sqliteOneRowPerCommit, '÷ 1-row ceiling');
+      table.row(`single-item pushes into a ${DEEP_QUEUE}-item queue, 8 senders, in turns with it (items/s)`, intoDeep.itemsPerSecond, intoEmpty.itemsPerSecond, '÷ empty queue',
         { label: '≥ 0.9 × empty', ok: intoDeep.itemsPerSecond >= 0.9 * intoEmpty.itemsPerSecond, ratio: intoDeep.itemsPerSecond / intoEmpty.itemsPerSecond });
       table.latency('  latency p50 / p99 (ms), deep queue', intoDeep.p50Ms, intoDeep.p99Ms, 1000 / ceilings.sqliteOneRowPerCommit);
       table.row(`pull + ack, pages of 500 (items/s)`, pullAck.itemsPerSecond, ceilings.sqliteHundredRowsPerCommit, '÷ 100-row ceiling',
