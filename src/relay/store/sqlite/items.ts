@@ -75,26 +75,30 @@ function headerFrom(row: Row): ItemHeader {
 
 /**
  * A page in seq order: at most `limit` items, stopping before the item that would pass `maxBytes`,
- * but at least one when any remain. One pass over the rows: besides the page, at most the one row
- * that ends it is read (an item is capped at max_item_bytes, so that read is bounded too).
+ * but at least one when any remain. Sizes are read first so an oversized page is never loaded;
+ * two `all()` reads cost less than one pass with `iterate()`, which crosses into SQLite per row.
  */
 export function pull(sql: SQLTagStore, target: string, after: number, limit: number, maxBytes: number): PullPage {
   assertInteger(after, 'after');
   assertInteger(limit, 'limit');
   assertInteger(maxBytes, 'maxBytes');
   if (limit < 1) return { items: [], more: hasItemsAfter(sql, target, after) };
-  const items: PulledItem[] = [];
+  const sizes = sql.all`SELECT seq, bytes FROM items WHERE target_pubkey = ${target} AND seq > ${after}
+                        ORDER BY seq LIMIT ${limit + 1}`;
+  let count = 0;
   let total = 0;
-  const rows = sql.iterate`SELECT seq, kind, item_id, sender_pubkey, bytes, wire FROM items
-                           WHERE target_pubkey = ${target} AND seq > ${after} ORDER BY seq`;
-  for (const row of rows) {
+  for (const row of sizes.slice(0, limit)) {
     const bytes = int(row, 'bytes');
-    // leaving the loop closes the iterator, which resets the statement
-    if (items.length === limit || (items.length > 0 && total + bytes > maxBytes)) return { items, more: true };
+    if (count > 0 && total + bytes > maxBytes) break;
+    count += 1;
     total += bytes;
-    items.push({ seq: int(row, 'seq'), kind: kindFrom(row), itemId: text(row, 'item_id'), senderPubkey: text(row, 'sender_pubkey'), wire: blob(row, 'wire') });
   }
-  return { items, more: false };
+  if (count === 0) return { items: [], more: false };
+  const lastSeq = int(sizes[count - 1] as Row, 'seq');
+  const items: PulledItem[] = sql.all`SELECT seq, kind, item_id, sender_pubkey, wire FROM items
+                                      WHERE target_pubkey = ${target} AND seq > ${after} AND seq <= ${lastSeq} ORDER BY seq`
+    .map((row) => ({ seq: int(row, 'seq'), kind: kindFrom(row), itemId: text(row, 'item_id'), senderPubkey: text(row, 'sender_pubkey'), wire: blob(row, 'wire') }));
+  return { items, more: sizes.length > count };
 }
 
 function hasItemsAfter(sql: SQLTagStore, target: string, after: number): boolean {
