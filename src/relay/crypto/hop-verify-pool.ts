@@ -7,7 +7,7 @@
 // the event loop, after its waiting checks are answered there: a hop is never refused or accepted
 // because of the pool.
 import { Worker } from 'node:worker_threads';
-import { isPublicKey, SIGNATURE_BYTES } from '../../protocol/keys.ts';
+import { isPublicKey, SIGNATURE_BYTES, verifySignature } from '../../protocol/keys.ts';
 import { fromBase64Exact } from '../../protocol/base64.ts';
 import { relayHopString } from '../../protocol/relay-hop.ts';
 import { verifyHopInline, type HopCheck, type HopVerifier } from './hop-verifier.ts';
@@ -109,7 +109,8 @@ class HopVerifyPool implements HopVerifier {
     if (input === null) return Promise.resolve(false);
     const chars = input.text.length;
     if (this.#waiting.size >= MAX_PENDING_HOP_CHECKS || this.#pendingChars + chars > MAX_PENDING_HOP_CHARS) {
-      return Promise.resolve(verifyHopInline(check));
+      // the hop string is built already: verify it here rather than build it again
+      return Promise.resolve(verifySignature(check.publicKey, input.text, input.sig));
     }
     const worker = this.#workers[this.#nextWorker] as Worker;
     this.#nextWorker = (this.#nextWorker + 1) % this.#workers.length;
@@ -148,7 +149,7 @@ class HopVerifyPool implements HopVerifier {
   #fail(reason: string): void {
     if (this.#inline) return;
     this.#onFailure(`${reason}; hop signatures are now checked on the event loop`);
-    this.#stop();
+    void this.#stop();
   }
 
   /** Answers every waiting check on the event loop and stops the workers. */
