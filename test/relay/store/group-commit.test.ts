@@ -200,9 +200,9 @@ test('SIGKILL inside an open group: none of its members remain, though two had f
 
 test('a busy group that runs dry lingers while callers are still being looked up, never past the wait or the size cap', () => {
   const policy = { maxItems: 4, maxWaitMs: 20 };
-  const busy = { size: 2, previousSize: 2, openedAt: 100, readsPending: true };
+  const busy = { size: 2, previousSize: 2, openedAt: 100, callersPending: true };
   assert.equal(lingers(policy, busy, 95, 110), true, 'reads pending: writes are on their way');
-  assert.equal(lingers(policy, { ...busy, readsPending: false }, 95, 110), false, 'as big as the last group and nothing pending');
+  assert.equal(lingers(policy, { ...busy, callersPending: false }, 95, 110), false, 'as big as the last group and nothing pending');
   assert.equal(lingers(policy, busy, 95, 120), false, 'open for the whole wait');
   assert.equal(lingers(policy, { ...busy, size: 4 }, 95, 110), false, 'full');
   assert.equal(lingers(policy, busy, 50, 110), false, 'idle relay: the last commit is older than the wait');

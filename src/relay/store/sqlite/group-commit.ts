@@ -51,13 +51,13 @@ export type QueueHead = 'empty' | 'write';
 /**
  * Whether an open group whose queue ran dry waits one more event-loop turn for writes still on their
  * way: only on a busy relay, while the group is younger than `maxWaitMs` and not full, and either
- * smaller than the one before it or while read-only transactions are queued or running (a push
- * looks its caller up in one before it writes). An idle relay's lone transaction never lingers.
+ * smaller than the one before it or while callers are still being looked up (a push looks its
+ * caller up in a read-only transaction) or their hop signatures checked, just before it writes. An idle relay's lone transaction never lingers.
  */
-export function lingers(policy: GroupCommitPolicy, group: { size: number; previousSize: number; openedAt: number; readsPending: boolean }, lastCommitAt: number | null, nowMs: number): boolean {
-  const { size, previousSize, openedAt, readsPending } = group;
+export function lingers(policy: GroupCommitPolicy, group: { size: number; previousSize: number; openedAt: number; callersPending: boolean }, lastCommitAt: number | null, nowMs: number): boolean {
+  const { size, previousSize, openedAt, callersPending } = group;
   const busy = lastCommitAt !== null && openedAt - lastCommitAt < policy.maxWaitMs;
-  return busy && (size < previousSize || readsPending) && size < policy.maxItems && nowMs - openedAt < policy.maxWaitMs;
+  return busy && (size < previousSize || callersPending) && size < policy.maxItems && nowMs - openedAt < policy.maxWaitMs;
 }
 
 /** Whether an open group commits now instead of taking the next queued transaction. */

@@ -286,8 +286,8 @@ export class SqliteRelayStore implements RelayStore {
     return this.#queue.shift();
   }
 
-  #groupShape(size: number, openedAt: number): { size: number; previousSize: number; openedAt: number; readsPending: boolean } {
-    return { size, previousSize: this.#stats.lastGroupSize, openedAt, readsPending: this.#callersPending() };
+  #groupShape(size: number, openedAt: number): { size: number; previousSize: number; openedAt: number; callersPending: boolean } {
+    return { size, previousSize: this.#stats.lastGroupSize, openedAt, callersPending: this.#callersPending() };
   }
 
   /** Pushes whose callers are still being looked up (a read transaction) or their hop checked. */
