@@ -22,6 +22,8 @@ export interface RelayChild {
 const READY = /agentmbx relay listening on (\S+)/;
 /** The heap flags the Dockerfile sets (NODE_OPTIONS): the relay is measured as it is deployed. */
 export const DEPLOYED_NODE_FLAGS = ['--max-semi-space-size=8', '--max-old-space-size=192'];
+/** The environment the Dockerfile sets for the relay's memory (glibc malloc arenas). */
+export const DEPLOYED_ENV = { MALLOC_ARENA_MAX: '2' };
 const CLI_MAIN = join(import.meta.dirname, '..', 'src', 'cli', 'main.ts');
 
 function procField(path: string, pattern: RegExp): number {
@@ -32,7 +34,7 @@ function procField(path: string, pattern: RegExp): number {
 export async function startRelayChild(dir: string, settings: Record<string, number>): Promise<RelayChild> {
   const config = join(dir, 'bench-relay.json');
   writeFileSync(config, JSON.stringify(settings));
-  const env = { ...process.env };
+  const env = { ...process.env, ...DEPLOYED_ENV };
   delete env['MBX_RELAY_KEY'];
   delete env['MBX_FAILPOINT'];
   // BENCH_RELAY_NODE_ARGS: extra node flags for the relay, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof"
