@@ -23,6 +23,8 @@ export interface PhaseResult {
   itemsPerSecond: number;
   p50Ms: number;
   p99Ms: number;
+  /** CPU (user + system ms) this process, the load generator, spent while the phase's clock ran */
+  loadCpuMs: number;
 }
 
 /** The wire size of a bench item: the targets speak of "1 KB items" (a sealed, signed envelope of 1 KiB). */
@@ -102,6 +104,7 @@ export async function pushPhase(
   // the caller's array, when given, receives every request's latency
   const latencies: number[] = options.latencies ?? [];
   let accepted = 0;
+  const cpuAtStart = process.cpuUsage();
   const start = performance.now();
   const end = start + options.seconds * 1000;
   const maxItems = options.maxItems ?? Number.POSITIVE_INFINITY;
@@ -118,7 +121,7 @@ export async function pushPhase(
       accepted += results.length;
     }
   }));
-  return summary(accepted, start, latencies);
+  return summary(accepted, start, cpuAtStart, latencies);
 }
 
 /** The receiver pulls pages of up to `limit` and acks each page, until its queue is empty. */
@@ -126,6 +129,7 @@ export async function pullAckPhase(receiver: Host, limit: number): Promise<Phase
   const latencies: number[] = [];
   let items = 0;
   let after = 0;
+  const cpuAtStart = process.cpuUsage();
   const start = performance.now();
   for (;;) {
     const t0 = performance.now();
@@ -139,16 +143,17 @@ export async function pullAckPhase(receiver: Host, limit: number): Promise<Phase
     items += body.items.length;
     after = body.last_seq;
   }
-  return summary(items, start, latencies);
+  return summary(items, start, cpuAtStart, latencies);
 }
 
-function summary(items: number, start: number, latencies: number[]): PhaseResult {
-  return summarize(items, (performance.now() - start) / 1000, latencies);
+function summary(items: number, start: number, cpuAtStart: NodeJS.CpuUsage, latencies: number[]): PhaseResult {
+  const cpu = process.cpuUsage(cpuAtStart);
+  return summarize(items, (performance.now() - start) / 1000, (cpu.user + cpu.system) / 1000, latencies);
 }
 
-function summarize(items: number, seconds: number, latencies: number[]): PhaseResult {
+function summarize(items: number, seconds: number, loadCpuMs: number, latencies: number[]): PhaseResult {
   const sorted = latencies.sort((a, b) => a - b);
-  return { items, seconds, itemsPerSecond: items / seconds, p50Ms: percentile(sorted, 50), p99Ms: percentile(sorted, 99) };
+  return { items, seconds, itemsPerSecond: items / seconds, p50Ms: percentile(sorted, 50), p99Ms: percentile(sorted, 99), loadCpuMs };
 }
 
 /**
@@ -160,16 +165,17 @@ export async function alternatingPushPhases(
   options: { batch: number; seconds: number; prebuiltItems: number },
 ): Promise<{ a: PhaseResult; b: PhaseResult }> {
   const share = { batch: options.batch, seconds: options.seconds / rounds, prebuiltItems: Math.ceil(options.prebuiltItems / rounds) };
-  const pooled = { a: { items: 0, seconds: 0, latencies: [] as number[] }, b: { items: 0, seconds: 0, latencies: [] as number[] } };
+  const pooled = { a: { items: 0, seconds: 0, loadCpuMs: 0, latencies: [] as number[] }, b: { items: 0, seconds: 0, loadCpuMs: 0, latencies: [] as number[] } };
   for (let round = 0; round < rounds; round += 1) {
     for (const side of ['a', 'b'] as const) {
       const latencies: number[] = [];
       const run = await pushPhase(senders, await targets[side](), { ...share, latencies });
       pooled[side].items += run.items;
       pooled[side].seconds += run.seconds;
+      pooled[side].loadCpuMs += run.loadCpuMs;
       pooled[side].latencies.push(...latencies);
     }
   }
-  const result = (side: 'a' | 'b'): PhaseResult => summarize(pooled[side].items, pooled[side].seconds, pooled[side].latencies);
+  const result = (side: 'a' | 'b'): PhaseResult => summarize(pooled[side].items, pooled[side].seconds, pooled[side].loadCpuMs, pooled[side].latencies);
   return { a: result('a'), b: result('b') };
 }

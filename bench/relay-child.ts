@@ -34,7 +34,7 @@ function procField(path: string, pattern: RegExp): number {
 export async function startRelayChild(dir: string, settings: Record<string, number>): Promise<RelayChild> {
   const config = join(dir, 'bench-relay.json');
   writeFileSync(config, JSON.stringify(settings));
-  const env = { ...process.env, ...DEPLOYED_ENV };
+  const env: NodeJS.ProcessEnv = { ...process.env, ...DEPLOYED_ENV };
   delete env['MBX_RELAY_KEY'];
   delete env['MBX_FAILPOINT'];
   // BENCH_RELAY_NODE_ARGS: extra node flags for the relay, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof"

@@ -8,7 +8,7 @@ import { measureCeilings } from './ceilings.ts';
 import { alternatingPushPhases, enrolHost, ITEM_WIRE_BYTES, pullAckPhase, pushPhase, type Host, type PhaseResult } from './load.ts';
 import { measurePostgres } from './postgres.ts';
 import { startRelayChild } from './relay-child.ts';
-import { Table } from './table.ts';
+import { Table, type CpuPerItem } from './table.ts';
 
 const PHASE_SECONDS = 3;
 const WARM_UP_SECONDS = 3;
@@ -48,7 +48,9 @@ async function main(): Promise<void> {
       for (let i = 0; i < 32; i += 1) senders.push(await enrolHost(relay.url, `sender-${i}`));
       const receiver = (name: string): Promise<Host> => enrolHost(relay.url, name);
       const push: Record<string, PhaseResult> = {};
-      const cpuPerItem: Record<string, number> = {};
+      const cpuPerItem: Record<string, CpuPerItem> = {};
+      const cpuOf = (result: PhaseResult, relayCpuMs: number): CpuPerItem =>
+        ({ relayMs: relayCpuMs / result.items, loadGeneratorMs: result.loadCpuMs / result.items, itemsPerSecond: result.itemsPerSecond });
       /** mean transactions per COMMIT in a phase (a push item is one; the health check and heartbeat add a few) */
       const groupSizes: Record<string, number> = {};
       // a relay in service has its hot paths compiled: the first measured phase must not pay for that
@@ -63,7 +65,7 @@ async function main(): Promise<void> {
         push[concurrency] = await pushPhase(senders.slice(0, concurrency), target, { batch: 1, seconds: PHASE_SECONDS, prebuiltItems: PREBUILT_ITEMS });
         const groupsAfter = await relay.groups();
         groupSizes[`single-item pushes, ${concurrency} sender(s)`] = (groupsAfter.members - groupsBefore.members) / (groupsAfter.count - groupsBefore.count);
-        cpuPerItem[`single-item pushes, ${concurrency} sender(s)`] = (relay.cpuMs() - cpuBefore) / (push[concurrency] as PhaseResult).items;
+        cpuPerItem[`single-item pushes, ${concurrency} sender(s)`] = cpuOf(push[concurrency] as PhaseResult, relay.cpuMs() - cpuBefore);
         if (concurrency === 32) push['bytes'] = { ...(push[32] as PhaseResult), itemsPerSecond: (relay.writeBytes() - before) / (push[32] as PhaseResult).items };
       }
       log('100-item batches, 8 concurrent senders');
@@ -72,7 +74,7 @@ async function main(): Promise<void> {
       const batches = await pushPhase(senders.slice(0, 8), await receiver('batches'), { batch: 100, seconds: PHASE_SECONDS, prebuiltItems: PREBUILT_ITEMS });
       const batchGroupsAfter = await relay.groups();
       groupSizes['100-item batches'] = (batchGroupsAfter.members - batchGroupsBefore.members) / (batchGroupsAfter.count - batchGroupsBefore.count);
-      cpuPerItem['100-item batches'] = (relay.cpuMs() - batchCpuBefore) / batches.items;
+      cpuPerItem['100-item batches'] = cpuOf(batches, relay.cpuMs() - batchCpuBefore);
       log(`queue depth: filling one queue with ${DEEP_QUEUE} items, then single-item pushes (8 senders) into empty queues and the deep one, in turns`);
       const deep = await receiver('deep');
       await pushPhase(senders.slice(0, 8), deep, { batch: 100, seconds: 600, maxItems: DEEP_QUEUE });
@@ -88,7 +90,7 @@ async function main(): Promise<void> {
       log(`pull + ack of the ${BIG_QUEUE}-item queue, pages of 500`);
       const pullCpuBefore = relay.cpuMs();
       const pullAck = await pullAckPhase(big, 500);
-      cpuPerItem['pull + ack'] = (relay.cpuMs() - pullCpuBefore) / pullAck.items;
+      cpuPerItem['pull + ack'] = cpuOf(pullAck, relay.cpuMs() - pullCpuBefore);
 
       const bytesPerItem = (push['bytes'] as PhaseResult).itemsPerSecond;
       const pg = (level: number): number | null => (postgres.available ? postgres.insertsPerSecond[level] ?? null : null);
@@ -125,8 +127,8 @@ async function main(): Promise<void> {
         { label: '≤ 8 KiB', ok: bytesPerItem <= 8 * 1024, ratio: bytesPerItem / (8 * 1024) });
       table.row(`relay peak RSS with ${BIG_QUEUE} items queued (MiB)`, rssWithBigQueue / MiB, 200 * 1_000_000 / MiB, '÷ 200 MB target',
         { label: '< 200 MB', ok: rssWithBigQueue < 200 * 1_000_000, ratio: rssWithBigQueue / (200 * 1_000_000) });
-      table.section(`relay CPU per item (user + system ms; the machine's load average was ${loadavg()[0]?.toFixed(1)} on ${cpus().length} cores)`);
-      for (const [figure, ms] of Object.entries(cpuPerItem)) table.row(figure, ms, null, '');
+      table.section(`CPU per item (user + system ms) of the relay and of the load generator beside it; the machine's load average was ${loadavg()[0]?.toFixed(1)} on ${cpus().length} cores`);
+      for (const [figure, cpu] of Object.entries(cpuPerItem)) table.cpu(figure, cpu, cpus().length);
       table.section('group commit: mean transactions per COMMIT');
       for (const [figure, size] of Object.entries(groupSizes)) table.row(figure, size, null, '');
       process.stdout.write(table.render());

@@ -6,6 +6,13 @@ export interface Target {
   ratio: number;
 }
 
+/** What one item cost in CPU during a phase, on both sides of the loopback. */
+export interface CpuPerItem {
+  relayMs: number;
+  loadGeneratorMs: number;
+  itemsPerSecond: number;
+}
+
 const WIDTH = 74;
 
 function number(value: number): string {
@@ -35,6 +42,17 @@ export class Table {
 
   latency(figure: string, p50: number, p99: number, commitMs: number): void {
     this.#lines.push(`${figure.padEnd(WIDTH)} ${`${p50.toFixed(2)} / ${p99.toFixed(2)}`.padStart(10)}   ${(p50 / commitMs).toFixed(2)} / ${(p99 / commitMs).toFixed(2)} × one 1-row commit`);
+  }
+
+  /**
+   * The relay's CPU per item, the load generator's, and the rate at which the machine's cores would
+   * be all busy at that cost (the relay and its load share them): a phase near that bound was
+   * limited by CPU, not by the disk.
+   */
+  cpu(figure: string, cost: CpuPerItem, cores: number): void {
+    const bound = (cores * 1000) / (cost.relayMs + cost.loadGeneratorMs);
+    this.#lines.push(`${figure.padEnd(WIDTH)} ${cost.relayMs.toFixed(3).padStart(10)}   + ${cost.loadGeneratorMs.toFixed(3)} load generator: `
+      + `${cores} cores busy at ${number(bound)}/s (measured ${number(cost.itemsPerSecond)}/s, ${(cost.itemsPerSecond / bound).toFixed(2)})`);
   }
 
   targets(): Array<{ figure: string } & Target> {
