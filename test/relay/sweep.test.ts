@@ -94,7 +94,7 @@ test('dedup rows go after the horizon, never while their item exists', async () 
     const row = await tx.getDedup(a.key.publicKey, kept.id, b.key.publicKey);
     assert.ok(row);
     await tx.deleteItem(b.key.publicKey, row.seq);
-    await tx.sweepDedup(Number.MAX_SAFE_INTEGER, Number.MAX_SAFE_INTEGER, 10);
+    await tx.sweepDedup(Number.MAX_SAFE_INTEGER, Number.MAX_SAFE_INTEGER, { after: 0, limit: 10, maxWalk: 10 });
     await tx.insertItem({
       targetPubkey: b.key.publicKey, kind: 'envelope', itemId: kept.id, senderPubkey: a.key.publicKey, wire: new TextEncoder().encode('{}'),
       wireHash: row.wireHash, acceptedAt: row.acceptedAt, expiresAt: row.acceptedAt + 100 * DAY_MS, account: null,
@@ -144,4 +144,31 @@ test('the running relay sweeps at start and then on every interval', async () =>
   await eventually(async () => await queued(b2 as TestHost) === 0);
   const notices = ((await (a2 as TestHost).api.pull(0)).body as Page).items.map((i) => i.item_id);
   assert.deepEqual(notices, [expiredItemId(later.id, b.key.publicKey)], 'the periodic sweep expired it (and the first notice, now old too)');
+});
+
+test('one sweep goes on past more still-queued dedup rows than a step walks', async () => {
+  const { relay, a, b } = await setup();
+  const ctx = relay.service.core.context;
+  // two items kept beyond the horizon (a longer retention when they were accepted) at the head
+  for (let i = 0; i < 2; i += 1) {
+    const kept = await pushEnvelope(relay, a, b);
+    await ctx.store.transaction(async (tx) => {
+      const row = await tx.getDedup(a.key.publicKey, kept.id, b.key.publicKey);
+      assert.ok(row);
+      await tx.deleteItem(b.key.publicKey, row.seq);
+      await tx.sweepDedup(Number.MAX_SAFE_INTEGER, Number.MAX_SAFE_INTEGER, { after: 0, limit: 10, maxWalk: 10 });
+      await tx.insertItem({
+        targetPubkey: b.key.publicKey, kind: 'envelope', itemId: kept.id, senderPubkey: a.key.publicKey, wire: new TextEncoder().encode('{}'),
+        wireHash: row.wireHash, acceptedAt: row.acceptedAt, expiresAt: row.acceptedAt + 100 * DAY_MS, account: null,
+      }, relay.clock.ms);
+    });
+  }
+  for (let i = 0; i < 3; i += 1) await pushEnvelope(relay, a, b);
+  relay.clock.advance(retentionMs(ctx.config));
+  assert.deepEqual(await sweep(ctx), { expired: 3, notices: 3, dedupSwept: 0 });
+  relay.clock.advance(dedupHorizonMs(ctx.config) + 1);
+  // one row walked per transaction: the two live rows, then each tombstone (the three items' and,
+  // once they expired too, the three expiry notices')
+  assert.deepEqual(await sweep(ctx, { dedupBatch: 1, dedupWalk: 1 }), { expired: 3, notices: 0, dedupSwept: 6 });
+  assert.equal(((await b.api.pull(0)).body as Page).items.length, 2, 'the kept items are still queued');
 });

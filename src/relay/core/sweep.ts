@@ -7,13 +7,18 @@
 import { sha256Hex } from '../../protocol/hash.ts';
 import { expiredItemId, signExpiredNotice } from '../../protocol/records/expired.ts';
 import { dedupHorizonMs, retentionMs } from '../config.ts';
-import type { ItemHeader, RelayTx } from '../store/relay-store.ts';
+import type { DedupSweepLimits, DedupSweepStep, ItemHeader, RelayTx } from '../store/relay-store.ts';
 import { isoTime, type CoreContext } from './context.ts';
 
 /** Expired items handled per transaction: keeps each sweep transaction short for the single writer. */
 export const SWEEP_BATCH_ITEMS = 500;
 /** Dedup rows deleted per transaction. */
 export const SWEEP_BATCH_DEDUP = 2_000;
+/**
+ * Dedup rows walked per transaction, deleted or passed over (rows whose item is still queued, which
+ * pile up at the head after retention was lowered): the next transaction goes on after them.
+ */
+export const SWEEP_WALK_DEDUP = 10_000;
 
 export interface SweepResult {
   /** items deleted because they expired */
@@ -27,6 +32,7 @@ export interface SweepResult {
 export interface SweepOptions {
   itemBatch?: number;
   dedupBatch?: number;
+  dedupWalk?: number;
 }
 
 /** One full sweep at the context's current time. Items that expire while it runs wait for the next one. */
@@ -50,10 +56,13 @@ export async function sweep(ctx: CoreContext, options: SweepOptions = {}): Promi
     if (batch.expired < itemBatch) break;
   }
   const horizon = now - dedupHorizonMs(ctx.config);
-  for (;;) {
-    const swept = await ctx.store.transaction((tx) => tx.sweepDedup(horizon, now, dedupBatch));
-    result.dedupSwept += swept;
-    if (swept < dedupBatch) break;
+  const maxWalk = options.dedupWalk ?? SWEEP_WALK_DEDUP;
+  // each step goes on after the rows the one before walked, so no row is walked twice in a sweep
+  for (let after: number | null = 0; after !== null;) {
+    const limits: DedupSweepLimits = { after, limit: dedupBatch, maxWalk };
+    const step: DedupSweepStep = await ctx.store.transaction((tx) => tx.sweepDedup(horizon, now, limits));
+    result.dedupSwept += step.deleted;
+    after = step.resumeAfter;
   }
   return result;
 }

@@ -74,6 +74,22 @@ export interface StoredItem {
 /** An item's metadata without its bytes (sweeps and listings). */
 export type ItemHeader = Omit<StoredItem, 'wire'>;
 
+/** Where a dedup sweep step starts and how much it may do (one step is one write transaction). */
+export interface DedupSweepLimits {
+  /** the `resumeAfter` of the step before, 0 for the first step of a sweep */
+  after: number;
+  /** rows deleted at most */
+  limit: number;
+  /** rows walked at most, deleted or passed over: bounds the time the step holds the writer */
+  maxWalk: number;
+}
+
+export interface DedupSweepStep {
+  deleted: number;
+  /** where the next step goes on from, or null when the walk reached its end */
+  resumeAfter: number | null;
+}
+
 export interface DedupRow {
   senderPubkey: string;
   itemId: string;
@@ -173,10 +189,13 @@ export interface RelayTx extends HostedTx {
   /** deletes one item (its dedup row stays as the tombstone) and releases its usage */
   deleteItem(targetPubkey: string, seq: number): Promise<void>;
   /**
-   * deletes up to `limit` dedup rows accepted before `beforeMs` whose item no longer exists, oldest
-   * first; rows stamped after `nowMs` (a clock that ran ahead) do not hold the others back
+   * One step of the dedup sweep: walks dedup rows in acceptance order from `limits.after` (0: the
+   * first), at most `limits.maxWalk` of them, and deletes up to `limits.limit` accepted before
+   * `beforeMs` whose item no longer exists. Rows whose item still exists, and rows stamped after
+   * `nowMs` (a clock that ran ahead), are passed over; the walk ends at the first row accepted in
+   * [beforeMs, nowMs].
    */
-  sweepDedup(beforeMs: number, nowMs: number, limit: number): Promise<number>;
+  sweepDedup(beforeMs: number, nowMs: number, limits: DedupSweepLimits): Promise<DedupSweepStep>;
 
   /**
    * Moves the old key's enrolment name/account, queue (re-sequenced in order after the new key's

@@ -1,7 +1,13 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { openSqliteRelayStore } from '../../../src/relay/store/sqlite/index.ts';
+import type { SqliteRelayStore } from '../../../src/relay/store/sqlite/index.ts';
 import { freshStore, item, RELAY_KEY } from './store-fixtures.ts';
+
+/** One sweep step from the first dedup row, walking far enough for these small tables; returns how many it deleted. */
+async function sweepOnce(store: SqliteRelayStore, beforeMs: number, nowMs: number, limit: number): Promise<number> {
+  return (await store.transaction((tx) => tx.sweepDedup(beforeMs, nowMs, { after: 0, limit, maxWalk: 1_000 }))).deleted;
+}
 
 test('seq = max(next_seq, now): a clock far behind still allocates above, a jump gives seq = now', async () => {
   const { store } = await freshStore();
@@ -140,9 +146,9 @@ test('expiry: oldest first up to a limit, delete keeps the dedup tombstone, the 
   assert.deepEqual(pageT.items.map((i) => i.itemId), ['late']);
   assert.deepEqual(pageU.items, []);
 
-  assert.equal(await store.transaction((tx) => tx.sweepDedup(10, 1_000, 100)), 0, 'accepted at 10 is not before 10');
-  assert.equal(await store.transaction((tx) => tx.sweepDedup(1_000, 1_000, 1)), 1, 'the limit holds');
-  assert.equal(await store.transaction((tx) => tx.sweepDedup(1_000, 1_000, 100)), 1);
+  assert.equal(await sweepOnce(store, 10, 1_000, 100), 0, 'accepted at 10 is not before 10');
+  assert.equal(await sweepOnce(store, 1_000, 1_000, 1), 1, 'the limit holds');
+  assert.equal(await sweepOnce(store, 1_000, 1_000, 100), 1);
   const [early, middle, late] = await store.transaction(async (tx) => [
     await tx.getDedup('sender', 'early', 'T'), await tx.getDedup('sender', 'middle', 'U'), await tx.getDedup('sender', 'late', 'T'),
   ]);
@@ -168,10 +174,10 @@ test('the dedup sweep walks rows in acceptance order: it passes over live items 
     for (const itemId of ['live', 'old', 'young', 'skewed']) if (await tx.getDedup('sender', itemId, 'T') !== null) ids.push(itemId);
     return ids;
   });
-  assert.equal(await store.transaction((tx) => tx.sweepDedup(40, 60, 100)), 1);
+  assert.equal(await sweepOnce(store, 40, 60, 100), 1);
   assert.deepEqual(await left(), ['live', 'young', 'skewed'], 'the live item keeps its row; the walk stops at the row accepted at 50');
-  assert.equal(await store.transaction((tx) => tx.sweepDedup(60, 60, 1)), 1, 'the limit holds');
-  assert.equal(await store.transaction((tx) => tx.sweepDedup(60, 60, 100)), 1);
+  assert.equal(await sweepOnce(store, 60, 60, 1), 1, 'the limit holds');
+  assert.equal(await sweepOnce(store, 60, 60, 100), 1);
   assert.deepEqual(await left(), ['live']);
   await store.close();
 });
@@ -192,9 +198,41 @@ test('tombstones stamped while the clock ran ahead do not hold back the sweep of
     for (const itemId of ['ahead', 'after', 'young']) if (await tx.getDedup('sender', itemId, 'T') !== null) ids.push(itemId);
     return ids;
   });
-  assert.equal(await store.transaction((tx) => tx.sweepDedup(40, 100, 100)), 1);
+  assert.equal(await sweepOnce(store, 40, 100, 100), 1);
   assert.deepEqual(await left(), ['ahead', 'young'], 'the row from the future is never swept early, and the walk stops at the row accepted at 90');
-  assert.equal(await store.transaction((tx) => tx.sweepDedup(1_000_001, 2_000_000, 100)), 2);
+  assert.equal(await sweepOnce(store, 1_000_001, 2_000_000, 100), 2);
   assert.deepEqual(await left(), []);
+  await store.close();
+});
+
+test('a dedup sweep step walks at most maxWalk rows and says where the next one goes on', async () => {
+  const { store } = await freshStore();
+  const seqs = await store.transaction(async (tx) => {
+    const out: Record<string, number> = {};
+    // three rows whose items are still queued at the head (retention was lowered), then two tombstones
+    for (const [itemId, acceptedAt] of [['live-1', 1], ['live-2', 2], ['live-3', 3], ['gone-1', 4], ['gone-2', 5], ['young', 90]] as const) {
+      out[itemId] = await tx.insertItem(item({ targetPubkey: 'T', itemId, acceptedAt }), 1);
+    }
+    return out;
+  });
+  for (const itemId of ['gone-1', 'gone-2', 'young']) await store.transaction((tx) => tx.deleteItem('T', seqs[itemId] as number));
+  const step = (after: number, limit: number) => store.transaction((tx) => tx.sweepDedup(50, 100, { after, limit, maxWalk: 2 }));
+  const first = await step(0, 100);
+  assert.equal(first.deleted, 0, 'two live rows walked, nothing to delete yet');
+  assert.ok(first.resumeAfter !== null);
+  const second = await step(first.resumeAfter, 100);
+  assert.equal(second.deleted, 1, 'the third live row and the first tombstone');
+  assert.ok(second.resumeAfter !== null && second.resumeAfter > first.resumeAfter);
+  const third = await step(second.resumeAfter, 1);
+  assert.equal(third.deleted, 1, 'the limit of one: the second tombstone');
+  assert.ok(third.resumeAfter !== null, 'stopped by its limit, not at the end');
+  const last = await step(third.resumeAfter, 100);
+  assert.deepEqual(last, { deleted: 0, resumeAfter: null }, 'the walk ends at the row accepted at 90');
+  const left = await store.transaction(async (tx) => {
+    const ids = [];
+    for (const itemId of Object.keys(seqs)) if (await tx.getDedup('sender', itemId, 'T') !== null) ids.push(itemId);
+    return ids;
+  });
+  assert.deepEqual(left, ['live-1', 'live-2', 'live-3', 'young']);
   await store.close();
 });

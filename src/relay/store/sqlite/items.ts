@@ -1,7 +1,7 @@
 // Items, their dedup rows and per-target sequences (design §2, §4, §5, §6). Every insert, delete
 // and move of items charges or releases the usage counters in the same statement group.
 import type { SQLTagStore } from 'node:sqlite';
-import type { DedupRow, ItemHeader, ItemKind, NewItem, PulledItem, PullPage } from '../relay-store.ts';
+import type { DedupRow, DedupSweepLimits, DedupSweepStep, ItemHeader, ItemKind, NewItem, PulledItem, PullPage } from '../relay-store.ts';
 import { assertInteger, blob, int, text, type Row } from './columns.ts';
 import { chargeUsage, usageGroups } from './usage.ts';
 
@@ -147,28 +147,42 @@ export function deleteItem(sql: SQLTagStore, target: string, seq: number): void 
  * (the clock ran ahead, then was set right) is passed over too: stopping there would keep every
  * later tombstone for as long as the clock was ahead.
  */
-export function sweepDedup(sql: SQLTagStore, beforeMs: number, nowMs: number, limit: number): number {
+export function sweepDedup(sql: SQLTagStore, beforeMs: number, nowMs: number, step: DedupSweepLimits): DedupSweepStep {
   assertInteger(beforeMs, 'beforeMs');
   assertInteger(nowMs, 'nowMs');
-  assertInteger(limit, 'limit');
-  let last: number | null = null;
+  assertInteger(step.after, 'after');
+  assertInteger(step.limit, 'limit');
+  assertInteger(step.maxWalk, 'maxWalk');
+  let walked = 0;
+  let lastWalked = step.after;
+  let lastFound: number | null = null;
   let found = 0;
+  let ended = true;
   const rows = sql.iterate`SELECT d.rowid AS id, d.accepted_at,
                                   EXISTS (SELECT 1 FROM items AS i WHERE i.target_pubkey = d.target_pubkey AND i.seq = d.seq) AS live
-                           FROM dedup AS d ORDER BY d.rowid`;
+                           FROM dedup AS d WHERE d.rowid > ${step.after} ORDER BY d.rowid LIMIT ${step.maxWalk}`;
   for (const row of rows) {
-    if (found === limit) break;
+    if (found === step.limit) {
+      ended = false;
+      break;
+    }
     const acceptedAt = int(row, 'accepted_at');
     if (acceptedAt >= beforeMs && acceptedAt <= nowMs) break;
+    walked += 1;
+    lastWalked = int(row, 'id');
     if (acceptedAt >= beforeMs || int(row, 'live') === 1) continue;
-    last = int(row, 'id');
+    lastFound = lastWalked;
     found += 1;
   }
-  if (last === null) return 0;
-  // every row up to `last` was walked above: this deletes exactly the ones found
-  const { changes } = sql.run`DELETE FROM dedup AS d WHERE d.rowid <= ${last} AND d.accepted_at < ${beforeMs}
-      AND NOT EXISTS (SELECT 1 FROM items AS i WHERE i.target_pubkey = d.target_pubkey AND i.seq = d.seq)`;
-  return Number(changes);
+  // walked its whole allowance: more rows may follow
+  if (walked === step.maxWalk) ended = false;
+  let deleted = 0;
+  if (lastFound !== null) {
+    // every row in (after, lastFound] was walked above: this deletes exactly the ones found
+    deleted = Number(sql.run`DELETE FROM dedup AS d WHERE d.rowid > ${step.after} AND d.rowid <= ${lastFound} AND d.accepted_at < ${beforeMs}
+        AND NOT EXISTS (SELECT 1 FROM items AS i WHERE i.target_pubkey = d.target_pubkey AND i.seq = d.seq)`.changes);
+  }
+  return { deleted, resumeAfter: ended ? null : lastWalked };
 }
 
 /**

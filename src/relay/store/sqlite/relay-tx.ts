@@ -63,7 +63,7 @@ export function openRelayTx(sql: SQLTagStore, where: string): OpenTx {
 
     async expiredItems(nowMs, limit) { return items.expiredItems(use(), nowMs, limit); },
     async deleteItem(targetPubkey, seq) { items.deleteItem(use(), targetPubkey, seq); },
-    async sweepDedup(beforeMs, nowMs, limit) { return items.sweepDedup(use(), beforeMs, nowMs, limit); },
+    async sweepDedup(beforeMs, nowMs, limits) { return items.sweepDedup(use(), beforeMs, nowMs, limits); },
 
     async rotate(oldPubkey, newPubkey, nowMs) { return rotate(use(), oldPubkey, newPubkey, nowMs); },
   };
