@@ -1,7 +1,10 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { sha256Hex } from '../../../src/protocol/hash.ts';
-import { MAX_ACCEPT_TARGETS, acceptedTarget, signAccept, verifyAccept, type RelayAccept } from '../../../src/protocol/records/accept.ts';
+import { canonicalJson } from '../../../src/protocol/canonical.ts';
+import { verifySignature } from '../../../src/protocol/keys.ts';
+import { MAX_ACCEPT_TARGETS, acceptCanonicalText, acceptedTarget, signAccept, verifyAccept, type RelayAccept } from '../../../src/protocol/records/accept.ts';
+import { signCanonical } from '../../../src/protocol/records/validate.ts';
 import { BAD_KEYS, eachChanged, fixedKey, iso, NOW_MS } from '../fixtures.ts';
 
 const relayKey = fixedKey(31);
@@ -53,9 +56,28 @@ describe('relay accept receipts (protocol §3.3)', () => {
       ...BAD_KEYS.map((k): [string, unknown] => [`target ${String(k)}`, { ...accept, targets: [{ host_pubkey: k, seq: 1, wire_hash: sha256Hex('w') }] }]),
     ];
     for (const [label, x] of bad) {
-      const resigned = typeof x === 'object' && x !== null && !Array.isArray(x) ? signAccept(x as RelayAccept, relayKey) : sig;
+      const resigned = typeof x === 'object' && x !== null && !Array.isArray(x) ? signCanonical(x, relayKey) : sig;
       assert.equal(verifyAccept(x, resigned, relayKey.publicKey), null, label);
     }
+  });
+
+  it('signs the RFC 8785 text of the accept, whatever the strings it holds', () => {
+    const awkward = ['', 'plain', 'quote " and \\ backslash', 'controls \u0000\u001f\u007f', 'é ñ 中文 😀', '\ud800 lone', 'tail \udfff',
+      '\u2028\u2029', '</script>'];
+    let seed = 7;
+    const next = (): number => (seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31);
+    const pick = (): string => awkward[next() % awkward.length] as string;
+    for (let round = 0; round < 200; round += 1) {
+      const record: RelayAccept = {
+        v: 1, type: 'relay-accept', relay_pubkey: pick(), epoch: pick(), sender_pubkey: pick(), item_id: pick(), at: pick(),
+        targets: Array.from({ length: 1 + (next() % 3) }, () => ({ host_pubkey: pick(), seq: next() * 4_096 + (next() % 4_096), wire_hash: pick() })),
+      };
+      // members in another order than the canonical one: the text must not depend on it
+      const shuffled = Object.fromEntries(Object.entries(record).reverse()) as RelayAccept;
+      assert.equal(acceptCanonicalText(shuffled), canonicalJson(record));
+    }
+    assert.equal(verifySignature(relayKey.publicKey, canonicalJson(accept), sig), true);
+    assert.throws(() => acceptCanonicalText({ ...accept, targets: [{ host_pubkey: target, seq: 2 ** 53, wire_hash: 'h' }] }), RangeError);
   });
 
   it('acceptedTarget matches item id, host key and wire hash together', () => {
