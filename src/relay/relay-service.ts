@@ -6,6 +6,7 @@ import { fingerprint } from '../protocol/fingerprint.ts';
 import type { EnrolmentAuthority } from './authority/enrolment-authority.ts';
 import { JWKS_MIN_FETCH_INTERVAL_MS } from './authority/jwks-cache.ts';
 import { HEARTBEAT_INTERVAL_MS, type RelayConfig } from './config.ts';
+import { PendingWriters } from './core/pending-writers.ts';
 import { createRelayCore, type RelayCore } from './core/relay-core.ts';
 import { INLINE_HOP_VERIFIER } from './crypto/hop-verifier.ts';
 import { hopVerifyPool } from './crypto/hop-verify-pool.ts';
@@ -71,13 +72,14 @@ export async function startRelayService(options: RelayServiceOptions): Promise<R
     const groupCommit = { maxItems: options.config.group_commit_max_items, maxWaitMs: options.config.group_commit_max_wait_ms };
     const metrics = new RelayMetrics();
     const log = options.log ?? ((line: string) => { process.stderr.write(`${line}\n`); });
+    const pendingWriters = new PendingWriters();
     const threads = options.config.hop_verify_threads;
     const hopVerifier = threads === 0 ? INLINE_HOP_VERIFIER : hopVerifyPool({ threads, onFailure: (reason) => log(`agentmbx relay: ${reason}`) });
     // closed after the HTTP face (cleanups run in reverse), so requests in flight still get their checks
     cleanups.push(() => hopVerifier.close());
     const store = await openSqliteRelayStore({
       dir: options.storeDir, relayPubkey: relayKey.publicKey, groupCommit, onGroupCommit: (size, ms) => metrics.groupCommitted(size, ms),
-      callersBeingChecked: () => hopVerifier.pending() > 0,
+      writersPending: () => pendingWriters.any(),
       ...(options.nowMs ? { nowMs: options.nowMs } : {}),
     });
     cleanups.push(() => store.close());
@@ -87,7 +89,7 @@ export async function startRelayService(options: RelayServiceOptions): Promise<R
     if (rotation !== null) metrics.epochRotated();
     metrics.attachQueue(() => store.queueTotals(), nowMs);
     const core = await createRelayCore({
-      store, relayKey, config: options.config, version: RELAY_VERSION, hopVerifier,
+      store, relayKey, config: options.config, version: RELAY_VERSION, hopVerifier, pendingWriters,
       ...(options.authority ? { authority: options.authority } : {}),
       ...(options.nowMs ? { nowMs: options.nowMs } : {}),
       ...(options.maxLiveEnrolments === undefined ? {} : { maxLiveEnrolments: options.maxLiveEnrolments }),

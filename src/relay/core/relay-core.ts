@@ -9,6 +9,7 @@ import { MAX_LIVE_ENROLMENTS, MAX_RATE_ADDRESSES, type RelayConfig } from '../co
 import { RateWindow } from '../../common/rate-window.ts';
 import type { Enrolment, RelayStore } from '../store/relay-store.ts';
 import { ChallengeTable } from './challenges.ts';
+import { PendingWriters } from './pending-writers.ts';
 import type { CoreContext } from './context.ts';
 import { enrol, issueChallenge } from './enrolment.ts';
 import { lookupEncAdByKey, lookupEncAdByName, publishEncAdV1, publishEncAdV2 } from './enc-ads.ts';
@@ -34,6 +35,8 @@ export interface RelayCoreOptions {
   maxLiveEnrolments?: number;
   /** where hop signatures are checked; defaults to the event loop (the service passes a worker pool) */
   hopVerifier?: HopVerifier;
+  /** counts write requests (POST) while their callers are identified; the service shares it with the store */
+  pendingWriters?: PendingWriters;
 }
 
 export type RelayCore = Awaited<ReturnType<typeof createRelayCore>>;
@@ -42,6 +45,7 @@ export async function createRelayCore(options: RelayCoreOptions) {
   const meta = await options.store.transaction((tx) => tx.meta(), { readOnly: true });
   const nowMs = options.nowMs ?? Date.now;
   const authority = options.authority ?? authorityFromConfig(options.config, nowMs);
+  const pendingWriters = options.pendingWriters ?? new PendingWriters();
   const ctx: CoreContext = {
     store: options.store,
     relayKey: options.relayKey,
@@ -60,8 +64,12 @@ export async function createRelayCore(options: RelayCoreOptions) {
     context: ctx,
     /** the live enrolment that signed the request, or null */
     caller: async (headers: HopHeaders, request: RelayHopRequest): Promise<Enrolment | null> => {
-      const candidates = await ctx.store.transaction((tx) => hopCandidates(tx, headers, ctx.nowMs()), { readOnly: true });
-      return hopSigner(ctx.hopVerifier, candidates, headers, request);
+      const identify = async (): Promise<Enrolment | null> => {
+        const candidates = await ctx.store.transaction((tx) => hopCandidates(tx, headers, ctx.nowMs()), { readOnly: true });
+        return hopSigner(ctx.hopVerifier, candidates, headers, request);
+      };
+      // every hop-signed POST writes; a GET only reads
+      return request.method === 'POST' ? pendingWriters.track(identify) : identify();
     },
     /** a hosted relay's refusal of a signed caller without a valid session (docs/hosted-relay.md), or null */
     sessionRefusal: async (caller: Enrolment, authorization: string | undefined): Promise<RelayError | null> =>

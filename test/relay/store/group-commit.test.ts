@@ -126,7 +126,7 @@ test('on a busy store a group that runs dry while smaller than the last one ling
 test('a busy group that runs dry lingers while callers are being checked off the event loop, and commits once none are', async () => {
   const { scheduler, clock, deferred } = manualScheduler();
   let checking = false;
-  const { store } = await freshStore({ scheduler, groupCommit: { maxItems: 100, maxWaitMs: 5 }, callersBeingChecked: () => checking });
+  const { store } = await freshStore({ scheduler, groupCommit: { maxItems: 100, maxWaitMs: 5 }, writersPending: () => checking });
   await store.transaction(insert('a'));
   await nextTurn();
   clock.now += 1; // busy: the last group (of 1) committed 1 ms ago
@@ -200,9 +200,9 @@ test('SIGKILL inside an open group: none of its members remain, though two had f
 
 test('a busy group that runs dry lingers while callers are still being looked up, never past the wait or the size cap', () => {
   const policy = { maxItems: 4, maxWaitMs: 20 };
-  const busy = { size: 2, previousSize: 2, openedAt: 100, callersPending: true };
+  const busy = { size: 2, previousSize: 2, openedAt: 100, writersPending: true };
   assert.equal(lingers(policy, busy, 95, 110), true, 'reads pending: writes are on their way');
-  assert.equal(lingers(policy, { ...busy, callersPending: false }, 95, 110), false, 'as big as the last group and nothing pending');
+  assert.equal(lingers(policy, { ...busy, writersPending: false }, 95, 110), false, 'as big as the last group and nothing pending');
   assert.equal(lingers(policy, busy, 95, 120), false, 'open for the whole wait');
   assert.equal(lingers(policy, { ...busy, size: 4 }, 95, 110), false, 'full');
   assert.equal(lingers(policy, busy, 50, 110), false, 'idle relay: the last commit is older than the wait');

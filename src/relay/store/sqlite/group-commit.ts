@@ -6,8 +6,8 @@
 // queue, so they never wait for a group). A group never waits on a timer: while the relay is busy
 // (a group committed within the last `maxWaitMs`), the start of the next group is put off by one
 // event-loop turn so that requests already read from the network can join it, and a group that runs
-// dry while smaller than the one before, or while callers are still being looked up, lingers one more
-// turn at a time for stragglers (bigger groups write fewer pages per item). An idle relay
+// dry while smaller than the one before, or while write requests are still being identified (their
+// callers looked up and hop signatures checked), lingers one more turn at a time for stragglers (bigger groups write fewer pages per item). An idle relay
 // starts a lone transaction at once and commits it without waiting.
 
 export interface GroupCommitPolicy {
@@ -51,13 +51,14 @@ export type QueueHead = 'empty' | 'write';
 /**
  * Whether an open group whose queue ran dry waits one more event-loop turn for writes still on their
  * way: only on a busy relay, while the group is younger than `maxWaitMs` and not full, and either
- * smaller than the one before it or while callers are still being looked up (a push looks its
- * caller up in a read-only transaction) or their hop signatures checked, just before it writes. An idle relay's lone transaction never lingers.
+ * smaller than the one before it or while write requests are still being identified (a push looks
+ * its caller up and checks its hop signature just before it writes; pulls and other reads never
+ * count). An idle relay's lone transaction never lingers.
  */
-export function lingers(policy: GroupCommitPolicy, group: { size: number; previousSize: number; openedAt: number; callersPending: boolean }, lastCommitAt: number | null, nowMs: number): boolean {
-  const { size, previousSize, openedAt, callersPending } = group;
+export function lingers(policy: GroupCommitPolicy, group: { size: number; previousSize: number; openedAt: number; writersPending: boolean }, lastCommitAt: number | null, nowMs: number): boolean {
+  const { size, previousSize, openedAt, writersPending } = group;
   const busy = lastCommitAt !== null && openedAt - lastCommitAt < policy.maxWaitMs;
-  return busy && (size < previousSize || callersPending) && size < policy.maxItems && nowMs - openedAt < policy.maxWaitMs;
+  return busy && (size < previousSize || writersPending) && size < policy.maxItems && nowMs - openedAt < policy.maxWaitMs;
 }
 
 /** Whether an open group commits now instead of taking the next queued transaction. */

@@ -41,10 +41,10 @@ export interface SqliteRelayStoreOptions {
   /** told after every durable COMMIT of a write group: how many transactions it held, how long from its start to its sync */
   onGroupCommit?: (size: number, latencyMs: number) => void;
   /**
-   * whether requests that will write are being checked where the store cannot see them (hop
-   * signatures on worker threads): an open group lingers for them as for caller lookups
+   * whether requests that will write are still being identified (their callers looked up and hop
+   * signatures checked, which the store cannot see): a busy group that ran dry lingers for them
    */
-  callersBeingChecked?: () => boolean;
+  writersPending?: () => boolean;
 }
 
 /** Counters of the write path since the store opened. */
@@ -95,7 +95,7 @@ export class SqliteRelayStore implements RelayStore {
   #lastCommitAt: number | null = null;
   #draining: Promise<void> | null = null;
   #readDraining: Promise<void> | null = null;
-  readonly #callersBeingChecked: () => boolean;
+  readonly #writersPending: () => boolean;
   #closed = false;
 
   /** `reader` is a second connection to the same file, with query_only on. */
@@ -109,7 +109,7 @@ export class SqliteRelayStore implements RelayStore {
     this.#scheduler = options.scheduler ?? SYSTEM_SCHEDULER;
     this.#onGroupCommit = options.onGroupCommit;
     this.#walSyncer = options.walSyncer;
-    this.#callersBeingChecked = options.callersBeingChecked ?? (() => false);
+    this.#writersPending = options.writersPending ?? (() => false);
   }
 
   transaction<T>(fn: (tx: RelayTx) => Promise<T>, options: TransactionOptions = {}): Promise<T> {
@@ -276,24 +276,21 @@ export class SqliteRelayStore implements RelayStore {
       });
       this.#wakeGroup = null;
     }
-    // a turn at a time: again only while callers are still being looked up or checked
+    // a turn at a time: again only while write requests are still being identified
     while (this.#queue.length === 0 && lingers(this.#policy, this.#groupShape(size, openedAt), this.#lastCommitAt, this.#scheduler.nowMs())) {
       await new Promise<void>((resolve) => { this.#scheduler.defer(resolve); });
-      if (!this.#callersPending()) break;
+      if (!this.#writersPending()) break;
     }
     const next: QueueHead = this.#queue.length === 0 ? 'empty' : 'write';
     if (closesGroup(this.#policy, size, openedAt, this.#scheduler.nowMs(), next)) return undefined;
     return this.#queue.shift();
   }
 
-  #groupShape(size: number, openedAt: number): { size: number; previousSize: number; openedAt: number; callersPending: boolean } {
-    return { size, previousSize: this.#stats.lastGroupSize, openedAt, callersPending: this.#callersPending() };
+  #groupShape(size: number, openedAt: number): { size: number; previousSize: number; openedAt: number; writersPending: boolean } {
+    return { size, previousSize: this.#stats.lastGroupSize, openedAt, writersPending: this.#writersPending() };
   }
 
-  /** Pushes whose callers are still being looked up (a read transaction) or their hop checked. */
-  #callersPending(): boolean {
-    return this.#readDraining !== null || this.#callersBeingChecked();
-  }
+
 
   /** Rolls back what is left of a failed group; returns the error if that failed, else null. */
   #rollBack(): unknown {
