@@ -12,8 +12,10 @@ export interface RelayChild {
   writeBytes(): number;
   /** peak resident set size so far, bytes (/proc/<pid>/status VmHWM) */
   peakRss(): number;
-  /** CPU time (user + system) the relay used so far, ms (/proc/<pid>/stat, 100 ticks a second) */
+  /** CPU time (user + system) the relay used so far, all its threads, ms (/proc/<pid>/stat, 100 ticks a second) */
   cpuMs(): number;
+  /** CPU time of the relay's main thread (the event loop, which also runs SQLite), ms */
+  mainThreadCpuMs(): number;
   /** commit groups so far and the transactions they held, from the relay's /metrics */
   groups(): Promise<{ count: number; members: number }>;
   stop(): Promise<void>;
@@ -29,6 +31,12 @@ const CLI_MAIN = join(import.meta.dirname, '..', 'src', 'cli', 'main.ts');
 function procField(path: string, pattern: RegExp): number {
   const match = pattern.exec(readFileSync(path, 'utf8'));
   return match === null ? Number.NaN : Number(match[1]);
+}
+
+function statCpuMs(path: string): number {
+  // fields after the command name: state is the 1st, utime the 12th, stime the 13th
+  const fields = readFileSync(path, 'utf8').split(') ')[1]?.split(' ') ?? [];
+  return (Number(fields[11]) + Number(fields[12])) * 10;
 }
 
 export async function startRelayChild(dir: string, settings: Record<string, number>): Promise<RelayChild> {
@@ -54,11 +62,8 @@ export async function startRelayChild(dir: string, settings: Record<string, numb
     pid,
     writeBytes: () => procField(`/proc/${pid}/io`, /^write_bytes:\s+(\d+)/m),
     peakRss: () => procField(`/proc/${pid}/status`, /^VmHWM:\s+(\d+) kB/m) * 1024,
-    cpuMs: () => {
-      // fields after the command name: state is the 1st, utime the 12th, stime the 13th
-      const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
-      return (Number(fields[11]) + Number(fields[12])) * 10;
-    },
+    cpuMs: () => statCpuMs(`/proc/${pid}/stat`),
+    mainThreadCpuMs: () => statCpuMs(`/proc/${pid}/task/${pid}/stat`),
     async groups() {
       const text = await (await fetch(`${url}/metrics`)).text();
       const value = (name: string): number => Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(text)?.[1] ?? Number.NaN);

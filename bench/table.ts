@@ -8,7 +8,10 @@ export interface Target {
 
 /** What one item cost in CPU during a phase, on both sides of the loopback. */
 export interface CpuPerItem {
+  /** all the relay's threads */
   relayMs: number;
+  /** the relay's event loop alone: at 1,000 / this items/s it would be busy all the time */
+  relayMainThreadMs: number;
   loadGeneratorMs: number;
   itemsPerSecond: number;
 }
@@ -45,14 +48,16 @@ export class Table {
   }
 
   /**
-   * The relay's CPU per item, the load generator's, and the rate at which the machine's cores would
-   * be all busy at that cost (the relay and its load share them): a phase near that bound was
-   * limited by CPU, not by the disk.
+   * The relay's CPU per item (all threads, and its event loop alone), the load generator's, and two
+   * upper bounds at that cost: the rate at which the machine's cores would all be busy (the relay
+   * and its load share them), and the rate at which the relay's event loop would be. No change to
+   * the commit path can take a phase past either; only less CPU per item can.
    */
   cpu(figure: string, cost: CpuPerItem, cores: number): void {
-    const bound = (cores * 1000) / (cost.relayMs + cost.loadGeneratorMs);
-    this.#lines.push(`${figure.padEnd(WIDTH)} ${cost.relayMs.toFixed(3).padStart(10)}   + ${cost.loadGeneratorMs.toFixed(3)} load generator: `
-      + `${cores} cores busy at ${number(bound)}/s (measured ${number(cost.itemsPerSecond)}/s, ${(cost.itemsPerSecond / bound).toFixed(2)})`);
+    const coresBound = (cores * 1000) / (cost.relayMs + cost.loadGeneratorMs);
+    const loopBusy = (cost.itemsPerSecond * cost.relayMainThreadMs) / 1000;
+    this.#lines.push(`${figure.padEnd(WIDTH)} ${cost.relayMs.toFixed(3).padStart(10)}   (event loop ${cost.relayMainThreadMs.toFixed(3)}, busy ${(100 * loopBusy).toFixed(0)}%) `
+      + `+ ${cost.loadGeneratorMs.toFixed(3)} load generator: ${cores} cores busy at ${number(coresBound)}/s (measured ${number(cost.itemsPerSecond)}/s)`);
   }
 
   targets(): Array<{ figure: string } & Target> {

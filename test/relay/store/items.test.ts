@@ -234,5 +234,8 @@ test('a dedup sweep step walks at most maxWalk rows and says where the next one 
     return ids;
   });
   assert.deepEqual(left, ['live-1', 'live-2', 'live-3', 'young']);
+  for (const limits of [{ after: 0, limit: 0, maxWalk: 2 }, { after: 0, limit: 2, maxWalk: 0 }]) {
+    await assert.rejects(store.transaction((tx) => tx.sweepDedup(50, 100, limits)), RangeError, 'a step that could not move on is refused');
+  }
   await store.close();
 });

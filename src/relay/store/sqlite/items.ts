@@ -153,6 +153,8 @@ export function sweepDedup(sql: SQLTagStore, beforeMs: number, nowMs: number, st
   assertInteger(step.after, 'after');
   assertInteger(step.limit, 'limit');
   assertInteger(step.maxWalk, 'maxWalk');
+  // a step that may walk or delete nothing could never move the sweep on
+  if (step.limit < 1 || step.maxWalk < 1) throw new RangeError('a dedup sweep step needs limit and maxWalk of at least 1');
   let walked = 0;
   let lastWalked = step.after;
   let lastFound: number | null = null;
