@@ -20,8 +20,8 @@ RUN mkdir -p /data && chown node:node /data
 USER node
 
 # A young generation of 8 MiB semispaces (a 500-item pull page and its rows die young there instead
-# of being copied out: about 40% less CPU per item pulled) and a bounded old one keep the relay well
-# under 200 MB with 100,000 items queued (bench/results.json); 192 MB of old space still holds
+# of being copied out: about 40% less CPU per item pulled) and a bounded old one keep the relay
+# under 200 MB with 100,000 items queued (about 188 MB at peak: docs/benchmark.md); 192 MB of old space still holds
 # several 8 MiB pull pages at once. MALLOC_ARENA_MAX=2: glibc otherwise gives each thread that
 # allocates (SQLite's caller, the hop-verify worker, libuv's pool, V8's GC helpers) its own malloc
 # arena, and their half-empty pages were about 14 MB of the relay's peak (bench, same run A/B).
