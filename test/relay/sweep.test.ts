@@ -19,6 +19,23 @@ async function setup(): Promise<{ relay: TestRelay; a: TestHost; b: TestHost }> 
   return { relay, a: await enrolledHost(relay, 'laptop'), b: await enrolledHost(relay, 'desk') };
 }
 
+/**
+ * Makes the queued item `itemId` from a to b one whose expiry lies beyond the dedup horizon (as if
+ * accepted under a longer retention): re-inserted with the same acceptance time and a 100-day expiry.
+ */
+async function keepPastHorizon(relay: TestRelay, a: TestHost, b: TestHost, itemId: string): Promise<void> {
+  await relay.service.core.context.store.transaction(async (tx) => {
+    const row = await tx.getDedup(a.key.publicKey, itemId, b.key.publicKey);
+    assert.ok(row);
+    await tx.deleteItem(b.key.publicKey, row.seq);
+    await tx.sweepDedup(Number.MAX_SAFE_INTEGER, Number.MAX_SAFE_INTEGER, { after: 0, limit: 10, maxWalk: 10 });
+    await tx.insertItem({
+      targetPubkey: b.key.publicKey, kind: 'envelope', itemId, senderPubkey: a.key.publicKey, wire: new TextEncoder().encode('{}'),
+      wireHash: row.wireHash, acceptedAt: row.acceptedAt, expiresAt: row.acceptedAt + 100 * DAY_MS, account: null,
+    }, relay.clock.ms);
+  });
+}
+
 async function pushEnvelope(relay: TestRelay, from: TestHost, to: TestHost) {
   const env = sealedEnvelope(from, to, relay.clock.ms);
   const item = envelopeItem(env.id, [{ host: to, wire: env.wire }]);
@@ -89,17 +106,7 @@ test('dedup rows go after the horizon, never while their item exists', async () 
   const ctx = relay.service.core.context;
   const sent = await pushEnvelope(relay, a, b);
   const kept = await pushEnvelope(relay, a, b);
-  // an item whose expiry lies beyond the horizon (a longer retention when it was accepted)
-  await ctx.store.transaction(async (tx) => {
-    const row = await tx.getDedup(a.key.publicKey, kept.id, b.key.publicKey);
-    assert.ok(row);
-    await tx.deleteItem(b.key.publicKey, row.seq);
-    await tx.sweepDedup(Number.MAX_SAFE_INTEGER, Number.MAX_SAFE_INTEGER, { after: 0, limit: 10, maxWalk: 10 });
-    await tx.insertItem({
-      targetPubkey: b.key.publicKey, kind: 'envelope', itemId: kept.id, senderPubkey: a.key.publicKey, wire: new TextEncoder().encode('{}'),
-      wireHash: row.wireHash, acceptedAt: row.acceptedAt, expiresAt: row.acceptedAt + 100 * DAY_MS, account: null,
-    }, relay.clock.ms);
-  });
+  await keepPastHorizon(relay, a, b, kept.id);
   relay.clock.advance(dedupHorizonMs(ctx.config));
   const first = await sweep(ctx);
   assert.equal(first.expired, 1);
@@ -149,20 +156,8 @@ test('the running relay sweeps at start and then on every interval', async () =>
 test('one sweep goes on past more still-queued dedup rows than a step walks', async () => {
   const { relay, a, b } = await setup();
   const ctx = relay.service.core.context;
-  // two items kept beyond the horizon (a longer retention when they were accepted) at the head
-  for (let i = 0; i < 2; i += 1) {
-    const kept = await pushEnvelope(relay, a, b);
-    await ctx.store.transaction(async (tx) => {
-      const row = await tx.getDedup(a.key.publicKey, kept.id, b.key.publicKey);
-      assert.ok(row);
-      await tx.deleteItem(b.key.publicKey, row.seq);
-      await tx.sweepDedup(Number.MAX_SAFE_INTEGER, Number.MAX_SAFE_INTEGER, { after: 0, limit: 10, maxWalk: 10 });
-      await tx.insertItem({
-        targetPubkey: b.key.publicKey, kind: 'envelope', itemId: kept.id, senderPubkey: a.key.publicKey, wire: new TextEncoder().encode('{}'),
-        wireHash: row.wireHash, acceptedAt: row.acceptedAt, expiresAt: row.acceptedAt + 100 * DAY_MS, account: null,
-      }, relay.clock.ms);
-    });
-  }
+  // two items kept beyond the horizon at the head of the dedup table
+  for (let i = 0; i < 2; i += 1) await keepPastHorizon(relay, a, b, (await pushEnvelope(relay, a, b)).id);
   for (let i = 0; i < 3; i += 1) await pushEnvelope(relay, a, b);
   relay.clock.advance(retentionMs(ctx.config));
   assert.deepEqual(await sweep(ctx), { expired: 3, notices: 3, dedupSwept: 0 });
