@@ -7,8 +7,9 @@
 // (a group committed within the last `maxWaitMs`), the start of the next group is put off by one
 // event-loop turn so that requests already read from the network can join it, and a group that runs
 // dry while smaller than the one before, or while write requests are still being identified (their
-// callers looked up and hop signatures checked), lingers one more turn at a time for stragglers (bigger groups write fewer pages per item). An idle relay
-// starts a lone transaction at once and commits it without waiting.
+// callers looked up and hop signatures checked), lingers one more turn at a time for stragglers
+// (bigger groups write fewer pages per item). An idle relay starts a lone transaction at once and
+// commits it without waiting.
 
 export interface GroupCommitPolicy {
   /** transactions in one commit group at most (1: every transaction commits alone) */

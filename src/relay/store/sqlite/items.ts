@@ -159,15 +159,13 @@ export function sweepDedup(sql: SQLTagStore, beforeMs: number, nowMs: number, st
   let lastWalked = step.after;
   let lastFound: number | null = null;
   let found = 0;
-  let ended = true;
+  let hitLimit = false;
   const rows = sql.iterate`SELECT d.rowid AS id, d.accepted_at,
                                   EXISTS (SELECT 1 FROM items AS i WHERE i.target_pubkey = d.target_pubkey AND i.seq = d.seq) AS live
                            FROM dedup AS d WHERE d.rowid > ${step.after} ORDER BY d.rowid LIMIT ${step.maxWalk}`;
   for (const row of rows) {
-    if (found === step.limit) {
-      ended = false;
-      break;
-    }
+    hitLimit = found === step.limit;
+    if (hitLimit) break;
     const acceptedAt = int(row, 'accepted_at');
     if (acceptedAt >= beforeMs && acceptedAt <= nowMs) break;
     walked += 1;
@@ -176,15 +174,12 @@ export function sweepDedup(sql: SQLTagStore, beforeMs: number, nowMs: number, st
     lastFound = lastWalked;
     found += 1;
   }
-  // walked its whole allowance: more rows may follow
-  if (walked === step.maxWalk) ended = false;
-  let deleted = 0;
-  if (lastFound !== null) {
-    // every row in (after, lastFound] was walked above: this deletes exactly the ones found
-    deleted = Number(sql.run`DELETE FROM dedup AS d WHERE d.rowid > ${step.after} AND d.rowid <= ${lastFound} AND d.accepted_at < ${beforeMs}
+  // every row in (after, lastFound] was walked above: this deletes exactly the ones found
+  const deleted = lastFound === null ? 0 : Number(sql.run`DELETE FROM dedup AS d
+      WHERE d.rowid > ${step.after} AND d.rowid <= ${lastFound} AND d.accepted_at < ${beforeMs}
         AND NOT EXISTS (SELECT 1 FROM items AS i WHERE i.target_pubkey = d.target_pubkey AND i.seq = d.seq)`.changes);
-  }
-  return { deleted, resumeAfter: ended ? null : lastWalked };
+  // stopped by its limit, or walked its whole allowance: more rows may follow
+  return { deleted, resumeAfter: hitLimit || walked === step.maxWalk ? lastWalked : null };
 }
 
 /**
