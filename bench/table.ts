@@ -48,10 +48,10 @@ export class Table {
   }
 
   /**
-   * The relay's CPU per item (all threads, and its event loop alone), the load generator's, and two
-   * upper bounds at that cost: the rate at which the machine's cores would all be busy (the relay
-   * and its load share them), and the rate at which the relay's event loop would be. No change to
-   * the commit path can take a phase past either; only less CPU per item can.
+   * The relay's CPU per item (all threads, and its event loop alone, with how busy that loop was),
+   * the load generator's, and the upper bound at that cost: the rate at which the machine's cores
+   * would all be busy (the relay and its load share them). No change to the commit path can take a
+   * phase past it; only less CPU per item can.
    */
   cpu(figure: string, cost: CpuPerItem, cores: number): void {
     const coresBound = (cores * 1000) / (cost.relayMs + cost.loadGeneratorMs);
