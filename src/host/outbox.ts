@@ -59,12 +59,16 @@ function applyResult(node: HostNode, transport: Transport | null, row: OutboxRow
     });
   } else if (outcome === 'settled') {
     node.store.outbox.settle(row.id, 'handed-over', via, null, now);
+  } else if (outcome === 'refused') {
+    // Final for the relay only: the transport chooser sends the row over the LAN or settles it rejected.
+    node.store.outbox.refuseOnRelay(row.id, detail, now);
   } else if (outcome === 'rejected') {
     if (node.store.outbox.settle(row.id, 'rejected', via, detail, now) && row.kind === 'envelope') {
       const sender = senderAgent(node, row.msg_id);
       if (sender !== null) {
+        const who = row.relay_refused === null ? row.peer_host : `the relay and ${row.peer_host}`;
         alertLocal(node, sender.agent, `Rejected by ${row.peer_host}: ${sender.subject}`,
-          `${row.peer_host} refused message ${row.item_id}: ${detail}`, row.msg_id);
+          `Message ${row.item_id} to ${row.peer_host} was refused (by ${who}): ${detail}. It will not be retried.`, row.msg_id);
       }
     }
   } else {

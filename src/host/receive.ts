@@ -5,6 +5,7 @@ import { fingerprint } from '../protocol/fingerprint.ts';
 import { openEnvelopeBody } from '../protocol/seal.ts';
 import { checkEnvelopeShape, isSealed, verifyEnvelope, type EnvelopeV3 } from '../protocol/records/envelope.ts';
 import type { HostNode } from './node.ts';
+import { applyBounce } from './bounce.ts';
 import { queueReceipt } from './receipts.ts';
 import { recipientsHere } from './route.ts';
 import type { PeerRow } from './store/peers-table.ts';
@@ -58,6 +59,7 @@ export function receive(node: HostNode, envelope: unknown, via: Via, wire?: stri
       store.mail.insertDelivery(env.id, agent, now);
       queueReceipt(node, row, agent, 'delivered', null, 1);
     }
+    applyBounce(node, row, env.refs);
     return 'accepted';
   });
 }

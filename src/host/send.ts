@@ -6,6 +6,7 @@ import { checkEnvelopeShape, ENVELOPE_KINDS, signEnvelope, type EnvelopeKind, ty
 import { newUlid } from '../protocol/ulid.ts';
 import { isoTime, localAddress, type HostNode } from './node.ts';
 import { expandRoute, OWNER, RouteError } from './route.ts';
+import { relaySizeProblem } from './transport/relay/relay-limits.ts';
 
 export interface SendRequest {
   from: string;
@@ -28,27 +29,24 @@ export function isEnvelopeKind(kind: string): kind is EnvelopeKind {
   return (ENVELOPE_KINDS as readonly string[]).includes(kind);
 }
 
-export function sendMail(node: HostNode, req: SendRequest): SendResult {
+/** What an outgoing envelope says, before it is sealed per host. */
+export type OutgoingFields = Pick<UnsignedEnvelopeV3, 'id' | 'from' | 'to' | 'thread' | 'reply_to' | 'kind' | 'subject' | 'body' | 'refs'>;
+
+/**
+ * Checks, seals per host and commits one outgoing envelope: the message, its local deliveries and one
+ * outbox row per remote host, in one transaction. Throws RouteError (nothing stored) when the shape or
+ * the pinned relay's size limit refuses it, or a host has no enc key yet.
+ */
+export function queueOutgoing(node: HostNode, fields: OutgoingFields, localAgents: readonly string[], remoteHosts: readonly string[], random: (n: number) => Uint8Array = randomBytes): void {
   const { store } = node;
-  if (req.from !== OWNER && store.mail.agent(req.from) === undefined) {
-    throw new RouteError(`no agent "${req.from}" on this host (agentmbx agents add ${req.from})`);
-  }
-  const kind = req.kind ?? 'message';
-  if (!isEnvelopeKind(kind)) throw new RouteError(`bad kind "${kind}": one of ${ENVELOPE_KINDS.join(', ')}`);
-  const route = expandRoute(node, req.from, req.to);
-  const peers = route.remoteHosts.map((host) => {
+  const peers = remoteHosts.map((host) => {
     const peer = store.peers.get(host);
     if (peer?.enc_pub == null) throw new RouteError(`no enc key for host "${host}" yet: mail to it cannot be sealed (agentmbx doctor)`);
     return { host, encPub: peer.enc_pub };
   });
   const now = node.nowMs();
-  const random = req.random ?? randomBytes;
-  const id = newUlid(now, random);
-  const replyTo = req.replyTo ?? null;
-  const thread = (replyTo === null ? null : store.mail.message(replyTo)?.thread) ?? replyTo ?? id;
   const plain: UnsignedEnvelopeV3 = {
-    v: 3, id, ts: isoTime(now), from: localAddress(node, req.from), to: route.to, thread, reply_to: replyTo,
-    kind, subject: req.subject, body: req.body, needs_reply: kind === 'request', refs: [], meta: {}, authority: null, enc: null,
+    v: 3, ...fields, ts: isoTime(now), needs_reply: fields.kind === 'request', meta: {}, authority: null, enc: null,
   };
   // The shape limits apply to what we write, before anything is stored or sealed.
   const shape = checkEnvelopeShape(signEnvelope(plain, node.config.host, node.keys.hostKey));
@@ -57,13 +55,32 @@ export function sendMail(node: HostNode, req: SendRequest): SendResult {
     host,
     wire: JSON.stringify(signEnvelope(sealEnvelopeBody(plain, encPub, random), node.config.host, node.keys.hostKey)),
   }));
+  const tooBig = relaySizeProblem(node, copies.map((c) => c.wire), Buffer.byteLength(plain.body, 'utf8'));
+  if (tooBig !== null) throw new RouteError(`cannot send: ${tooBig}`);
   store.transaction(() => {
     store.mail.insertMessage({
-      id, direction: 'out', from_addr: plain.from, sender_host: node.config.host, to_json: JSON.stringify(plain.to),
-      thread, reply_to: replyTo, kind, subject: req.subject, body: req.body, ts: plain.ts, wire: null, created_at: now,
+      id: plain.id, direction: 'out', from_addr: plain.from, sender_host: node.config.host, to_json: JSON.stringify(plain.to),
+      thread: plain.thread, reply_to: plain.reply_to, kind: plain.kind, subject: plain.subject, body: plain.body, ts: plain.ts, wire: null, created_at: now,
     });
-    for (const agent of route.localAgents) store.mail.insertDelivery(id, agent, now);
-    for (const copy of copies) store.outbox.enqueue({ kind: 'envelope', item_id: id, msg_id: id, peer_host: copy.host, wire: copy.wire }, now);
+    for (const agent of localAgents) store.mail.insertDelivery(plain.id, agent, now);
+    for (const copy of copies) store.outbox.enqueue({ kind: 'envelope', item_id: plain.id, msg_id: plain.id, peer_host: copy.host, wire: copy.wire }, now);
   });
+}
+
+export function sendMail(node: HostNode, req: SendRequest): SendResult {
+  const { store } = node;
+  if (req.from !== OWNER && store.mail.agent(req.from) === undefined) {
+    throw new RouteError(`no agent "${req.from}" on this host (agentmbx agents add ${req.from})`);
+  }
+  const kind = req.kind ?? 'message';
+  if (!isEnvelopeKind(kind)) throw new RouteError(`bad kind "${kind}": one of ${ENVELOPE_KINDS.join(', ')}`);
+  const route = expandRoute(node, req.from, req.to);
+  const random = req.random ?? randomBytes;
+  const id = newUlid(node.nowMs(), random);
+  const replyTo = req.replyTo ?? null;
+  const thread = (replyTo === null ? null : store.mail.message(replyTo)?.thread) ?? replyTo ?? id;
+  queueOutgoing(node, {
+    id, from: localAddress(node, req.from), to: route.to, thread, reply_to: replyTo, kind, subject: req.subject, body: req.body, refs: [],
+  }, route.localAgents, route.remoteHosts, random);
   return { id, localAgents: route.localAgents, remoteHosts: route.remoteHosts };
 }

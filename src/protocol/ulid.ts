@@ -1,6 +1,6 @@
 // ULIDs (protocol §1): 26 Crockford base32 characters, 48-bit millisecond time then 80 random bits,
 // monotonic inside one millisecond (the random part of the previous id plus one).
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 
 const CROCKFORD = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
 const TIME_CHARS = 10;
@@ -37,6 +37,15 @@ export function newUlid(nowMs: number, random: (n: number) => Uint8Array = rando
   lastMs = ms;
   lastRandom = rand;
   return encodeTime(ms) + encodeRandom(rand);
+}
+
+/**
+ * A ULID fixed by its inputs: time `ms` and the first 80 bits of SHA-256 over `seed`, outside the
+ * monotonic sequence (for ids that must come out the same however often they are made).
+ */
+export function derivedUlid(ms: number, seed: string): string {
+  if (!Number.isSafeInteger(ms) || ms < 0 || ms > MAX_TIME_MS) throw new RangeError('ULID time out of range');
+  return encodeTime(ms) + encodeRandom(createHash('sha256').update(seed, 'utf8').digest().subarray(0, RANDOM_BYTES));
 }
 
 /** The time of a ULID in milliseconds; null when the text is not a ULID. */

@@ -200,6 +200,16 @@ export const MIGRATIONS: readonly Migration[] = [
       ALTER TABLE relay ADD COLUMN token_command TEXT;
     `,
   },
+  {
+    version: 4,
+    sql: `
+      -- The relay refused this row for good (rejected:<reason>, not a quota or rate): it may still go
+      -- over the LAN, never to the relay again; NULL: the relay never refused it.
+      ALTER TABLE outbox ADD COLUMN relay_refused TEXT;
+      -- The pinned relay's max_item_bytes from its info (NULL: not known yet; send assumes the default).
+      ALTER TABLE relay ADD COLUMN max_item_bytes INTEGER;
+    `,
+  },
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

@@ -43,6 +43,8 @@ export interface OutboxRow {
   relay_epoch: string | null;
   relay_accept: string | null;
   relay_accepted_at: number | null;
+  /** the relay refused this row for good (its reason): the LAN may still carry it, the relay never */
+  relay_refused: string | null;
 }
 
 export interface NewOutboxRow {
@@ -105,6 +107,26 @@ export class OutboxTable {
       "UPDATE outbox SET attempts = attempts + 1, last_error = ?, next_at = ? WHERE id = ? AND state = 'queued'",
       error, nextAtMs, id,
     );
+  }
+
+  /** The relay refused a queued row for good: it is due again now, for the LAN only. */
+  refuseOnRelay(id: number, reason: string, nowMs: number): void {
+    this.#db.run(
+      "UPDATE outbox SET relay_refused = ?, last_error = ?, next_at = ? WHERE id = ? AND state = 'queued'",
+      reason, `relay refused it: ${reason}`, nowMs, id,
+    );
+  }
+
+  /**
+   * The peer bounced `msgId` (its signed refusal came back as mail): our envelope row for `host`
+   * ends rejected, whether it was still queued or waiting for a receipt. Returns how many rows.
+   */
+  rejectByBounce(msgId: string, host: string, reason: string, nowMs: number): number {
+    return this.#db.run(
+      `UPDATE outbox SET state = 'rejected', last_error = ?, settled_at = ? WHERE msg_id = ? AND kind = 'envelope' AND peer_host = ?
+         AND state IN ('queued', 'relay-accepted')`,
+      reason, nowMs, msgId, host,
+    ).changes;
   }
 
   /** Makes every waiting row for `host` due now (the peer just proved it is up). */

@@ -17,6 +17,8 @@ export interface RelayRow {
   retention_ms: number | null;
   max_batch: number | null;
   max_pull: number | null;
+  /** the relay's max_item_bytes (null: not known yet) */
+  max_item_bytes: number | null;
   session: string | null;
   session_host_pubkey: string | null;
   enc_ad_at: number | null;
@@ -53,7 +55,7 @@ export interface PeerEncAdRow {
 /** Most quarantined items one listing returns. */
 export const QUARANTINE_LIST_MAX = 1000;
 
-const UPDATABLE = new Set(['relay_pubkey', 'seen_pubkey', 'state', 'detail', 'epoch', 'epoch_changed_at', 'retention_ms', 'max_batch', 'max_pull',
+const UPDATABLE = new Set(['relay_pubkey', 'seen_pubkey', 'state', 'detail', 'epoch', 'epoch_changed_at', 'retention_ms', 'max_batch', 'max_pull', 'max_item_bytes',
   'session', 'session_host_pubkey', 'enc_ad_at', 'enc_ad_pub', 'senders_published', 'failures', 'retry_at']);
 
 export class RelayTables {

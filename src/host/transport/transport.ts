@@ -5,9 +5,10 @@ import type { PeerRow } from '../store/peers-table.ts';
 
 /**
  * settled: the peer has it (accepted, duplicate, or a receipt it found stale);
- * rejected: the peer refused it for good; failed: try again later (no answer, error, no result).
+ * rejected: the peer refused it for good; refused: this path (the relay) refused it for good, another
+ * path may still carry it; failed: try again later (no answer, error, no result).
  */
-export type RowOutcome = 'settled' | 'rejected' | 'failed';
+export type RowOutcome = 'settled' | 'rejected' | 'refused' | 'failed';
 
 export interface RowResult {
   rowId: number;

@@ -21,7 +21,7 @@ test('the LAN first, the relay after two LAN failures or while the LAN is known 
   const peer = node.store.peers.get('beta') ?? assert.fail('no peer');
   const row = (over: Partial<OutboxRow>): OutboxRow => ({
     id: 1, kind: 'envelope', item_id: 'x', msg_id: 'x', peer_host: 'beta', wire: '{}', state: 'queued', transport: null, attempts: 0,
-    next_at: 0, created_at: 0, settled_at: null, last_error: null, relay_seq: null, relay_epoch: null, relay_accept: null, relay_accepted_at: null, ...over,
+    next_at: 0, created_at: 0, settled_at: null, last_error: null, relay_seq: null, relay_epoch: null, relay_accept: null, relay_accepted_at: null, relay_refused: null, ...over,
   });
   const choose = chooseTransport(node, lan, relay, waiting);
   assert.equal(choose(peer, row({})).name, 'lan');
@@ -37,6 +37,25 @@ test('the LAN first, the relay after two LAN failures or while the LAN is known 
   assert.equal(choose(peer, accepted).name, 'relay');
   assert.equal(chooseTransport(node, lan, null, waiting)(peer, accepted).name, 'waiting', 'a relay-accepted row never goes to the LAN');
   assert.equal(chooseTransport(node, lan, null, waiting)(peer, row({ attempts: 9 })).name, 'lan', 'no relay: the LAN keeps trying');
+});
+
+test('a row the relay refused for good goes over the LAN while the peer may be reachable there, else it ends rejected', async () => {
+  const world = await relayWorld();
+  const node = world.a.node;
+  const [lan, relay, waiting] = [named('lan'), named('relay'), named('waiting')];
+  const peer = node.store.peers.get('beta') ?? assert.fail('no peer');
+  const refused: OutboxRow = {
+    id: 7, kind: 'envelope', item_id: 'x', msg_id: 'x', peer_host: 'beta', wire: '{}', state: 'queued', transport: null, attempts: 3,
+    next_at: 0, created_at: 0, settled_at: null, last_error: null, relay_seq: 1, relay_epoch: 'e', relay_accept: null, relay_accepted_at: 1,
+    relay_refused: 'relay: rejected:item over size limit',
+  };
+  const choose = chooseTransport(node, lan, relay, waiting);
+  assert.equal(choose(peer, refused).name, 'lan', 'never the relay again, also for a row it once accepted');
+  const unreachable = { ...peer, lan_error_at: world.clock.now - 1, last_ok_at: null };
+  const ended = choose(unreachable, refused);
+  const [result] = await ended.deliver(unreachable, [refused]);
+  assert.equal(result?.outcome, 'rejected');
+  assert.match(result?.detail ?? '', /item over size limit.*cannot be reached on the LAN/);
 });
 
 test('the relay refuses pushes from hosts that are not our peers until they are paired', async () => {

@@ -34,10 +34,27 @@ class RelayUnavailable implements Transport {
   }
 }
 
-/** Per row: the relay (usable or not) for rows it accepted before; else the relay when the LAN failed. */
+/** Settles rows the relay refused for good once the LAN cannot carry them either. */
+class RefusedEverywhere implements Transport {
+  readonly name = 'relay';
+  deliver(peer: PeerRow, rows: readonly OutboxRow[]): Promise<RowResult[]> {
+    return Promise.resolve(rows.map((r) => ({
+      rowId: r.id, outcome: 'rejected' as const,
+      detail: `${r.relay_refused ?? 'the relay refused it'}, and ${peer.host} cannot be reached on the LAN`,
+    })));
+  }
+}
+const refusedEverywhere = new RefusedEverywhere();
+
+/**
+ * Per row: a row the relay refused for good goes over the LAN while the peer may be reachable there,
+ * else it ends rejected; the relay (usable or not) for rows it accepted before; else the relay when
+ * the LAN failed.
+ */
 export function chooseTransport(node: HostNode, lan: Transport, relay: Transport | null, unavailable: Transport): TransportChooser {
   return (peer, row) => {
     if (row.kind === 'rotation') return lan;
+    if (row.relay_refused !== null) return peerLanUnreachable(peer, node.nowMs()) ? refusedEverywhere : lan;
     if (row.relay_accepted_at !== null) return relay ?? unavailable;
     if (relay === null) return lan;
     return row.attempts >= LAN_FAILURES_BEFORE_RELAY || peerLanUnreachable(peer, node.nowMs()) ? relay : lan;

@@ -6,6 +6,7 @@ import { fromBase64 } from '../../../protocol/base64.ts';
 import { parseJsonWire, isPlainObject, isPositiveSafeInteger } from '../../../protocol/records/validate.ts';
 import { failPoint } from '../../../failpoint.ts';
 import type { HostNode } from '../../node.ts';
+import { isBouncedReason, queueBounce } from '../../bounce.ts';
 import { receive } from '../../receive.ts';
 import { acceptReceipt } from '../../receipts.ts';
 import { applyExpiredNotice } from './relay-deadlines.ts';
@@ -61,6 +62,15 @@ function applyItem(node: HostNode, relayPubkey: string, item: PulledItem): strin
   return `rejected:unknown item kind ${item.kind}`;
 }
 
+/** Tells the sender of a relayed envelope refused for a reason it can act on (bounce.ts). */
+function bounceRefused(node: HostNode, item: PulledItem, reason: string): void {
+  if (item.kind !== 'envelope' || !isBouncedReason(reason)) return;
+  const peer = node.store.peers.byKey(item.sender_pubkey);
+  const wire = fromBase64(item.wire_b64);
+  if (peer === undefined || wire === null) return;
+  queueBounce(node, parseJsonWire(wire), peer.host, reason);
+}
+
 /**
  * Applies again the quarantined envelopes and receipts pushed by `senderPubkey` (a peer's key we
  * just learned, by its rotation record): those it now takes leave the quarantine. Returns how many.
@@ -103,6 +113,7 @@ export function applyPulledItems(node: HostNode, source: PageSource, from: numbe
       result = store.transaction(() => {
         const outcome = applyItem(node, relayPubkey, item);
         if (outcome.startsWith('rejected:')) {
+          bounceRefused(node, item, outcome.slice('rejected:'.length));
           store.relay.quarantine({
             relay_url: url, epoch, seq: item.seq, kind: item.kind, item_id: item.item_id, sender_pubkey: item.sender_pubkey,
             reason: outcome.slice('rejected:'.length), wire_b64: item.wire_b64, at: node.nowMs(),

@@ -160,6 +160,7 @@ export async function ensureSession(node: HostNode): Promise<SessionResult> {
     retention_ms: typeof limits.retention_days === 'number' ? limits.retention_days * 86_400_000 : null,
     max_batch: typeof limits.max_batch === 'number' ? limits.max_batch : null,
     max_pull: typeof limits.max_pull === 'number' ? limits.max_pull : null,
+    max_item_bytes: typeof limits.max_item_bytes === 'number' ? limits.max_item_bytes : null,
   });
   relay = store.relay.get() ?? relay;
   // Enrolled means the relay's signed answer names this very key (G13).

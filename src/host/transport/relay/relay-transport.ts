@@ -19,6 +19,17 @@ export const RELAY_DEFAULT_BATCH = 200;
 /** About this many wire bytes per push (the relay's body cap is 8 MiB; base64 adds a third). */
 export const RELAY_PUSH_MAX_BYTES = 5 * 1024 * 1024;
 
+/**
+ * Refusals that pass with time: a rate or quota limit, a target not (yet, or no longer) enrolled, a
+ * sender the target's allowlist does not name yet (design §2 "Rotation": such rows wait). Every other
+ * `rejected:` is final for the relay path (a bad or oversized item, a conflict).
+ */
+const PASSING_REFUSALS = ['rejected:rate', 'rejected:quota:', 'rejected:target not enrolled', 'rejected:sender not accepted by target'];
+
+export function isFinalRelayRefusal(status: string): boolean {
+  return status.startsWith('rejected:') && !PASSING_REFUSALS.some((p) => status.startsWith(p));
+}
+
 export class RelayTransport implements Transport {
   readonly name = 'relay';
   readonly #node: HostNode;
@@ -77,7 +88,9 @@ export class RelayTransport implements Transport {
       const result = byId.get(row.item_id);
       if (result === undefined) return { rowId: row.id, outcome: 'failed', detail: 'the relay gave no result for this item' };
       const status = typeof result.status === 'string' ? result.status : 'no status';
-      if (status !== 'accepted' && status !== 'duplicate') return { rowId: row.id, outcome: 'failed', detail: `relay: ${status}` };
+      if (status !== 'accepted' && status !== 'duplicate') {
+        return { rowId: row.id, outcome: isFinalRelayRefusal(status) ? 'refused' : 'failed', detail: `relay: ${status}` };
+      }
       const accept = verifyAccept(result.accept, result.sig, relay.relay_pubkey);
       const target = accept === null || accept.sender_pubkey !== this.#node.keys.hostKey.publicKey ? null
         : acceptedTarget(accept, row.item_id, peer.host_pubkey, sha256Hex(Buffer.from(row.wire, 'utf8')));

@@ -1,0 +1,121 @@
+// "Mail arrives exactly once, or its sender is told why" on the relay path: a body the pinned relay
+// could never take is refused at send; a row the relay refuses for good ends rejected with an alert
+// when the LAN cannot carry it either; relayed mail to an agent the receiver does not have comes back
+// as a bounce that lands in the sender's inbox and ends its row rejected.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { listInbox } from '../../../src/host/mailbox.ts';
+import { messageStatus } from '../../../src/host/receipts.ts';
+import { isBouncedReason, queueBounce } from '../../../src/host/bounce.ts';
+import { queueOutgoing, sendMail } from '../../../src/host/send.ts';
+import { newUlid } from '../../../src/protocol/ulid.ts';
+import { RouteError } from '../../../src/host/route.ts';
+import type { HostNode } from '../../../src/host/node.ts';
+import { relayWorld, tick, tickUntilRow, type RelayWorld } from './relay-fixtures.ts';
+
+const rowOf = (node: HostNode, id: string) => node.store.outbox.forMessage(id)[0] ?? assert.fail('no row');
+
+function storedCounts(node: HostNode): string {
+  return JSON.stringify([node.store.outbox.countsByState(), node.store.mail.agents().map((a) => listInbox(node, a.name, true).length)]);
+}
+
+/** Ticks both hosts (a minute apart, past early backoffs) until `done` holds. */
+async function tickBothUntil(world: RelayWorld, done: () => boolean, what: string, maxTicks = 10): Promise<void> {
+  for (let i = 0; i < maxTicks && !done(); i++) {
+    await tick(world.a);
+    await tick(world.b);
+    world.clock.now += 60_000;
+  }
+  assert.ok(done(), `${what}; a: ${world.a.log.join(' | ')}; b: ${world.b.log.join(' | ')}`);
+}
+
+test('send refuses up front a body whose sealed copy is over the relay\'s max_item_bytes, and stores nothing', async () => {
+  const world = await relayWorld({ limits: { max_item_bytes: 16 * 1024 } });
+  await tick(world.a); // info tells the limit
+  assert.equal(world.a.node.store.relay.get()?.max_item_bytes, 16 * 1024);
+  const before = storedCounts(world.a.node);
+  assert.throws(() => sendMail(world.a.node, { from: 'ann', to: ['bob@beta'], subject: 'big', body: 'x'.repeat(10_000) }),
+    (err: unknown) => err instanceof RouteError && /over the relay's limit of 16384 bytes \(max_item_bytes\): send a body of at most about \d+ bytes/.test(err.message));
+  assert.equal(storedCounts(world.a.node), before, 'nothing stored');
+  // the body the message names does fit
+  const fits = Number(/at most about (\d+) bytes/.exec((() => {
+    try { sendMail(world.a.node, { from: 'ann', to: ['bob@beta'], subject: 'big', body: 'x'.repeat(10_000) }); } catch (err) { return (err as Error).message; }
+    return '';
+  })())?.[1]);
+  assert.ok(fits > 5000 && fits < 10_000, `fits ${fits}`);
+  sendMail(world.a.node, { from: 'ann', to: ['bob@beta'], subject: 'fits', body: 'x'.repeat(fits) });
+});
+
+test('a row the relay refuses for good ends rejected with an alert when the LAN cannot carry it either', async () => {
+  const world = await relayWorld({ limits: { max_item_bytes: 8 * 1024 } });
+  await tick(world.b); // beta enrols
+  // Sent before alpha ever asked the relay for its limits: send assumed the default and queued it.
+  const { id } = sendMail(world.a.node, { from: 'ann', to: ['bob@beta'], subject: 'too big for this relay', body: 'y'.repeat(6000) });
+  await tickUntilRow(world, world.a, id, 'rejected');
+  const row = rowOf(world.a.node, id);
+  assert.match(row.last_error ?? '', /rejected:item over size limit.*cannot be reached on the LAN/);
+  assert.equal(row.relay_accepted_at, null);
+  const alerts = listInbox(world.a.node, 'ann').filter((m) => m.kind === 'alert');
+  assert.deepEqual(alerts.map((m) => m.subject), ['Rejected by beta: too big for this relay']);
+  assert.match(alerts[0]?.body ?? '', /item over size limit/);
+  assert.equal(messageStatus(world.a.node, id)?.recipients[0]?.state, 'rejected');
+});
+
+test('a passing refusal (target not enrolled) keeps the row queued for the relay', async () => {
+  const world = await relayWorld();
+  const { id } = sendMail(world.a.node, { from: 'ann', to: ['bob@beta'], subject: 'early', body: 'x' });
+  for (let i = 0; i < 4; i++) {
+    await tick(world.a);
+    world.clock.now = rowOf(world.a.node, id).next_at;
+  }
+  assert.equal(rowOf(world.a.node, id).state, 'queued');
+  assert.equal(rowOf(world.a.node, id).relay_refused, null);
+});
+
+test('relayed mail to an unknown agent comes back as a bounce: in the sender\'s inbox, its row rejected, never bounced twice', async () => {
+  const world = await relayWorld();
+  const { a, b } = world;
+  await tick(b);
+  const { id } = sendMail(a.node, { from: 'ann', to: ['zed@beta'], subject: 'to nobody', body: 'hello zed' });
+  await tickUntilRow(world, a, id, 'relay-accepted');
+  await tickBothUntil(world, () => rowOf(a.node, id).state === 'rejected', 'the row never ended rejected');
+  assert.equal(b.node.store.relay.quarantineCount(), 1, 'the receiver keeps the refused item');
+  const bounces = listInbox(a.node, 'ann').filter((m) => m.kind === 'alert');
+  assert.equal(bounces.length, 1);
+  const bounce = bounces[0] ?? assert.fail('no bounce');
+  assert.equal(bounce.from_addr, 'mbx@beta');
+  assert.equal(bounce.subject, 'Undeliverable: to nobody');
+  assert.equal(bounce.reply_to, id);
+  assert.equal(bounce.thread, id, 'the bounce stays in the refused message\'s thread');
+  assert.match(bounce.body, /refused message .*unknown recipient zed@beta/);
+  assert.match(rowOf(a.node, id).last_error ?? '', /^bounced by beta: beta refused message/);
+  assert.equal(messageStatus(a.node, id)?.recipients[0]?.state, 'rejected');
+  // The refused item seen again (pulled once more after an epoch change) bounces no second time.
+  const quarantined = b.node.store.relay.quarantined()[0] ?? assert.fail('no quarantined item');
+  const refused: unknown = JSON.parse(Buffer.from(quarantined.wire_b64, 'base64').toString('utf8'));
+  const bounceRows = (): number => b.node.store.outbox.countByState('queued', 'envelope') + b.node.store.outbox.countByState('relay-accepted', 'envelope')
+    + b.node.store.outbox.countByState('settled', 'envelope') + b.node.store.outbox.countByState('handed-over', 'envelope');
+  const rowsBefore = bounceRows();
+  assert.equal(rowsBefore, 1);
+  assert.equal(queueBounce(b.node, refused, 'alpha', quarantined.reason), false);
+  assert.equal(bounceRows(), rowsBefore);
+});
+
+test('only refusals a sender can act on are bounced, and a bounce is never bounced', async () => {
+  assert.ok(isBouncedReason('unknown recipient zed@beta'));
+  assert.ok(isBouncedReason('cannot open the sealed body'));
+  assert.ok(isBouncedReason('no recipient on this host'));
+  for (const reason of ['bad signature', 'sender is not a paired host', 'envelope is not from the sending host', 'bad envelope: bad id']) {
+    assert.equal(isBouncedReason(reason), false, reason);
+  }
+  const world = await relayWorld();
+  const { a, b } = world;
+  await tick(b);
+  // alpha's own mbx writes to an agent beta does not have: beta refuses it and sends nothing back.
+  queueOutgoing(a.node, {
+    id: newUlid(world.clock.now), from: 'mbx@alpha', to: ['zed@beta'], thread: 't', reply_to: null, kind: 'alert', subject: 'Undeliverable: x', body: 'b', refs: [],
+  }, [], ['beta']);
+  await tickBothUntil(world, () => b.node.store.relay.quarantineCount() === 1, 'beta never refused the alert');
+  await tick(b);
+  assert.equal(b.node.store.outbox.countByState('queued', 'envelope'), 0, 'no bounce of a bounce');
+});
