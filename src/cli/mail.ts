@@ -109,13 +109,18 @@ export function registerMailCommands(program: Command): void {
         if (opts.json === true) printJson(overview);
         else {
           for (const [state, n] of Object.entries(overview.outbox)) process.stdout.write(`${state.padEnd(16)} ${n}\n`);
-          if (overview.relay !== null) process.stdout.write(`relay ${overview.relay.url}: ${overview.relay.state}\n`);
+          const relay = overview.relay;
+          if (relay !== null) process.stdout.write(`relay ${relay.url}: ${relay.state}${relay.state === 'ok' || relay.detail === null ? '' : ` (${relay.detail})`}\n`);
         }
         return;
       }
       const status = messageStatus(node, id);
       if (status === null) throw new CliError(`no message ${id} sent from this host`);
       if (opts.json === true) printJson(status);
-      else for (const r of status.recipients) process.stdout.write(`${r.recipient.padEnd(30)} ${r.state}${r.at === null ? '' : `  ${r.at}`}${r.note === null ? '' : `  ${r.note}`}\n`);
+      else {
+        for (const r of status.recipients) {
+          process.stdout.write(`${r.recipient.padEnd(30)} ${r.state}${r.at === null ? '' : `  ${r.at}`}${r.via === null ? '' : `  via ${r.via}`}${r.note === null ? '' : `  ${r.note}`}\n`);
+        }
+      }
     }));
 }

@@ -137,7 +137,7 @@ export interface OutboxOverview {
   /** rows per state, envelopes, receipts and rotations together */
   outbox: Record<string, number>;
   /** rows a relay carries: queued for it again, waiting for a receipt, or ended on the relay's path */
-  relay: { url: string; state: string; fingerprint: string; rows: Record<string, number> } | null;
+  relay: { url: string; state: string; detail: string | null; fingerprint: string; rows: Record<string, number> } | null;
 }
 
 /** The outbox per state, and the relay's rows per state (`agentmbx status`). */
@@ -145,6 +145,8 @@ export function outboxOverview(node: HostNode): OutboxOverview {
   const relay = node.store.relay.get();
   return {
     outbox: node.store.outbox.countsByState(),
-    relay: relay === undefined ? null : { url: relay.url, state: relay.state, fingerprint: fingerprint(relay.relay_pubkey), rows: node.store.outbox.relayCountsByState() },
+    relay: relay === undefined ? null : {
+      url: relay.url, state: relay.state, detail: relay.detail, fingerprint: fingerprint(relay.relay_pubkey), rows: node.store.outbox.relayCountsByState(),
+    },
   };
 }

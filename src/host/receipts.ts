@@ -5,6 +5,7 @@ import { compareReceipts, parseReceiptWire, parseSignedReceipt, receiptItemId, r
 import { isoTime, localAddress, type HostNode } from './node.ts';
 import type { Via } from './receive.ts';
 import type { DeliveryState, MessageRow } from './store/mail-tables.ts';
+import type { OutboxRow } from './store/outbox-table.ts';
 
 export type ReceiptResult = 'accepted' | 'duplicate' | 'stale' | `rejected:${string}`;
 
@@ -68,6 +69,8 @@ export interface RecipientStatus {
   state: string;
   at: string | null;
   note: string | null;
+  /** the path this host's copy took: "local", "lan", "relay seq <n>", or null while it has not left */
+  via: string | null;
 }
 
 export interface MessageStatus {
@@ -76,21 +79,28 @@ export interface MessageStatus {
   recipients: RecipientStatus[];
 }
 
+/** The path a copy took: the relay (with its seq) once the relay accepted it, else the LAN once handed over. */
+function pathOf(row: OutboxRow): string | null {
+  if (row.relay_seq !== null) return `relay seq ${row.relay_seq}`;
+  return row.transport === 'lan' ? 'lan' : null;
+}
+
 /** Per recipient, the best known state of a message this host sent; null when it did not send it. */
 export function messageStatus(node: HostNode, id: string): MessageStatus | null {
   const { store } = node;
   const msg = store.mail.message(id);
   if (msg === undefined || msg.direction !== 'out') return null;
   const recipients: RecipientStatus[] = store.mail.deliveriesOf(id).map((d) => ({
-    recipient: localAddress(node, d.agent), host: node.config.host, state: d.state, at: isoTime(d.updated_at), note: d.note,
+    recipient: localAddress(node, d.agent), host: node.config.host, state: d.state, at: isoTime(d.updated_at), note: d.note, via: 'local',
   }));
   const receipts = store.receipts.forMessage(id);
   for (const row of store.outbox.forMessage(id)) {
+    const via = pathOf(row);
     const fromHost = receipts.filter((r) => r.peer_host === row.peer_host);
     if (fromHost.length === 0) {
-      recipients.push({ recipient: `*@${row.peer_host}`, host: row.peer_host, state: row.state, at: null, note: row.last_error });
+      recipients.push({ recipient: `*@${row.peer_host}`, host: row.peer_host, state: row.state, at: null, note: row.last_error, via });
     }
-    for (const r of fromHost) recipients.push({ recipient: r.recipient, host: r.peer_host, state: r.state, at: r.at, note: r.note });
+    for (const r of fromHost) recipients.push({ recipient: r.recipient, host: r.peer_host, state: r.state, at: r.at, note: r.note, via });
   }
   return { id, subject: msg.subject, recipients };
 }

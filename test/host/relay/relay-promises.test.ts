@@ -11,7 +11,9 @@ import { queueOutgoing, sendMail } from '../../../src/host/send.ts';
 import { newUlid } from '../../../src/protocol/ulid.ts';
 import { RouteError } from '../../../src/host/route.ts';
 import type { HostNode } from '../../../src/host/node.ts';
-import { relayWorld, tick, tickUntilRow, type RelayWorld } from './relay-fixtures.ts';
+import { outboxOverview } from '../../../src/host/outbox.ts';
+import { UNREACHABLE_RETRY_MAX_MS } from '../../../src/host/transport/relay/relay-session.ts';
+import { relayWorld, restartRelay, tick, tickUntilRow, type RelayWorld } from './relay-fixtures.ts';
 
 const rowOf = (node: HostNode, id: string) => node.store.outbox.forMessage(id)[0] ?? assert.fail('no row');
 
@@ -118,4 +120,36 @@ test('only refusals a sender can act on are bounced, and a bounce is never bounc
   await tickBothUntil(world, () => b.node.store.relay.quarantineCount() === 1, 'beta never refused the alert');
   await tick(b);
   assert.equal(b.node.store.outbox.countByState('queued', 'envelope'), 0, 'no bounce of a bounce');
+});
+
+test('a relay that stops answering: status and the log say unreachable with the cause, once, and ready again once it is back', async () => {
+  const world = await relayWorld();
+  const { a } = world;
+  await tick(a);
+  assert.equal(a.node.store.relay.get()?.state, 'ok');
+  await world.relay.stop();
+  for (let i = 0; i < 4; i++) {
+    await tick(a);
+    world.clock.now += 30_000;
+  }
+  const overview = outboxOverview(a.node).relay ?? assert.fail('no relay');
+  assert.equal(overview.state, 'unreachable');
+  assert.match(overview.detail ?? '', /cannot reach http:\/\/127\.0\.0\.1:\d+: ECONNREFUSED/);
+  assert.deepEqual(a.log.filter((l) => l.startsWith('relay ')).map((l) => l.replace(/:.*/, '')), ['relay ready', 'relay unreachable'], a.log.join(' | '));
+  await restartRelay(world);
+  world.clock.now += UNREACHABLE_RETRY_MAX_MS;
+  await tick(a);
+  await tick(a);
+  assert.equal(a.node.store.relay.get()?.state, 'ok');
+  assert.deepEqual(a.log.filter((l) => l.startsWith('relay ')).map((l) => l.replace(/:.*/, '')), ['relay ready', 'relay unreachable', 'relay ready']);
+});
+
+test('status names the path each copy took: the relay with its seq', async () => {
+  const world = await relayWorld();
+  await tick(world.b);
+  const { id } = sendMail(world.a.node, { from: 'ann', to: ['bob@beta', 'ann'], subject: 'which way', body: 'x' });
+  await tickUntilRow(world, world.a, id, 'relay-accepted');
+  const seq = rowOf(world.a.node, id).relay_seq;
+  const recipients = messageStatus(world.a.node, id)?.recipients ?? [];
+  assert.deepEqual(recipients.map((r) => [r.recipient, r.via]), [['ann@alpha', 'local'], ['*@beta', `relay seq ${seq}`]]);
 });

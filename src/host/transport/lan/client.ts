@@ -1,4 +1,5 @@
 // The LAN client: signed calls to a peer's daemon, and the LAN transport over them.
+import { fetchFailureText } from '../../../common/fetch-failure.ts';
 import { AnswerTooLargeError, readCappedText } from '../../../common/read-capped.ts';
 import { signLanHop } from '../../../protocol/lan-hop.ts';
 import { verifyEncAdV1 } from '../../../protocol/records/enc-ad.ts';
@@ -41,8 +42,7 @@ export async function lanCall(addr: string, method: 'GET' | 'POST', path: string
   try {
     res = await fetch(addr + path, { method, headers, ...(body === undefined ? {} : { body: rawBody }), signal: AbortSignal.timeout(timeoutMs) });
   } catch (err) {
-    const cause = (err as { cause?: { code?: string } }).cause?.code;
-    throw new LanError(`cannot reach ${addr}: ${cause ?? (err instanceof Error ? err.message : String(err))}`);
+    throw new LanError(`cannot reach ${addr}: ${fetchFailureText(err)}`);
   }
   let text: string;
   try {

@@ -1,6 +1,7 @@
 // A thin typed client of the relay's HTTP API (protocol.md §2–§3): signs every call with the
 // relay hop and returns status and JSON as they came. The relay transport builds on it; it holds
 // no state of its own.
+import { fetchFailureText } from '../../../common/fetch-failure.ts';
 import { readCappedText } from '../../../common/read-capped.ts';
 import { canonicalJson } from '../../../protocol/canonical.ts';
 import type { SigningKey } from '../../../protocol/keys.ts';
@@ -11,6 +12,9 @@ export const RELAY_ANSWER_MAX_BYTES = 16 * 1024 * 1024;
 
 /** Socket errors of a kept-alive connection the other side had closed. */
 const STALE_CONNECTION_CODES = new Set(['UND_ERR_SOCKET', 'ECONNRESET', 'EPIPE']);
+
+/** The relay could not be reached or gave no answer in time (the message names the cause). */
+export class RelayUnreachableError extends Error {}
 
 export interface RelayAnswer<T = Record<string, unknown>> {
   status: number;
@@ -59,12 +63,16 @@ export class RelayApi {
     });
     let response: Response;
     try {
-      response = await send();
+      try {
+        response = await send();
+      } catch (err) {
+        // A pooled connection the relay closed (a restart) fails before the request is read: send it
+        // once more on a fresh one. Every relay call is safe to repeat (pushes dedup, acks are monotonic).
+        if (!STALE_CONNECTION_CODES.has((err as { cause?: { code?: string } }).cause?.code ?? '')) throw err;
+        response = await send();
+      }
     } catch (err) {
-      // A pooled connection the relay closed (a restart) fails before the request is read: send it
-      // once more on a fresh one. Every relay call is safe to repeat (pushes dedup, acks are monotonic).
-      if (!STALE_CONNECTION_CODES.has((err as { cause?: { code?: string } }).cause?.code ?? '')) throw err;
-      response = await send();
+      throw new RelayUnreachableError(`cannot reach ${this.#options.baseUrl}: ${fetchFailureText(err)}`);
     }
     const text = await readCappedText(response, RELAY_ANSWER_MAX_BYTES);
     let parsed: unknown;

@@ -65,8 +65,9 @@ export class RelayLink {
   readonly #node: HostNode;
   readonly #log: (line: string) => void;
   readonly #lastAcked: LastAck = { epoch: null, through: null };
+  /** the relay state last written to the log: a change is logged once, not every tick */
+  #loggedState: string | null = null;
   #lastProblem: string | null = null;
-  #ready = false;
   #session: RelaySession | null = null;
 
   constructor(node: HostNode, log: (line: string) => void = () => {}) {
@@ -82,18 +83,18 @@ export class RelayLink {
     if (node.store.relay.get() === undefined) return chooseTransport(node, lan, null, new RelayUnavailable('no relay set'));
     const result = await ensureSession(node);
     if (!result.ok) {
-      this.#ready = false;
-      this.#problem(`relay ${result.state}: ${result.reason}`);
+      this.#state(result.state, `relay ${result.state}: ${result.reason}`);
       return chooseTransport(node, lan, null, new RelayUnavailable(result.reason));
     }
     this.#session = result.session;
-    if (this.#lastProblem !== null || !this.#ready) this.#log(`relay ready: ${result.session.relay.url} epoch ${result.session.relay.epoch ?? '?'}`);
-    this.#ready = true;
+    this.#state('ok', `relay ready: ${result.session.relay.url} epoch ${result.session.relay.epoch ?? '?'}`);
     const pulled = await pullRelay(node, result.session, ({ item, result: status }) => {
       this.#log(`relay ${item.kind} ${item.item_id} seq ${item.seq}: ${status}`);
     }, this.#lastAcked);
     if (pulled.acked !== null) this.#log(`relay acked through ${pulled.acked}`);
-    this.#problem(pulled.error === null ? null : `relay: ${pulled.error}`);
+    const after = node.store.relay.get();
+    if (after !== undefined && after.state !== 'ok') this.#state(after.state, `relay ${after.state}: ${pulled.error ?? after.detail ?? ''}`);
+    else this.#problem(pulled.error === null ? null : `relay: ${pulled.error}`);
     return chooseTransport(node, lan, new RelayTransport(node, result.session), new RelayUnavailable('no session'));
   }
 
@@ -101,6 +102,11 @@ export class RelayLink {
   async fetchEncKey(peer: PeerRow): Promise<string | null> {
     if (this.#session === null) return null;
     return fetchPeerEncKeyViaRelay(this.#node, this.#session.api, peer);
+  }
+
+  #state(state: string, line: string): void {
+    if (state !== this.#loggedState) this.#log(line);
+    this.#loggedState = state;
   }
 
   #problem(text: string | null): void {

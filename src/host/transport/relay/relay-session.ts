@@ -14,7 +14,7 @@ import { backoffMs } from '../../outbox.ts';
 import { isoTime, type HostNode } from '../../node.ts';
 import type { RelayRow, RelayState } from '../../store/relay-tables.ts';
 import { dropRelayToken, relayAccess, TokenCommandError, type RelayAccess } from './relay-access.ts';
-import { RelayApi, type RelayAnswer } from './relay-api.ts';
+import { RelayApi, RelayUnreachableError, type RelayAnswer } from './relay-api.ts';
 import { syncOwnRotation } from './relay-rotation.ts';
 
 /** How often the enc-ad is re-published (it lives ENC_AD_PUBLISH_LIFETIME_MS). */
@@ -23,6 +23,8 @@ export const ENC_AD_REFRESH_MS = 24 * 60 * 60 * 1000;
 export const CLOCK_SKEW_MAX_MS = HOP_MAX_SKEW_MS - 60_000;
 /** One relay call may take this long before it counts as failed. */
 export const RELAY_CALL_TIMEOUT_MS = 15_000;
+/** Longest wait between probes of a relay that gave no answer. */
+export const UNREACHABLE_RETRY_MAX_MS = 60_000;
 /** Retention assumed until the relay's info said otherwise (the reference deployment's 14 days). */
 export const DEFAULT_RETENTION_MS = 14 * 24 * 60 * 60 * 1000;
 
@@ -74,14 +76,26 @@ function refusalState(answer: RelayAnswer, nowMs: number, fallback: RelayState):
 }
 
 function fail(node: HostNode, relay: RelayRow, state: RelayState, reason: string): SessionResult {
-  node.store.relay.update({ state, detail: reason, failures: relay.failures + 1, retry_at: node.nowMs() + backoffMs(relay.failures) });
+  // An unreachable relay is probed at least once a minute: mail should move soon after it is back.
+  const wait = state === 'unreachable' ? Math.min(backoffMs(relay.failures), UNREACHABLE_RETRY_MAX_MS) : backoffMs(relay.failures);
+  node.store.relay.update({ state, detail: reason, failures: relay.failures + 1, retry_at: node.nowMs() + wait });
   return { ok: false, state, reason };
 }
 
 /** A call that got no answer: the token command failed (token-failed), or the relay is out of reach. */
 function noAnswer(node: HostNode, relay: RelayRow, err: unknown): SessionResult {
   if (err instanceof TokenCommandError) return fail(node, relay, 'token-failed', err.message);
-  return fail(node, relay, 'unreachable', `cannot reach ${relay.url}: ${err instanceof Error ? err.message : String(err)}`);
+  return fail(node, relay, 'unreachable', err instanceof RelayUnreachableError ? err.message : `cannot reach ${relay.url}: ${String(err)}`);
+}
+
+/**
+ * A push, pull or ack of a ready session got no answer: the relay is unreachable (the cause is in
+ * `reason`). The session is kept (nothing says we must enrol again); the next tick probes with info.
+ */
+export function noteRelayUnreachable(node: HostNode, reason: string): void {
+  const relay = node.store.relay.get();
+  if (relay === undefined) return;
+  fail(node, relay, 'unreachable', reason);
 }
 
 /**

@@ -12,7 +12,8 @@ import type { HostNode } from '../../node.ts';
 import type { OutboxRow } from '../../store/outbox-table.ts';
 import type { PeerRow } from '../../store/peers-table.ts';
 import type { RowResult, Transport } from '../transport.ts';
-import { forgetSession, noteRelayReset, type RelaySession } from './relay-session.ts';
+import { RelayUnreachableError } from './relay-api.ts';
+import { forgetSession, noteRelayReset, noteRelayUnreachable, type RelaySession } from './relay-session.ts';
 
 /** Items per push when the relay's info gave no max_batch (its default). */
 export const RELAY_DEFAULT_BATCH = 200;
@@ -73,6 +74,7 @@ export class RelayTransport implements Transport {
     try {
       answer = await api.push(items);
     } catch (err) {
+      if (err instanceof RelayUnreachableError) noteRelayUnreachable(this.#node, err.message);
       return failAll(`relay push got no answer: ${err instanceof Error ? err.message : String(err)}`);
     }
     failPoint('host.relay.after-push');
