@@ -200,6 +200,14 @@ export const MIGRATIONS: readonly Migration[] = [
       ALTER TABLE relay ADD COLUMN token_command TEXT;
     `,
   },
+  {
+    version: 4,
+    sql: `
+      -- 1: this relay predates signed v2 enc-key ads (it answered 404 to one) and took the v1 ad, so
+      -- refreshes post v1 straight away; reset on a relay change or a new epoch (it may be upgraded).
+      ALTER TABLE relay ADD COLUMN enc_ad_v1_only INTEGER NOT NULL DEFAULT 0;
+    `,
+  },
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;
