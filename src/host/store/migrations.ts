@@ -208,6 +208,9 @@ export const MIGRATIONS: readonly Migration[] = [
       ALTER TABLE outbox ADD COLUMN relay_refused TEXT;
       -- The pinned relay's max_item_bytes from its info (NULL: not known yet; send assumes the default).
       ALTER TABLE relay ADD COLUMN max_item_bytes INTEGER;
+      -- 1: this relay predates signed v2 enc-key ads (it answered 404 to one) and took the v1 ad, so
+      -- refreshes post v1 straight away; reset on a relay change or a new epoch (it may be upgraded).
+      ALTER TABLE relay ADD COLUMN enc_ad_v1_only INTEGER NOT NULL DEFAULT 0;
     `,
   },
 ];

@@ -23,6 +23,8 @@ export interface RelayRow {
   session_host_pubkey: string | null;
   enc_ad_at: number | null;
   enc_ad_pub: string | null;
+  /** 1 when the relay takes only v1 enc-key ads (it predates signed v2 ads), else 0 */
+  enc_ad_v1_only: number;
   senders_published: string | null;
   failures: number;
   retry_at: number;
@@ -56,7 +58,7 @@ export interface PeerEncAdRow {
 export const QUARANTINE_LIST_MAX = 1000;
 
 const UPDATABLE = new Set(['relay_pubkey', 'seen_pubkey', 'state', 'detail', 'epoch', 'epoch_changed_at', 'retention_ms', 'max_batch', 'max_pull', 'max_item_bytes',
-  'session', 'session_host_pubkey', 'enc_ad_at', 'enc_ad_pub', 'senders_published', 'failures', 'retry_at']);
+  'session', 'session_host_pubkey', 'enc_ad_at', 'enc_ad_pub', 'enc_ad_v1_only', 'senders_published', 'failures', 'retry_at']);
 
 export class RelayTables {
   readonly #db: Database;
@@ -73,7 +75,7 @@ export class RelayTables {
     this.#db.run(
       `INSERT INTO relay (id, url, relay_pubkey, state, set_at) VALUES (1, ?, ?, 'new', ?)
        ON CONFLICT (id) DO UPDATE SET url = excluded.url, relay_pubkey = excluded.relay_pubkey, seen_pubkey = NULL, state = 'new',
-         detail = NULL, session = NULL, enc_ad_at = NULL, enc_ad_pub = NULL, senders_published = NULL, failures = 0, retry_at = 0,
+         detail = NULL, session = NULL, enc_ad_at = NULL, enc_ad_pub = NULL, enc_ad_v1_only = 0, senders_published = NULL, failures = 0, retry_at = 0,
          set_at = excluded.set_at, token_command = CASE WHEN relay.url = excluded.url THEN relay.token_command END`,
       url, relayPubkey, nowMs,
     );

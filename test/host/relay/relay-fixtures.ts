@@ -43,16 +43,20 @@ export function relayed(node: HostNode): RelayedHost {
   return { node, link: new RelayLink(node, (line) => log.push(line)), log };
 }
 
-/** Two hosts pointed at a new relay on `clocks` (a fresh shared clock by default). */
-export async function relayWorld(options: TestRelayOptions = {}, clocks = sharedClock()): Promise<RelayWorld> {
+/**
+ * Two hosts pointed at a new relay on `clocks` (a fresh shared clock by default); with `front`, at
+ * the URL it puts in front of the relay's (a proxy) instead.
+ */
+export async function relayWorld(options: TestRelayOptions = {}, clocks = sharedClock(), front?: (relayUrl: string) => Promise<string>): Promise<RelayWorld> {
   const { clock, testClock } = clocks;
   const relay = await startTestRelay({ ...options, clock: testClock });
+  const hostsUrl = front === undefined ? relay.url : await front(relay.url);
   const a = makeHost('alpha', clock, ['ann']);
   const b = makeHost('beta', clock, ['bob']);
   pin(a, b, CLOSED_ADDR);
   pin(b, a, CLOSED_ADDR);
-  await setRelay(a, relay.url);
-  await setRelay(b, relay.url);
+  await setRelay(a, hostsUrl);
+  await setRelay(b, hostsUrl);
   return { clock, testClock, relay, a: relayed(a), b: relayed(b) };
 }
 

@@ -118,6 +118,11 @@ export class RelayApi {
     return this.call('POST', '/v2/relay/enc-key', { ad, sig });
   }
 
+  /** Publishes this host's legacy v1 enc-key ad (for relays that predate signed v2 ads). */
+  publishEncAdV1(encPub: string, sig: string) {
+    return this.call('POST', '/v1/relay/enc-key', { enc_pub: encPub, sig });
+  }
+
   /** A peer's enc-key ad, looked up by its host key. */
   encAd(hostPubkey: string) {
     return this.call('GET', `/v2/relay/enc-key?pubkey=${encodeURIComponent(hostPubkey)}`);

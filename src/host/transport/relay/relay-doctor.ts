@@ -47,10 +47,14 @@ async function liveCheck(node: HostNode, timeoutMs: number): Promise<DoctorCheck
   if (you === null && skew !== null && Math.abs(skew) > CLOCK_SKEW_MAX_MS) return fail('clock-skew', `the relay's clock is ${Math.round(skew / 1000)} s from ours`);
   if (you?.pubkey !== hostPub) return fail(relay.state === 'ok' || relay.state === 'new' ? 'enrol-failed' : relay.state, `not enrolled under this host's key ${fingerprint(hostPub)}${relay.detail === null ? ' (the daemon enrols on its next tick)' : `: ${relay.detail}`}`);
   if (relay.state !== 'ok') return fail(relay.state, relay.detail ?? 'the daemon has not used the relay yet');
+  // A relay that predates signed enc-key ads has no `enc_ad` in `you` at all (`null` is "holds none"):
+  // the session published the v1 ad there, which such a relay does not report back.
+  const predatesAds = !('enc_ad' in you);
   const encAd = isPlainObject(you.enc_ad) ? you.enc_ad : null;
-  if (encAd?.enc_pub !== node.keys.enc.publicKey) return fail('enc-ad-failed', 'the relay holds no current enc-key ad for this host');
+  if (!predatesAds && encAd?.enc_pub !== node.keys.enc.publicKey) return fail('enc-ad-failed', 'the relay holds no current enc-key ad for this host');
   const via = access === null ? '' : ', account token via command';
-  return { check: 'relay', level: 'ok', detail: `ok: ${relay.url}, key ${pinned}, enrolled as ${fingerprint(hostPub)}${via}, epoch ${String(body.epoch)}${epochNote}` };
+  const adNote = predatesAds ? '; relay predates signed enc-key ads (v1 ad published)' : '';
+  return { check: 'relay', level: 'ok', detail: `ok: ${relay.url}, key ${pinned}, enrolled as ${fingerprint(hostPub)}${via}, epoch ${String(body.epoch)}${epochNote}${adNote}` };
 }
 
 function rowsCheck(node: HostNode): DoctorCheck {

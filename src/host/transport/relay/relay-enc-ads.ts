@@ -1,7 +1,8 @@
 // Peers' enc keys through the relay (protocol §3.8): used only when the LAN cannot give one. We seal
-// only to a v2 ad signed by the peer's pinned key, and refuse a rolled-back ad (not newer than the
-// newest we accepted for that key, but naming another enc key).
-import { checkEncAdV2 } from '../../../protocol/records/enc-ad.ts';
+// only to an ad signed by the peer's pinned key, and refuse a rolled-back v2 ad (not newer than the
+// newest we accepted for that key, but naming another enc key). A relay that predates v2 ads answers
+// the legacy v1 form, taken only for a peer whose enc key we do not hold yet.
+import { checkEncAdV2, verifyEncAdV1 } from '../../../protocol/records/enc-ad.ts';
 import { isPlainObject } from '../../../protocol/records/validate.ts';
 import type { HostNode } from '../../node.ts';
 import type { PeerRow } from '../../store/peers-table.ts';
@@ -24,14 +25,33 @@ export function acceptPeerEncAd(node: HostNode, peer: PeerRow, ad: unknown, sig:
   return check.ad.enc_pub;
 }
 
+/**
+ * Checks a v1 lookup answer `{host, host_pubkey, enc_pub, sig}` for `peer`; returns the enc key to
+ * seal to. Throws RelayEncAdError.
+ */
+export function acceptPeerEncAdV1(node: HostNode, peer: PeerRow, answer: Record<string, unknown>): string {
+  // A v1 ad carries no time, so nothing tells it from a replayed older one: it may give a first key,
+  // never replace one we know (from pairing, the LAN or a v2 ad).
+  if (peer.enc_pub !== null || node.store.relay.peerEncAd(peer.host_pubkey) !== undefined) {
+    throw new RelayEncAdError(`the relay has only a v1 enc-key ad for ${peer.host}, which cannot replace the enc key we hold`);
+  }
+  const { host, host_pubkey: hostPubkey, enc_pub: encPub, sig } = answer;
+  if (host !== peer.host || hostPubkey !== peer.host_pubkey || !verifyEncAdV1(host, encPub, sig, peer.host_pubkey)) {
+    throw new RelayEncAdError(`the relay's v1 enc-key ad for ${peer.host} is not signed by its pinned key`);
+  }
+  return encPub as string;
+}
+
 /** Fetches `peer`'s enc-key ad from the relay by its pinned key, checks it and pins the enc key. */
 export async function fetchPeerEncKeyViaRelay(node: HostNode, api: RelayApi, peer: PeerRow): Promise<string> {
   const answer = await api.encAd(peer.host_pubkey);
   const body = answer.body;
-  if (answer.status !== 200 || !isPlainObject(body) || body.ad === undefined) {
-    throw new RelayEncAdError(`the relay has no v2 enc-key ad for ${peer.host} (HTTP ${answer.status})`);
+  if (answer.status !== 200 || !isPlainObject(body)) {
+    throw new RelayEncAdError(`the relay has no enc-key ad for ${peer.host} (HTTP ${answer.status})`);
   }
-  const encPub = acceptPeerEncAd(node, peer, body.ad, body.ad_sig);
-  node.store.peers.setEncKey(peer.host, encPub, typeof body.ad_sig === 'string' ? body.ad_sig : '');
+  const legacy = body.ad === undefined;
+  const encPub = legacy ? acceptPeerEncAdV1(node, peer, body) : acceptPeerEncAd(node, peer, body.ad, body.ad_sig);
+  const sig = legacy ? body.sig : body.ad_sig;
+  node.store.peers.setEncKey(peer.host, encPub, typeof sig === 'string' ? sig : '');
   return encPub;
 }

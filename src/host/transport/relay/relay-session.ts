@@ -1,13 +1,14 @@
 // The host's session with its pinned relay (design §1, §8): the relay key is checked on every
 // info, enrolment is a cache keyed by (relay, relay_pubkey, epoch, host_pubkey) checked against
 // the signed `you` of info, and redone after a 401 or an epoch change, with backoff while the relay
-// keeps refusing. The enc-ad (30 days, refreshed daily) and the sender allowlist are kept published.
+// keeps refusing. The enc-ad (30 days, refreshed daily; the v1 ad on a relay that predates v2 ads)
+// and the sender allowlist are kept published.
 // A hosted relay also gets an account token with every signed call and a proof at enrolment
 // (relay-access.ts).
 import { sha256Hex } from '../../../protocol/hash.ts';
 import { isPublicKey } from '../../../protocol/keys.ts';
 import { HOP_MAX_SKEW_MS } from '../../../protocol/relay-hop.ts';
-import { ENC_AD_PUBLISH_LIFETIME_MS, signEncAdV2, type EncAdV2 } from '../../../protocol/records/enc-ad.ts';
+import { ENC_AD_PUBLISH_LIFETIME_MS, signEncAdV1, signEncAdV2, type EncAdV2 } from '../../../protocol/records/enc-ad.ts';
 import { signSenderList, type SenderListRecord } from '../../../protocol/records/sender-list.ts';
 import { isPlainObject } from '../../../protocol/records/validate.ts';
 import { backoffMs } from '../../outbox.ts';
@@ -110,7 +111,8 @@ export function noteRelayReset(node: HostNode, epoch: string, why: 'epoch' | 're
   const now = node.nowMs();
   store.transaction(() => {
     if (why === 'rewind') store.relay.setReceivedThrough(relay.url, epoch, 0, now);
-    store.relay.update({ epoch, epoch_changed_at: now, session: null, enc_ad_at: null, senders_published: null });
+    // a new store generation may be an upgraded relay: try the v2 enc-key ad again
+    store.relay.update({ epoch, epoch_changed_at: now, session: null, enc_ad_at: null, enc_ad_v1_only: 0, senders_published: null });
     store.outbox.requeueRelayAccepted(now);
   });
 }
@@ -204,6 +206,30 @@ export async function ensureSession(node: HostNode): Promise<SessionResult> {
   return maintain(node, { relay: store.relay.get() ?? relay, api });
 }
 
+/**
+ * Publishes this host's enc-key ad: the signed v2 ad, or the v1 ad to a relay that predates v2 ads
+ * (it answers 404 to them, protocol §3.8); such a relay is remembered, so refreshes go straight to
+ * v1. Returns the refusal, or null once the relay took the ad.
+ */
+async function publishOwnEncAd(node: HostNode, { relay, api }: RelaySession, now: number): Promise<RelayAnswer | null> {
+  const { hostKey, enc } = node.keys;
+  if (relay.enc_ad_v1_only === 0) {
+    const ad: EncAdV2 = {
+      v: 2, type: 'enc-ad', host: node.config.host, host_pubkey: hostKey.publicKey, enc_pub: enc.publicKey,
+      iat: isoTime(now), exp: isoTime(now + ENC_AD_PUBLISH_LIFETIME_MS),
+    };
+    const answer = await api.publishEncAd(ad, signEncAdV2(ad, hostKey));
+    forgetSession(node, answer);
+    if (answer.status === 200 && isPlainObject(answer.body) && answer.body.ok === true) return null;
+    if (answer.status !== 404) return answer;
+  }
+  const answer = await api.publishEncAdV1(enc.publicKey, signEncAdV1(node.config.host, enc.publicKey, hostKey));
+  forgetSession(node, answer);
+  if (answer.status !== 200) return answer;
+  node.store.relay.update({ enc_ad_v1_only: 1 });
+  return null;
+}
+
 /** Keeps the enc-ad and the sender allowlist published; a refused hop drops the session. */
 async function maintain(node: HostNode, session: RelaySession): Promise<SessionResult> {
   const { store } = node;
@@ -212,14 +238,9 @@ async function maintain(node: HostNode, session: RelaySession): Promise<SessionR
   const encPub = node.keys.enc.publicKey;
   try {
     if (relay.enc_ad_at === null || relay.enc_ad_pub !== encPub || now - relay.enc_ad_at >= ENC_AD_REFRESH_MS) {
-      const ad: EncAdV2 = {
-        v: 2, type: 'enc-ad', host: node.config.host, host_pubkey: node.keys.hostKey.publicKey, enc_pub: encPub,
-        iat: isoTime(now), exp: isoTime(now + ENC_AD_PUBLISH_LIFETIME_MS),
-      };
-      const answer = await api.publishEncAd(ad, signEncAdV2(ad, node.keys.hostKey));
-      forgetSession(node, answer);
-      if (answer.status !== 200 || !isPlainObject(answer.body) || answer.body.ok !== true) {
-        const why = refusalState(answer, now, 'enc-ad-failed');
+      const refusal = await publishOwnEncAd(node, session, now);
+      if (refusal !== null) {
+        const why = refusalState(refusal, now, 'enc-ad-failed');
         return fail(node, relay, why.state, `enc-key ad not published: ${why.reason}`);
       }
       store.relay.update({ enc_ad_at: now, enc_ad_pub: encPub });
