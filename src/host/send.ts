@@ -2,6 +2,7 @@
 // the message, the local deliveries and the outbox rows in one transaction. No enc key, no send.
 import { randomBytes } from 'node:crypto';
 import { sealEnvelopeBody } from '../protocol/seal.ts';
+import { deriveMeta } from '../protocol/records/envelope-meta.ts';
 import { checkEnvelopeShape, ENVELOPE_KINDS, signEnvelope, type EnvelopeKind, type UnsignedEnvelopeV3 } from '../protocol/records/envelope.ts';
 import { newUlid } from '../protocol/ulid.ts';
 import { isoTime, localAddress, type HostNode } from './node.ts';
@@ -48,7 +49,7 @@ export function sendMail(node: HostNode, req: SendRequest): SendResult {
   const thread = (replyTo === null ? null : store.mail.message(replyTo)?.thread) ?? replyTo ?? id;
   const plain: UnsignedEnvelopeV3 = {
     v: 3, id, ts: isoTime(now), from: localAddress(node, req.from), to: route.to, thread, reply_to: replyTo,
-    kind, subject: req.subject, body: req.body, needs_reply: kind === 'request', refs: [], meta: {}, authority: null, enc: null,
+    kind, subject: req.subject, body: req.body, needs_reply: kind === 'request', refs: [], meta: deriveMeta(req.body), authority: null, enc: null,
   };
   // The shape limits apply to what we write, before anything is stored or sealed.
   const shape = checkEnvelopeShape(signEnvelope(plain, node.config.host, node.keys.hostKey));
@@ -60,7 +61,7 @@ export function sendMail(node: HostNode, req: SendRequest): SendResult {
   store.transaction(() => {
     store.mail.insertMessage({
       id, direction: 'out', from_addr: plain.from, sender_host: node.config.host, to_json: JSON.stringify(plain.to),
-      thread, reply_to: replyTo, kind, subject: req.subject, body: req.body, ts: plain.ts, wire: null, created_at: now,
+      thread, reply_to: replyTo, kind, subject: req.subject, body: req.body, ts: plain.ts, wire: null, meta_json: JSON.stringify(plain.meta), created_at: now,
     });
     for (const agent of route.localAgents) store.mail.insertDelivery(id, agent, now);
     for (const copy of copies) store.outbox.enqueue({ kind: 'envelope', item_id: id, msg_id: id, peer_host: copy.host, wire: copy.wire }, now);

@@ -96,7 +96,7 @@ test('tampering with the body or any signed field, or a wrong key, fails the sig
     ['reply_to', { ...env, reply_to: '01ARZ3NDEKTSV4RRFFQ69G5FAV' }],
     ['needs_reply', { ...env, needs_reply: true }],
     ['refs', { ...env, refs: ['x'] }],
-    ['meta', { ...env, meta: { x: 1 } }],
+    ['meta', { ...env, meta: { ...env.meta, x: 1 } }],
   ];
   for (const [field, copy] of tampered) assert.equal(receive(b, copy, viaOf(a)), 'rejected:bad signature', field);
   const otherKey = generateSigningKey();

@@ -200,6 +200,15 @@ export const MIGRATIONS: readonly Migration[] = [
       ALTER TABLE relay ADD COLUMN token_command TEXT;
     `,
   },
+  {
+    version: 4,
+    sql: `
+      -- The envelope's meta as JSON (read --json shows it). Mail received before this migration has
+      -- it in its stored wire; mail sent before it carried an empty meta, so it stays NULL.
+      ALTER TABLE messages ADD COLUMN meta_json TEXT;
+      UPDATE messages SET meta_json = json_extract(wire, '$.meta') WHERE wire IS NOT NULL AND json_valid(wire);
+    `,
+  },
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;
