@@ -9,6 +9,7 @@ import { sendMail } from '../../src/host/send.ts';
 import { listInbox } from '../../src/host/mailbox.ts';
 import { lanCall } from '../../src/host/transport/lan/client.ts';
 import type { HostNode } from '../../src/host/node.ts';
+import { runCli } from '../helpers/processes.ts';
 import { makeHost, newClock, pairedHosts, pin, serveLan } from './fixtures.ts';
 
 function wireOf(a: HostNode, id: string): EnvelopeV3 {
@@ -54,6 +55,27 @@ test('shape limits are refused', async () => {
   assert.equal(receive(b, ctl, viaOf(a)), 'rejected:bad envelope: control characters in subject');
   assert.throws(() => sendMail(a, { from: 'ann', to: ['bob@beta'], subject: 'x'.repeat(201), body: '' }), /subject too long/);
   assert.throws(() => sendMail(a, { from: 'ann', to: ['bob@beta'], subject: 's', body: 'x'.repeat(256 * 1024 + 1) }), /body too long/);
+});
+
+test('over the LAN, an envelope carrying every optional meta member is accepted and read --json shows them', async () => {
+  const clock = newClock();
+  const { a, b } = await pairedHosts(clock);
+  const { id } = sendMail(a, { from: 'ann', to: ['bob@beta'], subject: 's', body: 'hi @bob #ops' });
+  const env = wireOf(a, id);
+  assert.deepEqual(env.meta, { mentions: ['bob'], directives: [], tags: ['ops'], task_refs: [] });
+  const meta: EnvelopeV3['meta'] = {
+    ...env.meta, origin: 'external', hop: 3, project: 'agentmbx', project_key: 'p-1', local_names: ['ann', 'al'],
+    sender_verification: 'leased', x_future: { kept: true },
+  };
+  const signed = signEnvelope({ ...unsigned(env), meta }, 'alpha', a.keys.hostKey);
+  const answer = await lanCall(a.store.peers.get('beta')?.addr ?? '', 'POST', '/v2/envelopes', { envelopes: [signed] }, a);
+  assert.deepEqual(answer.body, { results: [{ id, status: 'accepted' }] });
+  assert.deepEqual((JSON.parse(b.store.mail.message(id)?.wire ?? '{}') as EnvelopeV3).meta, meta, 'the stored wire keeps them');
+  const read = await runCli(['read', id, '--agent', 'bob', '--json'], { MBX_HOME: b.home });
+  assert.equal(read.code, 0, read.stderr);
+  const shown = JSON.parse(read.stdout) as { body: string; meta: unknown };
+  assert.equal(shown.body, 'hi @bob #ops');
+  assert.deepEqual(shown.meta, meta);
 });
 
 test('only an approved peer, signing as itself, is accepted', async () => {

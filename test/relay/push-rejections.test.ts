@@ -60,6 +60,17 @@ test('each check of protocol §3.3 has its rejection string, checked in order', 
   assert.equal(await statusOf(c, receipt), 'rejected:receipt is not signed by the sending host');
 });
 
+test('an envelope whose meta lacks the four arrays is refused as upstream refuses it, and nothing is stored', async () => {
+  const relay = await startTestRelay();
+  const a = await enrolledHost(relay, 'laptop');
+  const b = await enrolledHost(relay, 'desk');
+  const env = sealedEnvelope(a, b, relay.clock.ms);
+  const { sig: _sig, ...unsigned } = JSON.parse(env.wire) as EnvelopeV3;
+  const emptyMeta = JSON.stringify(signEnvelope({ ...unsigned, meta: {} as EnvelopeV3['meta'] }, a.name, a.key));
+  assert.equal(await statusOf(a, envelopeItem(env.id, [{ host: b, wire: emptyMeta }])), 'rejected:bad envelope: bad meta.mentions');
+  assert.equal(await statusOf(a, envelopeItem(env.id, [{ host: b, wire: env.wire }])), 'accepted', 'the refusal left no dedup row');
+});
+
 test('a target that published a sender list refuses other senders, before later checks', async () => {
   const relay = await startTestRelay();
   const a = await enrolledHost(relay, 'laptop');
