@@ -5,6 +5,7 @@
 import { toBase64 } from '../src/protocol/base64.ts';
 import { generateEncKeyPair, generateSigningKey, type EncKeyPair } from '../src/protocol/keys.ts';
 import { signEnvelope, type UnsignedEnvelopeV3 } from '../src/protocol/records/envelope.ts';
+import { deriveMeta } from '../src/protocol/records/envelope-meta.ts';
 import { sealEnvelopeBody } from '../src/protocol/seal.ts';
 import { newUlid } from '../src/protocol/ulid.ts';
 import { RelayApi } from '../src/host/transport/relay/relay-api.ts';
@@ -41,9 +42,10 @@ export async function enrolHost(url: string, name: string): Promise<Host> {
 /** A sealed, signed envelope from `from` to `to` whose plaintext body is `bodyChars` long. */
 function sealedTemplate(from: Host, to: Host, bodyChars: number): Record<string, unknown> {
   const id = newUlid(Date.now());
+  const body = 'x'.repeat(bodyChars);
   const unsigned: UnsignedEnvelopeV3 = {
     v: 3, id, ts: new Date().toISOString(), from: `agent@${from.name}`, to: [`agent@${to.name}`], thread: id, reply_to: null,
-    kind: 'message', subject: 'bench', body: 'x'.repeat(bodyChars), needs_reply: false, refs: [], meta: {}, authority: null, enc: null,
+    kind: 'message', subject: 'bench', body, needs_reply: false, refs: [], meta: deriveMeta(body), authority: null, enc: null,
   };
   return signEnvelope(sealEnvelopeBody(unsigned, to.enc.publicKey), from.name, generateSigningKey()) as unknown as Record<string, unknown>;
 }

@@ -15,6 +15,7 @@ function messageJson(m: InboxRow): Record<string, unknown> {
   return {
     id: m.id, from: m.from_addr, to: JSON.parse(m.to_json) as unknown, kind: m.kind, subject: m.subject, body: m.body,
     thread: m.thread, reply_to: m.reply_to, ts: m.ts, state: m.state, note: m.note,
+    meta: m.meta_json === null ? null : JSON.parse(m.meta_json) as unknown,
   };
 }
 

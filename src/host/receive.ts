@@ -52,7 +52,7 @@ export function receive(node: HostNode, envelope: unknown, via: Via, wire?: stri
     const row = {
       id: env.id, direction: 'in' as const, from_addr: env.from, sender_host: peer.host, to_json: JSON.stringify(env.to),
       thread: env.thread, reply_to: env.reply_to, kind: env.kind, subject: env.subject, body, ts: env.ts,
-      wire: wire ?? JSON.stringify(env), created_at: now,
+      wire: wire ?? JSON.stringify(env), meta_json: JSON.stringify(env.meta), created_at: now,
     };
     store.mail.insertMessage(row);
     for (const agent of recipients.agents) {

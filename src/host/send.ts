@@ -2,6 +2,7 @@
 // the message, the local deliveries and the outbox rows in one transaction. No enc key, no send.
 import { randomBytes } from 'node:crypto';
 import { sealEnvelopeBody } from '../protocol/seal.ts';
+import { deriveMeta } from '../protocol/records/envelope-meta.ts';
 import { checkEnvelopeShape, ENVELOPE_KINDS, signEnvelope, type EnvelopeKind, type UnsignedEnvelopeV3 } from '../protocol/records/envelope.ts';
 import { newUlid } from '../protocol/ulid.ts';
 import { isoTime, localAddress, type HostNode } from './node.ts';
@@ -46,7 +47,7 @@ export function queueOutgoing(node: HostNode, fields: OutgoingFields, localAgent
   });
   const now = node.nowMs();
   const plain: UnsignedEnvelopeV3 = {
-    v: 3, ...fields, ts: isoTime(now), needs_reply: fields.kind === 'request', meta: {}, authority: null, enc: null,
+    v: 3, ...fields, ts: isoTime(now), needs_reply: fields.kind === 'request', meta: deriveMeta(fields.body), authority: null, enc: null,
   };
   // The shape limits apply to what we write, before anything is stored or sealed.
   const shape = checkEnvelopeShape(signEnvelope(plain, node.config.host, node.keys.hostKey));
@@ -60,7 +61,8 @@ export function queueOutgoing(node: HostNode, fields: OutgoingFields, localAgent
   store.transaction(() => {
     store.mail.insertMessage({
       id: plain.id, direction: 'out', from_addr: plain.from, sender_host: node.config.host, to_json: JSON.stringify(plain.to),
-      thread: plain.thread, reply_to: plain.reply_to, kind: plain.kind, subject: plain.subject, body: plain.body, ts: plain.ts, wire: null, created_at: now,
+      thread: plain.thread, reply_to: plain.reply_to, kind: plain.kind, subject: plain.subject, body: plain.body, ts: plain.ts, wire: null,
+      meta_json: JSON.stringify(plain.meta), created_at: now,
     });
     for (const agent of localAgents) store.mail.insertDelivery(plain.id, agent, now);
     for (const copy of copies) store.outbox.enqueue({ kind: 'envelope', item_id: plain.id, msg_id: plain.id, peer_host: copy.host, wire: copy.wire }, now);

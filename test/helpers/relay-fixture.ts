@@ -5,6 +5,7 @@ import { toBase64 } from '../../src/protocol/base64.ts';
 import { generateEncKeyPair, generateSigningKey, type EncKeyPair, type SigningKey } from '../../src/protocol/keys.ts';
 import { ENC_AD_PUBLISH_LIFETIME_MS, signEncAdV2, type EncAdV2 } from '../../src/protocol/records/enc-ad.ts';
 import { signEnvelope, type UnsignedEnvelopeV3 } from '../../src/protocol/records/envelope.ts';
+import { deriveMeta } from '../../src/protocol/records/envelope-meta.ts';
 import { receiptItemId, receiptWire, signReceipt, type ReceiptState } from '../../src/protocol/records/receipt.ts';
 import { signRotation, type HostRotation } from '../../src/protocol/records/rotation.ts';
 import { sealEnvelopeBody } from '../../src/protocol/seal.ts';
@@ -92,7 +93,7 @@ export async function enrolledHost(relay: RelayAddress, name: string): Promise<T
 export function sealedEnvelope(from: TestHost, to: TestHost, nowMs: number, subject = 'hello', body = 'secret body', id = newUlid(nowMs)): { id: string; wire: string } {
   const unsigned: UnsignedEnvelopeV3 = {
     v: 3, id, ts: new Date(nowMs).toISOString(), from: `alice@${from.name}`, to: [`bob@${to.name}`], thread: id,
-    reply_to: null, kind: 'message', subject, body, needs_reply: false, refs: [], meta: {}, authority: null, enc: null,
+    reply_to: null, kind: 'message', subject, body, needs_reply: false, refs: [], meta: deriveMeta(body), authority: null, enc: null,
   };
   const signed = signEnvelope(sealEnvelopeBody(unsigned, to.enc.publicKey), from.name, from.key);
   return { id, wire: JSON.stringify(signed) };

@@ -1,4 +1,5 @@
-// The home: private modes, refusal of symlinks and open files; the store: WAL, refusal of a newer schema.
+// The home: private modes, refusal of symlinks and open files; the store: WAL, refusal of a newer
+// schema, migration of an older one.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { chmodSync, renameSync, statSync, symlinkSync } from 'node:fs';
@@ -7,7 +8,7 @@ import { DatabaseSync } from 'node:sqlite';
 import { homePaths, initHome, loadKeys, readConfig } from '../../src/host/identity.ts';
 import { openNode, closeNode } from '../../src/host/node.ts';
 import { HostStore } from '../../src/host/store/host-store.ts';
-import { SCHEMA_VERSION } from '../../src/host/store/migrations.ts';
+import { MIGRATIONS, SCHEMA_VERSION } from '../../src/host/store/migrations.ts';
 import { runCli, tempDir } from '../helpers/processes.ts';
 
 function freshHome(): string {
@@ -77,4 +78,22 @@ test('the store is WAL, at the current schema, and refuses a newer one', () => {
   raw.exec(`PRAGMA user_version = ${SCHEMA_VERSION + 1}`);
   raw.close();
   assert.throws(() => HostStore.open(homePaths(home).store), new RegExp(`schema version ${SCHEMA_VERSION + 1}, newer than this agentmbx \\(${SCHEMA_VERSION}\\): upgrade agentmbx`));
+});
+
+test('migration 4 fills meta_json of received mail from its stored wire; older sent mail stays NULL', () => {
+  const path = join(tempDir('mbx-migrate-'), 'store.db');
+  const raw = new DatabaseSync(path);
+  for (const m of MIGRATIONS.filter((m) => m.version <= 3)) raw.exec(m.sql);
+  raw.exec('PRAGMA user_version = 3');
+  const meta = { mentions: ['bob'], directives: [], tags: ['ops'], task_refs: [], origin: 'external', hop: 2 };
+  const insert = raw.prepare(`INSERT INTO messages (id, direction, from_addr, sender_host, to_json, thread, reply_to, kind, subject, body, ts, wire, created_at)
+    VALUES (?, ?, 'ann@alpha', 'alpha', '["bob@beta"]', 't', NULL, 'message', 's', 'b', '2026-12-02T12:00:00.000Z', ?, 0)`);
+  insert.run('in-1', 'in', JSON.stringify({ v: 3, meta, body: 'sealed' }));
+  insert.run('out-1', 'out', null);
+  raw.close();
+  const store = HostStore.open(path);
+  assert.equal(store.schemaVersion(), SCHEMA_VERSION);
+  assert.deepEqual(JSON.parse(store.mail.message('in-1')?.meta_json ?? 'null'), meta);
+  assert.equal(store.mail.message('out-1')?.meta_json, null);
+  store.close();
 });

@@ -1,5 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import type { EnvelopeV3 } from '../../src/protocol/records/envelope.ts';
 import { sendMail } from '../../src/host/send.ts';
 import { flushOutbox } from '../../src/host/outbox.ts';
 import { LanTransport } from '../../src/host/transport/lan/client.ts';
@@ -34,6 +35,20 @@ test('mail goes sealed over the LAN, receipts come back, the sender sees acked',
   const status = messageStatus(a, sent.id);
   assert.deepEqual(status?.recipients.map((r) => [r.recipient, r.state]), [['al@alpha', 'delivered'], ['bob@beta', 'acked']]);
   assert.equal(status?.recipients[1]?.note, 'done');
+});
+
+test('a sent envelope carries the meta derived from its plain body; both hosts keep it for read', async () => {
+  const clock = newClock();
+  const { a, b } = await pairedHosts(clock);
+  const body = '@bob@beta /claim T204 #ops (@al) — /claim again, @Bob@beta again';
+  const derived = { mentions: ['bob@beta', 'al'], directives: ['claim'], tags: ['ops'], task_refs: ['T204'] };
+  const sent = sendMail(a, { from: 'ann', to: ['bob@beta', 'al'], subject: 'meta', body });
+  const wire = a.store.outbox.forMessage(sent.id)[0]?.wire ?? '';
+  assert.ok(!wire.includes('/claim T204'), 'the body is sealed; meta travels beside it');
+  assert.deepEqual((JSON.parse(wire) as EnvelopeV3).meta, derived);
+  assert.deepEqual(JSON.parse(a.store.mail.message(sent.id)?.meta_json ?? 'null'), derived, 'kept on send');
+  await flushOutbox(a, new LanTransport(a));
+  assert.deepEqual(JSON.parse(b.store.mail.message(sent.id)?.meta_json ?? 'null'), derived, 'kept on receive');
 });
 
 test('status shows queued, then handed-over before any receipt', async () => {

@@ -9,6 +9,7 @@ import { sendMail } from '../../src/host/send.ts';
 import { listInbox } from '../../src/host/mailbox.ts';
 import { lanCall } from '../../src/host/transport/lan/client.ts';
 import type { HostNode } from '../../src/host/node.ts';
+import { runCli } from '../helpers/processes.ts';
 import { makeHost, newClock, pairedHosts, pin, serveLan } from './fixtures.ts';
 
 function wireOf(a: HostNode, id: string): EnvelopeV3 {
@@ -56,6 +57,27 @@ test('shape limits are refused', async () => {
   assert.throws(() => sendMail(a, { from: 'ann', to: ['bob@beta'], subject: 's', body: 'x'.repeat(256 * 1024 + 1) }), /body too long/);
 });
 
+test('over the LAN, an envelope carrying every optional meta member is accepted and read --json shows them', async () => {
+  const clock = newClock();
+  const { a, b } = await pairedHosts(clock);
+  const { id } = sendMail(a, { from: 'ann', to: ['bob@beta'], subject: 's', body: 'hi @bob #ops' });
+  const env = wireOf(a, id);
+  assert.deepEqual(env.meta, { mentions: ['bob'], directives: [], tags: ['ops'], task_refs: [] });
+  const meta: EnvelopeV3['meta'] = {
+    ...env.meta, origin: 'external', hop: 3, project: 'agentmbx', project_key: 'p-1', local_names: ['ann', 'al'],
+    sender_verification: 'leased', x_future: { kept: true },
+  };
+  const signed = signEnvelope({ ...unsigned(env), meta }, 'alpha', a.keys.hostKey);
+  const answer = await lanCall(a.store.peers.get('beta')?.addr ?? '', 'POST', '/v2/envelopes', { envelopes: [signed] }, a);
+  assert.deepEqual(answer.body, { results: [{ id, status: 'accepted' }] });
+  assert.deepEqual((JSON.parse(b.store.mail.message(id)?.wire ?? '{}') as EnvelopeV3).meta, meta, 'the stored wire keeps them');
+  const read = await runCli(['read', id, '--agent', 'bob', '--json'], { MBX_HOME: b.home });
+  assert.equal(read.code, 0, read.stderr);
+  const shown = JSON.parse(read.stdout) as { body: string; meta: unknown };
+  assert.equal(shown.body, 'hi @bob #ops');
+  assert.deepEqual(shown.meta, meta);
+});
+
 test('only an approved peer, signing as itself, is accepted', async () => {
   const clock = newClock();
   const { a, b } = await pairedHosts(clock);
@@ -96,7 +118,7 @@ test('tampering with the body or any signed field, or a wrong key, fails the sig
     ['reply_to', { ...env, reply_to: '01ARZ3NDEKTSV4RRFFQ69G5FAV' }],
     ['needs_reply', { ...env, needs_reply: true }],
     ['refs', { ...env, refs: ['x'] }],
-    ['meta', { ...env, meta: { x: 1 } }],
+    ['meta', { ...env, meta: { ...env.meta, x: 1 } }],
   ];
   for (const [field, copy] of tampered) assert.equal(receive(b, copy, viaOf(a)), 'rejected:bad signature', field);
   const otherKey = generateSigningKey();

@@ -1,6 +1,7 @@
 // Deterministic keys and times for protocol tests.
 import { signingKeyFromSeed, type SigningKey } from '../../src/protocol/keys.ts';
 import type { UnsignedEnvelopeV3 } from '../../src/protocol/records/envelope.ts';
+import { deriveMeta } from '../../src/protocol/records/envelope-meta.ts';
 
 /** A signing key whose 32-byte seed is `fill` repeated. */
 export function fixedKey(fill: number): SigningKey {
@@ -22,6 +23,8 @@ export function iso(ms: number): string {
 /** Texts that are not a 32-byte strict base64 key: short, padded wrongly, url alphabet, whitespace. */
 export const BAD_KEYS: unknown[] = ['', 'AAAA', `${'A'.repeat(43)}`, `${'_'.repeat(43)}=`, ` ${Buffer.alloc(32, 1).toString('base64')}`, 42, null];
 
+const FIXTURE_BODY = 'Shall we meet at noon? — Alice ✓';
+
 /** A valid unsigned, unsealed v3 envelope; `overrides` replace fields. */
 export function unsignedEnvelope(overrides: Partial<UnsignedEnvelopeV3> = {}): UnsignedEnvelopeV3 {
   return {
@@ -34,10 +37,10 @@ export function unsignedEnvelope(overrides: Partial<UnsignedEnvelopeV3> = {}): U
     reply_to: null,
     kind: 'message',
     subject: 'Lunch?',
-    body: 'Shall we meet at noon? — Alice ✓',
+    body: FIXTURE_BODY,
     needs_reply: true,
     refs: [],
-    meta: {},
+    meta: deriveMeta(FIXTURE_BODY),
     authority: null,
     enc: null,
     ...overrides,

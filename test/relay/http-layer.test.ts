@@ -176,7 +176,7 @@ test('hostile nesting 100,000 deep, in a wire or in the body, is a 4xx or a reje
   const deepArray = '['.repeat(DEEP) + ']'.repeat(DEEP);
   const deepObject = '{"a":'.repeat(DEEP) + '1' + '}'.repeat(DEEP);
   const env = sealedEnvelope(a, b, relay.clock.ms);
-  const inEnvelope = env.wire.replace('"meta":{}', `"meta":${deepObject}`);
+  const inEnvelope = env.wire.replace('"meta":{', `"meta":{"deep":${deepObject},`);
   assert.notEqual(inEnvelope, env.wire);
 
   for (const [name, wire] of [['array', deepArray], ['object', deepObject], ['inside an envelope', inEnvelope]]) {

@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { toBase64 } from '../../src/protocol/base64.ts';
-import { signEnvelope, type UnsignedEnvelopeV3 } from '../../src/protocol/records/envelope.ts';
+import { signEnvelope, type EnvelopeV3, type UnsignedEnvelopeV3 } from '../../src/protocol/records/envelope.ts';
 import { signSenderList } from '../../src/protocol/records/sender-list.ts';
 import type { EnrolmentAuthority } from '../../src/relay/authority/enrolment-authority.ts';
 import { enrolledHost, envelopeItem, makeHost, receiptItem, sealedEnvelope, startTestRelay, type TestHost, type TestRelay } from '../helpers/relay-fixture.ts';
@@ -43,7 +43,8 @@ test('each check of protocol §3.3 has its rejection string, checked in order', 
   assert.equal(await statusOf(a, item({ targets: [{ host_pubkey: b.key.publicKey, wire_b64: '***' }] })), 'rejected:bad wire');
   assert.equal(await statusOf(a, item({ targets: [{ host_pubkey: b.key.publicKey, wire_b64: 'aGVsbG8' }] })), 'rejected:bad wire', 'unpadded base64 is malformed');
   assert.equal(await statusOf(a, item({ targets: [target(b, 'hello')] })), 'rejected:bad wire');
-  const big = JSON.stringify({ ...JSON.parse(env.wire), meta: { pad: 'x'.repeat(5000) } });
+  const parsed = JSON.parse(env.wire) as EnvelopeV3;
+  const big = JSON.stringify({ ...parsed, meta: { ...parsed.meta, pad: 'x'.repeat(5000) } });
   assert.equal(await statusOf(a, item({ targets: [target(b, big)] })), 'rejected:item over size limit');
   assert.match(await statusOf(a, item({ targets: [target(b, '{}')] })), /^rejected:bad envelope: .+/);
   assert.equal(await statusOf(a, item({ item_id: 'another-id' })), 'rejected:item id is not the envelope id');
@@ -57,6 +58,17 @@ test('each check of protocol §3.3 has its rejection string, checked in order', 
   assert.equal(await statusOf(b, { ...receipt, targets: [target(a, env.wire)] }), 'rejected:bad receipt');
   assert.equal(await statusOf(b, { ...receipt, item_id: 'receipt:other' }), 'rejected:item id is not the receipt id');
   assert.equal(await statusOf(c, receipt), 'rejected:receipt is not signed by the sending host');
+});
+
+test('an envelope whose meta lacks the four arrays is refused as upstream refuses it, and nothing is stored', async () => {
+  const relay = await startTestRelay();
+  const a = await enrolledHost(relay, 'laptop');
+  const b = await enrolledHost(relay, 'desk');
+  const env = sealedEnvelope(a, b, relay.clock.ms);
+  const { sig: _sig, ...unsigned } = JSON.parse(env.wire) as EnvelopeV3;
+  const emptyMeta = JSON.stringify(signEnvelope({ ...unsigned, meta: {} as EnvelopeV3['meta'] }, a.name, a.key));
+  assert.equal(await statusOf(a, envelopeItem(env.id, [{ host: b, wire: emptyMeta }])), 'rejected:bad envelope: bad meta.mentions');
+  assert.equal(await statusOf(a, envelopeItem(env.id, [{ host: b, wire: env.wire }])), 'accepted', 'the refusal left no dedup row');
 });
 
 test('a target that published a sender list refuses other senders, before later checks', async () => {

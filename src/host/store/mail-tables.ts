@@ -30,6 +30,8 @@ export interface MessageRow {
   body: string;
   ts: string;
   wire: string | null;
+  /** the envelope's `meta` as JSON; null for the host's own alerts (no envelope) and mail sent before schema 4 */
+  meta_json: string | null;
   created_at: number;
 }
 
@@ -72,9 +74,9 @@ export class MailTables {
 
   insertMessage(m: MessageRow): void {
     this.#db.run(
-      `INSERT INTO messages (id, direction, from_addr, sender_host, to_json, thread, reply_to, kind, subject, body, ts, wire, created_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      m.id, m.direction, m.from_addr, m.sender_host, m.to_json, m.thread, m.reply_to, m.kind, m.subject, m.body, m.ts, m.wire, m.created_at,
+      `INSERT INTO messages (id, direction, from_addr, sender_host, to_json, thread, reply_to, kind, subject, body, ts, wire, meta_json, created_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      m.id, m.direction, m.from_addr, m.sender_host, m.to_json, m.thread, m.reply_to, m.kind, m.subject, m.body, m.ts, m.wire, m.meta_json, m.created_at,
     );
   }
 

@@ -211,6 +211,10 @@ export const MIGRATIONS: readonly Migration[] = [
       -- 1: this relay predates signed v2 enc-key ads (it answered 404 to one) and took the v1 ad, so
       -- refreshes post v1 straight away; reset on a relay change or a new epoch (it may be upgraded).
       ALTER TABLE relay ADD COLUMN enc_ad_v1_only INTEGER NOT NULL DEFAULT 0;
+      -- The envelope's meta as JSON (read --json shows it). Mail received before this migration has
+      -- it in its stored wire; mail sent before it carried an empty meta, so it stays NULL.
+      ALTER TABLE messages ADD COLUMN meta_json TEXT;
+      UPDATE messages SET meta_json = json_extract(wire, '$.meta') WHERE wire IS NOT NULL AND json_valid(wire);
     `,
   },
 ];

@@ -6,6 +6,7 @@ import { fingerprint } from '../fingerprint.ts';
 import { KEY_BYTES, SIGNATURE_BYTES, verifySignature, type SigningKey } from '../keys.ts';
 import { NAME_RE, RELAY_HOST_RE } from '../names.ts';
 import { isUlid } from '../ulid.ts';
+import { metaProblem, type EnvelopeMeta } from './envelope-meta.ts';
 import { hasControlCharacters, isIsoTime, isPlainObject, isStringOfLength } from './validate.ts';
 
 export const ENVELOPE_KINDS = ['message', 'request', 'reply', 'status', 'decision', 'alert', 'task'] as const;
@@ -44,7 +45,7 @@ export type EnvelopeV3 = {
   body: string;
   needs_reply: boolean;
   refs: string[];
-  meta: Record<string, unknown>;
+  meta: EnvelopeMeta;
   authority: Record<string, unknown> | null;
   enc: EnvelopeEnc | null;
   sig: EnvelopeSig;
@@ -120,13 +121,14 @@ function envelopeProblem(x: unknown): string | null {
     if (typeof ref !== 'string') return 'bad refs';
     if (ref.length > MAX_REF_CHARS) return 'ref too long';
   }
-  if (!isPlainObject(x.meta)) return 'bad meta';
+  const badMeta = metaProblem(x.meta);
+  if (badMeta !== null) return badMeta;
   if (x.authority !== null && !isPlainObject(x.authority)) return 'bad authority';
   const bodyProblem = x.enc === null ? plainBodyProblem(x.body) : sealedBodyProblem(x.enc, x.body);
   if (bodyProblem !== null) return bodyProblem;
   const problem = sigProblem(x.sig);
   if (problem !== null) return problem;
-  // meta and authority are free-form: one that cannot be canonicalized could never be verified.
+  // authority and meta's unknown members are free-form: one that cannot be canonicalized could never be verified.
   try {
     envelopeSigningString(x as EnvelopeV3);
   } catch {

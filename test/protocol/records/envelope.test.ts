@@ -62,7 +62,7 @@ describe('envelope v3 signing (protocol §4.1)', () => {
     const changes: { [K in keyof EnvelopeV3]?: unknown } = {
       v: 4, id: '01KBFZ2V0000000000000000AC', ts: '2026-12-02T12:00:00.001Z', from: 'mallory@home', to: ['bob@work', 'eve@work'],
       thread: 'other', reply_to: '01KBFZ2V0000000000000000AA', kind: 'alert', subject: 'Lunch!', body: 'changed',
-      needs_reply: false, refs: ['x'], meta: { a: 1 }, authority: {}, enc: sealed.enc,
+      needs_reply: false, refs: ['x'], meta: { ...signed.meta, a: 1 }, authority: {}, enc: sealed.enc,
     };
     for (const [member, tampered] of eachChanged(signed, changes)) {
       assert.equal(verifyEnvelope(tampered, hostKey.publicKey), false, member);
@@ -75,7 +75,7 @@ describe('envelope v3 signing (protocol §4.1)', () => {
   });
 
   it('does not crash on hostile nesting: shape refuses it, verify says false, sign throws', () => {
-    const deep = { ...signed, meta: nested(100_000) as Record<string, unknown> };
+    const deep = { ...signed, meta: { ...signed.meta, deep: nested(100_000) } };
     assert.equal(reasonOf(deep), 'nested too deeply');
     assert.equal(verifyEnvelope(deep, hostKey.publicKey), false);
     assert.throws(() => signEnvelope({ ...unsignedEnvelope(), meta: deep.meta }, 'home', hostKey));
@@ -103,7 +103,9 @@ describe('envelope v3 shape limits', () => {
       [{ ...signed, subject: 'line\nbreak' }, 'control characters in subject'], [{ ...signed, subject: 'bell\u0007' }, 'control characters in subject'],
       [{ ...signed, body: null }, 'bad body'], [{ ...signed, needs_reply: 'yes' }, 'bad needs_reply'],
       [{ ...signed, refs: null }, 'bad refs'], [{ ...signed, refs: [1] }, 'bad refs'],
-      [{ ...signed, meta: [] }, 'bad meta'], [{ ...signed, meta: null }, 'bad meta'], [{ ...signed, authority: 'root' }, 'bad authority'],
+      [{ ...signed, meta: [] }, 'bad meta'], [{ ...signed, meta: null }, 'bad meta'], [{ ...signed, meta: {} }, 'bad meta.mentions'],
+      [{ ...signed, meta: { ...signed.meta, tags: [1] } }, 'bad meta.tags'], [{ ...signed, meta: { ...signed.meta, hop: -1 } }, 'bad meta.hop'],
+      [{ ...signed, authority: 'root' }, 'bad authority'],
       [{ ...signed, sig: null }, 'bad sig'], [{ ...signed, sig: { ...signed.sig, alg: 'rsa' } }, 'bad sig'],
       [{ ...signed, sig: { ...signed.sig, host: '' } }, 'bad sig host'], [{ ...signed, sig: { ...signed.sig, key: 'ABCD-0000-0000-0000' } }, 'bad sig key'],
       [{ ...signed, sig: { ...signed.sig, value: 'AAAA' } }, 'bad sig value'],

@@ -17,7 +17,8 @@ export function relaySizeProblem(node: HostNode, sealedWires: readonly string[],
   const largest = Math.max(...sealedWires.map((w) => Buffer.byteLength(w, 'utf8')));
   if (largest <= limit) return null;
   const overhead = largest - 2 * Math.ceil((plainBodyBytes + 16) / 3) * 4;
-  const fits = Math.max(0, Math.floor(((limit - overhead) * 3) / 8) - 16);
+  // two base64 copies of body + tag: 8 characters per 3 bytes
+  const fits = Math.max(0, 3 * Math.floor((limit - overhead) / 8) - 16);
   return `the sealed message is ${largest} bytes, over the relay's limit of ${limit} bytes (max_item_bytes): `
     + `send a body of at most about ${fits} bytes, or split it`;
 }
