@@ -253,7 +253,7 @@ test('the deny route does not exist on a host-key relay', async () => {
 });
 
 test('quotas charge the account across its hosts; two accounts may each have a macbook', async () => {
-  const h = await startHosted({ limits: { max_account_items: 2 } });
+  const h = await startHosted({ limits: { max_owner_items: 2 } });
   const sender = await hostedHost(h, 'macbook', 'acct-2');
   const a1 = await hostedHost(h, 'macbook', 'acct-1');
   const a2 = await hostedHost(h, 'desk', 'acct-1');

@@ -128,7 +128,7 @@ test('account quotas span the hosts of one proven account, never an owner_fp cla
     name: 'test-accounts', strength: 1,
     authorize: async (request) => ({ ok: true, account: request.host_name.startsWith('acme-') ? 'acme' : null, org: null }),
   };
-  const relay = await startTestRelay({ authority: byName, limits: { max_account_items: 2, max_account_bytes: 1_000_000 } });
+  const relay = await startTestRelay({ authority: byName, limits: { max_owner_items: 2, max_owner_bytes: 1_000_000 } });
   const a = await enrolledHost(relay, 'laptop');
   const one = await enrolledHost(relay, 'acme-one');
   const two = await enrolledHost(relay, 'acme-two');
