@@ -47,7 +47,7 @@ test('with a valid hop: you = host, pubkey, head_seq, acked_through, enc_ad', as
   const seq = pushed[0]?.targets[0]?.seq ?? -1;
   const published = signedEncAd(b, relay.clock.ms);
   assert.equal((await b.api.call('POST', '/v2/relay/enc-key', published)).status, 200);
-  assert.equal((await b.api.ack(seq)).status, 200);
+  assert.equal((await b.api.ack(seq, relay.service.epoch)).status, 200);
 
   const you = (await b.api.info()).body['you'];
   assert.deepEqual(you, { host: 'desk', pubkey: b.key.publicKey, head_seq: seq, acked_through: seq, enc_ad: { enc_pub: b.enc.publicKey, exp: published.ad.exp } });

@@ -100,7 +100,7 @@ test('queue and sender quotas by items and bytes', async () => {
   assert.equal(await push(a), 'rejected:quota:sender_items', 'one sender cannot fill the queue');
   assert.equal(await push(c), 'accepted');
   assert.equal(await push(c), 'rejected:quota:queue_items');
-  const acked = await b.api.ack((await b.api.pull(0)).body['head_seq'] as number);
+  const acked = await b.api.ack((await b.api.pull(0)).body['head_seq'] as number, relay.service.epoch);
   assert.equal(acked.status, 200);
   assert.equal(await push(a), 'accepted', 'acked items no longer count');
 });
