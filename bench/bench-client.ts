@@ -68,7 +68,7 @@ export class BenchClient {
     return this.call('GET', `/v2/relay/items?after=${after}&limit=${limit}`);
   }
 
-  ack(through: number): Promise<BenchAnswer> {
-    return this.call('POST', '/v2/relay/ack', JSON.stringify({ through }));
+  ack(through: number, epoch: string): Promise<BenchAnswer> {
+    return this.call('POST', '/v2/relay/ack', JSON.stringify({ through, epoch }));
   }
 }

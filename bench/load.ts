@@ -136,10 +136,10 @@ export async function pullAckPhase(receiver: Host, limit: number): Promise<Phase
   for (;;) {
     const t0 = performance.now();
     const page = await receiver.api.pull(after, limit);
-    const body = page.body as { items?: unknown[]; last_seq?: number };
-    if (page.status !== 200 || body.items === undefined || body.last_seq === undefined) throw new Error(`pull answered ${page.status}`);
+    const body = page.body as { epoch?: string; items?: unknown[]; last_seq?: number };
+    if (page.status !== 200 || body.epoch === undefined || body.items === undefined || body.last_seq === undefined) throw new Error(`pull answered ${page.status}`);
     if (body.items.length === 0) break;
-    const ack = await receiver.api.ack(body.last_seq);
+    const ack = await receiver.api.ack(body.last_seq, body.epoch);
     if (ack.status !== 200) throw new Error(`ack answered ${ack.status}`);
     latencies.push(performance.now() - t0);
     items += body.items.length;

@@ -36,8 +36,9 @@ export interface RelayLimits {
   max_queue_bytes: number;
   max_sender_items: number;
   max_sender_bytes: number;
-  max_account_items: number;
-  max_account_bytes: number;
+  /** per proven account (the AgentMBX name; `max_account_items` is accepted as an alias) */
+  max_owner_items: number;
+  max_owner_bytes: number;
 }
 
 export interface RelayConfig {
@@ -62,8 +63,14 @@ export interface RelayConfig {
   account_token?: AccountTokenSettings;
 }
 
+/** Older names of the per-account quotas, still accepted in a config file (and advertised beside the new ones). */
+const OWNER_QUOTA_ALIASES = Object.freeze({ max_account_items: 'max_owner_items', max_account_bytes: 'max_owner_bytes' } as const);
+type OwnerQuotaAlias = keyof typeof OWNER_QUOTA_ALIASES;
+
 /** The flat keys a config file may hold, each optional. */
-export type RelayConfigFile = Partial<RelayLimits & Omit<RelayConfig, 'limits' | 'account_token'> & AccountTokenSettings & { enrolment_authority: EnrolmentAuthorityName }>;
+export type RelayConfigFile = Partial<
+  RelayLimits & Record<OwnerQuotaAlias, number> & Omit<RelayConfig, 'limits' | 'account_token'> & AccountTokenSettings & { enrolment_authority: EnrolmentAuthorityName }
+>;
 
 const MiB = 1024 * 1024;
 const DAY_MS = 86_400_000;
@@ -79,8 +86,8 @@ export const DEFAULT_LIMITS: RelayLimits = Object.freeze({
   max_queue_bytes: 50 * MiB,
   max_sender_items: 2_000,
   max_sender_bytes: 20 * MiB,
-  max_account_items: 10_000,
-  max_account_bytes: 50 * MiB,
+  max_owner_items: 10_000,
+  max_owner_bytes: 50 * MiB,
 });
 
 export const DEFAULT_CONFIG: RelayConfig = Object.freeze({
@@ -158,6 +165,8 @@ const RULES = new Map<keyof RelayConfigFile, Rule>([
   ['max_queue_bytes', positiveInteger],
   ['max_sender_items', positiveInteger],
   ['max_sender_bytes', positiveInteger],
+  ['max_owner_items', positiveInteger],
+  ['max_owner_bytes', positiveInteger],
   ['max_account_items', positiveInteger],
   ['max_account_bytes', positiveInteger],
   ['pushes_per_minute', positiveInteger],
@@ -226,7 +235,23 @@ function validateConfigObject(object: unknown, where: string): RelayConfigFile {
     }
     out[key] = checkValue(key as keyof RelayConfigFile, rule, value, where);
   }
-  return out as RelayConfigFile;
+  return foldOwnerQuotaAliases(out as RelayConfigFile, where);
+}
+
+/** Moves an older quota name onto its current one; both given with different values is an error. */
+function foldOwnerQuotaAliases(file: RelayConfigFile, where: string): RelayConfigFile {
+  const out = { ...file };
+  for (const [alias, name] of Object.entries(OWNER_QUOTA_ALIASES) as Array<[OwnerQuotaAlias, keyof RelayLimits]>) {
+    const value = out[alias];
+    if (value === undefined) continue;
+    const current = out[name];
+    if (current !== undefined && current !== value) {
+      throw new ConfigError(`${where}${name} (${current}) and its older name ${alias} (${value}) differ; give one of them`);
+    }
+    out[name] = value;
+    delete out[alias];
+  }
+  return out;
 }
 
 /** V8 quotes a stretch of the input in some JSON errors; keep the reason and position only. */

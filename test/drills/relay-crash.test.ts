@@ -59,13 +59,13 @@ test('relay dies before the pull answer or inside the ack: the items are still t
     const b = await enrolledHost(clean, 'desk');
     const env = sealedEnvelope(a, b, Date.now());
     await a.api.push([envelopeItem(env.id, [{ host: b, wire: env.wire }])]);
-    const head = ((await b.api.pull(0)).body as { head_seq: number }).head_seq;
+    const { head_seq: head, epoch } = (await b.api.pull(0)).body as { head_seq: number; epoch: string };
     clean.child.kill('SIGTERM');
     assert.equal(await clean.child.exited, 0, 'SIGTERM is a clean stop');
 
     const armed = await spawnRelay(dir, { failpoint });
     const [, bArmed] = reconnect(armed, [a, b]) as [TestHost, TestHost];
-    await crashes(armed, failpoint.startsWith('relay.pull') ? bArmed.api.pull(0) : bArmed.api.ack(head));
+    await crashes(armed, failpoint.startsWith('relay.pull') ? bArmed.api.pull(0) : bArmed.api.ack(head, epoch));
     const after = await spawnRelay(dir);
     const [, b3] = reconnect(after, [a, b]) as [TestHost, TestHost];
     const page = (await b3.api.pull(0)).body as { items: Array<{ item_id: string }> };
@@ -80,10 +80,10 @@ test('relay dies after the ack commit: the ack held, and acking again is harmles
   const b = await enrolledHost(armed, 'desk');
   const env = sealedEnvelope(a, b, Date.now());
   await a.api.push([envelopeItem(env.id, [{ host: b, wire: env.wire }])]);
-  const head = ((await b.api.pull(0)).body as { head_seq: number }).head_seq;
-  await crashes(armed, b.api.ack(head));
+  const { head_seq: head, epoch } = (await b.api.pull(0)).body as { head_seq: number; epoch: string };
+  await crashes(armed, b.api.ack(head, epoch));
   const after = await spawnRelay(dir);
   const [, b2] = reconnect(after, [a, b]) as [TestHost, TestHost];
   assert.equal(((await b2.api.pull(0)).body as { items: unknown[] }).items.length, 0);
-  assert.deepEqual((await b2.api.ack(head)).body, { acked_through: head, deleted: 0, head_seq: head });
+  assert.deepEqual((await b2.api.ack(head, epoch)).body, { acked_through: head, deleted: 0, head_seq: head });
 });

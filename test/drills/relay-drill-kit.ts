@@ -128,6 +128,7 @@ export class DrillReceiver {
   }
 
   async ack(relay: DrillRelay): Promise<void> {
+    if (this.epoch === undefined) return; // nothing pulled yet, so nothing to ack
     await apiFor(relay, this.host.name, this.host.key).ack(this.checkpoint, this.epoch);
   }
 }

@@ -18,7 +18,7 @@ const SECTION_6 = {
   limits: {
     max_item_bytes: 524_288, max_batch: 200, max_pull: 500, max_pull_bytes: 8 * MiB, max_targets: 64,
     retention_days: 14, max_queue_items: 10_000, max_queue_bytes: 50 * MiB, max_sender_items: 2_000,
-    max_sender_bytes: 20 * MiB, max_account_items: 10_000, max_account_bytes: 50 * MiB,
+    max_sender_bytes: 20 * MiB, max_owner_items: 10_000, max_owner_bytes: 50 * MiB,
   },
   pushes_per_minute: 120, enrol_per_minute: 30, max_body_bytes: 8 * MiB, sweep_interval_ms: 600_000, trust_proxy: 'none',
   group_commit_max_items: 256, group_commit_max_wait_ms: 20, hop_verify_threads: 1,
@@ -78,8 +78,8 @@ describe('config file', () => {
   test('every key overrides its default', () => {
     const overrides = {
       max_item_bytes: 1000, max_batch: 2, max_pull: 3, max_pull_bytes: 4000, max_targets: 5, retention_days: 1.25,
-      max_queue_items: 6, max_queue_bytes: 7000, max_sender_items: 8, max_sender_bytes: 9000, max_account_items: 10,
-      max_account_bytes: 11_000, pushes_per_minute: 12, enrol_per_minute: 13, max_body_bytes: 14_000,
+      max_queue_items: 6, max_queue_bytes: 7000, max_sender_items: 8, max_sender_bytes: 9000, max_owner_items: 10,
+      max_owner_bytes: 11_000, pushes_per_minute: 12, enrol_per_minute: 13, max_body_bytes: 14_000,
       sweep_interval_ms: 15_000, trust_proxy: 'cloudflare', group_commit_max_items: 16, group_commit_max_wait_ms: 17, hop_verify_threads: 3,
     };
     const config = fromFile(JSON.stringify(overrides));
@@ -102,9 +102,21 @@ describe('config file', () => {
     assert.match(configError(() => parse('{"toString": 1}')), /unknown key "toString"/);
   });
 
+  test('the per-account quotas: max_owner_* are the names, max_account_* their accepted aliases', () => {
+    const owner = (json: string) => { const { max_owner_items, max_owner_bytes } = fromFile(json).limits; return [max_owner_items, max_owner_bytes]; };
+    assert.deepEqual(owner('{"max_owner_items": 3, "max_owner_bytes": 4000}'), [3, 4000]);
+    assert.deepEqual(owner('{"max_account_items": 5, "max_account_bytes": 6000}'), [5, 6000]);
+    assert.deepEqual(owner('{"max_owner_items": 7, "max_account_items": 7}'), [7, 50 * MiB], 'both names with one value');
+    assert.ok(!('max_account_items' in fromFile('{"max_account_items": 5}').limits), 'the alias is folded, not kept');
+    assert.equal(configError(() => parse('{"max_owner_items": 7, "max_account_items": 8}')),
+      'relay config relay.json: max_owner_items (7) and its older name max_account_items (8) differ; give one of them');
+    assert.match(configError(() => resolveRelayConfig({ file: { max_account_bytes: 1, max_owner_bytes: 2 }, env: {} })),
+      /^relay config: max_owner_bytes \(2\) and its older name max_account_bytes \(1\) differ/);
+  });
+
   test('a bad value is named, for every integer key', () => {
     const integerKeys = Object.keys(SECTION_6.limits).filter((k) => k !== 'retention_days')
-      .concat(['pushes_per_minute', 'enrol_per_minute', 'max_body_bytes', 'sweep_interval_ms', 'group_commit_max_items', 'group_commit_max_wait_ms']);
+      .concat(['max_account_items', 'max_account_bytes', 'pushes_per_minute', 'enrol_per_minute', 'max_body_bytes', 'sweep_interval_ms', 'group_commit_max_items', 'group_commit_max_wait_ms']);
     for (const key of integerKeys) {
       for (const bad of ['"100000"', '-1', '0', '1.5', 'null', 'true', '[]', '{}', '1e300', '9007199254740993']) {
         const message = configError(() => parse(`{"${key}": ${bad}}`));

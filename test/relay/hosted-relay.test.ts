@@ -17,7 +17,7 @@ import { restoreRelayStore } from '../../src/relay/ops/restore.ts';
 import { tempDir } from '../helpers/processes.ts';
 import { spawnRelay } from '../helpers/relay-process.ts';
 import { envelopeItem, makeHost, sealedEnvelope, startTestRelay, TestClock, type TestHost, type TestRelay } from '../helpers/relay-fixture.ts';
-import { accountTokenProof, cloudIdentity, ISSUER, startTokenIssuer, type CloudIdentity, type TokenIssuer } from '../helpers/token-issuer.ts';
+import { accountTokenProof, cloudIdentity, ISSUER, startTokenIssuer, type CloudIdentity, type MintOptions, type TokenIssuer } from '../helpers/token-issuer.ts';
 
 const AUDIENCE = 'https://relay.test.example';
 const MINUTE = 60_000;
@@ -62,10 +62,10 @@ async function enrolWithToken(relayUrl: string, name: string, key: SigningKey, i
   return post(relayUrl, '/v1/relay/enrol', { host: name, pubkey: key.publicKey, owner_fp: '', sig, proof: accountTokenProof(key, id.cloudKey, id.jkt, token, challenge) });
 }
 
-async function hostedHost(h: Hosted, name: string, account: string): Promise<HostedHost> {
+async function hostedHost(h: Hosted, name: string, account: string, mint: MintOptions = {}): Promise<HostedHost> {
   const host = makeHost({ url: h.relay.url, clock: h.clock }, name);
   const id = await cloudIdentity(account, `${account}-${name}`);
-  const token = await h.issuer.mint(AUDIENCE, id.claims);
+  const token = await h.issuer.mint(AUDIENCE, id.claims, mint);
   const answer = await enrolWithToken(h.relay.url, name, host.key, id, token);
   assert.equal(answer.status, 200, JSON.stringify(answer.body));
   return { ...host, id, token };
@@ -111,6 +111,34 @@ test('a host enrols with its account token; the account is recorded; every hop n
   assert.equal(info.status, 200);
   assert.equal(info.body['you'], undefined, 'without a token the info route answers without `you`');
   assert.ok((await hop(h, a, 'GET', '/v2/relay/info')).body['you']);
+});
+
+test('an issuer signing with RS256 and ES256 keys beside its EdDSA one: hosts enrol and hop with tokens of each', async () => {
+  const clock = new TestClock();
+  const issuer = await startTokenIssuer(clock.now);
+  await issuer.addKey('rs', 'RS256', { publishAlg: false });
+  await issuer.addKey('es', 'ES256');
+  const h = await startHosted({ clock, issuer });
+  const ed = await hostedHost(h, 'macbook', 'acct-1', { kid: 'k1' });
+  const rs = await hostedHost(h, 'desk', 'acct-1', { kid: 'rs' });
+  const es = await hostedHost(h, 'tablet', 'acct-2', { kid: 'es' });
+  assert.deepEqual([ed, rs, es].map((host) => JSON.parse(Buffer.from(host.token.split('.')[0] ?? '', 'base64url').toString()).alg), ['EdDSA', 'RS256', 'ES256']);
+  assert.equal(await pushTo(h, ed, rs), 'accepted');
+  assert.equal(await pushTo(h, rs, es), 'accepted');
+  assert.equal(await pushTo(h, es, ed), 'accepted');
+  for (const host of [ed, rs, es]) {
+    const pulled = await pull(h, host);
+    assert.equal(pulled.status, 200, host.name);
+    assert.equal((pulled.body['items'] as unknown[]).length, 1, host.name);
+  }
+  const stored = await h.relay.service.core.context.store.transaction((tx) => tx.getEnrolment(es.key.publicKey), { readOnly: true });
+  assert.equal(stored?.account, 'acct-2');
+  const mismatched = await hop(h, rs, 'GET', '/v2/relay/items?after=0', undefined, await h.issuer.mint(AUDIENCE, rs.id.claims, { kid: 'rs', alg: 'PS256' }));
+  assert.deepEqual([mismatched.status, mismatched.body['code']], [401, 'TOKEN_INVALID'], 'the RS256 key signing PS256');
+  const id = await cloudIdentity('acct-1', 'forger');
+  const forged = await enrolWithToken(h.relay.url, 'forger', generateSigningKey(), id, await h.issuer.mint(AUDIENCE, id.claims, { kid: 'es', headerKid: 'k1' }));
+  assert.deepEqual([forged.status, forged.body['code']], [403, 'DENIED']);
+  assert.match(forged.body['error'] as string, /alg is not the one its signing key \(kid\) allows \(EdDSA\)/);
 });
 
 test('refused enrolments answer 403 DENIED with the reason; a host-key-only enrol is refused', async () => {
@@ -253,7 +281,7 @@ test('the deny route does not exist on a host-key relay', async () => {
 });
 
 test('quotas charge the account across its hosts; two accounts may each have a macbook', async () => {
-  const h = await startHosted({ limits: { max_account_items: 2 } });
+  const h = await startHosted({ limits: { max_owner_items: 2 } });
   const sender = await hostedHost(h, 'macbook', 'acct-2');
   const a1 = await hostedHost(h, 'macbook', 'acct-1');
   const a2 = await hostedHost(h, 'desk', 'acct-1');

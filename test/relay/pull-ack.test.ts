@@ -85,12 +85,12 @@ test('ack deletes through, never goes down, and refuses what is beyond the head'
   const [s1, s2] = page.items.map((i) => i.seq) as [number, number, number];
   const first = await b.api.ack(s2, relay.service.epoch);
   assert.deepEqual(first.body, { acked_through: s2, deleted: 2, head_seq: page.head_seq });
-  const lower = await b.api.ack(s1);
+  const lower = await b.api.ack(s1, relay.service.epoch);
   assert.deepEqual(lower.body, { acked_through: s2, deleted: 0, head_seq: page.head_seq }, 'acked_through never goes down');
   assert.equal(((await b.api.pull(0)).body as Page).items.length, 1);
 
   for (const through of [page.head_seq + 1, -1, 1.5, '5', null]) {
-    const bad = await b.api.call('POST', '/v2/relay/ack', { through });
+    const bad = await b.api.call('POST', '/v2/relay/ack', { epoch: relay.service.epoch, through });
     assert.equal(bad.status, 400, `through=${String(through)}`);
     assert.equal(bad.body['code'], 'BAD_ACK');
   }
@@ -102,4 +102,21 @@ test('ack deletes through, never goes down, and refuses what is beyond the head'
   const you = info.body['you'] as Record<string, unknown>;
   assert.equal(you['acked_through'], s2);
   assert.equal(you['head_seq'], page.head_seq);
+});
+
+test('a v2 ack that names no epoch is refused with the current one and deletes nothing', async () => {
+  const relay = await startTestRelay();
+  const a = await enrolledHost(relay, 'laptop');
+  const b = await enrolledHost(relay, 'desk');
+  const ids = await fill(relay, a, b, 2);
+  const head = ((await b.api.pull(0)).body as Page).head_seq;
+  for (const body of [{ through: head }, { through: head, epoch: null }, { through: head, epoch: '' }, []]) {
+    const refused = await b.api.call('POST', '/v2/relay/ack', body);
+    assert.equal(refused.status, 409, JSON.stringify(body));
+    assert.deepEqual(refused.body, { error: 'an ack must name the relay epoch: pull again from 0', code: 'EPOCH', epoch: relay.service.epoch, head_seq: head });
+  }
+  const still = (await b.api.pull(0)).body as Page;
+  assert.deepEqual(still.items.map((i) => i.item_id), ids, 'every item is still pullable');
+  assert.equal((((await b.api.info()).body['you']) as Record<string, unknown>)['acked_through'], 0);
+  assert.deepEqual((await b.api.ack(head, relay.service.epoch)).body, { acked_through: head, deleted: 2, head_seq: head }, 'the same ack naming the epoch');
 });

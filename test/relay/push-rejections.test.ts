@@ -112,7 +112,7 @@ test('queue and sender quotas by items and bytes', async () => {
   assert.equal(await push(a), 'rejected:quota:sender_items', 'one sender cannot fill the queue');
   assert.equal(await push(c), 'accepted');
   assert.equal(await push(c), 'rejected:quota:queue_items');
-  const acked = await b.api.ack((await b.api.pull(0)).body['head_seq'] as number);
+  const acked = await b.api.ack((await b.api.pull(0)).body['head_seq'] as number, relay.service.epoch);
   assert.equal(acked.status, 200);
   assert.equal(await push(a), 'accepted', 'acked items no longer count');
 });
@@ -140,7 +140,7 @@ test('account quotas span the hosts of one proven account, never an owner_fp cla
     name: 'test-accounts', strength: 1,
     authorize: async (request) => ({ ok: true, account: request.host_name.startsWith('acme-') ? 'acme' : null, org: null }),
   };
-  const relay = await startTestRelay({ authority: byName, limits: { max_account_items: 2, max_account_bytes: 1_000_000 } });
+  const relay = await startTestRelay({ authority: byName, limits: { max_owner_items: 2, max_owner_bytes: 1_000_000 } });
   const a = await enrolledHost(relay, 'laptop');
   const one = await enrolledHost(relay, 'acme-one');
   const two = await enrolledHost(relay, 'acme-two');

@@ -168,7 +168,7 @@ test('name and account move to a new key that enrolled on its own before the rot
     name: 'test-accounts', strength: 1,
     authorize: async (request) => ({ ok: true, account: request.owner_fp === 'acme' ? 'acme' : null, org: null }),
   };
-  const relay = await startTestRelay({ authority: byOwner, limits: { max_account_items: 1 } });
+  const relay = await startTestRelay({ authority: byOwner, limits: { max_owner_items: 1 } });
   const sender = await enrolledHost(relay, 'laptop');
   const old = makeHost(relay, 'desk');
   assert.equal((await old.api.enrol('acme')).status, 200);

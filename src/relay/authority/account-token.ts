@@ -98,7 +98,7 @@ export class AccountTokenAuthority implements EnrolmentAuthority {
     return verified;
   }
 
-  /** Signature against the JWKS, `iss`, `aud` exactly this relay, `exp`, `iat`, and `exp − iat` ≤ 15 minutes. */
+  /** Signature against the JWKS key named by `kid`, in the algorithm that key allows, `iss`, `aud` exactly this relay, `exp`, `iat`, and `exp − iat` ≤ 15 minutes. */
   async verifyJwt(token: unknown): Promise<Verified<JWTPayload>> {
     if (typeof token !== 'string' || token === '') return deny('the proof lacks a token');
     if (token.length > MAX_TOKEN_CHARS) return deny('the token is too long');
@@ -109,20 +109,23 @@ export class AccountTokenAuthority implements EnrolmentAuthority {
       return deny('the token is not a JWT');
     }
     if (typeof kid !== 'string') return deny('the token header lacks a kid');
-    const keys = await this.#options.keys.lookup(kid);
-    if (!keys.ok) return { ok: false, reason: keys.reason, ...(keys.unavailable ? { unavailable: true } : {}) };
+    const found = await this.#options.keys.lookup(kid);
+    if (!found.ok) return { ok: false, reason: found.reason, ...(found.unavailable ? { unavailable: true } : {}) };
+    const { key, algorithms } = found.key;
     let payload: JWTPayload;
     try {
-      ({ payload } = await jwtVerify(token, keys.getKey, {
+      // only the algorithm the key's JWK allows: never `none`, HMAC, or another use of the same key
+      ({ payload } = await jwtVerify(token, key, {
         issuer: this.#options.issuer,
         audience: this.#options.audience,
-        algorithms: ['EdDSA', 'Ed25519'],
+        algorithms: [...algorithms],
         currentDate: new Date(this.#options.nowMs()),
         clockTolerance: TOKEN_CLOCK_TOLERANCE_S,
         maxTokenAge: MAX_TOKEN_LIFETIME_S,
         requiredClaims: ['exp', 'iat'],
       }));
     } catch (err) {
+      if (err instanceof errors.JOSEAlgNotAllowed) return deny(`the token's alg is not the one its signing key (kid) allows (${algorithms[0]})`);
       return deny(joseReason(err));
     }
     // one audience only: a token also valid at another service could be replayed there by a relay
@@ -172,7 +175,6 @@ function joseReason(err: unknown): string {
     return `the token's "${err.claim}" claim is invalid`;
   }
   if (err instanceof errors.JWSSignatureVerificationFailed) return 'the token signature does not verify';
-  if (err instanceof errors.JOSEAlgNotAllowed) return 'the token is not signed with EdDSA';
   if (err instanceof errors.JWKSNoMatchingKey) return "the token's signing key (kid) is not in the issuer's key set";
   return 'the token is malformed';
 }

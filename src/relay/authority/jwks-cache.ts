@@ -3,9 +3,11 @@
 // whatever the traffic; a fetched set replaces the old one whole, so a key that left the JWKS stops
 // verifying at once; when fetches fail, the last good set stays usable for an hour after the last
 // successful fetch, and after that lookups answer "unavailable" (the caller fails closed).
-// jose's remote set drops its keys on a failed fetch, hence this wrapper around a local set.
+// jose's remote set drops its keys on a failed fetch, hence this cache of our own. Each key is
+// imported for the one algorithm its JWK allows (kty/crv, and alg where RSA leaves a choice): the
+// token header's `alg` is only checked against it, never used to pick how a key is read.
 import { AnswerTooLargeError, readCappedText } from '../../common/read-capped.ts';
-import { createLocalJWKSet, type JSONWebKeySet, type JWK, type JWTVerifyGetKey } from 'jose';
+import { importJWK, type CryptoKey, type JSONWebKeySet, type JWK } from 'jose';
 
 /** A successful fetch is refreshed after this long (checked when a key is looked up). */
 export const JWKS_REFRESH_MS = 10 * 60_000;
@@ -19,12 +21,20 @@ export const JWKS_MAX_KEYS = 64;
 export const JWKS_MAX_BYTES = 64 * 1024;
 /** A JWKS fetch is abandoned after this long. */
 export const JWKS_FETCH_TIMEOUT_MS = 10_000;
+/** RSA keys with a shorter modulus are ignored. */
+export const MIN_RSA_KEY_BITS = 2048;
+
+/** An issuer's verification key and the token `alg` values it verifies (one algorithm; EdDSA has two spellings). */
+export interface VerificationKey {
+  key: CryptoKey;
+  algorithms: readonly [string, ...string[]];
+}
 
 /** Fetches the issuer's JWKS document (parsed JSON); throws with a short reason when it cannot. */
 export type JwksFetch = () => Promise<unknown>;
 
 export type KeyLookup =
-  | { ok: true; getKey: JWTVerifyGetKey }
+  | { ok: true; key: VerificationKey }
   | { ok: false; reason: string; /** true: the set cannot be trusted right now (503), not a verdict on the token */ unavailable: boolean };
 
 export interface JwksCacheOptions {
@@ -35,8 +45,7 @@ export interface JwksCacheOptions {
 export class JwksCache {
   readonly #fetchJwks: JwksFetch;
   readonly #nowMs: () => number;
-  #set: JWTVerifyGetKey | null = null;
-  #kids = new Set<string>();
+  #keys: Map<string, VerificationKey> | null = null;
   #lastSuccessMs: number | null = null;
   #lastAttemptMs: number | null = null;
   #lastError: string | null = null;
@@ -47,24 +56,26 @@ export class JwksCache {
     this.#nowMs = options.nowMs;
   }
 
-  /** The verification key resolver for a token signed under `kid`, or why there is none. */
+  /** The verification key of a token signed under `kid`, or why there is none. */
   async lookup(kid: string): Promise<KeyLookup> {
     const now = this.#nowMs();
     const due = this.#lastSuccessMs === null || now - this.#lastSuccessMs >= JWKS_REFRESH_MS;
-    if (due || !this.#kids.has(kid)) await this.#fetchIfAllowed(now);
+    if (due || this.#keys?.has(kid) !== true) await this.#fetchIfAllowed(now);
     const lastSuccess = this.#lastSuccessMs;
-    if (this.#set === null || lastSuccess === null) {
+    const keys = this.#keys;
+    if (keys === null || lastSuccess === null) {
       return { ok: false, reason: `the token issuer's key set could not be fetched (${this.#lastError ?? 'not yet fetched'})`, unavailable: true };
     }
     if (now - lastSuccess > JWKS_STALE_LIMIT_MS) {
       return { ok: false, reason: `the token issuer's key set could not be fetched for over an hour (${this.#lastError ?? 'no answer'})`, unavailable: true };
     }
-    if (!this.#kids.has(kid)) {
+    const key = keys.get(kid);
+    if (key === undefined) {
       // an unknown kid is a verdict only when the newest fetch succeeded; otherwise we cannot tell
       if (this.#lastError !== null) return { ok: false, reason: `the token's signing key is unknown and the issuer's key set cannot be fetched now (${this.#lastError})`, unavailable: true };
       return { ok: false, reason: "the token's signing key (kid) is not in the issuer's key set", unavailable: false };
     }
-    return { ok: true, getKey: this.#set };
+    return { ok: true, key };
   }
 
   /**
@@ -88,9 +99,7 @@ export class JwksCache {
 
   async #fetch(now: number): Promise<void> {
     try {
-      const keys = usableKeys(await this.#fetchJwks());
-      this.#set = createLocalJWKSet({ keys });
-      this.#kids = new Set(keys.map((k) => k.kid as string));
+      this.#keys = await usableKeys(await this.#fetchJwks());
       this.#lastSuccessMs = now;
       this.#lastError = null;
     } catch (err) {
@@ -102,23 +111,58 @@ export class JwksCache {
 /** A failure whose message is safe to show an operator (never the document's text). */
 export class JwksFetchError extends Error {}
 
-/** The Ed25519 signing keys of a JWKS document that carry a kid, first of each kid, at most JWKS_MAX_KEYS. */
-function usableKeys(document: unknown): JWK[] {
+/** A JWK's public members, and the one algorithm it verifies (first, then any other spelling); null for a key the relay ignores. */
+function publicKeyOf(jwk: JWK): { jwk: JWK; algorithms: readonly [string, ...string[]] } | null {
+  const text = (value: unknown): value is string => typeof value === 'string' && value !== '';
+  const { kty, crv, alg } = jwk;
+  // RS256 unless the JWK says PS256; an RSA key meant for any other algorithm is not ours to use
+  if (kty === 'RSA' && text(jwk.n) && text(jwk.e) && (alg === undefined || alg === 'RS256' || alg === 'PS256')) {
+    return { jwk: { kty, n: jwk.n, e: jwk.e }, algorithms: [alg ?? 'RS256'] };
+  }
+  if (kty === 'EC' && crv === 'P-256' && text(jwk.x) && text(jwk.y) && (alg === undefined || alg === 'ES256')) {
+    return { jwk: { kty, crv, x: jwk.x, y: jwk.y }, algorithms: ['ES256'] };
+  }
+  // "Ed25519" is the fully-specified name of the same algorithm (RFC 9864)
+  if (kty === 'OKP' && crv === 'Ed25519' && text(jwk.x) && (alg === undefined || alg === 'EdDSA' || alg === 'Ed25519')) {
+    return { jwk: { kty, crv, x: jwk.x }, algorithms: ['EdDSA', 'Ed25519'] };
+  }
+  return null; // oct (HMAC) keys, other curves and key types
+}
+
+/**
+ * The usable signing keys of a JWKS document by kid: RSA (at least MIN_RSA_KEY_BITS), EC P-256 and
+ * Ed25519 public keys with a kid, first of each kid, at most JWKS_MAX_KEYS. Anything else is ignored.
+ */
+async function usableKeys(document: unknown): Promise<Map<string, VerificationKey>> {
   const keys = typeof document === 'object' && document !== null ? (document as { keys?: unknown }).keys : undefined;
   if (!Array.isArray(keys)) throw new JwksFetchError('the answer is not a JWKS document');
-  const out: JWK[] = [];
+  const out = new Map<string, VerificationKey>();
   const seen = new Set<string>();
   for (const key of keys as unknown[]) {
-    if (out.length >= JWKS_MAX_KEYS) break;
+    if (out.size >= JWKS_MAX_KEYS) break;
     if (typeof key !== 'object' || key === null) continue;
     const jwk = key as JWK;
-    if (jwk.kty !== 'OKP' || jwk.crv !== 'Ed25519' || typeof jwk.x !== 'string' || typeof jwk.kid !== 'string' || jwk.d !== undefined) continue;
-    if (jwk.use !== undefined && jwk.use !== 'sig') continue;
-    if (seen.has(jwk.kid)) continue;
+    if (typeof jwk.kid !== 'string' || jwk.d !== undefined || (jwk.use !== undefined && jwk.use !== 'sig')) continue;
+    const usable = publicKeyOf(jwk);
+    if (usable === null || seen.has(jwk.kid)) continue;
     seen.add(jwk.kid);
-    out.push({ kty: jwk.kty, crv: jwk.crv, x: jwk.x, kid: jwk.kid, ...(jwk.alg === undefined ? {} : { alg: jwk.alg }) });
+    const imported = await importPublicKey(usable.jwk, usable.algorithms[0]);
+    if (imported === null) continue;
+    const { modulusLength } = imported.algorithm as { modulusLength?: number };
+    if (modulusLength !== undefined && modulusLength < MIN_RSA_KEY_BITS) continue;
+    out.set(jwk.kid, { key: imported, algorithms: usable.algorithms });
   }
   return out;
+}
+
+/** The key imported for `alg`; null when its members do not make a key (the JWKS is the issuer's, but checked all the same). */
+async function importPublicKey(jwk: JWK, alg: string): Promise<CryptoKey | null> {
+  try {
+    const key = await importJWK(jwk, alg, { extractable: false });
+    return key instanceof Uint8Array ? null : key;
+  } catch {
+    return null;
+  }
 }
 
 /** The JWKS fetch of a running relay: GET `url`, JSON, at most JWKS_MAX_BYTES, within JWKS_FETCH_TIMEOUT_MS. */

@@ -1,5 +1,6 @@
-// Pull and ack (design §4, protocol.md §3.4–§3.5). A stale epoch is a 409 that tells the receiver
-// to start again from 0; an ack past the head is BAD_ACK ("treat as an epoch change").
+// Pull and ack (design §4, protocol.md §3.4–§3.5, §7.7). A stale epoch is a 409 that tells the
+// receiver to start again from 0; an ack past the head is BAD_ACK ("treat as an epoch change").
+// A pull may leave the epoch out; an ack may not: it could delete items of an epoch its sender never saw.
 import { failPoint } from '../../failpoint.ts';
 import type { Enrolment } from '../store/relay-store.ts';
 import type { CoreContext } from './context.ts';
@@ -15,11 +16,11 @@ export interface PullQuery {
 
 const DECIMAL = /^(0|[1-9][0-9]*)$/;
 
-function checkEpoch(ctx: CoreContext, epoch: unknown, extra: () => Promise<Record<string, unknown>>): Promise<void> {
-  if (epoch === undefined || epoch === ctx.epoch) return Promise.resolve();
-  return extra().then((fields) => {
-    throw new RelayError(409, 'relay epoch changed: pull again from 0', 'EPOCH', { epoch: ctx.epoch, ...fields });
-  });
+const EPOCH_CHANGED = 'relay epoch changed: pull again from 0';
+
+/** The 409 EPOCH refusal, naming the current epoch (and whatever `fields` add). */
+function epochRefusal(ctx: CoreContext, message: string, fields: Record<string, unknown> = {}): RelayError {
+  return new RelayError(409, message, 'EPOCH', { epoch: ctx.epoch, ...fields });
 }
 
 /** `limit` absent → max_pull; below 1 → 1; above max_pull → max_pull (protocol.md §7.11). */
@@ -31,7 +32,7 @@ export function clampLimit(limit: string | undefined, maxPull: number): number {
 }
 
 export async function pull(ctx: CoreContext, caller: Enrolment, query: PullQuery): Promise<EncodedJson> {
-  await checkEpoch(ctx, query.epoch, async () => ({}));
+  if (query.epoch !== undefined && query.epoch !== ctx.epoch) throw epochRefusal(ctx, EPOCH_CHANGED);
   const afterText = query.after ?? '0';
   const after = Number(afterText);
   if (!DECIMAL.test(afterText) || !Number.isSafeInteger(after)) throw badRequest('after must be a non-negative integer');
@@ -49,7 +50,11 @@ export async function pull(ctx: CoreContext, caller: Enrolment, query: PullQuery
 export async function ack(ctx: CoreContext, caller: Enrolment, body: unknown) {
   const fields = typeof body === 'object' && body !== null ? (body as Record<string, unknown>) : {};
   const headOf = () => ctx.store.transaction((tx) => tx.headSeq(caller.hostPubkey), { readOnly: true });
-  await checkEpoch(ctx, fields['epoch'], async () => ({ head_seq: await headOf() }));
+  const epoch = fields['epoch'];
+  if (epoch !== ctx.epoch) {
+    const named = epoch !== undefined && epoch !== null && epoch !== '';
+    throw epochRefusal(ctx, named ? EPOCH_CHANGED : 'an ack must name the relay epoch: pull again from 0', { head_seq: await headOf() });
+  }
   const through = fields['through'];
   const answer = await ctx.store.transaction(async (tx) => {
     const headSeq = await tx.headSeq(caller.hostPubkey);

@@ -148,8 +148,8 @@ async function checkQuotas(ctx: CoreContext, tx: RelayTx, sender: Enrolment, ite
     pending.bytes += bytes;
     accountAdds.set(account, pending);
     const used = await tx.accountUsage(account);
-    if (used.items + pending.items > limits.max_account_items) throw new ItemRejected('quota:account_items');
-    if (used.bytes + pending.bytes > limits.max_account_bytes) throw new ItemRejected('quota:account_bytes');
+    if (used.items + pending.items > limits.max_owner_items) throw new ItemRejected('quota:account_items');
+    if (used.bytes + pending.bytes > limits.max_owner_bytes) throw new ItemRejected('quota:account_bytes');
   }
 }
 

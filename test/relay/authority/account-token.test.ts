@@ -1,7 +1,9 @@
 // The account-token EnrolmentAuthority (design §8) against a real local issuer: what it grants and
 // every reason it refuses.
 import assert from 'node:assert/strict';
+import { generateKeyPairSync, sign } from 'node:crypto';
 import { test } from 'node:test';
+import { SignJWT, type JWK, type JWTPayload } from 'jose';
 import { generateSigningKey, type SigningKey } from '../../../src/protocol/keys.ts';
 import { AccountTokenAuthority, MAX_TOKEN_LIFETIME_S } from '../../../src/relay/authority/account-token.ts';
 import type { EnrolmentDecision } from '../../../src/relay/authority/enrolment-authority.ts';
@@ -127,4 +129,71 @@ test('issuer down for over an hour: enrolment is unavailable (503), with the rea
   assert.equal(decision.ok, false);
   assert.ok(!decision.ok && decision.unavailable === true);
   assert.match(decision.ok ? '' : decision.reason, /key set could not be fetched for over an hour \(HTTP 503\)/);
+});
+
+/** `token` with its header replaced by `header` (payload and signature kept). */
+function withHeader(token: string, header: Record<string, unknown>): string {
+  const [, payload, sig] = token.split('.');
+  return `${Buffer.from(JSON.stringify(header)).toString('base64url')}.${payload}.${sig}`;
+}
+
+/** A JWT signed with node:crypto by an RSA key of `bits` (jose refuses to sign with a key under 2048). */
+function rsaSignedToken(bits: number, kid: string, claims: JWTPayload): { jwk: JWK; token: string } {
+  const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: bits });
+  const input = [{ alg: 'RS256', kid, typ: 'at+jwt' }, claims].map((part) => Buffer.from(JSON.stringify(part)).toString('base64url')).join('.');
+  const sig = sign('sha256', Buffer.from(input), privateKey).toString('base64url');
+  return { jwk: { ...publicKey.export({ format: 'jwk' }), kid, alg: 'RS256', use: 'sig' }, token: `${input}.${sig}` };
+}
+
+/** setup() whose issuer also holds an RSA key with no alg in its JWK, an RS256, a PS256 and an ES256 key */
+async function setupWithEveryAlgorithm() {
+  const context = await setup();
+  await context.issuer.addKey('rsa-plain', 'RS256', { publishAlg: false });
+  await context.issuer.addKey('rs', 'RS256');
+  await context.issuer.addKey('ps', 'PS256');
+  await context.issuer.addKey('es', 'ES256');
+  return context;
+}
+
+test('RS256, PS256 and ES256 issuer keys verify, each in the algorithm its JWK allows', async () => {
+  const { ask } = await setupWithEveryAlgorithm();
+  for (const kid of ['k1', 'rsa-plain', 'rs', 'ps', 'es']) assert.equal((await ask({ kid })).ok, true, kid);
+});
+
+test('a header alg other than the one its key allows is refused, even when that key signed it', async () => {
+  const { ask } = await setupWithEveryAlgorithm();
+  // the same RSA key material, signing PS256: a valid signature, under an algorithm the JWK does not allow
+  deniedBecause(await ask({ kid: 'rsa-plain', alg: 'PS256' }), /alg is not the one its signing key \(kid\) allows \(RS256\)/);
+  deniedBecause(await ask({ kid: 'rs', alg: 'PS256' }), /allows \(RS256\)/);
+  deniedBecause(await ask({ kid: 'ps', alg: 'RS256' }), /allows \(PS256\)/);
+  // signed by a real issuer key, but naming another key's kid with its own alg
+  deniedBecause(await ask({ kid: 'es', headerKid: 'k1' }), /allows \(EdDSA\)/);
+  deniedBecause(await ask({ kid: 'k1', headerKid: 'es' }), /allows \(ES256\)/);
+});
+
+test('alg none, HMAC with a JWK as the secret, and an oct key in the JWKS are refused', async () => {
+  const { ask, issuer, id } = await setup();
+  await issuer.addKey('rs', 'RS256');
+  const claims = issuer.claims(RELAY, id.claims);
+  const unsecured = `${Buffer.from(JSON.stringify({ alg: 'none', kid: 'k1' })).toString('base64url')}.${Buffer.from(JSON.stringify(claims)).toString('base64url')}.`;
+  deniedBecause(await ask({ proof: (p) => ({ ...p, token: unsecured }) }), /alg is not the one/);
+  for (const kid of ['k1', 'rs']) {
+    const publicJwk = issuer.keys.get(kid)?.jwk;
+    const hmac = await new SignJWT(issuer.claims(RELAY, id.claims)).setProtectedHeader({ alg: 'HS256', kid }).sign(new TextEncoder().encode(JSON.stringify(publicJwk)));
+    deniedBecause(await ask({ proof: (p) => ({ ...p, token: hmac }) }), /alg is not the one/);
+  }
+  const secret = new TextEncoder().encode('a secret the whole world can read in the key set');
+  issuer.foreignJwks.push({ kty: 'oct', k: Buffer.from(secret).toString('base64url'), kid: 'shared', alg: 'HS256', use: 'sig' });
+  const shared = await new SignJWT(issuer.claims(RELAY, id.claims)).setProtectedHeader({ alg: 'HS256', kid: 'shared' }).sign(secret);
+  deniedBecause(await ask({ proof: (p) => ({ ...p, token: shared }) }), /not in the issuer's key set/);
+  deniedBecause(await ask({ proof: (p) => ({ ...p, token: withHeader(shared, { alg: 'EdDSA', kid: 'shared' }) }) }), /not in the issuer's key set/);
+});
+
+test('an RSA key under 2048 bits is refused; the same signing path with 2048 bits is not', async () => {
+  const { ask, issuer, id } = await setup();
+  const strong = rsaSignedToken(2048, 'rsa-2048', issuer.claims(RELAY, id.claims));
+  const weak = rsaSignedToken(1024, 'rsa-1024', issuer.claims(RELAY, id.claims));
+  issuer.foreignJwks.push(strong.jwk, weak.jwk);
+  assert.equal((await ask({ proof: (p) => ({ ...p, token: strong.token }) })).ok, true);
+  deniedBecause(await ask({ proof: (p) => ({ ...p, token: weak.token }) }), /not in the issuer's key set/);
 });

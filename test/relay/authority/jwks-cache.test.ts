@@ -1,8 +1,9 @@
 // The JWKS cache rules of design §8 against a real issuer on 127.0.0.1, on an injected clock.
 import assert from 'node:assert/strict';
+import { generateKeyPairSync, type KeyObject } from 'node:crypto';
 import { test } from 'node:test';
 import {
-  httpJwksFetch, JWKS_MAX_BYTES, JWKS_MIN_FETCH_INTERVAL_MS, JWKS_REFRESH_MS, JWKS_STALE_LIMIT_MS, JwksCache, type KeyLookup,
+  httpJwksFetch, JWKS_MAX_BYTES, JWKS_MIN_FETCH_INTERVAL_MS, JWKS_REFRESH_MS, JWKS_STALE_LIMIT_MS, JwksCache, MIN_RSA_KEY_BITS, type KeyLookup,
 } from '../../../src/relay/authority/jwks-cache.ts';
 import { TestClock } from '../../helpers/relay-fixture.ts';
 import { startTokenIssuer } from '../../helpers/token-issuer.ts';
@@ -124,6 +125,31 @@ test('a bad answer is a failed fetch and keeps the last good set; private and fo
   assert.equal((await scripted.lookup('good')).ok, true, 'the last good set stays');
   assert.equal(calls, 5);
   assert.equal((await cache.lookup('k1')).ok, true);
+});
+
+test('kept: RSA of 2048 bits or more (RS256, PS256 when its JWK says so), EC P-256 (ES256), Ed25519 (EdDSA); all else ignored', async () => {
+  const clock = new TestClock();
+  const jwk = (key: KeyObject, kid: string, extra: Record<string, string> = {}) => ({ ...key.export({ format: 'jwk' }), kid, ...extra });
+  const rsa = generateKeyPairSync('rsa', { modulusLength: MIN_RSA_KEY_BITS }).publicKey;
+  const weak = generateKeyPairSync('rsa', { modulusLength: 1024 }).publicKey;
+  const p256 = generateKeyPairSync('ec', { namedCurve: 'P-256' }).publicKey;
+  const p384 = generateKeyPairSync('ec', { namedCurve: 'P-384' }).publicKey;
+  const ed = generateKeyPairSync('ed25519').publicKey;
+  const document = { keys: [
+    jwk(rsa, 'rsa'), jwk(rsa, 'rsa-rs256', { alg: 'RS256' }), jwk(rsa, 'rsa-ps256', { alg: 'PS256' }), jwk(p256, 'p256'), jwk(ed, 'ed', { alg: 'EdDSA' }),
+    jwk(weak, 'rsa-1024'), jwk(rsa, 'rsa-rs512', { alg: 'RS512' }), jwk(p256, 'p256-hs256', { alg: 'HS256' }), jwk(p384, 'p384'), jwk(ed, 'ed-es256', { alg: 'ES256' }),
+    { kty: 'oct', k: 'c2VjcmV0LXNoYXJlZC13aXRoLWV2ZXJ5b25l', kid: 'oct', alg: 'HS256' },
+  ] };
+  const cache = new JwksCache({ nowMs: clock.now, fetchJwks: async () => document });
+  const algorithms = async (kid: string) => {
+    const lookup = await cache.lookup(kid);
+    return lookup.ok ? lookup.key.algorithms : refusal(lookup).unavailable ? 'unavailable' : 'ignored';
+  };
+  assert.deepEqual(
+    [await algorithms('rsa'), await algorithms('rsa-rs256'), await algorithms('rsa-ps256'), await algorithms('p256'), await algorithms('ed')],
+    [['RS256'], ['RS256'], ['PS256'], ['ES256'], ['EdDSA', 'Ed25519']],
+  );
+  for (const kid of ['rsa-1024', 'rsa-rs512', 'p256-hs256', 'p384', 'ed-es256', 'oct']) assert.equal(await algorithms(kid), 'ignored', kid);
 });
 
 test('the HTTP fetch refuses an oversized or non-JSON answer with a short reason', async () => {

@@ -119,7 +119,7 @@ test('restore keeps a rollback copy, carries forward what restricts, and rotates
   const live = await startTestRelay({ dir, clock });
   const [a2, b2] = [rejoin(live, a), rejoin(live, b)];
   const s3 = await pushTo(live, a2, b2);
-  assert.equal((await b2.api.ack(s3)).status, 200);
+  assert.equal((await b2.api.ack(s3, live.service.epoch)).status, 200);
   const s4 = await pushTo(live, a2, b2);
   await live.service.core.context.store.transaction(async (tx) => {
     const enrolment = await tx.getEnrolment(c.key.publicKey);

@@ -109,8 +109,9 @@ export class RelayApi {
     return this.call('GET', `/v2/relay/items?${query.toString()}`);
   }
 
-  ack(through: number, epoch?: string) {
-    return this.call('POST', '/v2/relay/ack', { through, ...(epoch === undefined ? {} : { epoch }) });
+  /** A v2 ack always names the epoch its seqs belong to (protocol.md §7.7). */
+  ack(through: number, epoch: string) {
+    return this.call('POST', '/v2/relay/ack', { through, epoch });
   }
 
   /** Publishes this host's signed v2 enc-key ad. */
