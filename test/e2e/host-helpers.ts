@@ -11,10 +11,19 @@ export interface CliHost {
   env: NodeJS.ProcessEnv;
   daemon: Child | null;
   url: string;
+  /** where its CLI and daemon run: a network namespace (default: this one) and the daemon's listen address */
+  place: HostPlace;
 }
 
+export interface HostPlace {
+  netns?: string;
+  bind: string;
+}
+
+const LOOPBACK: HostPlace = { bind: '127.0.0.1' };
+
 export async function cli(host: CliHost, args: string[]): Promise<string> {
-  const r = await runCli(args, host.env);
+  const r = await runCli(args, host.env, host.place.netns);
   assert.equal(r.code, 0, `agentmbx ${args.join(' ')} failed (${r.code}): ${r.stderr}`);
   return r.stdout;
 }
@@ -23,17 +32,17 @@ export async function cliJson<T>(host: CliHost, args: string[]): Promise<T> {
   return JSON.parse(await cli(host, [...args, '--json'])) as T;
 }
 
-export async function newCliHost(name: string, agents: string[]): Promise<CliHost> {
-  const host: CliHost = { name, env: { MBX_HOME: join(tempDir(`mbx-e2e-${name}-`), 'home') }, daemon: null, url: '' };
-  await cli(host, ['init', '--host', name, '--port', '0', '--bind', '127.0.0.1']);
+export async function newCliHost(name: string, agents: string[], place: HostPlace = LOOPBACK): Promise<CliHost> {
+  const host: CliHost = { name, env: { MBX_HOME: join(tempDir(`mbx-e2e-${name}-`), 'home') }, daemon: null, url: '', place };
+  await cli(host, ['init', '--host', name, '--port', '0', '--bind', place.bind]);
   for (const agent of agents) await cli(host, ['agents', 'add', agent]);
   return host;
 }
 
 /** Starts the daemon and waits for its ready line. */
 export async function startCliDaemon(host: CliHost, extraEnv: NodeJS.ProcessEnv = {}): Promise<Child> {
-  const child = spawnNode([CLI_BIN, 'daemon', '--port', host.url === '' ? '0' : new URL(host.url).port, '--bind', '127.0.0.1'], {
-    env: { ...process.env, ...host.env, ...extraEnv },
+  const child = spawnNode([CLI_BIN, 'daemon', '--port', host.url === '' ? '0' : new URL(host.url).port, '--bind', host.place.bind], {
+    env: { ...process.env, ...host.env, ...extraEnv }, netns: host.place.netns,
   });
   const line = await child.waitForLine(/listening on http:\/\//);
   host.url = /listening on (\S+)/.exec(line)?.[1] ?? '';

@@ -44,12 +44,21 @@ export interface Child {
   kill(signal?: NodeJS.Signals): void;
 }
 
+/** Where a child runs: `netns` names a Linux network namespace (the child starts under `ip netns exec`). */
+export interface NodeSpawnOptions extends SpawnOptions {
+  netns?: string;
+}
+
 /** Spawns `node <args>` (the pinned Node running the tests) in a new process group. */
-export function spawnNode(args: string[], options: SpawnOptions = {}): Child {
-  const child = spawn(process.execPath, ['--disable-warning=ExperimentalWarning', ...args], {
+export function spawnNode(args: string[], options: NodeSpawnOptions = {}): Child {
+  const { netns, ...spawnOptions } = options;
+  const command = [process.execPath, '--disable-warning=ExperimentalWarning', ...args];
+  // `ip netns exec` execs the command in place, so the group leader is node itself.
+  const [file, ...argv] = netns === undefined ? command : ['ip', 'netns', 'exec', netns, ...command];
+  const child = spawn(file as string, argv, {
     stdio: ['ignore', 'pipe', 'pipe'],
     detached: true,
-    ...options,
+    ...spawnOptions,
   });
   live.add(child);
   let out = '';
@@ -92,9 +101,9 @@ export function spawnNode(args: string[], options: SpawnOptions = {}): Child {
   };
 }
 
-/** Runs the real CLI to completion: `agentmbx <args>`. */
-export async function runCli(args: string[], env: NodeJS.ProcessEnv = {}): Promise<{ code: number | string; stdout: string; stderr: string }> {
-  const child = spawnNode([CLI_BIN, ...args], { env: { ...process.env, ...env } });
+/** Runs the real CLI to completion: `agentmbx <args>` (inside network namespace `netns` when given). */
+export async function runCli(args: string[], env: NodeJS.ProcessEnv = {}, netns?: string): Promise<{ code: number | string; stdout: string; stderr: string }> {
+  const child = spawnNode([CLI_BIN, ...args], { env: { ...process.env, ...env }, netns });
   const code = await child.exited;
   return { code, stdout: child.stdout(), stderr: child.stderr() };
 }
