@@ -30,6 +30,15 @@ export function envelopeSigner(node: HostNode, peer: PeerRow, env: EnvelopeV3): 
   return null;
 }
 
+/**
+ * An envelope we already hold. Through the relay that means its sender pushed it again because no
+ * delivery receipt reached it (the relay lost it, say in a restore): our newest receipts go again.
+ */
+function duplicate(node: HostNode, id: string, via: Via): 'duplicate' {
+  if (via.transport === 'relay') node.store.outbox.requeueLatestReceipts(id, node.nowMs());
+  return 'duplicate';
+}
+
 export function receive(node: HostNode, envelope: unknown, via: Via, wire?: string): ReceiveResult {
   const { store } = node;
   const shape = checkEnvelopeShape(envelope);
@@ -42,7 +51,7 @@ export function receive(node: HostNode, envelope: unknown, via: Via, wire?: stri
   if (envelopeSigner(node, peer, env) === null) return 'rejected:bad signature';
   const body = openEnvelopeBody(env, [node.keys.enc.privateKey, ...node.keys.retiredEnc]);
   if (body === null) return 'rejected:cannot open the sealed body';
-  if (store.mail.message(env.id) !== undefined) return 'duplicate';
+  if (store.mail.message(env.id) !== undefined) return duplicate(node, env.id, via);
   const recipients = recipientsHere(node, env.to);
   if (!recipients.ok) return `rejected:${recipients.reason}`;
   const now = node.nowMs();

@@ -129,6 +129,27 @@ export class OutboxTable {
     ).changes;
   }
 
+  /**
+   * Sends again the newest receipt per recipient of `msgId` that a transport already carried (a relay
+   * that lost it in a restore): it is queued again, due now, with the same bytes. Returns how many.
+   */
+  requeueLatestReceipts(msgId: string, nowMs: number): number {
+    const rows = this.#db.all<{ id: number; item_id: string; state: string }>(
+      "SELECT id, item_id, state FROM outbox WHERE kind = 'receipt' AND msg_id = ? ORDER BY id", msgId,
+    );
+    // item_id = receipt:<msg>:<recipient>:<seq>; later rows of one recipient are newer receipts
+    const newest = new Map<string, { id: number; state: string }>();
+    for (const r of rows) newest.set(r.item_id.slice(0, r.item_id.lastIndexOf(':')), r);
+    let requeued = 0;
+    for (const r of newest.values()) {
+      if (r.state !== 'handed-over') continue;
+      requeued += this.#db.run(
+        "UPDATE outbox SET state = 'queued', next_at = ?, settled_at = NULL, attempts = 0, last_error = NULL WHERE id = ? AND state = 'handed-over'", nowMs, r.id,
+      ).changes;
+    }
+    return requeued;
+  }
+
   /** Makes every waiting row for `host` due now (the peer just proved it is up). */
   makeDueNow(host: string, nowMs: number): number {
     return this.#db.run("UPDATE outbox SET next_at = ? WHERE peer_host = ? AND state = 'queued' AND next_at > ?", nowMs, host, nowMs).changes;

@@ -77,6 +77,28 @@ test('after a restore (new epoch, enrolments gone) hosts re-enrol, senders re-pu
   assert.ok(isPlainObject(you.enc_ad) && you.enc_ad.enc_pub === world.a.node.keys.enc.publicKey);
 });
 
+test('a delivery receipt the relay lost in a restore is sent again when its sender re-pushes the mail', async () => {
+  const world = await relayWorld();
+  const { a, b } = world;
+  const backup = join(tempDir('mbx-relay-backup-'), 'relay.db');
+  await tick(b);
+  await backupRelayStore({ storeDir: world.relay.dir, file: backup, nowMs: world.testClock.now });
+  const id = sendMail(a.node, { from: 'ann', to: ['bob@beta'], subject: 'receipt lost', body: 'x' }).id;
+  await tickUntilRow(world, a, id, 'relay-accepted');
+  // beta takes it and hands its receipt to the relay; alpha never pulls it before the restore
+  for (let i = 0; i < 4 && b.node.store.outbox.countByState('handed-over', 'receipt') === 0; i++) {
+    await tick(b);
+    world.clock.now += 60 * 1000;
+  }
+  assert.equal(b.node.store.outbox.countByState('handed-over', 'receipt'), 1);
+  await world.relay.stop();
+  await restoreRelayStore({ storeDir: world.relay.dir, file: backup, env: {}, nowMs: world.testClock.now });
+  await restartRelay(world);
+  await run(world, 5);
+  assert.equal(a.node.store.outbox.forMessage(id)[0]?.state, 'settled', 'the re-pushed mail drew its receipt again');
+  assert.deepEqual(listInbox(b.node, 'bob').map((m) => m.id), [id], 'once');
+});
+
 test('a relay key change stops relay use until the owner confirms the new key', async () => {
   const world = await relayWorld();
   await tick(world.b);
