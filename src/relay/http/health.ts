@@ -14,6 +14,8 @@ export interface HealthOptions {
   nowMs: () => number;
   heartbeatIntervalMs: number;
   writeTimeoutMs?: number;
+  /** the disk fault the store is refusing writes for (a small probe may fit where pushes do not) */
+  diskFault?: () => Error | null;
 }
 
 /**
@@ -32,6 +34,8 @@ export async function checkHealth(options: HealthOptions): Promise<Health> {
   try {
     const heartbeatAt = await Promise.race([write, timedOut]);
     if (heartbeatAt === 'timeout') return { ok: false, reason: `the store did not commit a write within ${timeoutMs} ms` };
+    const fault = options.diskFault?.() ?? null;
+    if (fault !== null) return { ok: false, reason: `the store refuses writes: ${fault.message}` };
     if (heartbeatAt === null) return { ok: false, reason: 'no heartbeat has been written yet' };
     const age = options.nowMs() - heartbeatAt;
     const limit = HEARTBEAT_STALE_PERIODS * options.heartbeatIntervalMs;
