@@ -36,9 +36,10 @@ export class RelayMetrics {
   constructor() {
     const metrics = this;
     let totals: Promise<QueueTotals | null> | null = null;
-    // both gauges read one query per scrape
+    // both gauges read one query per scrape; a store that refuses it (a failed sync) leaves them at 0,
+    // so that the other metrics (the disk refusals among them) are still served
     const read = (): Promise<QueueTotals | null> => {
-      totals ??= (metrics.#queue?.() ?? Promise.resolve(null)).finally(() => { setImmediate(() => { totals = null; }); });
+      totals ??= (metrics.#queue?.() ?? Promise.resolve(null)).catch(() => null).finally(() => { setImmediate(() => { totals = null; }); });
       return totals;
     };
     new Gauge({
