@@ -15,16 +15,26 @@ const ERRNO_FAULTS = new Map<string, DiskFault>([['ENOSPC', 'full'], ['EDQUOT', 
 /** How many `cause` links are followed (a cycle must not loop). */
 const MAX_CAUSE_DEPTH = 8;
 
-/** The disk fault behind `error` (or behind one of its causes), or null when it is not one. */
-export function diskFaultOf(error: unknown): DiskFault | null {
+/** The first answer `pick` gives for `error` or one of its causes, or null. */
+function inCauses<T>(error: unknown, pick: (error: { errcode?: unknown; code?: unknown }) => T | undefined): T | null {
   let current: unknown = error;
   for (let depth = 0; depth < MAX_CAUSE_DEPTH && typeof current === 'object' && current !== null; depth += 1) {
-    const { errcode, code } = current as { errcode?: unknown; code?: unknown };
-    const fault = (typeof errcode === 'number' ? SQLITE_FAULTS.get(errcode & 0xff) : undefined) ?? (typeof code === 'string' ? ERRNO_FAULTS.get(code) : undefined);
-    if (fault !== undefined) return fault;
+    const found = pick(current as { errcode?: unknown; code?: unknown });
+    if (found !== undefined) return found;
     current = (current as { cause?: unknown }).cause;
   }
   return null;
+}
+
+/** SQLite's primary result code behind `error` (or one of its causes), or null when SQLite did not raise it. */
+export function sqliteResultCode(error: unknown): number | null {
+  return inCauses(error, ({ errcode }) => (typeof errcode === 'number' ? errcode & 0xff : undefined));
+}
+
+/** The disk fault behind `error` (or behind one of its causes), or null when it is not one. */
+export function diskFaultOf(error: unknown): DiskFault | null {
+  return inCauses(error, ({ errcode, code }) =>
+    (typeof errcode === 'number' ? SQLITE_FAULTS.get(errcode & 0xff) : undefined) ?? (typeof code === 'string' ? ERRNO_FAULTS.get(code) : undefined));
 }
 
 /** Bytes an unprivileged writer may still use on the file system holding `path`, or null when it cannot be asked. */

@@ -3,7 +3,7 @@
 // use it are skipped with the reason. Unmounted after the test file, also when a test failed (the
 // child processes using it are killed first: processes.ts registered its own `after` earlier).
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { closeSync, mkdtempSync, openSync, rmSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after } from 'node:test';
@@ -17,6 +17,23 @@ export interface Tmpfs {
   resize(bytes: number): void;
   /** `mount -o remount,<ro|rw>` */
   setReadOnly(readOnly: boolean): void;
+  /** writes a filler file until the disk refuses (ENOSPC): no byte is left free */
+  fill(): void;
+}
+
+/** One page: tmpfs hands out space in pages, so this leaves none free. */
+const FILL_CHUNK_BYTES = 4096;
+
+function fillUp(path: string): void {
+  const fd = openSync(path, 'a');
+  const chunk = Buffer.alloc(FILL_CHUNK_BYTES, 0x61);
+  try {
+    for (;;) writeSync(fd, chunk);
+  } catch (error) {
+    if ((error as { code?: unknown }).code !== 'ENOSPC') throw error;
+  } finally {
+    closeSync(fd);
+  }
 }
 
 function mount(args: string[]): void {
@@ -46,6 +63,7 @@ export function mountTmpfs(sizeBytes: number): Tmpfs {
     dir,
     resize: (bytes) => mount(['-o', `remount,size=${bytes}`, dir]),
     setReadOnly: (readOnly) => mount(['-o', `remount,${readOnly ? 'ro' : 'rw'}`, dir]),
+    fill: () => fillUp(join(dir, 'filler')),
   };
 }
 
