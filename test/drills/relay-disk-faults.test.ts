@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { enrolledHost } from '../helpers/relay-fixture.ts';
-import { tempDir } from '../helpers/processes.ts';
+import { runCli, tempDir } from '../helpers/processes.ts';
 import { MiB, mountTmpfs, tmpfsSkipReason } from '../helpers/tmpfs.ts';
 import { check, DrillReceiver, DrillSender, spawnDrillRelay, type DrillRelay } from './relay-drill-kit.ts';
 
@@ -130,7 +130,7 @@ test('a failed fsync: every call answers 503 STORE_SYNC_FAILED until a restart, 
   const receiver = new DrillReceiver(sender.target);
   await assert.rejects(receiver.pullPage(relay, 10), /pull answered 503/, 'reads too: they could hand out what never reached the disk');
   const unhealthy = await health(relay);
-  assert.deepEqual(unhealthy, { status: 503, body: { status: 'unhealthy', reason: 'the store refused a write: the relay store could not sync its log to disk: check the disk, then restart the relay' } });
+  assert.deepEqual(unhealthy, { status: 503, body: { status: 'unhealthy', reason: 'the store refuses writes: the relay store could not sync its log to disk: check the disk, then restart the relay' } });
   assert.ok(await diskRefusals(relay, 'sync') >= 2);
   assert.equal(stderrLines(relay, /^agentmbx relay: writes refused, store in .*: the relay store could not sync its log to disk: check the disk, then restart the relay$/).length, 1, relay.child.stderr());
 
@@ -140,4 +140,12 @@ test('a failed fsync: every call answers 503 STORE_SYNC_FAILED until a restart, 
   await pushAll(relay, sender);
   await assertNothingLost(relay, sender);
   assert.deepEqual((await health(relay)).body, { status: 'ok' });
+});
+
+test('a relay started on a full disk refuses with one line that says so', { skip, timeout: 30_000 }, async () => {
+  const disk = mountTmpfs(4 * MiB);
+  disk.fill();
+  const started = await runCli(['relay', 'serve', '--store-dir', join(disk.dir, 'store'), '--port', '0', '--bind', '127.0.0.1']);
+  assert.equal(started.code, 1);
+  assert.match(started.stderr, /^agentmbx: the disk is full: free some space on it, then try again \(.+\)\n$/);
 });
