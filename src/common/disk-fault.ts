@@ -6,11 +6,11 @@ import { statfsSync } from 'node:fs';
 /** full: no space (or quota) left; read-only: the file system refuses writes; io: the device failed a read or write. */
 export type DiskFault = 'full' | 'read-only' | 'io';
 
-// SQLite primary result codes (the low byte of an extended code such as SQLITE_IOERR_WRITE)
-const SQLITE_READONLY = 8;
+// SQLite primary result codes (the low byte of an extended code such as SQLITE_IOERR_WRITE).
+// SQLITE_READONLY is not among them: a query_only connection asked to write raises it too.
 const SQLITE_IOERR = 10;
 const SQLITE_FULL = 13;
-const SQLITE_FAULTS = new Map<number, DiskFault>([[SQLITE_FULL, 'full'], [SQLITE_READONLY, 'read-only'], [SQLITE_IOERR, 'io']]);
+const SQLITE_FAULTS = new Map<number, DiskFault>([[SQLITE_FULL, 'full'], [SQLITE_IOERR, 'io']]);
 const ERRNO_FAULTS = new Map<string, DiskFault>([['ENOSPC', 'full'], ['EDQUOT', 'full'], ['EROFS', 'read-only'], ['EIO', 'io']]);
 /** How many `cause` links are followed (a cycle must not loop). */
 const MAX_CAUSE_DEPTH = 8;

@@ -14,7 +14,7 @@ const SQLITE_CANTOPEN = 14;
 test('disk faults are recognised from SQLite result codes and errno codes, also as a cause', () => {
   assert.equal(diskFaultOf({ errcode: SQLITE_FULL }), 'full');
   assert.equal(diskFaultOf({ errcode: SQLITE_IOERR_WRITE }), 'io');
-  assert.equal(diskFaultOf({ errcode: SQLITE_READONLY }), 'read-only');
+  assert.equal(diskFaultOf({ errcode: SQLITE_READONLY }), null, 'a query_only connection raises it too');
   assert.equal(diskFaultOf(Object.assign(new Error('write'), { code: 'ENOSPC' })), 'full');
   assert.equal(diskFaultOf(Object.assign(new Error('write'), { code: 'EROFS' })), 'read-only');
   assert.equal(diskFaultOf(new Error('wrapped', { cause: new Error('inner', { cause: { code: 'EIO' } }) })), 'io');
@@ -37,5 +37,6 @@ test('a host names a full disk with its home, the free space and the fix; other 
   assert.equal(nameDiskError({ errcode: SQLITE_IOERR_WRITE }, home), `the disk holding ${home} failed a read or write (I/O error): check the disk, then try again`);
   // the home is writable and has room: a file that cannot be opened is some other problem
   assert.equal(nameDiskError({ errcode: SQLITE_CANTOPEN }, home), null);
+  assert.equal(nameDiskError({ errcode: SQLITE_READONLY }, home), null);
   assert.equal(nameDiskError(new Error('unexpected'), home), null);
 });

@@ -11,8 +11,13 @@ import { bytesText, diskFaultOf, freeBytes, sqliteResultCode, type DiskFault } f
  */
 export const HOME_DISK_FULL_BELOW_BYTES = 1024 * 1024;
 
-/** SQLite could not open a file (its primary result code): on a full or read-only disk, the -wal or -shm file. */
+/**
+ * SQLite's primary result codes that may mean a read-only or full disk (a file it could not open or
+ * write: host.db, its -wal or -shm), or something else: the file system is asked which.
+ */
+const SQLITE_READONLY = 8;
 const SQLITE_CANTOPEN = 14;
+const ASK_THE_DISK = new Set([SQLITE_READONLY, SQLITE_CANTOPEN]);
 
 /** What the file system holding `home` does now: full, read-only, or null when it takes writes (or cannot be asked). */
 export function homeDiskState(home: string): Exclude<DiskFault, 'io'> | null {
@@ -36,12 +41,12 @@ export function diskFaultText(fault: DiskFault, home: string): string {
 
 /**
  * `error` named as a disk fault under `home`, or null when the disk did not cause it. SQLite's
- * words are vague ("disk I/O error" on a full disk, "unable to open database file" on a read-only
- * one), so the file system itself is asked which it is.
+ * words are vague ("disk I/O error" on a full disk, "unable to open database file" or "attempt to
+ * write a readonly database" on a read-only one), so the file system itself is asked which it is.
  */
 export function nameDiskError(error: unknown, home: string): string | null {
   const fault = diskFaultOf(error);
-  if (fault === null && sqliteResultCode(error) !== SQLITE_CANTOPEN) return null;
+  if (fault === null && !ASK_THE_DISK.has(sqliteResultCode(error) ?? 0)) return null;
   const state = fault === 'full' ? 'full' : homeDiskState(home) ?? fault;
   return state === null ? null : diskFaultText(state, home);
 }
