@@ -107,11 +107,12 @@ test('a full disk: pushes answer 507 STORE_FULL, /healthz names it, pulls still 
 
 test('a failed fsync: every call answers 503 STORE_SYNC_FAILED until a restart, /healthz says to check the disk, nothing accepted is lost', { timeout: 60_000 }, async () => {
   const storeDir = tempDir('agentmbx-drill-');
-  // the first syncs go to start-up (heartbeat, sweep) and the first pushes; then every sync fails
-  let relay = await spawnDrillRelay(storeDir, { failpoint: 'relay.wal-sync@8' });
+  // the first syncs go to start-up (heartbeat, sweep), the enrolments (fewer than 10) and the first
+  // pushes; from the 16th on every sync fails
+  let relay = await spawnDrillRelay(storeDir, { failpoint: 'relay.wal-sync@16' });
   const at = { url: relay.url, clock: { now: () => Date.now() } };
   const sender = new DrillSender(await enrolledHost(at, 'laptop'), await enrolledHost(at, 'desk'));
-  sender.compose(30, Date.now());
+  sender.compose(40, Date.now());
 
   let refused = null;
   for (const message of sender.messages) {
@@ -122,6 +123,7 @@ test('a failed fsync: every call answers 503 STORE_SYNC_FAILED until a restart, 
     }
   }
   assert.ok(refused !== null, 'the armed sync failed a push');
+  assert.ok(sender.accepted.size > 0, 'pushes were accepted before the sync failed');
   assert.equal(refused.status, 503);
   assert.deepEqual(refused.body, SYNC_REFUSAL);
   assert.equal(refused.retryAfter, '30');
