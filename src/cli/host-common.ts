@@ -13,7 +13,7 @@ import { LanError } from '../host/transport/lan/client.ts';
 const KNOWN_ERRORS = [HomeError, StoreError, RouteError, MailboxError, PairError, LanError];
 
 export function asCliError(err: unknown): unknown {
-  if (KNOWN_ERRORS.some((E) => err instanceof E)) return new CliError((err as Error).message);
+  if (KNOWN_ERRORS.some((E) => err instanceof E)) return new CliError((err as Error).message, 1, { cause: err });
   return err;
 }
 

@@ -3,6 +3,8 @@ import { Command, CommanderError } from 'commander';
 import { CliError } from './cli-error.ts';
 import { registerRelayCommands } from './relay.ts';
 import { registerHostCommands } from './host.ts';
+import { defaultHome } from '../host/identity.ts';
+import { nameDiskError } from '../host/store/disk-errors.ts';
 
 export function buildProgram(): Command {
   const program = new Command('agentmbx')
@@ -22,6 +24,13 @@ export async function runCli(argv: string[]): Promise<number> {
     return 0;
   } catch (err) {
     if (err instanceof CommanderError) return err.exitCode === 0 ? 0 : 2;
+    // a full or read-only disk under the host's home is named as such (with the fix), whatever layer
+    // met it; the relay's commands name their own store's disk
+    const diskFault = argv[0] === 'relay' ? null : nameDiskError(err, defaultHome());
+    if (diskFault !== null) {
+      process.stderr.write(`agentmbx: ${diskFault}\n`);
+      return err instanceof CliError ? err.exitCode : 1;
+    }
     if (err instanceof CliError) {
       process.stderr.write(`agentmbx: ${err.message}\n`);
       return err.exitCode;

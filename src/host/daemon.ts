@@ -4,6 +4,7 @@ import { networkInterfaces } from 'node:os';
 import type { AddressInfo } from 'node:net';
 import type { HostNode } from './node.ts';
 import { flushOutbox } from './outbox.ts';
+import { nameDiskError } from './store/disk-errors.ts';
 import { refreshKeys } from './rotation.ts';
 import { fetchPeerEncKey, LanTransport } from './transport/lan/client.ts';
 import { RelayLink } from './transport/relay/relay-link.ts';
@@ -15,6 +16,8 @@ export const TICK_MS = 2_000;
 export const ENC_KEY_RETRY_MS = 30_000;
 /** Meta key: the URL this host's daemon listens on (what `join` tells the other side by default). */
 export const META_LISTEN_ADDR = 'listen_addr';
+/** While the disk holding the home refuses writes, the tick waits TICK_MS doubled per failed tick, up to this. */
+export const DISK_BACKOFF_MAX_MS = 60_000;
 
 export interface DaemonOptions {
   port: number;
@@ -47,6 +50,20 @@ export async function startDaemon(node: HostNode, options: DaemonOptions): Promi
   let running: Promise<void> | null = null;
   let again = false;
   let stopped = false;
+  const tickMs = options.tickMs ?? TICK_MS;
+  /** ticks failed in a row because of the disk (0: it takes writes); the tick backs off while it lasts */
+  let diskFailures = 0;
+
+  /** One line when the disk starts refusing writes (by a tick or a peer's call); ticks back off until one succeeds. */
+  function noteDiskFault(named: string): void {
+    if (diskFailures === 0) log(`${named}; the daemon retries, less often while it lasts (mail waits in the outbox)`);
+    diskFailures += 1;
+  }
+
+  function noteTickDone(): void {
+    if (diskFailures > 0) log(`the disk holding ${node.home} takes writes again`);
+    diskFailures = 0;
+  }
 
   async function fetchMissingEncKeys(): Promise<void> {
     const now = node.nowMs();
@@ -89,8 +106,11 @@ export async function startDaemon(node: HostNode, options: DaemonOptions): Promi
         again = false;
         try {
           await tickOnce();
+          noteTickDone();
         } catch (err) {
-          log(`tick failed: ${err instanceof Error ? err.message : String(err)}`);
+          const named = nameDiskError(err, node.home);
+          if (named !== null) noteDiskFault(named);
+          else log(`tick failed: ${err instanceof Error ? err.message : String(err)}`);
         }
       } while (again && !stopped);
     })().finally(() => { running = null; });
@@ -99,10 +119,15 @@ export async function startDaemon(node: HostNode, options: DaemonOptions): Promi
 
   function schedule(): void {
     if (stopped) return;
-    timer = setTimeout(() => { void tick().then(schedule); }, options.tickMs ?? TICK_MS);
+    const delay = diskFailures === 0 ? tickMs : Math.min(tickMs * 2 ** diskFailures, DISK_BACKOFF_MAX_MS);
+    timer = setTimeout(() => { void tick().then(schedule); }, delay);
   }
 
-  const server = createLanServer(node, { onPeerActive: () => { void tick(); } });
+  // a peer's call wakes the tick, except while the disk refuses writes: then the backoff decides
+  const server = createLanServer(node, {
+    onPeerActive: () => { if (diskFailures === 0) void tick(); },
+    onDiskFault: noteDiskFault,
+  });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(options.port, options.bind, () => { server.off('error', reject); resolve(); });

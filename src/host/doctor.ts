@@ -6,6 +6,8 @@ import { isPlainObject } from '../protocol/records/validate.ts';
 import { META_LISTEN_ADDR } from './daemon.ts';
 import { homePaths, loadKeys, readConfig } from './identity.ts';
 import { closeNode, openNode, type HostNode } from './node.ts';
+import { diskFaultText, homeDiskState, nameDiskError } from './store/disk-errors.ts';
+import { freeSpaceText } from '../common/disk-fault.ts';
 import { errorText, lanCall } from './transport/lan/client.ts';
 import { relayChecks } from './transport/relay/relay-doctor.ts';
 
@@ -85,9 +87,17 @@ function outboxChecks(node: HostNode): DoctorCheck[] {
   return checks;
 }
 
+/** Whether the disk holding the home takes writes: full (with the free space) or read-only fails, with the fix. */
+function diskCheck(home: string): DoctorCheck {
+  const state = homeDiskState(home);
+  if (state !== null) return { check: 'disk', level: 'fail', detail: diskFaultText(state, home) };
+  return { check: 'disk', level: 'ok', detail: `${freeSpaceText(home)} on the disk holding ${home}` };
+}
+
 export async function runDoctor(home: string, nowMs: () => number = Date.now): Promise<DoctorReport> {
   const checks: DoctorCheck[] = [];
   const report = (host: string | null): DoctorReport => ({ home, host, ok: checks.every((c) => c.level !== 'fail'), checks });
+  checks.push(diskCheck(home));
   try {
     readConfig(home);
     loadKeys(home);
@@ -100,7 +110,7 @@ export async function runDoctor(home: string, nowMs: () => number = Date.now): P
   try {
     node = openNode(home, { nowMs });
   } catch (err) {
-    checks.push({ check: 'store', level: 'fail', detail: err instanceof Error ? err.message : String(err) });
+    checks.push({ check: 'store', level: 'fail', detail: nameDiskError(err, home) ?? (err instanceof Error ? err.message : String(err)) });
     return report(null);
   }
   try {

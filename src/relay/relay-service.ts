@@ -20,7 +20,8 @@ import { checkHeartbeatAtStart, writeHeartbeat } from './ops/heartbeat.ts';
 import { startPeriodic } from './ops/periodic.ts';
 import { loadOrCreateRelayKey } from './ops/relay-key.ts';
 import { acquireWriterLock } from './ops/writer-lock.ts';
-import { openSqliteRelayStore } from './store/sqlite/index.ts';
+import { openSqliteRelayStore, StoreDiskError } from './store/sqlite/index.ts';
+import { freeSpaceText } from '../common/disk-fault.ts';
 
 export const RELAY_VERSION = (createRequire(import.meta.url)('../../package.json') as { version: string }).version;
 
@@ -80,6 +81,8 @@ export async function startRelayService(options: RelayServiceOptions): Promise<R
     const store = await openSqliteRelayStore({
       dir: options.storeDir, relayPubkey: relayKey.publicKey, groupCommit, onGroupCommit: (size, ms) => metrics.groupCommitted(size, ms),
       writersPending: () => pendingWriters.any(),
+      onDiskRefusal: (fault) => metrics.diskRefused(fault.fault),
+      onDiskState: (fault) => log(diskStateLine(options.storeDir, fault)),
       ...(options.nowMs ? { nowMs: options.nowMs } : {}),
     });
     cleanups.push(() => store.close());
@@ -94,7 +97,11 @@ export async function startRelayService(options: RelayServiceOptions): Promise<R
       ...(options.nowMs ? { nowMs: options.nowMs } : {}),
       ...(options.maxLiveEnrolments === undefined ? {} : { maxLiveEnrolments: options.maxLiveEnrolments }),
     });
-    const onError = (what: string) => (error: unknown): void => log(`agentmbx relay: ${what} failed: ${error instanceof Error ? error.message : String(error)}`);
+    const onError = (what: string) => (error: unknown): void => {
+      // a disk fault is logged once when it starts and once when it ends (onDiskState), not per run
+      if (error instanceof StoreDiskError) return;
+      log(`agentmbx relay: ${what} failed: ${error instanceof Error ? error.message : String(error)}`);
+    };
     const heartbeatIntervalMs = options.heartbeatIntervalMs ?? HEARTBEAT_INTERVAL_MS;
     const heartbeat = startPeriodic(() => writeHeartbeat(store, nowMs()), heartbeatIntervalMs, { onError: onError('heartbeat') });
     cleanups.push(() => heartbeat.stop());
@@ -115,7 +122,7 @@ export async function startRelayService(options: RelayServiceOptions): Promise<R
     }
     const observability = {
       metrics, logger: options.requestLog ?? null, metricsOnRelayPort: options.metricsBind === undefined,
-      health: () => checkHealth({ store, nowMs, heartbeatIntervalMs }),
+      health: () => checkHealth({ store, nowMs, heartbeatIntervalMs, diskFault: () => store.diskFault() }),
     };
     const app = buildRelayHttp(core, options.config, relayObserver(observability));
     cleanups.push(() => app.close());
@@ -140,4 +147,10 @@ export async function startRelayService(options: RelayServiceOptions): Promise<R
     await unwind();
     throw err;
   }
+}
+
+/** The operator's line when the store's disk starts or stops refusing writes: the store directory and its free space. */
+function diskStateLine(storeDir: string, fault: StoreDiskError | null): string {
+  if (fault === null) return `agentmbx relay: the store in ${storeDir} writes again (${freeSpaceText(storeDir)})`;
+  return `agentmbx relay: writes refused, store in ${storeDir}: ${fault.message}`;
 }

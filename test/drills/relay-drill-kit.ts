@@ -8,7 +8,7 @@ import { fromBase64 } from '../../src/protocol/base64.ts';
 import { sha256Hex } from '../../src/protocol/hash.ts';
 import type { SigningKey } from '../../src/protocol/keys.ts';
 import { acceptedTarget, verifyAccept } from '../../src/protocol/records/accept.ts';
-import { RelayApi } from '../../src/host/transport/relay/relay-api.ts';
+import { RelayApi, type RelayAnswer } from '../../src/host/transport/relay/relay-api.ts';
 import { envelopeItem, sealedEnvelope, type TestHost } from '../helpers/relay-fixture.ts';
 import { CLI_MAIN, spawnNode, tempDir, type Child } from '../helpers/processes.ts';
 
@@ -23,13 +23,21 @@ export interface DrillRelay {
   relayPubkey: string;
 }
 
+export interface DrillRelayOptions {
+  /** MBX_FAILPOINT for the child */
+  failpoint?: string;
+  /** config keys added to the lifted push rate */
+  config?: Record<string, unknown>;
+}
+
 /** `agentmbx relay serve` on `dir`, with a config that lifts the push rate (drills push fast). */
-export async function spawnDrillRelay(dir: string): Promise<DrillRelay> {
+export async function spawnDrillRelay(dir: string, options: DrillRelayOptions = {}): Promise<DrillRelay> {
   const config = join(tempDir('agentmbx-drill-config-'), 'relay.json');
-  writeFileSync(config, JSON.stringify({ pushes_per_minute: 1_000_000 }));
+  writeFileSync(config, JSON.stringify({ pushes_per_minute: 1_000_000, ...options.config }));
   const env: NodeJS.ProcessEnv = { ...process.env };
   delete env['MBX_RELAY_KEY'];
   delete env['MBX_FAILPOINT'];
+  if (options.failpoint !== undefined) env['MBX_FAILPOINT'] = options.failpoint;
   const child = spawnNode([CLI_MAIN, 'relay', 'serve', '--store-dir', dir, '--port', '0', '--bind', '127.0.0.1', '--config', config], { env });
   const [, url, epoch] = READY.exec(await child.waitForLine(READY)) as RegExpExecArray;
   const info = await fetch(new URL('/v2/relay/info', url)).then((r) => r.json()) as { relay_pubkey: string };
@@ -59,9 +67,10 @@ export class DrillSender {
     this.target = target;
   }
 
-  compose(count: number, nowMs: number): void {
+  /** `count` new messages; `padding` is appended to each body (large items fill a disk sooner) */
+  compose(count: number, nowMs: number, padding = ''): void {
     for (let i = 0; i < count; i += 1) {
-      const env = sealedEnvelope(this.host, this.target, nowMs, `drill ${this.messages.length}`, `body ${this.messages.length}`);
+      const env = sealedEnvelope(this.host, this.target, nowMs, `drill ${this.messages.length}`, `body ${this.messages.length}${padding}`);
       this.messages.push({ id: env.id, wire: env.wire, wireHash: sha256Hex(env.wire) });
     }
   }
@@ -70,8 +79,11 @@ export class DrillSender {
     return this.messages.filter((m) => !this.accepted.has(m.id));
   }
 
-  /** Pushes `batch`; a row is settled only by an accept signed by the relay key for its id, target and bytes. Throws when the relay is gone. */
-  async push(relay: DrillRelay, batch: Message[]): Promise<void> {
+  /**
+   * Pushes `batch`; a row is settled only by an accept signed by the relay key for its id, target and
+   * bytes. Returns the relay's answer; throws when the relay is gone.
+   */
+  async push(relay: DrillRelay, batch: Message[]): Promise<RelayAnswer> {
     const api = apiFor(relay, this.host.name, this.host.key);
     const answer = await api.push(batch.map((m) => envelopeItem(m.id, [{ host: this.target, wire: m.wire }])));
     const results = Array.isArray(answer.body['results']) ? answer.body['results'] as Array<Record<string, unknown>> : [];
@@ -82,6 +94,7 @@ export class DrillSender {
         this.accepted.set(message.id, accept.epoch);
       }
     }
+    return answer;
   }
 }
 

@@ -58,7 +58,7 @@ test('the relay killed at random moments many times: nothing lost, duplicated or
   const sendLoop = async (sender: DrillSender, random: () => number): Promise<void> => {
     for (let pending = sender.pending(); pending.length > 0; pending = sender.pending()) {
       const batch = pending.slice(0, 1 + Math.floor(random() * 10));
-      await attempt((r) => sender.push(r, batch));
+      await attempt(async (r) => { await sender.push(r, batch); });
     }
   };
   const sendersDone = Promise.all(senders.map((sender, i) => sendLoop(sender, prng(seed + 1 + i))));

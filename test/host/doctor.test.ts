@@ -17,7 +17,7 @@ test('a healthy host with a reachable peer is ok; the never-run daemon is only a
   const { a } = await pairedHosts(clock);
   const report = await runDoctor(a.home, () => clock.now);
   assert.equal(report.ok, true);
-  assert.deepEqual(levels(report), { keys: 'ok', store: 'ok', daemon: 'warn', 'peer beta': 'ok', outbox: 'ok' });
+  assert.deepEqual(levels(report), { disk: 'ok', keys: 'ok', store: 'ok', daemon: 'warn', 'peer beta': 'ok', outbox: 'ok' });
 });
 
 test('an unreachable peer with waiting mail, and mail stuck for over an hour, need the owner', async () => {
@@ -43,7 +43,7 @@ test('open key files fail doctor, and the CLI exits 1', async () => {
   chmodSync(homePaths(a.home).encKey, 0o644);
   const report = await runDoctor(a.home, () => clock.now);
   assert.equal(report.ok, false);
-  assert.match(report.checks[0]?.detail ?? '', /enc\.key is too open/);
+  assert.match(report.checks.find((c) => c.check === 'keys')?.detail ?? '', /enc\.key is too open/);
   const r = await runCli(['doctor', '--json'], { MBX_HOME: a.home });
   assert.equal(r.code, 1);
   assert.equal((JSON.parse(r.stdout) as { ok: boolean }).ok, false);

@@ -57,7 +57,8 @@ export class Database {
       this.#db.exec('COMMIT');
       return result;
     } catch (err) {
-      this.#db.exec('ROLLBACK');
+      // SQLite rolls back by itself after some errors (a full disk, an I/O error): the error to report is the first one
+      if (this.#db.isTransaction) this.#db.exec('ROLLBACK');
       throw err;
     } finally {
       this.#inTransaction = false;
@@ -81,7 +82,7 @@ export function openDatabase(path: string): Database {
     raw.exec('PRAGMA journal_mode = WAL');
     raw.exec('PRAGMA synchronous = FULL');
   } catch (err) {
-    throw new StoreError(`cannot open the host store ${path}: ${err instanceof Error ? err.message : String(err)}`);
+    throw new StoreError(`cannot open the host store ${path}: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
   }
   const db = new Database(raw);
   try {

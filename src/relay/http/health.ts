@@ -14,6 +14,8 @@ export interface HealthOptions {
   nowMs: () => number;
   heartbeatIntervalMs: number;
   writeTimeoutMs?: number;
+  /** the disk fault the store is refusing writes for (a small probe may fit where pushes do not) */
+  diskFault?: () => Error | null;
 }
 
 /**
@@ -32,15 +34,23 @@ export async function checkHealth(options: HealthOptions): Promise<Health> {
   try {
     const heartbeatAt = await Promise.race([write, timedOut]);
     if (heartbeatAt === 'timeout') return { ok: false, reason: `the store did not commit a write within ${timeoutMs} ms` };
+    const fault = diskFaultReason(options);
+    if (fault !== null) return { ok: false, reason: fault };
     if (heartbeatAt === null) return { ok: false, reason: 'no heartbeat has been written yet' };
     const age = options.nowMs() - heartbeatAt;
     const limit = HEARTBEAT_STALE_PERIODS * options.heartbeatIntervalMs;
     if (age > limit) return { ok: false, reason: `the heartbeat is ${Math.round(age / 1000)} s old (limit ${Math.round(limit / 1000)} s)` };
     return { ok: true };
   } catch (error) {
-    return { ok: false, reason: `the store refused a write: ${error instanceof Error ? error.message : String(error)}` };
+    return { ok: false, reason: diskFaultReason(options) ?? `the store refused a write: ${error instanceof Error ? error.message : String(error)}` };
   } finally {
     clearTimeout(timer);
     write.catch(() => {}); // a write that lost the race may still fail later: already reported
   }
+}
+
+/** The same reason whether this probe was refused or fitted where larger writes do not. */
+function diskFaultReason(options: HealthOptions): string | null {
+  const fault = options.diskFault?.() ?? null;
+  return fault === null ? null : `the store refuses writes: ${fault.message}`;
 }

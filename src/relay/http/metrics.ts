@@ -1,6 +1,7 @@
 // The relay's Prometheus metrics (prom-client), one registry per relay: requests by route and
 // status, pushed items by outcome, commit groups, queue depth and oldest item age (read from the
-// store at scrape time), enrolments, key and epoch rotations, sweeps and rate-limit refusals.
+// store at scrape time), enrolments, key and epoch rotations, sweeps, rate-limit refusals and
+// refusals by the disk.
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 
 /** Distinct rejection reasons given their own label; beyond this they count as "other" (label sets live in memory). */
@@ -27,6 +28,7 @@ export class RelayMetrics {
   readonly #epochRotations = new Counter({ name: 'agentmbx_epoch_rotations_total', help: 'relay epoch rotations made by this process', registers: [this.registry] });
   readonly #sweeps = new Counter({ name: 'agentmbx_sweeps_total', help: 'expiry sweeps run, by result', labelNames: ['result'] as const, registers: [this.registry] });
   readonly #rateRefusals = new Counter({ name: 'agentmbx_rate_limit_refusals_total', help: 'refusals by a rate limit: push items (rejected:rate) and enrolment calls (429)', labelNames: ['limit'] as const, registers: [this.registry] });
+  readonly #diskRefusals = new Counter({ name: 'agentmbx_store_disk_refusals_total', help: 'store transactions refused because of the disk, by fault (full, io, sync)', labelNames: ['fault'] as const, registers: [this.registry] });
   readonly #reasons = new Set<string>();
   #queue: (() => Promise<QueueTotals>) | null = null;
   #nowMs: () => number = Date.now;
@@ -34,9 +36,10 @@ export class RelayMetrics {
   constructor() {
     const metrics = this;
     let totals: Promise<QueueTotals | null> | null = null;
-    // both gauges read one query per scrape
+    // both gauges read one query per scrape; a store that refuses it (a failed sync) leaves them at 0,
+    // so that the other metrics (the disk refusals among them) are still served
     const read = (): Promise<QueueTotals | null> => {
-      totals ??= (metrics.#queue?.() ?? Promise.resolve(null)).finally(() => { setImmediate(() => { totals = null; }); });
+      totals ??= (metrics.#queue?.() ?? Promise.resolve(null)).catch(() => null).finally(() => { setImmediate(() => { totals = null; }); });
       return totals;
     };
     new Gauge({
@@ -73,6 +76,10 @@ export class RelayMetrics {
   groupCommitted(size: number, latencyMs: number): void {
     this.#groupSize.observe(size);
     this.#groupSeconds.observe(latencyMs / 1000);
+  }
+
+  diskRefused(fault: string): void {
+    this.#diskRefusals.inc({ fault });
   }
 
   epochRotated(): void {

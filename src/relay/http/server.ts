@@ -11,7 +11,7 @@ import { DENY_BODY_MAX_BYTES } from '../core/hosted.ts';
 import { RelayError } from '../core/relay-error.ts';
 import { RateWindow } from '../../common/rate-window.ts';
 import type { Enrolment } from '../store/relay-store.ts';
-import { StoreClosedError, StoreOverloadedError } from '../store/sqlite/index.ts';
+import { StoreClosedError, StoreDiskError, StoreOverloadedError, type StoreDiskFault } from '../store/sqlite/index.ts';
 import { clientAddress, rateKey } from './client-address.ts';
 
 type Method = 'GET' | 'POST';
@@ -99,6 +99,20 @@ function sendError(reply: FastifyReply, err: RelayError): FastifyReply {
   return reply.code(err.status).send(err.body());
 }
 
+/** Seconds a client is told to wait before it retries a write the relay's disk refused. */
+export const DISK_RETRY_AFTER_SECONDS = 30;
+
+/**
+ * What a client is told when the disk refused its request (README "What a client can get back"): a
+ * full disk is 507 and heals once space is freed; an I/O error or a failed sync is 503 (a failed
+ * sync heals only with a restart). Always retryable: nothing the request carried was accepted.
+ */
+const DISK_REFUSALS: Record<StoreDiskFault, { status: number; error: string; code: string }> = {
+  full: { status: 507, error: 'the relay\'s disk is full: try again later', code: 'STORE_FULL' },
+  io: { status: 503, error: 'the relay\'s disk failed a write: try again later', code: 'STORE_IO' },
+  sync: { status: 503, error: 'the relay\'s disk failed to sync: try again later', code: 'STORE_SYNC_FAILED' },
+};
+
 /** Node's HTTP-layer error codes that have a more fitting status than 400. */
 const CLIENT_ERROR_ANSWERS = new Map<string | undefined, { status: string; error: string }>([
   ['HPE_HEADER_OVERFLOW', { status: '431 Request Header Fields Too Large', error: 'request headers too large' }],
@@ -155,6 +169,10 @@ export function buildRelayHttp(core: RelayCore, config: RelayConfig, observer?: 
   app.setErrorHandler((error: Error & { code?: string; statusCode?: number }, _request, reply) => {
     if (error instanceof RelayError) return sendError(reply, error);
     if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return reply.code(413).send({ error: 'request body too large' });
+    if (error instanceof StoreDiskError) {
+      const { status, error: message, code } = DISK_REFUSALS[error.fault];
+      return reply.code(status).header('retry-after', String(DISK_RETRY_AFTER_SECONDS)).send({ error: message, code });
+    }
     // A full transaction queue or a store closing for shutdown is temporary: the client retries.
     if (error instanceof StoreOverloadedError || error instanceof StoreClosedError) {
       return reply.code(503).header('retry-after', '1').send({ error: 'the relay is busy: try again shortly' });

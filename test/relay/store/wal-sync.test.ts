@@ -6,7 +6,7 @@ import { renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import type { RelayTx } from '../../../src/relay/store/relay-store.ts';
-import { RELAY_DB_FILE, StoreClosedError } from '../../../src/relay/store/sqlite/index.ts';
+import { RELAY_DB_FILE, StoreDiskError } from '../../../src/relay/store/sqlite/index.ts';
 import { walFileSyncer, type WalSyncer } from '../../../src/relay/store/sqlite/wal-sync.ts';
 import { tempDir } from '../../helpers/processes.ts';
 import { freshStore, inspect, item } from './store-fixtures.ts';
@@ -90,10 +90,10 @@ test('a failed sync fails the writes it covered, keeps a rejected member\'s own 
   const own = store.transaction(async (tx) => { await insert('b')(tx); throw new Error('its own refusal'); });
   await until(() => held.started() === 1);
   held.finish(new Error('EIO: i/o error, fdatasync'));
-  await assert.rejects(good, (error: unknown) => error instanceof StoreClosedError && /could not sync its log/.test(error.message));
+  await assert.rejects(good, (error: unknown) => error instanceof StoreDiskError && error.fault === 'sync' && /could not sync its log/.test(error.message));
   await assert.rejects(own, /its own refusal/);
-  await assert.rejects(store.transaction(insert('c')), StoreClosedError);
-  await assert.rejects(store.transaction((tx) => tx.headSeq('T'), { readOnly: true }), StoreClosedError);
+  await assert.rejects(store.transaction(insert('c')), StoreDiskError);
+  await assert.rejects(store.transaction((tx) => tx.headSeq('T'), { readOnly: true }), StoreDiskError);
   await store.close();
 });
 

@@ -12,6 +12,7 @@ import { acceptReceipt } from '../../receipts.ts';
 import { receive } from '../../receive.ts';
 import { applyPeerRotation, refreshKeys } from '../../rotation.ts';
 import type { PeerRow } from '../../store/peers-table.ts';
+import { nameDiskError } from '../../store/disk-errors.ts';
 import { HttpError, parseJsonObject, readBody, sendJson } from './http-util.ts';
 import {
   LAN_MAX_BATCH, LAN_MAX_BODY_BYTES, LAN_MAX_ROTATIONS, LAN_SMALL_BODY_BYTES, OPEN_CALLS_PER_MINUTE, PAIR_NONCE_TTL_MS,
@@ -24,6 +25,8 @@ export const LAN_VERSION = '0.6.0';
 export interface LanServerOptions {
   /** called when a peer's verified call made some of its waiting rows due (wake the tick) */
   onPeerActive?: () => void;
+  /** called with a call's failure the disk caused, named (the daemon logs it once per fault, not per call) */
+  onDiskFault?: (named: string) => void;
 }
 
 interface Ctx {
@@ -143,10 +146,18 @@ export function createLanServer(node: HostNode, options: LanServerOptions = {}):
     sendJson(res, 200, answer);
   }
 
+  /** whether the disk caused `err`; nothing was stored, so the caller retries later */
+  const diskFault = (err: unknown): boolean => {
+    const named = nameDiskError(err, node.home);
+    if (named !== null) options.onDiskFault?.(named);
+    return named !== null;
+  };
+
   const server = createServer((req, res) => {
     handle(req, res).catch((err: unknown) => {
       if (err instanceof HttpError) sendJson(res, err.status, err.code === undefined ? { error: err.message } : { error: err.message, code: err.code });
       else if (err instanceof PairError) sendJson(res, err.status, { error: err.message });
+      else if (diskFault(err)) sendJson(res, 503, { error: 'this host cannot store anything now (its disk refuses writes): try again later', code: 'STORE_DISK' });
       else {
         process.stderr.write(`lan: internal error: ${err instanceof Error ? err.message : String(err)}\n`);
         sendJson(res, 500, { error: 'internal error' });

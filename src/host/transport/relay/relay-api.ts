@@ -21,6 +21,8 @@ export interface RelayAnswer<T = Record<string, unknown>> {
   body: T;
   /** the relay's Date header, for clock-skew diagnosis */
   date: string | null;
+  /** the relay's Retry-After header (a refusal that heals: busy, or its disk full) */
+  retryAfter: string | null;
 }
 
 export interface RelayApiOptions {
@@ -81,7 +83,7 @@ export class RelayApi {
     } catch {
       parsed = { error: 'relay answered with non-JSON' };
     }
-    return { status: response.status, body: parsed as T, date: response.headers.get('date') };
+    return { status: response.status, body: parsed as T, date: response.headers.get('date'), retryAfter: response.headers.get('retry-after') };
   }
 
   info() {

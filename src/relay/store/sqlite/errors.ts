@@ -1,5 +1,6 @@
 // Why a relay store could not be opened, and how a running store refuses work. Messages are one
 // sentence for an operator; they name key fingerprints, never key text.
+import { diskFaultOf, freeSpaceText } from '../../../common/disk-fault.ts';
 
 /** A store that must not be used as it is: the relay refuses to start. */
 export class StoreOpenError extends Error {
@@ -45,4 +46,36 @@ export class StoreOverloadedError extends Error {
 /** A RelayTx used after its transaction ended, or a transaction opened inside another one. */
 export class TransactionMisuseError extends Error {
   override name = 'TransactionMisuseError';
+}
+
+/**
+ * What the disk did to a store write: full (no space left) and io (an I/O error, or a file system
+ * turned read-only) heal by themselves once a write commits again; sync (a failed fsync of the WAL:
+ * what was committed may not be on disk) lasts until the relay is restarted.
+ */
+export type StoreDiskFault = 'full' | 'io' | 'sync';
+
+/** A write (or, after a failed sync, any transaction) the store refused because of its disk. */
+export class StoreDiskError extends Error {
+  override name = 'StoreDiskError';
+  readonly fault: StoreDiskFault;
+  /** the message says the free space on `dir`, never the path (it goes to clients of /healthz) */
+  constructor(fault: StoreDiskFault, dir: string, options?: ErrorOptions) {
+    super(diskFaultSentence(fault, dir), options);
+    this.fault = fault;
+  }
+}
+
+function diskFaultSentence(fault: StoreDiskFault, dir: string): string {
+  if (fault === 'full') return `the disk holding the relay store is full (${freeSpaceText(dir)}): free space there; writes resume by themselves`;
+  if (fault === 'io') return 'the disk holding the relay store failed a write (I/O error or read-only): check the disk; writes resume once one succeeds';
+  return 'the relay store could not sync its log to disk: check the disk, then restart the relay';
+}
+
+/** `error` as a StoreDiskError when the disk caused it (SQLITE_FULL, SQLITE_IOERR, ENOSPC, EIO…), else null. */
+export function storeDiskError(error: unknown, dir: string): StoreDiskError | null {
+  if (error instanceof StoreDiskError) return error;
+  const fault = diskFaultOf(error);
+  if (fault === null) return null;
+  return new StoreDiskError(fault === 'full' ? 'full' : 'io', dir, { cause: error });
 }

@@ -5,5 +5,5 @@ export { DEFAULT_GROUP_COMMIT, MAX_GROUP_COMMIT_ITEMS, MAX_GROUP_COMMIT_WAIT_MS,
 export { MIGRATIONS, SCHEMA_VERSION, type Migration } from './migrations/index.ts';
 export {
   StoreOpenError, NotARelayStoreError, StoreKeyMismatchError, StoreSchemaTooNewError, StoreMigrationError,
-  StoreClosedError, StoreOverloadedError, TransactionMisuseError,
+  StoreClosedError, StoreOverloadedError, TransactionMisuseError, StoreDiskError, type StoreDiskFault,
 } from './errors.ts';

@@ -8,14 +8,20 @@
 // never see what a group has not committed.
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { DatabaseSync, SQLTagStore } from 'node:sqlite';
+import { freeBytes } from '../../../common/disk-fault.ts';
 import type { RelayStore, RelayTx, TransactionOptions } from '../relay-store.ts';
-import { StoreClosedError, StoreOverloadedError, TransactionMisuseError } from './errors.ts';
+import { StoreClosedError, StoreDiskError, storeDiskError, StoreOverloadedError, TransactionMisuseError } from './errors.ts';
 import { closesGroup, DEFAULT_GROUP_COMMIT, lingers, startsAtOnce, SYSTEM_SCHEDULER, type GroupCommitPolicy, type GroupScheduler, type QueueHead } from './group-commit.ts';
 import { openRelayTx } from './relay-tx.ts';
 import type { WalSyncer } from './wal-sync.ts';
 
 /** Transactions waiting for their turn; beyond this the store refuses new ones (StoreOverloadedError). */
 export const MAX_QUEUED_TRANSACTIONS = 10_000;
+/**
+ * A full disk counts as healed only once this much is free again: a small write (a heartbeat) can fit
+ * in the room a refused large one left, and the state must not flap with every request.
+ */
+export const FULL_DISK_HEALED_AT_BYTES = 1024 * 1024;
 /** Prepared statements kept by the tag store (the code has far fewer distinct ones). */
 export const STATEMENT_CACHE_SIZE = 200;
 
@@ -45,6 +51,10 @@ export interface SqliteRelayStoreOptions {
    * signatures checked, which the store cannot see): a busy group that ran dry lingers for them
    */
   writersPending?: () => boolean;
+  /** told once each time the disk's state changes: the fault that now refuses writes, or null when a write is durable again */
+  onDiskState?: (fault: StoreDiskError | null) => void;
+  /** told for every transaction refused because of the disk (for a metric) */
+  onDiskRefusal?: (fault: StoreDiskError) => void;
 }
 
 /** Counters of the write path since the store opened. */
@@ -69,7 +79,6 @@ interface CommittedGroup {
 const runningJob = new AsyncLocalStorage<{ ended: boolean }>();
 
 const SAVEPOINT = 'member';
-const SYNC_FAILED = 'the relay store could not sync its log to disk: restart the relay';
 
 export class SqliteRelayStore implements RelayStore {
   /** the store directory, for messages */
@@ -96,6 +105,10 @@ export class SqliteRelayStore implements RelayStore {
   #draining: Promise<void> | null = null;
   #readDraining: Promise<void> | null = null;
   readonly #writersPending: () => boolean;
+  readonly #onDiskState: ((fault: StoreDiskError | null) => void) | undefined;
+  readonly #onDiskRefusal: ((fault: StoreDiskError) => void) | undefined;
+  /** the disk fault that refused the last write, until a write is durable again (a failed sync stays) */
+  #diskFault: StoreDiskError | null = null;
   #closed = false;
 
   /** `reader` is a second connection to the same file, with query_only on. */
@@ -110,10 +123,13 @@ export class SqliteRelayStore implements RelayStore {
     this.#onGroupCommit = options.onGroupCommit;
     this.#walSyncer = options.walSyncer;
     this.#writersPending = options.writersPending ?? (() => false);
+    this.#onDiskState = options.onDiskState;
+    this.#onDiskRefusal = options.onDiskRefusal;
   }
 
   transaction<T>(fn: (tx: RelayTx) => Promise<T>, options: TransactionOptions = {}): Promise<T> {
-    if (this.#syncFailure !== null) return Promise.reject(new StoreClosedError(SYNC_FAILED, { cause: this.#syncFailure.error }));
+    // after a failed sync even reads are refused: they could hand out items that never reached the disk
+    if (this.#syncFailure !== null) return Promise.reject(this.#refusal(this.#syncFailure.error));
     if (this.#closed) return Promise.reject(new StoreClosedError());
     const current = runningJob.getStore();
     if (current !== undefined && !current.ended) {
@@ -191,7 +207,7 @@ export class SqliteRelayStore implements RelayStore {
       outcome = { ok: false, error };
       if (this.#reader.isTransaction) this.#reader.exec('ROLLBACK');
     }
-    settle(job, outcome);
+    this.#settle(job, outcome);
   }
 
   /** One write group: BEGIN IMMEDIATE, each member in its own savepoint, one COMMIT, then every member settles. */
@@ -221,7 +237,7 @@ export class SqliteRelayStore implements RelayStore {
     const cleanup = failure === null ? null : this.#rollBack();
     this.#stats.transactions += members.length;
     this.#stats.lastGroupSize = members.length;
-    if (taken !== undefined) settle(taken, { ok: false, error: failure?.error });
+    if (taken !== undefined) this.#settle(taken, { ok: false, error: failure?.error });
     if (failure === null) {
       this.#stats.commits += 1;
       this.#lastCommitAt = this.#scheduler.nowMs();
@@ -231,7 +247,7 @@ export class SqliteRelayStore implements RelayStore {
     }
     for (const member of members) {
       // a member that failed on its own keeps its own error; the others share the group's fate
-      settle(member.job, member.outcome.ok ? { ok: false, error: cleanup ?? failure.error } : member.outcome);
+      this.#settle(member.job, member.outcome.ok ? { ok: false, error: cleanup ?? failure.error } : member.outcome);
     }
   }
 
@@ -250,16 +266,17 @@ export class SqliteRelayStore implements RelayStore {
         this.#stats.syncs += 1;
       } catch (syncError) {
         error = syncError;
-        this.#syncFailure ??= { error: syncError };
+        this.#syncFailure ??= { error: new StoreDiskError('sync', this.dir, { cause: syncError }) };
       }
       const syncedAt = this.#scheduler.nowMs();
       for (const group of groups) {
         if (error === null) this.#onGroupCommit?.(group.members.length, syncedAt - group.openedAt);
         for (const member of group.members) {
           // a member that failed on its own (rolled back to its savepoint) keeps its own error
-          settle(member.job, error === null || !member.outcome.ok ? member.outcome : { ok: false, error: new StoreClosedError(SYNC_FAILED, { cause: error }) });
+          this.#settle(member.job, error === null || !member.outcome.ok ? member.outcome : { ok: false, error: this.#syncFailure?.error });
         }
       }
+      if (error === null && this.#diskFault !== null && this.#diskHealed()) this.#noteDisk(null);
     }
     this.#syncing = null;
   }
@@ -315,9 +332,34 @@ export class SqliteRelayStore implements RelayStore {
       end();
     }
   }
-}
 
-function settle(job: Job, outcome: Outcome): void {
-  if (outcome.ok) job.resolve(outcome.value);
-  else job.reject(outcome.error);
+  /** Settles a job; a failure the disk caused becomes a StoreDiskError, is counted and may change the disk state. */
+  #settle(job: Job, outcome: Outcome): void {
+    if (outcome.ok) job.resolve(outcome.value);
+    else job.reject(this.#refusal(outcome.error));
+  }
+
+  #refusal(error: unknown): unknown {
+    const fault = storeDiskError(error, this.dir);
+    if (fault === null) return error;
+    this.#onDiskRefusal?.(fault);
+    this.#noteDisk(fault);
+    return fault;
+  }
+
+  /** The disk fault refusing writes now, or null (for /healthz). */
+  diskFault(): StoreDiskError | null {
+    return this.#diskFault;
+  }
+
+  #diskHealed(): boolean {
+    return this.#diskFault?.fault !== 'full' || (freeBytes(this.dir) ?? 0) >= FULL_DISK_HEALED_AT_BYTES;
+  }
+
+  /** Tells onDiskState when the fault changes kind or ends; a failed sync is never cleared. */
+  #noteDisk(fault: StoreDiskError | null): void {
+    if (this.#diskFault?.fault === 'sync' || this.#diskFault?.fault === fault?.fault) return;
+    this.#diskFault = fault;
+    this.#onDiskState?.(fault);
+  }
 }

@@ -7,6 +7,7 @@
 // (nothing is answered before it is on disk); the event loop meanwhile parses, verifies and commits
 // the next groups, and one sync covers every commit made before it started.
 import { open, stat, type FileHandle } from 'node:fs/promises';
+import { ioFailPoint } from '../../../failpoint.ts';
 
 /** Makes everything committed so far durable. */
 export interface WalSyncer {
@@ -31,6 +32,7 @@ export function walFileSyncer(walPath: string): WalSyncer {
   return {
     async sync() {
       const file = handle ?? await reopen();
+      ioFailPoint('relay.wal-sync');
       await file.datasync();
       if ((await stat(walPath)).ino !== inode) await (await reopen()).datasync();
     },
