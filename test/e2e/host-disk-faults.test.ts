@@ -7,16 +7,13 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { runCli } from '../helpers/processes.ts';
 import { MiB, mountTmpfs, tmpfsSkipReason } from '../helpers/tmpfs.ts';
-import { cli, cliJson, E2E_TIMEOUT_MS, newCliHost, pairCli, startCliDaemon, type CliHost } from './host-helpers.ts';
+import { cli, cliJson, E2E_TIMEOUT_MS, LOOPBACK, newCliHost, pairCli, startCliDaemon, type CliHost } from './host-helpers.ts';
 
 const skip = tmpfsSkipReason();
 
 /** A host whose home is on `dir` (a tmpfs), initialised with `agents`. */
-async function hostOn(dir: string, name: string, agents: string[]): Promise<CliHost> {
-  const host: CliHost = { name, env: { MBX_HOME: join(dir, 'home') }, daemon: null, url: '' };
-  await cli(host, ['init', '--host', name, '--port', '0', '--bind', '127.0.0.1']);
-  for (const agent of agents) await cli(host, ['agents', 'add', agent]);
-  return host;
+function hostOn(dir: string, name: string, agents: string[]): Promise<CliHost> {
+  return newCliHost(name, agents, LOOPBACK, join(dir, 'home'));
 }
 
 function homeOf(host: CliHost): string {

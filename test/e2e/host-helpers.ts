@@ -20,7 +20,7 @@ export interface HostPlace {
   bind: string;
 }
 
-const LOOPBACK: HostPlace = { bind: '127.0.0.1' };
+export const LOOPBACK: HostPlace = { bind: '127.0.0.1' };
 
 export async function cli(host: CliHost, args: string[]): Promise<string> {
   const r = await runCli(args, host.env, host.place.netns);
@@ -32,8 +32,8 @@ export async function cliJson<T>(host: CliHost, args: string[]): Promise<T> {
   return JSON.parse(await cli(host, [...args, '--json'])) as T;
 }
 
-export async function newCliHost(name: string, agents: string[], place: HostPlace = LOOPBACK): Promise<CliHost> {
-  const host: CliHost = { name, env: { MBX_HOME: join(tempDir(`mbx-e2e-${name}-`), 'home') }, daemon: null, url: '', place };
+export async function newCliHost(name: string, agents: string[], place: HostPlace = LOOPBACK, home = join(tempDir(`mbx-e2e-${name}-`), 'home')): Promise<CliHost> {
+  const host: CliHost = { name, env: { MBX_HOME: home }, daemon: null, url: '', place };
   await cli(host, ['init', '--host', name, '--port', '0', '--bind', place.bind]);
   for (const agent of agents) await cli(host, ['agents', 'add', agent]);
   return host;
