@@ -14,6 +14,9 @@ export interface SendRequest {
   body: string;
   kind?: string;
   replyTo?: string | null;
+  /** default: a request needs a reply */
+  needsReply?: boolean;
+  refs?: readonly string[];
   /** randomness for ids and sealing (tests) */
   random?: (n: number) => Uint8Array;
 }
@@ -48,7 +51,7 @@ export function sendMail(node: HostNode, req: SendRequest): SendResult {
   const thread = (replyTo === null ? null : store.mail.message(replyTo)?.thread) ?? replyTo ?? id;
   const plain: UnsignedEnvelopeV3 = {
     v: 3, id, ts: isoTime(now), from: localAddress(node, req.from), to: route.to, thread, reply_to: replyTo,
-    kind, subject: req.subject, body: req.body, needs_reply: kind === 'request', refs: [], meta: {}, authority: null, enc: null,
+    kind, subject: req.subject, body: req.body, needs_reply: req.needsReply ?? kind === 'request', refs: [...(req.refs ?? [])], meta: {}, authority: null, enc: null,
   };
   // The shape limits apply to what we write, before anything is stored or sealed.
   const shape = checkEnvelopeShape(signEnvelope(plain, node.config.host, node.keys.hostKey));
