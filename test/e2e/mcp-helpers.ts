@@ -166,18 +166,17 @@ export async function agentsMailFlow(a: Side, b: Side): Promise<void> {
   assert.ok(agents.agents.some((x) => x.address === aAddr && x.where === 'peer'), 'agents of paired hosts seen in mail are listed');
 
   // Refusals: each is a tool error with what to do, nothing stored changes, and the next call works.
-  const before = await cliJson<unknown>(a.host, ['status']);
   const beforeAll = await call<Messages>(a.mcp, 'mbx_inbox', { all: true });
   const bad: Array<[string, Record<string, unknown>, RegExp]> = [
     ['mbx_read', { ids: ['01NOSUCHMESSAGE0000000000'] }, /no message 01NOSUCHMESSAGE0000000000 for .*take an id/],
     ['mbx_ack', { ids: [reply.id, 'nope'] }, /no message nope/],
     ['mbx_thread', { id: 'nope' }, /no message nope/],
     ['mbx_status', { id: reply.id }, /no message .* sent by/],
-    ['mbx_send', { to: ['someone@nowhere'], subject: 's', body: 'b' }, /host "nowhere" is not paired/],
-    ['mbx_send', { to: [], subject: 's', body: 'b' }, /`to` is empty/],
-    ['mbx_send', { to: [bAddr], subject: 's', body: 'x'.repeat(MAX_BODY_BYTES + 1) }, /body too long/],
-    ['mbx_send', { to: ['nobody'], subject: 's', body: 'b' }, /no agent "nobody"/],
-    ['mbx_send', { to: [bAddr], subject: 's', body: 'b', reply_to: 'nope' }, /no message nope to reply to/],
+    ['mbx_send', { to: ['someone@nowhere'], subject: 'refused try', body: 'b' }, /host "nowhere" is not paired/],
+    ['mbx_send', { to: [], subject: 'refused try', body: 'b' }, /`to` is empty/],
+    ['mbx_send', { to: [bAddr], subject: 'refused try', body: 'x'.repeat(MAX_BODY_BYTES + 1) }, /body too long/],
+    ['mbx_send', { to: ['nobody'], subject: 'refused try', body: 'b' }, /no agent "nobody"/],
+    ['mbx_send', { to: [bAddr], subject: 'refused try', body: 'b', reply_to: 'nope' }, /no message nope to reply to/],
     ['mbx_search', { query: '***' }, /no words/],
     ['mbx_whoami', { name: 'someone-else' }, /this session is agent/],
     ['mbx_wait', { timeout_s: 601 }, /timeout_s/],
@@ -186,6 +185,6 @@ export async function agentsMailFlow(a: Side, b: Side): Promise<void> {
     await refused(a.mcp, name, args, reason);
     assert.equal((await call<{ address: string }>(a.mcp, 'mbx_whoami')).address, aAddr, `the server serves after a refused ${name}`);
   }
-  assert.deepEqual(await cliJson<unknown>(a.host, ['status']), before, 'refused calls queue nothing');
+  assert.deepEqual(await call<Messages>(a.mcp, 'mbx_search', { query: 'refused' }), { messages: [] }, 'refused sends store nothing');
   assert.deepEqual(await call<Messages>(a.mcp, 'mbx_inbox', { all: true }), beforeAll, 'refused calls move no delivery');
 }
