@@ -1,6 +1,7 @@
 // Shared by the host's CLI files: open the host in $MBX_HOME, turn known failures into one-line
 // CliErrors, parse durations, print JSON.
 import { CliError } from './cli-error.ts';
+import { AgentNameError } from '../host/agent-mail.ts';
 import { HomeError } from '../host/home-files.ts';
 import { defaultHome } from '../host/identity.ts';
 import { MailboxError } from '../host/mailbox.ts';
@@ -13,6 +14,7 @@ import { LanError } from '../host/transport/lan/client.ts';
 const KNOWN_ERRORS = [HomeError, StoreError, RouteError, MailboxError, PairError, LanError];
 
 export function asCliError(err: unknown): unknown {
+  if (err instanceof AgentNameError) return new CliError(err.message, 2);
   if (KNOWN_ERRORS.some((E) => err instanceof E)) return new CliError((err as Error).message);
   return err;
 }

@@ -51,10 +51,13 @@ export function messageView(node: HostNode, m: MessageRow & { state: DeliverySta
   };
 }
 
+/** A name or role that breaks the naming rules (a usage error in the CLI). */
+export class AgentNameError extends MailboxError {}
+
 /** Checks an agent name a person or agent picked for a new mailbox. */
-export function checkNewAgentName(name: string): void {
-  if (!NAME_RE.test(name)) throw new MailboxError(`bad agent name "${name}": 2-40 of a-z, 0-9 and -, starting with a letter or digit`);
-  if (RESERVED_NAMES.includes(name)) throw new MailboxError(`"${name}" is reserved: pick another agent name`);
+function checkNewAgentName(name: string): void {
+  if (!NAME_RE.test(name)) throw new AgentNameError(`bad agent name "${name}": 2-40 of a-z, 0-9 and -, starting with a letter or digit`);
+  if (RESERVED_NAMES.includes(name)) throw new AgentNameError(`"${name}" is reserved: pick another agent name`);
 }
 
 export interface AgentSettings {
@@ -65,7 +68,7 @@ export interface AgentSettings {
 /** Creates the agent if it is new, then sets what `settings` gives; returns whether it was created. */
 export function ensureAgent(node: HostNode, name: string, settings: AgentSettings = {}): boolean {
   const { role, description } = settings;
-  if (role !== undefined && !NAME_RE.test(role)) throw new MailboxError(`bad role "${role}": 2-40 of a-z, 0-9 and -`);
+  if (role !== undefined && !NAME_RE.test(role)) throw new AgentNameError(`bad role "${role}": 2-40 of a-z, 0-9 and -`);
   if (description !== undefined && description.length > AGENT_DESCRIPTION_MAX_CHARS) {
     throw new MailboxError(`the description is longer than ${AGENT_DESCRIPTION_MAX_CHARS} characters`);
   }

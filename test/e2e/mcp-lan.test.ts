@@ -31,7 +31,7 @@ test('a store that cannot be opened ends the server with a one-line reason', { t
   assert.equal(missing.stdout, '', 'nothing on the protocol channel');
   const host = await newCliHost('gamma', []);
   const badName = await runCli(['mcp', '--agent', 'Not A Name'], host.env);
-  assert.equal(badName.code, 1);
+  assert.equal(badName.code, 2);
   assert.match(badName.stderr, /^agentmbx: bad agent name "Not A Name": .+\n$/);
   const noName = await runCli(['mcp'], { ...host.env, MBX_AGENT: '' });
   assert.equal(noName.code, 2);
