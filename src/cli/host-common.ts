@@ -19,14 +19,18 @@ export function asCliError(err: unknown): unknown {
   return err;
 }
 
-/** Opens the host, runs `fn`, closes the host; known failures become one-line errors. */
-export async function withNode<T>(fn: (node: HostNode) => T | Promise<T>): Promise<T> {
-  let node: HostNode;
+/** Opens the host in $MBX_HOME; a failure to is a one-line error. */
+export function openHomeNode(): HostNode {
   try {
-    node = openNode(defaultHome());
+    return openNode(defaultHome());
   } catch (err) {
     throw asCliError(err);
   }
+}
+
+/** Opens the host, runs `fn`, closes the host; known failures become one-line errors. */
+export async function withNode<T>(fn: (node: HostNode) => T | Promise<T>): Promise<T> {
+  const node = openHomeNode();
   try {
     return await fn(node);
   } catch (err) {

@@ -3,10 +3,9 @@
 import type { Command } from 'commander';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { CliError } from './cli-error.ts';
-import { asCliError } from './host-common.ts';
+import { asCliError, openHomeNode } from './host-common.ts';
 import { ensureAgent } from '../host/agent-mail.ts';
-import { defaultHome } from '../host/identity.ts';
-import { closeNode, openNode, type HostNode } from '../host/node.ts';
+import { closeNode } from '../host/node.ts';
 import { LAN_VERSION } from '../host/transport/lan/server.ts';
 import { createMailServer } from '../mcp/server.ts';
 
@@ -25,12 +24,7 @@ export function registerMcpCommand(program: Command): void {
     .action(async (opts: McpOptions) => {
       const agent = opts.agent ?? process.env['MBX_AGENT'];
       if (agent === undefined || agent === '') throw new CliError('no agent: give --agent NAME or set MBX_AGENT', 2);
-      let node: HostNode;
-      try {
-        node = openNode(defaultHome());
-      } catch (err) {
-        throw asCliError(err);
-      }
+      const node = openHomeNode();
       try {
         ensureAgent(node, agent, { role: opts.role, description: opts.description });
       } catch (err) {

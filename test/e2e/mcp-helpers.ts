@@ -89,11 +89,23 @@ export interface Side {
   mcp: AgentClient;
 }
 
+/** Starts an MCP session for each agent (the server creates an agent that is new), runs the flow, closes both. */
+export async function runAgentsMailFlow(a: Omit<Side, 'mcp'>, b: Omit<Side, 'mcp'>): Promise<void> {
+  const aMcp = await startMcp(a.host, a.agent);
+  const bMcp = await startMcp(b.host, b.agent);
+  try {
+    await agentsMailFlow({ ...a, mcp: aMcp }, { ...b, mcp: bMcp });
+  } finally {
+    await aMcp.close();
+    await bMcp.close();
+  }
+}
+
 /**
  * a's agent writes to b's agent, b is woken, reads (with the trust line) and acks with a note, a
  * sees acked; b replies in the thread; search, idempotency, mbx_wait and refusals.
  */
-export async function agentsMailFlow(a: Side, b: Side): Promise<void> {
+async function agentsMailFlow(a: Side, b: Side): Promise<void> {
   const aAddr = `${a.agent}@${a.host.name}`;
   const bAddr = `${b.agent}@${b.host.name}`;
   const aWho = await cliJson<{ fingerprint: string }>(a.host, ['whoami']);

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { runCli, tempDir } from '../helpers/processes.ts';
 import { E2E_TIMEOUT_MS, newCliHost, pairCli, startCliDaemon } from './host-helpers.ts';
-import { agentsMailFlow, startMcp } from './mcp-helpers.ts';
+import { runAgentsMailFlow } from './mcp-helpers.ts';
 
 test('two agents on paired LAN hosts use their mailboxes over MCP', { timeout: E2E_TIMEOUT_MS }, async () => {
   const alpha = await newCliHost('alpha', []);
@@ -14,14 +14,7 @@ test('two agents on paired LAN hosts use their mailboxes over MCP', { timeout: E
   await startCliDaemon(beta);
   await pairCli(alpha, beta);
   // ann does not exist yet: the server creates her.
-  const ann = await startMcp(alpha, 'ann');
-  const bob = await startMcp(beta, 'bob');
-  try {
-    await agentsMailFlow({ host: alpha, agent: 'ann', mcp: ann }, { host: beta, agent: 'bob', mcp: bob });
-  } finally {
-    await ann.close();
-    await bob.close();
-  }
+  await runAgentsMailFlow({ host: alpha, agent: 'ann' }, { host: beta, agent: 'bob' });
 });
 
 test('a store that cannot be opened ends the server with a one-line reason', { timeout: E2E_TIMEOUT_MS }, async () => {

@@ -3,16 +3,9 @@
 import { test } from 'node:test';
 import { E2E_TIMEOUT_MS } from './host-helpers.ts';
 import { relayedPair } from './host-relay-helpers.ts';
-import { agentsMailFlow, startMcp } from './mcp-helpers.ts';
+import { runAgentsMailFlow } from './mcp-helpers.ts';
 
 test('two agents whose hosts only meet at a relay use their mailboxes over MCP', { timeout: E2E_TIMEOUT_MS }, async () => {
   const { alpha, beta } = await relayedPair();
-  const ann = await startMcp(alpha, 'ann');
-  const bob = await startMcp(beta, 'bob');
-  try {
-    await agentsMailFlow({ host: alpha, agent: 'ann', mcp: ann }, { host: beta, agent: 'bob', mcp: bob });
-  } finally {
-    await ann.close();
-    await bob.close();
-  }
+  await runAgentsMailFlow({ host: alpha, agent: 'ann' }, { host: beta, agent: 'bob' });
 });
