@@ -43,7 +43,9 @@ export function createMailServer(node: HostNode, agent: string, version: string)
   );
   let subscribed = false;
   const watch: MailWatch = watchDeliveries(node, agent, () => {
-    if (subscribed && server.isConnected()) void server.server.sendResourceUpdated({ uri });
+    if (!subscribed || !server.isConnected()) return;
+    // A send that fails means the client is gone: the server closes with its stdin.
+    server.server.sendResourceUpdated({ uri }).catch(() => undefined);
   });
   const session: MailSession = {
     node, agent, daemonRunning: () => runningDaemonPid(node.home) !== null, committed: () => watch.check(),
