@@ -17,6 +17,8 @@ import { directoryEntrySchema, messagesSchema, recipientStatusSchema } from './s
 
 /** Most ids one read or ack takes. */
 export const IDS_PER_CALL_MAX = 50;
+/** Most mbx_wait calls one session may have open at once (each watches the store). */
+export const WAITS_AT_ONCE_MAX = 4;
 
 export interface MailSession {
   readonly node: HostNode;
@@ -45,6 +47,7 @@ const ids = z.array(z.string()).max(IDS_PER_CALL_MAX).describe(`message ids (at 
 
 export function registerMailTools(server: McpServer, session: MailSession): void {
   const { node, agent } = session;
+  let openWaits = 0;
   const inbox = (all: boolean, limit?: number): MessageView[] => listInbox(node, agent, all, limit).map((r) => messageView(node, r, false));
   // Several ids are handled in one transaction: one refused id leaves every state as it was.
   const eachId = <T>(list: readonly string[], fn: (id: string) => T): T[] => {
@@ -184,7 +187,14 @@ export function registerMailTools(server: McpServer, session: MailSession): void
     inputSchema: { timeout_s: z.number().min(0).max(MAIL_WAIT_MAX_MS / 1000).describe(`seconds to wait, at most ${MAIL_WAIT_MAX_MS / 1000}`) },
     outputSchema: { mail: z.boolean(), ...messagesSchema },
   }, async ({ timeout_s }, extra) => {
-    const found = await waitForUnread(node, agent, timeout_s * 1000, extra.signal);
+    if (openWaits >= WAITS_AT_ONCE_MAX) throw new MailboxError(`${WAITS_AT_ONCE_MAX} mbx_wait calls are already open: let one return first`);
+    openWaits++;
+    let found: boolean;
+    try {
+      found = await waitForUnread(node, agent, timeout_s * 1000, extra.signal);
+    } finally {
+      openWaits--;
+    }
     const messages = found ? inbox(false) : [];
     return answer(found ? listing(messages, 'no mail') : `no new mail within ${timeout_s} s`, { mail: found, messages });
   });

@@ -154,6 +154,9 @@ async function agentsMailFlow(a: Side, b: Side): Promise<void> {
   const readMsg = (read.structuredContent as unknown as Messages).messages[0];
   assert.deepEqual([readMsg?.body, readMsg?.state, readMsg?.trust], ['please check the quokka build', 'read', trust]);
   assert.match((read.content[0] as { text: string }).text, new RegExp(`From: ${aAddr}\\nVouched for by: signed by paired host`));
+  const resource = await b.mcp.client.readResource({ uri: `mbx://inbox/${b.agent}` });
+  const listed = JSON.parse((resource.contents[0] as { text: string }).text) as Messages;
+  assert.deepEqual(listed.messages.map((m) => [m.id, m.state, m.trust]), [[sent.id, 'read', trust]], 'the inbox resource lists the mail');
   assert.deepEqual(await call(b.mcp, 'mbx_ack', { ids: [sent.id], note: 'build is green' }), { acked: [sent.id], already_acked: [] });
 
   await eventually('the sender sees acked', () => call<Status>(a.mcp, 'mbx_status', { id: sent.id }),
