@@ -1,8 +1,10 @@
-// The shapes the MCP tools answer with (output schemas), shared by several tools.
+// The shapes the MCP tools answer with (output schemas), shared by several tools. Messages and
+// recipient states are loose objects: a field the host adds later reaches the agent instead of
+// failing the client's check of the output.
 import { z } from 'zod';
 import { DELIVERY_STATES } from '../host/store/mail-tables.ts';
 
-export const messageSchema = z.object({
+export const messageSchema = z.looseObject({
   id: z.string().describe('message id (a ULID)'),
   from: z.string().describe('sender address, name@host'),
   to: z.array(z.string()).describe('the addresses as written by the sender'),
@@ -19,7 +21,7 @@ export const messageSchema = z.object({
 
 export const messagesSchema = { messages: z.array(messageSchema) };
 
-export const recipientStatusSchema = z.object({
+export const recipientStatusSchema = z.looseObject({
   recipient: z.string(),
   host: z.string(),
   state: z.string().describe('delivered, notified, read, acked; or the outbox state while it travels'),
