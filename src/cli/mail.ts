@@ -3,7 +3,7 @@ import type { Command } from 'commander';
 import { CliError } from './cli-error.ts';
 import { parseDuration, printJson, withNode } from './host-common.ts';
 import { MAX_BODY_BYTES } from '../protocol/records/envelope.ts';
-import { ensureAgent, messageView, visibleMessage } from '../host/agent-mail.ts';
+import { ensureAgent, messageText, messageView, visibleMessage } from '../host/agent-mail.ts';
 import { ackMessage, checkMailbox, listInbox, readMessage } from '../host/mailbox.ts';
 import { MAIL_WAIT_MAX_MS, waitForUnread, watchDeliveries } from '../host/mail-watch.ts';
 import { localAddress, type HostNode } from '../host/node.ts';
@@ -120,9 +120,9 @@ export function registerMailCommands(program: Command): void {
     .requiredOption('--agent <name>', 'the agent')
     .option('--json', 'print JSON')
     .action((id: string, opts: { agent: string; json?: boolean }) => withNode((node) => {
-      const m = readMessage(node, id, opts.agent);
-      if (opts.json === true) printJson(messageView(node, m));
-      else process.stdout.write(`From: ${m.from_addr}\nTo: ${(JSON.parse(m.to_json) as string[]).join(', ')}\nDate: ${m.ts}\nKind: ${m.kind}\nSubject: ${m.subject}\nId: ${m.id}\n\n${m.body}\n`);
+      const m = messageView(node, readMessage(node, id, opts.agent));
+      if (opts.json === true) printJson(m);
+      else process.stdout.write(`${messageText(m)}\n`);
     }));
 
   program.command('ack <id>')

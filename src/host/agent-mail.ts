@@ -51,6 +51,12 @@ export function messageView(node: HostNode, m: MessageRow & { state: DeliverySta
   };
 }
 
+/** A message as text for a person or an agent: headers (with who vouches for it), then the body. */
+export function messageText(m: MessageView): string {
+  return `From: ${m.from}\nVouched for by: ${m.trust}\nTo: ${m.to.join(', ')}\nDate: ${m.ts}\nKind: ${m.kind}\nSubject: ${m.subject}\n`
+    + `Id: ${m.id}  Thread: ${m.thread}\n\n${m.body ?? ''}`;
+}
+
 /** A name or role that breaks the naming rules (a usage error in the CLI). */
 export class AgentNameError extends MailboxError {}
 

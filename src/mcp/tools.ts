@@ -7,7 +7,7 @@ import { fingerprint } from '../protocol/fingerprint.ts';
 import { ENVELOPE_KINDS, MAX_REFS, MAX_SUBJECT_CHARS } from '../protocol/records/envelope.ts';
 import { RECEIPT_NOTE_MAX_CHARS } from '../protocol/records/receipt.ts';
 import {
-  AGENT_DESCRIPTION_MAX_CHARS, directory, ensureAgent, IDEMPOTENCY_KEY_MAX_CHARS, messageView, searchMail, SEARCH_MAX,
+  AGENT_DESCRIPTION_MAX_CHARS, directory, ensureAgent, IDEMPOTENCY_KEY_MAX_CHARS, messageText, messageView, searchMail, SEARCH_MAX,
   sentStatus, sendOnce, threadOf, type MessageView,
 } from '../host/agent-mail.ts';
 import { ackMessage, INBOX_PAGE_MAX, listInbox, MailboxError, readMessage } from '../host/mailbox.ts';
@@ -36,11 +36,6 @@ function answer(text: string, data: Record<string, unknown>): CallToolResult {
 function listing(messages: readonly MessageView[], empty: string): string {
   if (messages.length === 0) return empty;
   return messages.map((m) => `${m.id}  ${m.state ?? 'sent'}  from ${m.from} (${m.trust})  ${m.subject}`).join('\n');
-}
-
-function fullText(m: MessageView): string {
-  return `From: ${m.from}\nVouched for by: ${m.trust}\nTo: ${m.to.join(', ')}\nDate: ${m.ts}\nKind: ${m.kind}\nSubject: ${m.subject}\n`
-    + `Id: ${m.id}  Thread: ${m.thread}\n\n${m.body ?? ''}`;
 }
 
 const ids = z.array(z.string()).max(IDS_PER_CALL_MAX).describe(`message ids (at most ${IDS_PER_CALL_MAX})`);
@@ -128,7 +123,7 @@ export function registerMailTools(server: McpServer, session: MailSession): void
     outputSchema: messagesSchema,
   }, (args) => {
     const messages = eachId(args.ids, (id) => messageView(node, readMessage(node, id, agent)));
-    return answer(messages.map(fullText).join('\n\n---\n\n'), { messages });
+    return answer(messages.map(messageText).join('\n\n---\n\n'), { messages });
   });
 
   server.registerTool('mbx_ack', {
@@ -147,7 +142,7 @@ export function registerMailTools(server: McpServer, session: MailSession): void
     outputSchema: { thread: z.string(), ...messagesSchema },
   }, ({ id }) => {
     const messages = threadOf(node, agent, id);
-    return answer(messages.map(fullText).join('\n\n---\n\n'), { thread: messages[0]?.thread ?? id, messages });
+    return answer(messages.map(messageText).join('\n\n---\n\n'), { thread: messages[0]?.thread ?? id, messages });
   });
 
   server.registerTool('mbx_search', {

@@ -44,6 +44,7 @@ test('inbox --wait and watch keep waiting through a daemon restart and report th
   const m2 = (await cli(alpha, ['send', '--from', 'ann', '--to', 'bob@beta', '--subject', 'second', '--body', 'two'])).trim();
   await eventually('watch reports both', async () => lines(watching), (l) => l.length >= 2);
   assert.deepEqual(lines(watching).map((m) => [m.id, m.subject]), [[m1, 'first'], [m2, 'second']], 'each message once, in order');
+  assert.match(await cli(beta, ['read', m1, '--agent', 'bob']), new RegExp(`^From: ann@alpha\nVouched for by: signed by paired host alpha \\(${alphaFp}\\)\n`));
   watching.kill('SIGTERM');
   assert.equal(await watching.exited, 0);
   assert.equal(watching.stderr().trim(), 'watching the mail of bob@beta');
