@@ -1,6 +1,7 @@
 // Shared by the host's CLI files: open the host in $MBX_HOME, turn known failures into one-line
 // CliErrors, parse durations, print JSON.
 import { CliError } from './cli-error.ts';
+import { AgentNameError } from '../host/agent-mail.ts';
 import { HomeError } from '../host/home-files.ts';
 import { defaultHome } from '../host/identity.ts';
 import { MailboxError } from '../host/mailbox.ts';
@@ -13,18 +14,23 @@ import { LanError } from '../host/transport/lan/client.ts';
 const KNOWN_ERRORS = [HomeError, StoreError, RouteError, MailboxError, PairError, LanError];
 
 export function asCliError(err: unknown): unknown {
+  if (err instanceof AgentNameError) return new CliError(err.message, 2);
   if (KNOWN_ERRORS.some((E) => err instanceof E)) return new CliError((err as Error).message, 1, { cause: err });
   return err;
 }
 
-/** Opens the host, runs `fn`, closes the host; known failures become one-line errors. */
-export async function withNode<T>(fn: (node: HostNode) => T | Promise<T>): Promise<T> {
-  let node: HostNode;
+/** Opens the host in $MBX_HOME; a failure to is a one-line error. */
+export function openHomeNode(): HostNode {
   try {
-    node = openNode(defaultHome());
+    return openNode(defaultHome());
   } catch (err) {
     throw asCliError(err);
   }
+}
+
+/** Opens the host, runs `fn`, closes the host; known failures become one-line errors. */
+export async function withNode<T>(fn: (node: HostNode) => T | Promise<T>): Promise<T> {
+  const node = openHomeNode();
   try {
     return await fn(node);
   } catch (err) {

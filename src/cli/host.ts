@@ -1,9 +1,10 @@
-// Host commands: init, whoami, daemon, host rotate; the mail, peers and doctor groups register
+// Host commands: init, whoami, daemon, host rotate; the mail, mcp, peers and doctor groups register
 // from their own files.
 import type { Command } from 'commander';
 import { CliError } from './cli-error.ts';
-import { asCliError, parsePort, printJson, withNode } from './host-common.ts';
+import { asCliError, openHomeNode, parsePort, printJson, withNode } from './host-common.ts';
 import { registerMailCommands } from './mail.ts';
+import { registerMcpCommand } from './mcp.ts';
 import { registerPeerCommands } from './peers.ts';
 import { registerDoctorCommand } from './doctor.ts';
 import { registerRelayClientCommands } from './relay-client.ts';
@@ -53,13 +54,8 @@ export function registerHostCommands(program: Command): void {
     .option('--port <port>', 'port (default: the configured one; 0 picks a free one)')
     .option('--bind <address>', 'listen address (default: the configured one, else 0.0.0.0)')
     .action(async (opts: { port?: string; bind?: string }) => {
-      let node;
+      const node = openHomeNode();
       let release;
-      try {
-        node = openNode(defaultHome());
-      } catch (err) {
-        throw asCliError(err);
-      }
       try {
         release = acquireDaemonLock(node.home);
       } catch (err) {
@@ -100,6 +96,7 @@ export function registerHostCommands(program: Command): void {
 
   registerPeerCommands(program);
   registerMailCommands(program);
+  registerMcpCommand(program);
   registerDoctorCommand(program);
   // `relay set|unset|quarantine` join the operator's `relay` group (registered before the host's).
   const relay = program.commands.find((c) => c.name() === 'relay');

@@ -1,22 +1,37 @@
-// Agents and mail: agents, agents add, send, inbox, read, ack, status.
+// Agents and mail: agents, agents add, send, inbox (also waiting for mail), watch, read, ack, status.
 import type { Command } from 'commander';
 import { CliError } from './cli-error.ts';
-import { printJson, withNode } from './host-common.ts';
-import { NAME_RE } from '../protocol/names.ts';
+import { parseDuration, printJson, withNode } from './host-common.ts';
 import { MAX_BODY_BYTES } from '../protocol/records/envelope.ts';
-import { ackMessage, listInbox, readMessage } from '../host/mailbox.ts';
+import { ensureAgent, messageText, messageView, visibleMessage } from '../host/agent-mail.ts';
+import { ackMessage, checkMailbox, listInbox, readMessage } from '../host/mailbox.ts';
+import { MAIL_WAIT_MAX_MS, waitForUnread, watchDeliveries } from '../host/mail-watch.ts';
+import { localAddress, type HostNode } from '../host/node.ts';
 import { messageStatus } from '../host/receipts.ts';
 import { outboxOverview } from '../host/outbox.ts';
-import { RESERVED_NAMES } from '../host/route.ts';
 import { sendMail } from '../host/send.ts';
-import type { InboxRow } from '../host/store/mail-tables.ts';
 
-function messageJson(m: InboxRow): Record<string, unknown> {
-  return {
-    id: m.id, from: m.from_addr, to: JSON.parse(m.to_json) as unknown, kind: m.kind, subject: m.subject, body: m.body,
-    thread: m.thread, reply_to: m.reply_to, ts: m.ts, state: m.state, note: m.note,
-    meta: m.meta_json === null ? null : JSON.parse(m.meta_json) as unknown,
-  };
+/** Seconds (a plain number) or a duration such as 30s, 10m, 2h. */
+function parseTimeout(text: string): number {
+  return /^\d+$/.test(text.trim()) ? Number(text) * 1000 : parseDuration(text);
+}
+
+/** Waits until `agent` has unread mail or `timeoutMs` passed (no timeout: until mail comes). */
+async function waitForMail(node: HostNode, agent: string, timeoutMs: number | null): Promise<void> {
+  checkMailbox(node, agent);
+  const deadline = timeoutMs === null ? null : node.nowMs() + timeoutMs;
+  for (;;) {
+    const left = deadline === null ? MAIL_WAIT_MAX_MS : deadline - node.nowMs();
+    if (await waitForUnread(node, agent, left) || (deadline !== null && node.nowMs() >= deadline)) return;
+  }
+}
+
+/** Resolves on the first SIGINT or SIGTERM. */
+function untilStopped(): Promise<void> {
+  return new Promise((resolve) => {
+    process.once('SIGINT', () => resolve());
+    process.once('SIGTERM', () => resolve());
+  });
 }
 
 /** The body from stdin, read up to the envelope's body limit (a longer one is refused, not cut). */
@@ -44,12 +59,9 @@ export function registerMailCommands(program: Command): void {
   agents.command('add <name>')
     .description('add an agent (or set its role)')
     .option('--role <role>', 'a role others can address as role:<role>')
-    .action((name: string, opts: { role?: string }) => withNode((node) => {
-      if (!NAME_RE.test(name)) throw new CliError(`bad agent name "${name}": 2-40 of a-z, 0-9 and -, starting with a letter or digit`, 2);
-      if (RESERVED_NAMES.includes(name)) throw new CliError(`"${name}" is reserved`, 2);
-      if (opts.role !== undefined && !NAME_RE.test(opts.role)) throw new CliError(`bad role "${opts.role}"`, 2);
-      const added = node.store.mail.addAgent(name, opts.role ?? null, node.nowMs());
-      if (!added && opts.role !== undefined) node.store.mail.setAgentRole(name, opts.role);
+    .option('--description <text>', 'what the agent does (shown to other agents)')
+    .action((name: string, opts: { role?: string; description?: string }) => withNode((node) => {
+      const added = ensureAgent(node, name, { role: opts.role, description: opts.description });
       process.stdout.write(added ? `added ${name}@${node.config.host}\n` : `${name} exists${opts.role === undefined ? '' : `; role set to ${opts.role}`}\n`);
     }));
 
@@ -74,12 +86,33 @@ export function registerMailCommands(program: Command): void {
     .description('an agent\'s unacked mail, oldest first')
     .requiredOption('--agent <name>', 'the agent')
     .option('--all', 'include acked mail')
+    .option('--wait', 'first wait until the agent has unread mail')
+    .option('--timeout <seconds>', 'with --wait: give up after this long (seconds, or e.g. 30s, 10m)')
     .option('--json', 'print JSON')
-    .action((opts: { agent: string; all?: boolean; json?: boolean }) => withNode((node) => {
+    .action((opts: { agent: string; all?: boolean; wait?: boolean; timeout?: string; json?: boolean }) => withNode(async (node) => {
+      if (opts.timeout !== undefined && opts.wait !== true) throw new CliError('--timeout goes with --wait', 2);
+      if (opts.wait === true) await waitForMail(node, opts.agent, opts.timeout === undefined ? null : parseTimeout(opts.timeout));
       const rows = listInbox(node, opts.agent, opts.all === true);
-      if (opts.json === true) printJson(rows.map((r) => { const { body: _b, ...rest } = messageJson(r); return rest; }));
+      if (opts.json === true) printJson(rows.map((r) => messageView(node, r, false)));
       else if (rows.length === 0) process.stdout.write('no mail\n');
       else for (const r of rows) process.stdout.write(`${r.id}  ${r.state.padEnd(9)}  ${r.from_addr}  ${r.subject}\n`);
+    }));
+
+  program.command('watch')
+    .description('print a line for each new message to an agent as it lands (runs until stopped)')
+    .requiredOption('--agent <name>', 'the agent')
+    .option('--json', 'one JSON object per line')
+    .action((opts: { agent: string; json?: boolean }) => withNode(async (node) => {
+      checkMailbox(node, opts.agent);
+      const watch = watchDeliveries(node, opts.agent, (ids) => {
+        for (const id of ids) {
+          const m = messageView(node, visibleMessage(node, opts.agent, id), false);
+          process.stdout.write(opts.json === true ? `${JSON.stringify(m)}\n` : `${m.id}  from ${m.from} (${m.trust})  ${m.subject}\n`);
+        }
+      });
+      process.stderr.write(`watching the mail of ${localAddress(node, opts.agent)}\n`);
+      await untilStopped();
+      watch.stop();
     }));
 
   program.command('read <id>')
@@ -87,9 +120,9 @@ export function registerMailCommands(program: Command): void {
     .requiredOption('--agent <name>', 'the agent')
     .option('--json', 'print JSON')
     .action((id: string, opts: { agent: string; json?: boolean }) => withNode((node) => {
-      const m = readMessage(node, id, opts.agent);
-      if (opts.json === true) printJson(messageJson(m));
-      else process.stdout.write(`From: ${m.from_addr}\nTo: ${(JSON.parse(m.to_json) as string[]).join(', ')}\nDate: ${m.ts}\nKind: ${m.kind}\nSubject: ${m.subject}\nId: ${m.id}\n\n${m.body}\n`);
+      const m = messageView(node, readMessage(node, id, opts.agent));
+      if (opts.json === true) printJson(m);
+      else process.stdout.write(`${messageText(m)}\n`);
     }));
 
   program.command('ack <id>')

@@ -17,6 +17,18 @@ function isAlive(pid: number): boolean {
   }
 }
 
+/** The pid of the live daemon of this home, or null when none runs. */
+export function runningDaemonPid(home: string): number | null {
+  let text: string;
+  try {
+    text = readFileSync(daemonLockPath(home), 'utf8');
+  } catch {
+    return null;
+  }
+  const pid = Number(text.trim());
+  return Number.isSafeInteger(pid) && pid > 0 && isAlive(pid) ? pid : null;
+}
+
 /** Takes the home's daemon lock; returns its release. Throws HomeError when a live daemon holds it. */
 export function acquireDaemonLock(home: string): () => void {
   const path = daemonLockPath(home);
@@ -26,8 +38,8 @@ export function acquireDaemonLock(home: string): () => void {
       fd = openSync(path, 'wx', 0o600);
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw new HomeError(`cannot create ${path}: ${(err as Error).message}`);
-      const pid = Number(readFileSync(path, 'utf8').trim());
-      if (Number.isSafeInteger(pid) && pid > 0 && pid !== process.pid && isAlive(pid)) {
+      const pid = runningDaemonPid(home);
+      if (pid !== null && pid !== process.pid) {
         throw new HomeError(`a daemon already runs for this home (pid ${pid})`);
       }
       rmSync(path, { force: true });

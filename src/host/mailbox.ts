@@ -11,7 +11,8 @@ export const INBOX_PAGE_MAX = 500;
 
 export class MailboxError extends Error {}
 
-function checkMailbox(node: HostNode, agent: string): void {
+/** The agent's mailbox must exist here. */
+export function checkMailbox(node: HostNode, agent: string): void {
   if (agent !== OWNER && node.store.mail.agent(agent) === undefined) throw new MailboxError(`no agent "${agent}" on this host`);
 }
 
@@ -27,10 +28,10 @@ export function advanceDelivery(node: HostNode, msg: MessageRow, agent: string, 
   });
 }
 
-/** The agent's unacked mail, oldest first; listing notifies the agent of what was only delivered. */
-export function listInbox(node: HostNode, agent: string, includeAcked = false): InboxRow[] {
+/** The agent's unacked mail, oldest first (at most `limit`); listing notifies the agent of what was only delivered. */
+export function listInbox(node: HostNode, agent: string, includeAcked = false, limit = INBOX_PAGE_MAX): InboxRow[] {
   checkMailbox(node, agent);
-  const rows = node.store.mail.inbox(agent, INBOX_PAGE_MAX, includeAcked);
+  const rows = node.store.mail.inbox(agent, Math.min(limit, INBOX_PAGE_MAX), includeAcked);
   return node.store.transaction(() => rows.map((row) => {
     if (row.state !== 'delivered') return row;
     advanceDelivery(node, row, agent, 'notified', null);
@@ -41,7 +42,7 @@ export function listInbox(node: HostNode, agent: string, includeAcked = false): 
 function deliveredMessage(node: HostNode, id: string, agent: string): MessageRow {
   checkMailbox(node, agent);
   const msg = node.store.mail.message(id);
-  if (msg === undefined || node.store.mail.delivery(id, agent) === undefined) throw new MailboxError(`no message ${id} for ${agent}`);
+  if (msg === undefined || node.store.mail.delivery(id, agent) === undefined) throw new MailboxError(`no message ${id} for ${agent}: take an id from the inbox`);
   return msg;
 }
 

@@ -16,6 +16,9 @@ export interface SendRequest {
   body: string;
   kind?: string;
   replyTo?: string | null;
+  /** default: a request needs a reply */
+  needsReply?: boolean;
+  refs?: readonly string[];
   /** randomness for ids and sealing (tests) */
   random?: (n: number) => Uint8Array;
 }
@@ -31,7 +34,7 @@ export function isEnvelopeKind(kind: string): kind is EnvelopeKind {
 }
 
 /** What an outgoing envelope says, before it is sealed per host. */
-export type OutgoingFields = Pick<UnsignedEnvelopeV3, 'id' | 'from' | 'to' | 'thread' | 'reply_to' | 'kind' | 'subject' | 'body' | 'refs'>;
+export type OutgoingFields = Pick<UnsignedEnvelopeV3, 'id' | 'from' | 'to' | 'thread' | 'reply_to' | 'kind' | 'subject' | 'body' | 'refs'> & { needs_reply?: boolean };
 
 /**
  * Checks, seals per host and commits one outgoing envelope: the message, its local deliveries and one
@@ -47,7 +50,7 @@ export function queueOutgoing(node: HostNode, fields: OutgoingFields, localAgent
   });
   const now = node.nowMs();
   const plain: UnsignedEnvelopeV3 = {
-    v: 3, ...fields, ts: isoTime(now), needs_reply: fields.kind === 'request', meta: deriveMeta(fields.body), authority: null, enc: null,
+    v: 3, ...fields, ts: isoTime(now), needs_reply: fields.needs_reply ?? fields.kind === 'request', meta: deriveMeta(fields.body), authority: null, enc: null,
   };
   // The shape limits apply to what we write, before anything is stored or sealed.
   const shape = checkEnvelopeShape(signEnvelope(plain, node.config.host, node.keys.hostKey));
@@ -82,7 +85,8 @@ export function sendMail(node: HostNode, req: SendRequest): SendResult {
   const replyTo = req.replyTo ?? null;
   const thread = (replyTo === null ? null : store.mail.message(replyTo)?.thread) ?? replyTo ?? id;
   queueOutgoing(node, {
-    id, from: localAddress(node, req.from), to: route.to, thread, reply_to: replyTo, kind, subject: req.subject, body: req.body, refs: [],
+    id, from: localAddress(node, req.from), to: route.to, thread, reply_to: replyTo, kind, subject: req.subject, body: req.body,
+    refs: [...(req.refs ?? [])], ...(req.needsReply === undefined ? {} : { needs_reply: req.needsReply }),
   }, route.localAgents, route.remoteHosts, random);
   return { id, localAgents: route.localAgents, remoteHosts: route.remoteHosts };
 }

@@ -11,20 +11,36 @@ export const CLI_MAIN = join(REPO_ROOT, 'src', 'cli', 'main.ts');
 export const CLI_BIN = join(REPO_ROOT, 'bin', 'agentmbx.js');
 
 const live = new Set<ChildProcess>();
+// Groups started by another spawner (e.g. an SDK's transport through setsid), by leader pid.
+const liveGroups = new Set<number>();
 
-function killGroup(child: ChildProcess, signal: NodeJS.Signals = 'SIGKILL'): void {
-  if (child.pid === undefined) return;
+function killGroupOf(pid: number, signal: NodeJS.Signals = 'SIGKILL'): void {
   try {
-    process.kill(-child.pid, signal);
+    process.kill(-pid, signal);
   } catch {
     // the group is already gone
   }
+}
+
+function killGroup(child: ChildProcess, signal: NodeJS.Signals = 'SIGKILL'): void {
+  if (child.pid !== undefined) killGroupOf(child.pid, signal);
 }
 
 /** Kills every process group this test file started. */
 export function killAll(): void {
   for (const child of live) killGroup(child);
   live.clear();
+  for (const pid of liveGroups) killGroupOf(pid);
+  liveGroups.clear();
+}
+
+/** Tracks a process group someone else spawned (its leader's pid): killed with the others; the return kills it now. */
+export function trackGroup(pid: number): () => void {
+  liveGroups.add(pid);
+  return () => {
+    liveGroups.delete(pid);
+    killGroupOf(pid);
+  };
 }
 
 // Registered when a test file loads this module, so the hook belongs to the file's root and runs

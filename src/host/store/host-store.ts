@@ -1,5 +1,6 @@
 // The host's store: one SQLite file shared by the CLI and the daemon. All of the host's SQL lives
 // in this folder; everything else goes through these tables.
+import { AgentMailTables } from './agent-mail-tables.ts';
 import { openDatabase, schemaVersion, type Database } from './database.ts';
 import { MailTables } from './mail-tables.ts';
 import { OutboxTable } from './outbox-table.ts';
@@ -17,6 +18,7 @@ export class HostStore {
   readonly pairTokens: PairTokensTable;
   readonly rotations: RotationsTable;
   readonly relay: RelayTables;
+  readonly agentMail: AgentMailTables;
 
   constructor(db: Database) {
     this.db = db;
@@ -27,6 +29,7 @@ export class HostStore {
     this.pairTokens = new PairTokensTable(db);
     this.rotations = new RotationsTable(db);
     this.relay = new RelayTables(db);
+    this.agentMail = new AgentMailTables(db);
   }
 
   static open(path: string): HostStore {

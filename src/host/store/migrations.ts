@@ -217,6 +217,36 @@ export const MIGRATIONS: readonly Migration[] = [
       UPDATE messages SET meta_json = json_extract(wire, '$.meta') WHERE wire IS NOT NULL AND json_valid(wire);
     `,
   },
+  {
+    version: 5,
+    sql: `
+      -- Full-text search over the subjects and bodies of stored mail. The index reads its text from
+      -- messages (external content) and is kept by triggers, so it commits in the same transaction
+      -- as the mail it indexes.
+      CREATE VIRTUAL TABLE messages_fts USING fts5(subject, body, content = 'messages', content_rowid = 'rowid');
+      CREATE TRIGGER messages_fts_insert AFTER INSERT ON messages BEGIN
+        INSERT INTO messages_fts (rowid, subject, body) VALUES (new.rowid, new.subject, new.body);
+      END;
+      CREATE TRIGGER messages_fts_delete AFTER DELETE ON messages BEGIN
+        INSERT INTO messages_fts (messages_fts, rowid, subject, body) VALUES ('delete', old.rowid, old.subject, old.body);
+      END;
+      INSERT INTO messages_fts (messages_fts) VALUES ('rebuild');
+      CREATE INDEX messages_by_thread ON messages(thread, id);
+
+      -- A send an agent asked for with an idempotency key: the same key from the same agent answers
+      -- this message id instead of sending again.
+      CREATE TABLE send_keys (
+        agent TEXT NOT NULL,
+        key TEXT NOT NULL,
+        msg_id TEXT NOT NULL REFERENCES messages(id),
+        created_at INTEGER NOT NULL,
+        PRIMARY KEY (agent, key)
+      );
+
+      -- What an agent says it does, shown in the directory.
+      ALTER TABLE agents ADD COLUMN description TEXT;
+    `,
+  },
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

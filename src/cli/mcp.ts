@@ -1,0 +1,48 @@
+// `agentmbx mcp`: the stdio MCP server of one agent session. Stdout carries only the protocol;
+// a store that cannot be opened ends the command with a one-line reason before it serves.
+import type { Command } from 'commander';
+import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import { CliError } from './cli-error.ts';
+import { asCliError, openHomeNode } from './host-common.ts';
+import { ensureAgent } from '../host/agent-mail.ts';
+import { closeNode } from '../host/node.ts';
+import { LAN_VERSION } from '../host/transport/lan/server.ts';
+import { createMailServer } from '../mcp/server.ts';
+
+interface McpOptions {
+  agent?: string;
+  role?: string;
+  description?: string;
+}
+
+export function registerMcpCommand(program: Command): void {
+  program.command('mcp')
+    .description('serve one agent session over MCP on stdin/stdout (the agent is created if new)')
+    .option('--agent <name>', 'the agent this session is (default: $MBX_AGENT)')
+    .option('--role <role>', 'set the agent\'s role')
+    .option('--description <text>', 'set what the agent does (shown to other agents)')
+    .action(async (opts: McpOptions) => {
+      const agent = opts.agent ?? process.env['MBX_AGENT'];
+      if (agent === undefined || agent === '') throw new CliError('no agent: give --agent NAME or set MBX_AGENT', 2);
+      const node = openHomeNode();
+      try {
+        ensureAgent(node, agent, { role: opts.role, description: opts.description });
+      } catch (err) {
+        closeNode(node);
+        throw asCliError(err);
+      }
+      const mail = createMailServer(node, agent, LAN_VERSION);
+      const transport = new StdioServerTransport();
+      const closed = new Promise<void>((resolve) => {
+        transport.onclose = resolve;
+        process.stdin.once('end', resolve);
+        process.once('SIGINT', resolve);
+        process.once('SIGTERM', resolve);
+      });
+      await mail.server.connect(transport);
+      await closed;
+      mail.stop();
+      await mail.server.close();
+      closeNode(node);
+    });
+}
