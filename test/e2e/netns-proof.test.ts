@@ -1,4 +1,4 @@
-// The home-to-work proof of the relay design (relay-durability.md, T147), end to end in Linux network
+// The home-to-work proof of the relay design (docs/design.md, T147), end to end in Linux network
 // namespaces and only through the real CLI: two hosts on different networks that reach nothing but
 // the relay in cloud exchange mail both ways while the relay is SIGKILLed mid-flight and restarted,
 // then run one restore drill. Every message arrives exactly once and its status settles. Needs root

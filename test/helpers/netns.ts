@@ -1,5 +1,5 @@
 // Two networks and a cloud, made of Linux network namespaces, for the home-to-work proof
-// (relay-durability.md, T147). home and work each hang off cloud by a veth pair with private
+// (docs/design.md, T147). home and work each hang off cloud by a veth pair with private
 // addresses; cloud holds the relay's address on its loopback. Cloud forwards between them at first
 // (so the hosts can pair), until cutLan() leaves each host able to reach cloud only. The namespaces
 // are named after this process, and all of them are deleted after the test file, also on failure.

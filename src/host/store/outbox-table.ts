@@ -9,7 +9,7 @@ export type OutboxKind = (typeof OUTBOX_KINDS)[number];
  * queued: waiting for a transport; handed-over: the peer answered accepted/duplicate;
  * rejected: the peer refused it for good; undelivered: given up after the deadline;
  * superseded: a newer receipt for the same delivery replaced it before it left.
- * Relay rows (design §3): relay-accepted: the relay signed an accept, waiting for the target's
+ * Relay rows (design §3, §6): relay-accepted: the relay signed an accept, waiting for the target's
  * delivery receipt; settled: that receipt came; unconfirmed: our own deadline passed without it;
  * expired: the relay's signed expiry notice came.
  */

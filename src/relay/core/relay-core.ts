@@ -1,4 +1,4 @@
-// The relay's rules in one facade over the store: no HTTP here (design.md "core").
+// The relay's rules in one facade over the store: no HTTP here (docs/design.md "Where the parts live").
 import type { SigningKey } from '../../protocol/keys.ts';
 import type { RelayHopRequest } from '../../protocol/relay-hop.ts';
 import type { EnrolmentAuthority } from '../authority/enrolment-authority.ts';

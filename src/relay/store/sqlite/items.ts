@@ -9,7 +9,8 @@ const ALL_SEQS = { min: Number.MIN_SAFE_INTEGER, max: Number.MAX_SAFE_INTEGER };
 
 /**
  * Allocates `count` consecutive seqs for a target, starting at max(next_seq, nowMs): a store restored
- * from an older copy still allocates above anything it handed out before (design §5). Returns the first.
+ * from an older copy still allocates above anything it handed out before (design §2; the restore
+ * of §5 relies on it). Returns the first.
  */
 export function allocateSeqs(sql: SQLTagStore, target: string, count: number, nowMs: number): number {
   assertInteger(nowMs, 'nowMs');

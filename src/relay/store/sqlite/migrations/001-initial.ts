@@ -1,4 +1,4 @@
-// Schema 1: the tables of design §2, plus the usage counters that let quota checks (§7) read one
+// Schema 1: the tables of design §2, plus the usage counters that let quota checks (design §7) read one
 // row instead of scanning a queue. Every table is STRICT so a wrong type fails loudly.
 import type { Migration } from './migration.ts';
 
