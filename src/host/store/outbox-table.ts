@@ -117,21 +117,18 @@ export class OutboxTable {
     );
   }
 
-  /**
-   * The peer bounced `msgId` (its signed refusal came back as mail): our envelope row for `host`
-   * ends rejected, whether it was still queued or waiting for a receipt. Returns how many rows.
-   */
-  rejectByBounce(msgId: string, host: string, reason: string, nowMs: number): number {
+  /** The peer bounced this envelope row (its signed refusal came back as mail): it ends rejected, queued or waiting. */
+  rejectByBounce(id: number, reason: string, nowMs: number): boolean {
     return this.#db.run(
-      `UPDATE outbox SET state = 'rejected', last_error = ?, settled_at = ? WHERE msg_id = ? AND kind = 'envelope' AND peer_host = ?
-         AND state IN ('queued', 'relay-accepted')`,
-      reason, nowMs, msgId, host,
-    ).changes;
+      "UPDATE outbox SET state = 'rejected', last_error = ?, settled_at = ? WHERE id = ? AND kind = 'envelope' AND state IN ('queued', 'relay-accepted')",
+      reason, nowMs, id,
+    ).changes > 0;
   }
 
   /**
    * Sends again the newest receipt per recipient of `msgId` that a transport already carried (a relay
-   * that lost it in a restore): it is queued again, due now, with the same bytes. Returns how many.
+   * that lost it in a restore) or that was given up: it is queued again, due now, with the same
+   * bytes, and its 72 h deadline starts over. Returns how many.
    */
   requeueLatestReceipts(msgId: string, nowMs: number): number {
     const rows = this.#db.all<{ id: number; item_id: string; state: string }>(
@@ -142,9 +139,10 @@ export class OutboxTable {
     for (const r of rows) newest.set(r.item_id.slice(0, r.item_id.lastIndexOf(':')), r);
     let requeued = 0;
     for (const r of newest.values()) {
-      if (r.state !== 'handed-over') continue;
+      if (r.state !== 'handed-over' && r.state !== 'undelivered') continue;
       requeued += this.#db.run(
-        "UPDATE outbox SET state = 'queued', next_at = ?, settled_at = NULL, attempts = 0, last_error = NULL WHERE id = ? AND state = 'handed-over'", nowMs, r.id,
+        `UPDATE outbox SET state = 'queued', next_at = ?, created_at = ?, settled_at = NULL, attempts = 0, last_error = NULL
+           WHERE id = ? AND state IN ('handed-over', 'undelivered')`, nowMs, nowMs, r.id,
       ).changes;
     }
     return requeued;

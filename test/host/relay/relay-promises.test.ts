@@ -6,9 +6,10 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { listInbox } from '../../../src/host/mailbox.ts';
 import { messageStatus } from '../../../src/host/receipts.ts';
-import { isBouncedReason, queueBounce } from '../../../src/host/bounce.ts';
+import { applyBounce, isBouncedReason, queueBounce } from '../../../src/host/bounce.ts';
 import { queueOutgoing, sendMail } from '../../../src/host/send.ts';
 import { newUlid } from '../../../src/protocol/ulid.ts';
+import { sha256Hex } from '../../../src/protocol/hash.ts';
 import { RouteError } from '../../../src/host/route.ts';
 import type { HostNode } from '../../../src/host/node.ts';
 import { outboxOverview } from '../../../src/host/outbox.ts';
@@ -91,10 +92,12 @@ test('relayed mail to an unknown agent comes back as a bounce: in the sender\'s 
   assert.equal(bounce.thread, id, 'the bounce stays in the refused message\'s thread');
   assert.match(bounce.body, /refused message .*unknown recipient zed@beta/);
   assert.match(rowOf(a.node, id).last_error ?? '', /^bounced by beta: beta refused message/);
+  const bounceWire = JSON.parse(a.node.store.mail.message(bounce.id)?.wire ?? '{}') as { refs?: unknown };
+  assert.deepEqual(bounceWire.refs, [id, `wire-sha256:${sha256Hex(Buffer.from(rowOf(a.node, id).wire, 'utf8'))}`], 'it names the very copy refused');
   assert.equal(messageStatus(a.node, id)?.recipients[0]?.state, 'rejected');
   // The refused item seen again (pulled once more after an epoch change) bounces no second time.
   const quarantined = b.node.store.relay.quarantined()[0] ?? assert.fail('no quarantined item');
-  const refused: unknown = JSON.parse(Buffer.from(quarantined.wire_b64, 'base64').toString('utf8'));
+  const refused = Buffer.from(quarantined.wire_b64, 'base64');
   const bounceRows = (): number => b.node.store.outbox.countByState('queued', 'envelope') + b.node.store.outbox.countByState('relay-accepted', 'envelope')
     + b.node.store.outbox.countByState('settled', 'envelope') + b.node.store.outbox.countByState('handed-over', 'envelope');
   const rowsBefore = bounceRows();
@@ -106,8 +109,7 @@ test('relayed mail to an unknown agent comes back as a bounce: in the sender\'s 
 test('only refusals a sender can act on are bounced, and a bounce is never bounced', async () => {
   assert.ok(isBouncedReason('unknown recipient zed@beta'));
   assert.ok(isBouncedReason('cannot open the sealed body'));
-  assert.ok(isBouncedReason('no recipient on this host'));
-  for (const reason of ['bad signature', 'sender is not a paired host', 'envelope is not from the sending host', 'bad envelope: bad id']) {
+  for (const reason of ['no recipient on this host', 'bad signature', 'sender is not a paired host', 'envelope is not from the sending host', 'bad envelope: bad id']) {
     assert.equal(isBouncedReason(reason), false, reason);
   }
   const world = await relayWorld();
@@ -152,4 +154,24 @@ test('status names the path each copy took: the relay with its seq', async () =>
   const seq = rowOf(world.a.node, id).relay_seq;
   const recipients = messageStatus(world.a.node, id)?.recipients ?? [];
   assert.deepEqual(recipients.map((r) => [r.recipient, r.via]), [['ann@alpha', 'local'], ['*@beta', `relay seq ${seq}`]]);
+});
+
+test('a bounce ends only the row that sent the refused bytes: another copy\'s hash, or no hash, ends nothing', async () => {
+  const world = await relayWorld();
+  const { a } = world;
+  const { id } = sendMail(a.node, { from: 'ann', to: ['bob@beta'], subject: 'mine', body: 'x' });
+  const row = rowOf(a.node, id);
+  const bounceFrom = (refs: string[]) => ({
+    id: newUlid(world.clock.now), direction: 'in' as const, from_addr: 'mbx@beta', sender_host: 'beta', to_json: '["ann@alpha"]', thread: id,
+    reply_to: id, kind: 'alert', subject: 'Undeliverable: mine', body: 'beta refused it', ts: new Date(world.clock.now).toISOString(), wire: null,
+    meta_json: null, created_at: world.clock.now,
+  });
+  assert.equal(applyBounce(a.node, bounceFrom([id]), [id]), 0, 'no wire hash: not a bounce of ours');
+  assert.equal(applyBounce(a.node, bounceFrom([id, `wire-sha256:${sha256Hex('other bytes')}`]), [id, `wire-sha256:${sha256Hex('other bytes')}`]), 0);
+  assert.equal(rowOf(a.node, id).state, 'queued');
+  const ours = `wire-sha256:${sha256Hex(Buffer.from(row.wire, 'utf8'))}`;
+  assert.equal(applyBounce(a.node, { ...bounceFrom([id, ours]), from_addr: 'ann2@beta' }, [id, ours]), 0, 'only from the host\'s mbx');
+  assert.equal(applyBounce(a.node, { ...bounceFrom([id, ours]), from_addr: 'mbx@gamma', sender_host: 'gamma' }, [id, ours]), 0, 'only the bounced host\'s row');
+  assert.equal(applyBounce(a.node, bounceFrom([id, ours]), [id, ours]), 1);
+  assert.equal(rowOf(a.node, id).state, 'rejected');
 });

@@ -6,7 +6,7 @@ import { fromBase64 } from '../../../protocol/base64.ts';
 import { parseJsonWire, isPlainObject, isPositiveSafeInteger } from '../../../protocol/records/validate.ts';
 import { failPoint } from '../../../failpoint.ts';
 import type { HostNode } from '../../node.ts';
-import { isBouncedReason, queueBounce } from '../../bounce.ts';
+import { queueBounce } from '../../bounce.ts';
 import { receive } from '../../receive.ts';
 import { acceptReceipt } from '../../receipts.ts';
 import { applyExpiredNotice } from './relay-deadlines.ts';
@@ -65,11 +65,10 @@ function applyItem(node: HostNode, relayPubkey: string, item: PulledItem): strin
 
 /** Tells the sender of a relayed envelope refused for a reason it can act on (bounce.ts). */
 function bounceRefused(node: HostNode, item: PulledItem, reason: string): void {
-  if (item.kind !== 'envelope' || !isBouncedReason(reason)) return;
   const peer = node.store.peers.byKey(item.sender_pubkey);
   const wire = fromBase64(item.wire_b64);
-  if (peer === undefined || wire === null) return;
-  queueBounce(node, parseJsonWire(wire), peer.host, reason);
+  if (item.kind !== 'envelope' || peer === undefined || wire === null) return;
+  queueBounce(node, wire, peer.host, reason);
 }
 
 /**
