@@ -117,6 +117,11 @@ export class OutboxTable {
     );
   }
 
+  /** Another relay was pinned: rows the old one refused for good may go to the relay again. */
+  clearRelayRefusals(): void {
+    this.#db.run("UPDATE outbox SET relay_refused = NULL WHERE state = 'queued' AND relay_refused IS NOT NULL");
+  }
+
   /** The peer bounced this envelope row (its signed refusal came back as mail): it ends rejected, queued or waiting. */
   rejectByBounce(id: number, reason: string, nowMs: number): boolean {
     return this.#db.run(

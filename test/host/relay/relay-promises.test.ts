@@ -13,6 +13,9 @@ import { sha256Hex } from '../../../src/protocol/hash.ts';
 import { RouteError } from '../../../src/host/route.ts';
 import type { HostNode } from '../../../src/host/node.ts';
 import { outboxOverview } from '../../../src/host/outbox.ts';
+import { setRelay } from '../../../src/host/transport/relay/relay-pin.ts';
+import { startTestRelay } from '../../helpers/relay-fixture.ts';
+import { isFinalRelayRefusal } from '../../../src/host/transport/relay/relay-transport.ts';
 import { UNREACHABLE_RETRY_MAX_MS } from '../../../src/host/transport/relay/relay-session.ts';
 import { relayWorld, restartRelay, tick, tickUntilRow, type RelayWorld } from './relay-fixtures.ts';
 
@@ -174,4 +177,26 @@ test('a bounce ends only the row that sent the refused bytes: another copy\'s ha
   assert.equal(applyBounce(a.node, { ...bounceFrom([id, ours]), from_addr: 'mbx@gamma', sender_host: 'gamma' }, [id, ours]), 0, 'only the bounced host\'s row');
   assert.equal(applyBounce(a.node, bounceFrom([id, ours]), [id, ours]), 1);
   assert.equal(rowOf(a.node, id).state, 'rejected');
+});
+
+test('which relay refusals are final for the relay path', () => {
+  for (const status of ['rejected:item over size limit', 'rejected:bad envelope: bad meta.mentions', 'rejected:conflict', 'rejected:bad wire']) {
+    assert.ok(isFinalRelayRefusal(status), status);
+  }
+  for (const status of ['rejected:rate', 'rejected:quota:queue_items', 'rejected:target not enrolled', 'rejected:sender not accepted by target',
+    'rejected:some reason from a newer relay', 'rejected:conflicting', 'accepted']) {
+    assert.equal(isFinalRelayRefusal(status), false, status);
+  }
+});
+
+test('pinning another relay lets rows the old one refused for good go to the relay again', async () => {
+  const world = await relayWorld();
+  const { id } = sendMail(world.a.node, { from: 'ann', to: ['bob@beta'], subject: 'refused there', body: 'x' });
+  world.a.node.store.outbox.refuseOnRelay(rowOf(world.a.node, id).id, 'relay: rejected:item over size limit', world.clock.now);
+  await setRelay(world.a.node, world.relay.url);
+  assert.notEqual(rowOf(world.a.node, id).relay_refused, null, 'the same relay again: still refused');
+  const other = await startTestRelay({ clock: world.testClock });
+  await setRelay(world.a.node, other.url);
+  assert.equal(rowOf(world.a.node, id).relay_refused, null);
+  await other.stop();
 });

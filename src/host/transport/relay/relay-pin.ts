@@ -72,7 +72,11 @@ export async function setRelay(node: HostNode, urlText: string, keyInput?: strin
   // the cloud key exists before any command is stored, so a running daemon does not race us to make it
   if (typeof tokenCommand === 'string') await cloudKeyOf(node);
   node.store.transaction(() => {
-    if (current?.url !== url || current.relay_pubkey !== key || current.seen_pubkey !== null) node.store.relay.pin(url, key, node.nowMs());
+    if (current?.url !== url || current.relay_pubkey !== key || current.seen_pubkey !== null) {
+      node.store.relay.pin(url, key, node.nowMs());
+      // another relay may take what this one refused for good
+      if (current?.url !== url || current.relay_pubkey !== key) node.store.outbox.clearRelayRefusals();
+    }
     if (tokenCommand !== undefined) node.store.relay.setTokenCommand(tokenCommand);
   });
   const hasCommand = (node.store.relay.get()?.token_command ?? null) !== null;

@@ -21,14 +21,19 @@ export const RELAY_DEFAULT_BATCH = 200;
 export const RELAY_PUSH_MAX_BYTES = 5 * 1024 * 1024;
 
 /**
- * Refusals that pass with time: a rate or quota limit, a target not (yet, or no longer) enrolled, a
- * sender the target's allowlist does not name yet (design §2 "Rotation": such rows wait). Every other
- * `rejected:` is final for the relay path (a bad or oversized item, a conflict).
+ * Refusals the same bytes can never get past on this relay: a malformed or oversized item, an
+ * envelope or receipt it will not carry, another item under the same id. Any other `rejected:`
+ * (rate, quota, a target not yet enrolled, a sender the target's allowlist does not name yet: design
+ * §2 "Rotation", §7; or a reason newer than this host) keeps the row with backoff.
  */
-const PASSING_REFUSALS = ['rejected:rate', 'rejected:quota:', 'rejected:target not enrolled', 'rejected:sender not accepted by target'];
+const FINAL_REFUSALS = [
+  'bad item id', 'bad kind', 'bad targets', 'duplicate target', 'bad wire', 'item over size limit', 'bad envelope:',
+  'item id is not the envelope id', 'envelope body is not sealed', 'bad receipt', 'item id is not the receipt id',
+  'receipt is not signed by the sending host', 'conflict',
+].map((reason) => `rejected:${reason}`);
 
 export function isFinalRelayRefusal(status: string): boolean {
-  return status.startsWith('rejected:') && !PASSING_REFUSALS.some((p) => status.startsWith(p));
+  return FINAL_REFUSALS.some((r) => status === r || (r.endsWith(':') && status.startsWith(r)));
 }
 
 export class RelayTransport implements Transport {
