@@ -32,14 +32,17 @@ export function expireOverdue(node: HostNode): number {
   let expired = 0;
   for (const kind of ['envelope', 'receipt'] as const) {
     for (const row of node.store.outbox.queuedBefore(kind, now - DELIVERY_DEADLINE_MS, FLUSH_ROWS_MAX)) {
-      if (!node.store.outbox.settle(row.id, 'undelivered', null, row.last_error, now)) continue;
-      expired++;
-      const sender = kind === 'envelope' ? senderAgent(node, row.msg_id) : null;
-      if (sender !== null) {
-        alertLocal(node, sender.agent, `Undelivered to ${row.peer_host}: ${sender.subject}`,
-          `Message ${row.item_id} could not be delivered to ${row.peer_host} within 72 hours`
-          + `${row.last_error === null ? '' : ` (last error: ${row.last_error})`}. It will not be retried.`, row.msg_id);
-      }
+      // the row's end and its alert commit together: a crash between them would leave a silent end
+      node.store.transaction(() => {
+        if (!node.store.outbox.settle(row.id, 'undelivered', null, row.last_error, now)) return;
+        expired++;
+        const sender = kind === 'envelope' ? senderAgent(node, row.msg_id) : null;
+        if (sender !== null) {
+          alertLocal(node, sender.agent, `Undelivered to ${row.peer_host}: ${sender.subject}`,
+            `Message ${row.item_id} could not be delivered to ${row.peer_host} within 72 hours`
+            + `${row.last_error === null ? '' : ` (last error: ${row.last_error})`}. It will not be retried.`, row.msg_id);
+        }
+      });
     }
   }
   return expired;
@@ -63,14 +66,18 @@ function applyResult(node: HostNode, transport: Transport | null, row: OutboxRow
     // Final for the relay only: the transport chooser sends the row over the LAN or settles it rejected.
     node.store.outbox.refuseOnRelay(row.id, detail, now);
   } else if (outcome === 'rejected') {
-    if (node.store.outbox.settle(row.id, 'rejected', via, detail, now) && row.kind === 'envelope') {
+    node.store.transaction(() => {
+      if (!node.store.outbox.settle(row.id, 'rejected', via, detail, now) || row.kind !== 'envelope') return;
       const sender = senderAgent(node, row.msg_id);
-      if (sender !== null) {
-        const who = row.relay_refused === null ? row.peer_host : `the relay and ${row.peer_host}`;
+      if (sender === null) return;
+      if (row.relay_refused === null) {
         alertLocal(node, sender.agent, `Rejected by ${row.peer_host}: ${sender.subject}`,
-          `Message ${row.item_id} to ${row.peer_host} was refused (by ${who}): ${detail}. It will not be retried.`, row.msg_id);
+          `${row.peer_host} refused message ${row.item_id}: ${detail}. It will not be retried.`, row.msg_id);
+      } else {
+        alertLocal(node, sender.agent, `Undeliverable to ${row.peer_host}: ${sender.subject}`,
+          `Message ${row.item_id} could not reach ${row.peer_host}: ${detail}. It will not be retried.`, row.msg_id);
       }
-    }
+    });
   } else {
     node.store.outbox.retryLater(row.id, detail, now + backoffMs(row.attempts));
   }

@@ -7,7 +7,7 @@ import { checkEnvelopeShape, ENVELOPE_KINDS, signEnvelope, type EnvelopeKind, ty
 import { newUlid } from '../protocol/ulid.ts';
 import { isoTime, localAddress, type HostNode } from './node.ts';
 import { expandRoute, OWNER, RouteError } from './route.ts';
-import { relaySizeProblem } from './transport/relay/relay-limits.ts';
+import { relayFit } from './transport/relay/relay-limits.ts';
 
 export interface SendRequest {
   from: string;
@@ -59,8 +59,8 @@ export function queueOutgoing(node: HostNode, fields: OutgoingFields, localAgent
     host,
     wire: JSON.stringify(signEnvelope(sealEnvelopeBody(plain, encPub, random), node.config.host, node.keys.hostKey)),
   }));
-  const tooBig = relaySizeProblem(node, copies.map((c) => c.wire), Buffer.byteLength(plain.body, 'utf8'));
-  if (tooBig !== null) throw new RouteError(`cannot send: ${tooBig}`);
+  const fit = relayFit(node, copies, Buffer.byteLength(plain.body, 'utf8'));
+  if (!fit.ok) throw new RouteError(`cannot send: ${fit.problem}`);
   store.transaction(() => {
     store.mail.insertMessage({
       id: plain.id, direction: 'out', from_addr: plain.from, sender_host: node.config.host, to_json: JSON.stringify(plain.to),
@@ -68,7 +68,11 @@ export function queueOutgoing(node: HostNode, fields: OutgoingFields, localAgent
       meta_json: JSON.stringify(plain.meta), created_at: now,
     });
     for (const agent of localAgents) store.mail.insertDelivery(plain.id, agent, now);
-    for (const copy of copies) store.outbox.enqueue({ kind: 'envelope', item_id: plain.id, msg_id: plain.id, peer_host: copy.host, wire: copy.wire }, now);
+    for (const copy of copies) {
+      store.outbox.enqueue({
+        kind: 'envelope', item_id: plain.id, msg_id: plain.id, peer_host: copy.host, wire: copy.wire, relay_refused: fit.lanOnly.get(copy.host) ?? null,
+      }, now);
+    }
   });
 }
 

@@ -53,6 +53,8 @@ export interface NewOutboxRow {
   msg_id: string | null;
   peer_host: string;
   wire: string;
+  /** set when the relay could never take the row (it is too large): the LAN only */
+  relay_refused?: string | null;
 }
 
 export class OutboxTable {
@@ -64,9 +66,9 @@ export class OutboxTable {
   /** Queues a row, due now; the same (kind, item, host) queued twice stays one row. */
   enqueue(row: NewOutboxRow, nowMs: number): void {
     this.#db.run(
-      `INSERT OR IGNORE INTO outbox (kind, item_id, msg_id, peer_host, wire, state, next_at, created_at)
-       VALUES (?, ?, ?, ?, ?, 'queued', ?, ?)`,
-      row.kind, row.item_id, row.msg_id, row.peer_host, row.wire, nowMs, nowMs,
+      `INSERT OR IGNORE INTO outbox (kind, item_id, msg_id, peer_host, wire, state, next_at, created_at, relay_refused)
+       VALUES (?, ?, ?, ?, ?, 'queued', ?, ?, ?)`,
+      row.kind, row.item_id, row.msg_id, row.peer_host, row.wire, nowMs, nowMs, row.relay_refused ?? null,
     );
   }
 

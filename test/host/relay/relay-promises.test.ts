@@ -41,7 +41,7 @@ test('send refuses up front a body whose sealed copy is over the relay\'s max_it
   assert.equal(world.a.node.store.relay.get()?.max_item_bytes, 16 * 1024);
   const before = storedCounts(world.a.node);
   assert.throws(() => sendMail(world.a.node, { from: 'ann', to: ['bob@beta'], subject: 'big', body: 'x'.repeat(10_000) }),
-    (err: unknown) => err instanceof RouteError && /over the relay's limit of 16384 bytes \(max_item_bytes\): send a body of at most about \d+ bytes/.test(err.message));
+    (err: unknown) => err instanceof RouteError && /over the relay's limit of 16384 bytes \(max_item_bytes\), and beta is not reachable on the LAN: send a body of at most about \d+ bytes/.test(err.message));
   assert.equal(storedCounts(world.a.node), before, 'nothing stored');
   // the body the message names does fit
   const fits = Number(/at most about (\d+) bytes/.exec((() => {
@@ -50,6 +50,10 @@ test('send refuses up front a body whose sealed copy is over the relay\'s max_it
   })())?.[1]);
   assert.ok(fits > 5000 && fits < 10_000, `fits ${fits}`);
   sendMail(world.a.node, { from: 'ann', to: ['bob@beta'], subject: 'fits', body: 'x'.repeat(fits) });
+  // A host known up on the LAN still gets the large copy, over the LAN only.
+  world.a.node.store.peers.noteReachable('beta', world.clock.now);
+  const { id } = sendMail(world.a.node, { from: 'ann', to: ['bob@beta'], subject: 'big, LAN', body: 'x'.repeat(10_000) });
+  assert.match(rowOf(world.a.node, id).relay_refused ?? '', /^too large for the relay \(\d+ bytes, max_item_bytes 16384\): LAN only$/);
 });
 
 test('a row the relay refuses for good ends rejected with an alert when the LAN cannot carry it either', async () => {
@@ -62,7 +66,7 @@ test('a row the relay refuses for good ends rejected with an alert when the LAN 
   assert.match(row.last_error ?? '', /rejected:item over size limit.*cannot be reached on the LAN/);
   assert.equal(row.relay_accepted_at, null);
   const alerts = listInbox(world.a.node, 'ann').filter((m) => m.kind === 'alert');
-  assert.deepEqual(alerts.map((m) => m.subject), ['Rejected by beta: too big for this relay']);
+  assert.deepEqual(alerts.map((m) => m.subject), ['Undeliverable to beta: too big for this relay']);
   assert.match(alerts[0]?.body ?? '', /item over size limit/);
   assert.equal(messageStatus(world.a.node, id)?.recipients[0]?.state, 'rejected');
 });
