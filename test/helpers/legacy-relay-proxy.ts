@@ -34,13 +34,17 @@ function withoutMembers(raw: Buffer, path: string[], names: string[]): Buffer {
 }
 
 /** How the answer to `method path` is rewritten, or null to pass it on unchanged. */
-function rewriteFor(method: string, path: string): ((raw: Buffer) => Buffer) | null {
-  if (method === 'GET' && path === '/v2/relay/info') return (raw) => withoutMembers(raw, ['you'], ['enc_ad']);
+function rewriteFor(method: string, path: string, keepInfo: boolean): ((raw: Buffer) => Buffer) | null {
+  if (method === 'GET' && path === '/v2/relay/info') return keepInfo ? null : (raw) => withoutMembers(raw, ['you'], ['enc_ad']);
   if (method === 'GET' && (path === '/v2/relay/enc-key' || path === '/v1/relay/enc-key')) return (raw) => withoutMembers(raw, [], ['ad', 'ad_sig']);
   return null;
 }
 
-export async function startLegacyRelayProxy(relayUrl: string): Promise<LegacyRelayProxy> {
+/**
+ * `keepInfo`: info's `you` keeps its `enc_ad` member (a relay that knows v2 ads yet answers 404 to
+ * one, as a hostile relay could, to push hosts down to the v1 ad).
+ */
+export async function startLegacyRelayProxy(relayUrl: string, keepInfo = false): Promise<LegacyRelayProxy> {
   const upstream = new URL(relayUrl);
   const proxy: LegacyRelayProxy = { url: '', v2AdPosts: 0, v1AdPosts: 0 };
   const forward = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
@@ -58,7 +62,7 @@ export async function startLegacyRelayProxy(relayUrl: string): Promise<LegacyRel
       out.on('error', reject);
       out.end(body);
     });
-    const rewrite = rewriteFor(method, path);
+    const rewrite = rewriteFor(method, path, keepInfo);
     if (rewrite === null) {
       res.writeHead(answer.statusCode ?? 502, answer.headers);
       answer.pipe(res);

@@ -19,10 +19,10 @@ import { makeHost, newClock, pin } from '../fixtures.ts';
 import { rawHost, relayWorld, sharedClock, tick, tickUntilRow, type RelayWorld } from './relay-fixtures.ts';
 
 /** Two hosts on cut networks whose relay URL is a legacy proxy in front of the real relay. */
-async function legacyWorld(): Promise<{ world: RelayWorld; proxy: LegacyRelayProxy }> {
+async function legacyWorld(keepInfo = false): Promise<{ world: RelayWorld; proxy: LegacyRelayProxy }> {
   let proxy: LegacyRelayProxy | undefined;
   const world = await relayWorld({}, sharedClock(), async (relayUrl) => {
-    proxy = await startLegacyRelayProxy(relayUrl);
+    proxy = await startLegacyRelayProxy(relayUrl, keepInfo);
     return proxy.url;
   });
   return { world, proxy: proxy ?? assert.fail('no proxy') };
@@ -75,6 +75,15 @@ test('a relay refusing v2 enc-key ads with 404 gets the v1 ad; refreshes and new
   const upgraded = await rawHost(world, world.b.node).api.encAd(alpha.keys.hostKey.publicKey);
   assert.ok(isPlainObject(upgraded.body) && isPlainObject(upgraded.body.ad), 'a v2 ad is stored now');
   assert.equal(proxy.v1AdPosts, 4);
+});
+
+test('a relay whose info shows it knows v2 ads gets no v1 ad for its 404', async () => {
+  const { world, proxy } = await legacyWorld(true);
+  const result = await ensureSession(world.a.node);
+  assert.equal(result.ok, false);
+  assert.equal(world.a.node.store.relay.get()?.state, 'enc-ad-failed');
+  assert.equal(world.a.node.store.relay.get()?.enc_ad_v1_only, 0);
+  assert.equal(proxy.v1AdPosts, 0);
 });
 
 test('doctor: a relay whose info has no enc_ad member is ok, with a note', async () => {

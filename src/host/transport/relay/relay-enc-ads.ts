@@ -49,9 +49,12 @@ export async function fetchPeerEncKeyViaRelay(node: HostNode, api: RelayApi, pee
   if (answer.status !== 200 || !isPlainObject(body)) {
     throw new RelayEncAdError(`the relay has no enc-key ad for ${peer.host} (HTTP ${answer.status})`);
   }
+  // The peer as it is now: pairing, the LAN or a rotation may have changed it during the call.
+  const current = node.store.peers.get(peer.host);
+  if (current === undefined || current.host_pubkey !== peer.host_pubkey) throw new RelayEncAdError(`${peer.host} changed while its enc key was looked up`);
   const legacy = body.ad === undefined;
-  const encPub = legacy ? acceptPeerEncAdV1(node, peer, body) : acceptPeerEncAd(node, peer, body.ad, body.ad_sig);
+  const encPub = legacy ? acceptPeerEncAdV1(node, current, body) : acceptPeerEncAd(node, current, body.ad, body.ad_sig);
   const sig = legacy ? body.sig : body.ad_sig;
-  node.store.peers.setEncKey(peer.host, encPub, typeof sig === 'string' ? sig : '');
+  node.store.peers.setEncKey(current.host, encPub, typeof sig === 'string' ? sig : '');
   return encPub;
 }

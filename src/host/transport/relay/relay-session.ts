@@ -180,7 +180,7 @@ export async function ensureSession(node: HostNode): Promise<SessionResult> {
   });
   relay = store.relay.get() ?? relay;
   // Enrolled means the relay's signed answer names this very key (G13).
-  const you = isPlainObject(body.you) ? body.you : null;
+  let you = isPlainObject(body.you) ? body.you : null;
   if (you?.pubkey !== hostPub) {
     let enrolled: RelayAnswer;
     try {
@@ -196,6 +196,13 @@ export async function ensureSession(node: HostNode): Promise<SessionResult> {
         ? `; this relay enrols hosts with account tokens: run agentmbx relay set ${relay.url} --token-command "<cmd>"` : '';
       return fail(node, relay, why.state, `enrolment refused: ${why.reason}${hint}`);
     }
+    // the relay's signed `you` now: whether it holds our ad, and whether it knows v2 ads at all
+    try {
+      const again = await api.info();
+      you = isPlainObject(again.body) && isPlainObject(again.body.you) ? again.body.you : null;
+    } catch (err) {
+      return noAnswer(node, relay, err);
+    }
   }
   const adPub = you !== null && isPlainObject(you.enc_ad) ? you.enc_ad.enc_pub : null;
   store.relay.update({
@@ -203,15 +210,16 @@ export async function ensureSession(node: HostNode): Promise<SessionResult> {
     // an ad the relay does not hold (a restore, a wipe) is published again now
     ...(adPub === node.keys.enc.publicKey ? {} : { enc_ad_at: null }),
   });
-  return maintain(node, { relay: store.relay.get() ?? relay, api });
+  // A relay whose signed `you` has an enc_ad member knows v2 ads: a 404 from it is no reason to fall back.
+  return maintain(node, { relay: store.relay.get() ?? relay, api }, you !== null && !('enc_ad' in you));
 }
 
 /**
- * Publishes this host's enc-key ad: the signed v2 ad, or the v1 ad to a relay that predates v2 ads
- * (it answers 404 to them, protocol §3.8); such a relay is remembered, so refreshes go straight to
- * v1. Returns the refusal, or null once the relay took the ad.
+ * Publishes this host's enc-key ad: the signed v2 ad, or (with `mayFallBack`) the v1 ad to a relay
+ * that predates v2 ads (it answers 404 to them, protocol §3.8); such a relay is remembered, so
+ * refreshes go straight to v1. Returns the refusal, or null once the relay took the ad.
  */
-async function publishOwnEncAd(node: HostNode, { relay, api }: RelaySession, now: number): Promise<RelayAnswer | null> {
+async function publishOwnEncAd(node: HostNode, { relay, api }: RelaySession, now: number, mayFallBack: boolean): Promise<RelayAnswer | null> {
   const { hostKey, enc } = node.keys;
   if (relay.enc_ad_v1_only === 0) {
     const ad: EncAdV2 = {
@@ -221,7 +229,7 @@ async function publishOwnEncAd(node: HostNode, { relay, api }: RelaySession, now
     const answer = await api.publishEncAd(ad, signEncAdV2(ad, hostKey));
     forgetSession(node, answer);
     if (answer.status === 200 && isPlainObject(answer.body) && answer.body.ok === true) return null;
-    if (answer.status !== 404) return answer;
+    if (answer.status !== 404 || !mayFallBack) return answer;
   }
   const answer = await api.publishEncAdV1(enc.publicKey, signEncAdV1(node.config.host, enc.publicKey, hostKey));
   forgetSession(node, answer);
@@ -230,15 +238,18 @@ async function publishOwnEncAd(node: HostNode, { relay, api }: RelaySession, now
   return null;
 }
 
-/** Keeps the enc-ad and the sender allowlist published; a refused hop drops the session. */
-async function maintain(node: HostNode, session: RelaySession): Promise<SessionResult> {
+/**
+ * Keeps the enc-ad and the sender allowlist published; a refused hop drops the session. `mayFallBack`:
+ * the info just read allows the v1 ad (a cached session without info does not).
+ */
+async function maintain(node: HostNode, session: RelaySession, mayFallBack = false): Promise<SessionResult> {
   const { store } = node;
   const now = node.nowMs();
   const { relay, api } = session;
   const encPub = node.keys.enc.publicKey;
   try {
     if (relay.enc_ad_at === null || relay.enc_ad_pub !== encPub || now - relay.enc_ad_at >= ENC_AD_REFRESH_MS) {
-      const refusal = await publishOwnEncAd(node, session, now);
+      const refusal = await publishOwnEncAd(node, session, now, mayFallBack);
       if (refusal !== null) {
         const why = refusalState(refusal, now, 'enc-ad-failed');
         return fail(node, relay, why.state, `enc-key ad not published: ${why.reason}`);
