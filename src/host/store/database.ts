@@ -58,7 +58,11 @@ export class Database {
       return result;
     } catch (err) {
       // SQLite rolls back by itself after some errors (a full disk, an I/O error): the error to report is the first one
-      if (this.#db.isTransaction) this.#db.exec('ROLLBACK');
+      try {
+        if (this.#db.isTransaction) this.#db.exec('ROLLBACK');
+      } catch {
+        // the first error is the one to report; the connection ends the transaction either way
+      }
       throw err;
     } finally {
       this.#inTransaction = false;

@@ -105,7 +105,8 @@ export const DISK_RETRY_AFTER_SECONDS = 30;
 /**
  * What a client is told when the disk refused its request (README "What a client can get back"): a
  * full disk is 507 and heals once space is freed; an I/O error or a failed sync is 503 (a failed
- * sync heals only with a restart). Always retryable: nothing the request carried was accepted.
+ * sync heals only with a restart). Always retryable: items of a push commit one by one, so some may
+ * have been accepted before the disk refused; their retry is a `duplicate` with the first seq.
  */
 const DISK_REFUSALS: Record<StoreDiskFault, { status: number; error: string; code: string }> = {
   full: { status: 507, error: 'the relay\'s disk is full: try again later', code: 'STORE_FULL' },
