@@ -10,8 +10,7 @@ import { queueBounce } from '../../bounce.ts';
 import { receive } from '../../receive.ts';
 import { acceptReceipt } from '../../receipts.ts';
 import { applyExpiredNotice } from './relay-deadlines.ts';
-import { RelayUnreachableError } from './relay-api.ts';
-import { forgetSession, noteRelayReset, noteRelayUnreachable, type RelaySession } from './relay-session.ts';
+import { forgetSession, noteIfUnreachable, noteRelayReset, type RelaySession } from './relay-session.ts';
 
 /** Items per pull page we ask for (the relay clamps to its max_pull). */
 export const RELAY_PULL_LIMIT = 500;
@@ -136,12 +135,6 @@ export function applyPulledItems(node: HostNode, source: PageSource, from: numbe
   return { through, applied, error: null };
 }
 
-/** A pull or ack without an answer: the relay is marked unreachable (with the cause) and the pass ends. */
-function noAnswer(node: HostNode, err: unknown, outcome: PullOutcome): PullOutcome {
-  if (err instanceof RelayUnreachableError) noteRelayUnreachable(node, err.message);
-  return outcome;
-}
-
 /**
  * Pulls and applies everything waiting (up to RELAY_PAGES_PER_PASS pages), acking after each
  * committed page. `report` hears every item's result.
@@ -166,7 +159,8 @@ export async function pullRelay(node: HostNode, session: RelaySession, report?: 
     try {
       answer = await api.pull(from, session.relay.max_pull ?? RELAY_PULL_LIMIT, epoch);
     } catch (err) {
-      return noAnswer(node, err, { applied, acked, error: `relay pull got no answer: ${err instanceof Error ? err.message : String(err)}` });
+      noteIfUnreachable(node, err);
+      return { applied, acked, error: `relay pull got no answer: ${err instanceof Error ? err.message : String(err)}` };
     }
     const body = answer.body;
     if (answer.status === 409 && isPlainObject(body) && typeof body.epoch === 'string' && body.epoch !== '') {
@@ -198,7 +192,8 @@ export async function pullRelay(node: HostNode, session: RelaySession, report?: 
       try {
         ack = await api.ack(ackThrough, epoch);
       } catch (err) {
-        return noAnswer(node, err, { applied, acked, error: `relay ack got no answer: ${err instanceof Error ? err.message : String(err)}` });
+        noteIfUnreachable(node, err);
+        return { applied, acked, error: `relay ack got no answer: ${err instanceof Error ? err.message : String(err)}` };
       }
       failPoint('host.relay.after-ack');
       const ackBody = ack.body;

@@ -90,13 +90,13 @@ function noAnswer(node: HostNode, relay: RelayRow, err: unknown): SessionResult 
 }
 
 /**
- * A push, pull or ack of a ready session got no answer: the relay is unreachable (the cause is in
- * `reason`). The session is kept (nothing says we must enrol again); the next tick probes with info.
+ * A push, pull or ack of a ready session failed with `err`: when the relay gave no answer it is
+ * unreachable (the error names the cause). The session is kept (nothing says we must enrol again);
+ * the next tick probes with info.
  */
-export function noteRelayUnreachable(node: HostNode, reason: string): void {
+export function noteIfUnreachable(node: HostNode, err: unknown): void {
   const relay = node.store.relay.get();
-  if (relay === undefined) return;
-  fail(node, relay, 'unreachable', reason);
+  if (relay !== undefined && err instanceof RelayUnreachableError) fail(node, relay, 'unreachable', err.message);
 }
 
 /**

@@ -12,8 +12,7 @@ import type { HostNode } from '../../node.ts';
 import type { OutboxRow } from '../../store/outbox-table.ts';
 import type { PeerRow } from '../../store/peers-table.ts';
 import type { RowResult, Transport } from '../transport.ts';
-import { RelayUnreachableError } from './relay-api.ts';
-import { forgetSession, noteRelayReset, noteRelayUnreachable, type RelaySession } from './relay-session.ts';
+import { forgetSession, noteIfUnreachable, noteRelayReset, type RelaySession } from './relay-session.ts';
 
 /** Items per push when the relay's info gave no max_batch (its default). */
 export const RELAY_DEFAULT_BATCH = 200;
@@ -79,7 +78,7 @@ export class RelayTransport implements Transport {
     try {
       answer = await api.push(items);
     } catch (err) {
-      if (err instanceof RelayUnreachableError) noteRelayUnreachable(this.#node, err.message);
+      noteIfUnreachable(this.#node, err);
       return failAll(`relay push got no answer: ${err instanceof Error ? err.message : String(err)}`);
     }
     failPoint('host.relay.after-push');
