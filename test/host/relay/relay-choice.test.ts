@@ -14,15 +14,18 @@ import { CLOSED_ADDR, rawHost, relayWorld, tick } from './relay-fixtures.ts';
 
 const named = (name: string): Transport => ({ name, deliver: () => Promise.resolve([]) });
 
+/** A queued envelope row for beta, with `over` changed. */
+const row = (over: Partial<OutboxRow>): OutboxRow => ({
+  id: 1, kind: 'envelope', item_id: 'x', msg_id: 'x', peer_host: 'beta', wire: '{}', state: 'queued', transport: null, attempts: 0,
+  next_at: 0, created_at: 0, settled_at: null, last_error: null, relay_seq: null, relay_epoch: null, relay_accept: null, relay_accepted_at: null,
+  relay_refused: null, ...over,
+});
+
 test('the LAN first, the relay after two LAN failures or while the LAN is known unreachable, never back once accepted', async () => {
   const world = await relayWorld();
   const node = world.a.node;
   const [lan, relay, waiting] = [named('lan'), named('relay'), named('waiting')];
   const peer = node.store.peers.get('beta') ?? assert.fail('no peer');
-  const row = (over: Partial<OutboxRow>): OutboxRow => ({
-    id: 1, kind: 'envelope', item_id: 'x', msg_id: 'x', peer_host: 'beta', wire: '{}', state: 'queued', transport: null, attempts: 0,
-    next_at: 0, created_at: 0, settled_at: null, last_error: null, relay_seq: null, relay_epoch: null, relay_accept: null, relay_accepted_at: null, relay_refused: null, ...over,
-  });
   const choose = chooseTransport(node, lan, relay, waiting);
   assert.equal(choose(peer, row({})).name, 'lan');
   assert.equal(choose(peer, row({ attempts: 1 })).name, 'lan');
@@ -44,11 +47,7 @@ test('a row the relay refused for good goes over the LAN while the peer may be r
   const node = world.a.node;
   const [lan, relay, waiting] = [named('lan'), named('relay'), named('waiting')];
   const peer = node.store.peers.get('beta') ?? assert.fail('no peer');
-  const refused: OutboxRow = {
-    id: 7, kind: 'envelope', item_id: 'x', msg_id: 'x', peer_host: 'beta', wire: '{}', state: 'queued', transport: null, attempts: 3,
-    next_at: 0, created_at: 0, settled_at: null, last_error: null, relay_seq: 1, relay_epoch: 'e', relay_accept: null, relay_accepted_at: 1,
-    relay_refused: 'relay: rejected:item over size limit',
-  };
+  const refused = row({ id: 7, attempts: 3, relay_seq: 1, relay_epoch: 'e', relay_accepted_at: 1, relay_refused: 'relay: rejected:item over size limit' });
   const choose = chooseTransport(node, lan, relay, waiting);
   assert.equal(choose(peer, refused).name, 'lan', 'never the relay again, also for a row it once accepted');
   const unreachable = { ...peer, lan_error_at: world.clock.now - 1, last_ok_at: null };
