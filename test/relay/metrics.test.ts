@@ -77,10 +77,17 @@ test('the health check fails when the store does not commit a write in time, or 
   const { store } = await freshStore();
   let release = (): void => {};
   const blocking = store.transaction(() => new Promise<void>((resolve) => { release = resolve; }));
-  const options = { store, nowMs: () => 0, heartbeatIntervalMs: 1_000, writeTimeoutMs: 20 };
+  // The timeout fires when the test says: at once while the write is held, never once it is free.
+  let timerFires = true;
+  const startTimer = (fire: () => void): (() => void) => {
+    if (timerFires) queueMicrotask(fire);
+    return () => {};
+  };
+  const options = { store, nowMs: () => 0, heartbeatIntervalMs: 1_000, writeTimeoutMs: 20, startTimer };
   assert.deepEqual(await checkHealth(options), { ok: false, reason: 'the store did not commit a write within 20 ms' });
   release();
   await blocking;
+  timerFires = false;
   assert.deepEqual(await checkHealth(options), { ok: false, reason: 'no heartbeat has been written yet' });
   await store.close();
   assert.deepEqual(await checkHealth(options), { ok: false, reason: 'the store refused a write: the relay store is closed' });

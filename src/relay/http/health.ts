@@ -16,6 +16,13 @@ export interface HealthOptions {
   writeTimeoutMs?: number;
   /** the disk fault the store is refusing writes for (a small probe may fit where pushes do not) */
   diskFault?: () => Error | null;
+  /** starts the write timeout; returns its cancel (tests fire it when they choose) */
+  startTimer?: (fire: () => void, ms: number) => () => void;
+}
+
+function startRealTimer(fire: () => void, ms: number): () => void {
+  const timer = setTimeout(fire, ms);
+  return () => clearTimeout(timer);
 }
 
 /**
@@ -24,8 +31,8 @@ export interface HealthOptions {
  */
 export async function checkHealth(options: HealthOptions): Promise<Health> {
   const timeoutMs = options.writeTimeoutMs ?? HEALTH_WRITE_TIMEOUT_MS;
-  let timer: NodeJS.Timeout | undefined;
-  const timedOut = new Promise<'timeout'>((resolve) => { timer = setTimeout(() => resolve('timeout'), timeoutMs); });
+  let cancelTimer = (): void => {};
+  const timedOut = new Promise<'timeout'>((resolve) => { cancelTimer = (options.startTimer ?? startRealTimer)(() => resolve('timeout'), timeoutMs); });
   const write = options.store.transaction(async (tx) => {
     const meta = await tx.meta();
     await tx.setEpoch(meta.epoch);
@@ -44,7 +51,7 @@ export async function checkHealth(options: HealthOptions): Promise<Health> {
   } catch (error) {
     return { ok: false, reason: diskFaultReason(options) ?? `the store refused a write: ${error instanceof Error ? error.message : String(error)}` };
   } finally {
-    clearTimeout(timer);
+    cancelTimer();
     write.catch(() => {}); // a write that lost the race may still fail later: already reported
   }
 }
