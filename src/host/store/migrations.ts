@@ -217,6 +217,14 @@ export const MIGRATIONS: readonly Migration[] = [
       UPDATE messages SET meta_json = json_extract(wire, '$.meta') WHERE wire IS NOT NULL AND json_valid(wire);
     `,
   },
+  {
+    version: 5,
+    sql: `
+      -- When a LAN delivery attempt to the peer started, until it ends (NULL: none open). One still
+      -- set when a daemon starts was cut short by a crash, and counts as a LAN failure.
+      ALTER TABLE peers ADD COLUMN lan_attempt_at INTEGER;
+    `,
+  },
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;
