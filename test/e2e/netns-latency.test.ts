@@ -62,6 +62,29 @@ function firstSeen(lives: Child[], pattern: RegExp): Map<string, number> {
   return seen;
 }
 
+/**
+ * Per host key fingerprint, the longest stretch of [from, to] in which the relay's request log shows
+ * no request from that host.
+ */
+function longestQuiet(relayLog: string, from: number, to: number): Map<string, number> {
+  const times = new Map<string, number[]>();
+  for (const line of relayLog.split('\n')) {
+    let entry: { msg?: unknown; host_fp?: unknown; time?: unknown };
+    try {
+      entry = JSON.parse(line) as typeof entry;
+    } catch {
+      continue;
+    }
+    if (entry.msg !== 'request' || typeof entry.host_fp !== 'string' || typeof entry.time !== 'string') continue;
+    const at = Date.parse(entry.time);
+    if (at >= from && at <= to) times.set(entry.host_fp, [...(times.get(entry.host_fp) ?? []), at]);
+  }
+  return new Map([...times].map(([fp, list]) => {
+    const edges = [from, ...list.sort((x, y) => x - y), to];
+    return [fp, Math.max(...edges.slice(1).map((at, i) => at - (edges[i] as number)))];
+  }));
+}
+
 /** Latencies from `sentAt` to the times in `seen`, for the ids that have both. */
 function latencies(sentAt: Map<string, number>, seen: Map<string, number>): number[] {
   return [...sentAt].flatMap(([id, at]) => (seen.has(id) ? [(seen.get(id) as number) - at] : []));
@@ -86,6 +109,7 @@ test('mail keeps moving over a silently dropping LAN while daemons are killed: t
   const connects = await connectTimes(net.home, work.url, CONNECT_SAMPLES);
   t.diagnostic(`LAN TCP connect home → work (veth, uncut): ${summary('connect', connects.map((ms) => ms * 1000)).replace(/ s/g, ' ms')}`);
   net.cutLan('drop');
+  const cutAt = Date.now();
 
   // The kill loop: home and work in turn, until sending is over.
   let sending = true;
@@ -124,6 +148,12 @@ test('mail keeps moving over a silently dropping LAN while daemons are killed: t
     assert.deepEqual([...inbox].sort(), [...ids].sort(), `${agent}: every message exactly once`);
   }
 
+  const deliveredAt = Date.now();
+  // The relay writes its request log in blocks (LOG_FLUSH_MS): wait until it shows a request made after the mail arrived.
+  await waitUntil('the relay log to reach the end of the run', 30_000, async () => (
+    longestQuiet(relay.child.stdout(), deliveredAt, Infinity).size === 2 ? null : 'not yet'));
+  const quiet = [...longestQuiet(relay.child.stdout(), cutAt, deliveredAt).values()].map((ms) => (ms / 1000).toFixed(1));
+
   const all = [...lives.values()].flat();
   const accepted = firstSeen(all, /^(\S+) envelope (\S+) -> \S+: relay (?:accepted|duplicate) seq/);
   const arrived = firstSeen(all, /^(\S+) relay envelope (\S+) seq \d+: accepted/);
@@ -131,4 +161,5 @@ test('mail keeps moving over a silently dropping LAN while daemons are killed: t
   t.diagnostic(`${MAIL_EACH_WAY} messages each way, LAN dropping packets, ${kills} daemon SIGKILLs every ${KILL_EVERY_MS / 1000} s; ${lanFailures} rows logged a LAN failure`);
   t.diagnostic(summary('send → relay accept', latencies(sentAt, accepted)));
   t.diagnostic(summary('send → recipient inbox', latencies(sentAt, arrived)));
+  t.diagnostic(`longest time without a relay request, per host, from the cut until all mail arrived: ${quiet.join(' s, ')} s`);
 });
