@@ -92,12 +92,13 @@ export class PeersTable {
    * Returns the hosts concerned.
    */
   failInterruptedAttempts(): string[] {
-    return this.#db.transaction(() => {
-      const hosts = this.#db.all<{ host: string }>('SELECT host FROM peers WHERE lan_attempt_at IS NOT NULL ORDER BY host').map((r) => r.host);
+    // Nothing is written when nothing is open (a daemon on a full disk still starts).
+    const hosts = this.#db.all<{ host: string }>('SELECT host FROM peers WHERE lan_attempt_at IS NOT NULL ORDER BY host').map((r) => r.host);
+    if (hosts.length > 0) {
       this.#db.run(`UPDATE peers SET lan_error_at = lan_attempt_at, lan_attempt_at = NULL,
         last_error = 'a LAN attempt was cut short when the daemon stopped' WHERE lan_attempt_at IS NOT NULL`);
-      return hosts;
-    });
+    }
+    return hosts;
   }
 
   /** Applies a peer's rotation: the new keys become pinned, the old host key is kept as retired. */

@@ -153,7 +153,12 @@ export class LanTransport implements Transport {
    */
   async deliver(peer: PeerRow, rows: readonly OutboxRow[]): Promise<RowResult[]> {
     const { store } = this.#node;
-    store.peers.noteAttempt(peer.host, this.#node.nowMs());
+    try {
+      store.peers.noteAttempt(peer.host, this.#node.nowMs());
+    } catch {
+      // The record only spares a restarted daemon a blind retry: a store that refuses the write (a
+      // full disk) does not stop the delivery, whose own results then meet the refusal.
+    }
     const results: RowResult[] = [];
     let unreachable: string | null = null;
     for (const kind of ['rotation', 'envelope', 'receipt'] as const) {
