@@ -1,9 +1,10 @@
-// Flushing the outbox: due rows go to a transport peer by peer; each row settles only on its own
-// result. Failures back off (5 s × 2^attempts, at most 1 h); a rejected envelope and an envelope
+// Flushing the outbox: due rows go to a transport peer by peer (in the daemon, each peer and
+// transport in its own lane); each row settles only on its own result. Failures back off (5 s × 2^attempts, at most 1 h); a rejected envelope and an envelope
 // still undelivered after 72 h each alert its sender.
 import { failPoint } from '../failpoint.ts';
 import { fingerprint } from '../protocol/fingerprint.ts';
 import { alertLocal } from './alerts.ts';
+import type { DeliveryLanes } from './delivery-lanes.ts';
 import type { HostNode } from './node.ts';
 import type { OutboxRow, RelayAcceptance } from './store/outbox-table.ts';
 import type { PeerRow } from './store/peers-table.ts';
@@ -86,30 +87,55 @@ function applyResult(node: HostNode, transport: Transport | null, row: OutboxRow
 // Rotation records travel first, so a peer re-pins before it checks our newly signed hops.
 const KIND_ORDER: Record<string, number> = { rotation: 0, envelope: 1, receipt: 2 };
 
-export type FlushReport = (row: OutboxRow, result: RowResult) => void;
+/** Hears each row's result, and the name of the transport that carried it (or `none`). */
+export type FlushReport = (row: OutboxRow, result: RowResult, via: string) => void;
 
 /** Picks the transport for one of a peer's rows (the LAN for now; the relay joins it later). */
 export type TransportChooser = (peer: PeerRow, row: OutboxRow) => Transport;
 
+/** Delivers one peer's batch on one transport and settles each row on its own result. */
+async function deliverBatch(node: HostNode, peer: PeerRow, transport: Transport, batch: OutboxRow[], report?: FlushReport): Promise<void> {
+  let results: RowResult[];
+  try {
+    results = await transport.deliver(peer, batch);
+  } catch (err) {
+    const detail = err instanceof Error ? err.message : String(err);
+    results = batch.map((row) => ({ rowId: row.id, outcome: 'failed' as const, detail }));
+  }
+  failPoint('outbox-before-settle');
+  const byRow = new Map(results.map((r) => [r.rowId, r]));
+  for (const row of batch) {
+    const result = byRow.get(row.id) ?? { rowId: row.id, outcome: 'failed' as const, detail: 'no result for this item' };
+    applyResult(node, transport, row, result);
+    report?.(row, result, transport.name);
+  }
+}
+
 /**
- * One pass over the due rows: each peer's rows go to the transport chosen for them, and every
- * row settles on its own result; `report` hears each. Returns how many rows were offered.
+ * One pass over the due rows: each peer's rows go to the transport chosen for them, the transports
+ * side by side, and every row settles on its own result; `report` hears each. Returns how many rows
+ * were offered. Without `lanes` it waits for every delivery; with them it starts each (peer,
+ * transport) delivery in its lane and returns: rows already in flight, or whose lane is busy, wait
+ * for a later pass.
  */
-export async function flushOutbox(node: HostNode, choose: Transport | TransportChooser, report?: FlushReport): Promise<number> {
+export async function flushOutbox(node: HostNode, choose: Transport | TransportChooser, report?: FlushReport, lanes?: DeliveryLanes): Promise<number> {
   const pick: TransportChooser = typeof choose === 'function' ? choose : () => choose;
   expireOverdue(node);
-  const due = node.store.outbox.due(node.nowMs(), FLUSH_ROWS_MAX);
+  const due = node.store.outbox.due(node.nowMs(), FLUSH_ROWS_MAX).filter((row) => lanes?.carries(row.id) !== true);
   const byPeer = new Map<string, OutboxRow[]>();
   for (const row of due) {
     const list = byPeer.get(row.peer_host);
     if (list === undefined) byPeer.set(row.peer_host, [row]);
     else list.push(row);
   }
-  await Promise.all([...byPeer].map(async ([host, rows]) => {
+  let offered = 0;
+  const deliveries: Array<Promise<void>> = [];
+  for (const [host, rows] of byPeer) {
     const peer = node.store.peers.get(host);
     if (peer === undefined) {
       for (const row of rows) applyResult(node, null, row, { rowId: row.id, outcome: 'rejected', detail: `host ${host} is no longer paired` });
-      return;
+      offered += rows.length;
+      continue;
     }
     rows.sort((a, b) => (KIND_ORDER[a.kind] ?? 9) - (KIND_ORDER[b.kind] ?? 9) || a.id - b.id);
     const byTransport = new Map<Transport, OutboxRow[]>();
@@ -119,25 +145,22 @@ export async function flushOutbox(node: HostNode, choose: Transport | TransportC
       if (list === undefined) byTransport.set(transport, [row]);
       else list.push(row);
     }
-    // One transport at a time per peer, so rotation records still go first.
-    for (const [transport, batch] of byTransport) {
-      let results: RowResult[];
-      try {
-        results = await transport.deliver(peer, batch);
-      } catch (err) {
-        const detail = err instanceof Error ? err.message : String(err);
-        results = batch.map((row) => ({ rowId: row.id, outcome: 'failed' as const, detail }));
-      }
-      failPoint('outbox-before-settle');
-      const byRow = new Map(results.map((r) => [r.rowId, r]));
-      for (const row of batch) {
-        const result = byRow.get(row.id) ?? { rowId: row.id, outcome: 'failed' as const, detail: 'no result for this item' };
-        applyResult(node, transport, row, result);
-        report?.(row, result);
-      }
+    const groups = [...byTransport];
+    // With a rotation record due, the transports go one after the other (its own first), so the peer
+    // re-pins before it meets our newly signed hops; otherwise side by side.
+    const steps = rows.some((r) => r.kind === 'rotation') ? [groups] : groups.map((group) => [group]);
+    for (const step of steps) {
+      const work = async (): Promise<void> => {
+        for (const [transport, batch] of step) await deliverBatch(node, peer, transport, batch, report);
+      };
+      const ids = step.flatMap(([, batch]) => batch.map((r) => r.id));
+      if (lanes === undefined) deliveries.push(work());
+      else if (!lanes.start(`${host}\n${step[0]?.[0].name ?? ''}`, ids, work)) continue;
+      offered += ids.length;
     }
-  }));
-  return due.length;
+  }
+  await Promise.all(deliveries);
+  return offered;
 }
 
 export interface OutboxOverview {

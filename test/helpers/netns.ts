@@ -17,8 +17,11 @@ export interface TwoNetworks {
   cloud: Site;
   home: Site;
   work: Site;
-  /** home and work stop reaching each other (both still reach cloud) */
-  cutLan(): void;
+  /**
+   * home and work stop reaching each other (both still reach cloud). 'reject' (the default) fails a
+   * connect at once; 'drop' discards their packets silently, so a connect waits for its timeout.
+   */
+  cutLan(how?: 'reject' | 'drop'): void;
 }
 
 /** The private /16 the three namespaces number from (their own stacks, so no clash with the machine's). */
@@ -93,11 +96,18 @@ export function makeTwoNetworks(): TwoNetworks | string {
   setForwarding(cloud.netns, true);
   return {
     cloud, home, work,
-    cutLan() {
+    cutLan(how = 'reject') {
+      if (how === 'drop') {
+        // Cloud keeps forwarding, but discards what goes between home and work without a word
+        // (a blackhole rule sends no ICMP), as a network that drops packets does.
+        mustIp(['-n', cloud.netns, 'rule', 'add', 'from', home.addr, 'to', work.addr, 'blackhole']);
+        mustIp(['-n', cloud.netns, 'rule', 'add', 'from', work.addr, 'to', home.addr, 'blackhole']);
+        return;
+      }
       setForwarding(cloud.netns, false);
       // Reject, not drop: a `prohibit` route fails a connect at once (EACCES), so the daemon's LAN
-      // attempt fails fast and its rows move to the relay. A drop would hold every LAN attempt for
-      // the LAN connect timeout. Forwarding is off as well: nothing crosses cloud either way.
+      // attempt fails fast and its rows move to the relay. Forwarding is off as well: nothing
+      // crosses cloud either way.
       mustIp(['-n', home.netns, 'route', 'add', 'prohibit', `${work.addr}/32`]);
       mustIp(['-n', work.netns, 'route', 'add', 'prohibit', `${home.addr}/32`]);
     },

@@ -245,6 +245,10 @@ export const MIGRATIONS: readonly Migration[] = [
 
       -- What an agent says it does, shown in the directory.
       ALTER TABLE agents ADD COLUMN description TEXT;
+
+      -- When a LAN delivery attempt to the peer started, until it ends (NULL: none open). One still
+      -- set when a daemon starts was cut short by a crash, and counts as a LAN failure.
+      ALTER TABLE peers ADD COLUMN lan_attempt_at INTEGER;
     `,
   },
 ];

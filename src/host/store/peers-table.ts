@@ -12,6 +12,8 @@ export interface PeerRow {
   last_ok_at: number | null;
   last_error: string | null;
   lan_error_at: number | null;
+  /** a LAN delivery attempt started then and has not ended (set before the call, cleared after) */
+  lan_attempt_at: number | null;
 }
 
 /** What pairing knows of a new peer. */
@@ -68,10 +70,35 @@ export class PeersTable {
     this.#db.run('UPDATE peers SET last_ok_at = ?, last_error = NULL WHERE host = ?', nowMs, host);
   }
 
-  /** Records a failed LAN call (`nowMs` given: the peer's address is then known unreachable). */
+  /** A LAN delivery attempt to `host` starts now (written before the call, so a crash inside it is known). */
+  noteAttempt(host: string, nowMs: number): void {
+    this.#db.run('UPDATE peers SET lan_attempt_at = ? WHERE host = ?', nowMs, host);
+  }
+
+  /** The LAN delivery attempt ended with an answer (its outcome is recorded by noteReachable or noteError). */
+  endAttempt(host: string): void {
+    this.#db.run('UPDATE peers SET lan_attempt_at = NULL WHERE host = ?', host);
+  }
+
+  /** Records a failed LAN call (`nowMs` given: the peer's address is then known unreachable, and the attempt ended). */
   noteError(host: string, error: string, nowMs?: number): void {
     if (nowMs === undefined) this.#db.run('UPDATE peers SET last_error = ? WHERE host = ?', error, host);
-    else this.#db.run('UPDATE peers SET last_error = ?, lan_error_at = ? WHERE host = ?', error, nowMs, host);
+    else this.#db.run('UPDATE peers SET last_error = ?, lan_error_at = ?, lan_attempt_at = NULL WHERE host = ?', error, nowMs, host);
+  }
+
+  /**
+   * LAN attempts a stopped daemon left unfinished count as failed at the time they started: the next
+   * daemon sends those peers' rows to the relay instead of trying the same silent path again.
+   * Returns the hosts concerned.
+   */
+  failInterruptedAttempts(): string[] {
+    // Nothing is written when nothing is open (a daemon on a full disk still starts).
+    const hosts = this.#db.all<{ host: string }>('SELECT host FROM peers WHERE lan_attempt_at IS NOT NULL ORDER BY host').map((r) => r.host);
+    if (hosts.length > 0) {
+      this.#db.run(`UPDATE peers SET lan_error_at = lan_attempt_at, lan_attempt_at = NULL,
+        last_error = 'a LAN attempt was cut short when the daemon stopped' WHERE lan_attempt_at IS NOT NULL`);
+    }
+    return hosts;
   }
 
   /** Applies a peer's rotation: the new keys become pinned, the old host key is kept as retired. */

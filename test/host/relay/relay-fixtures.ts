@@ -62,7 +62,8 @@ export async function relayWorld(options: TestRelayOptions = {}, clocks = shared
 
 /** One daemon tick's relay and outbox work for `host`. */
 export async function tick(host: RelayedHost, report?: FlushReport): Promise<void> {
-  const choose = await host.link.pass(new LanTransport(host.node));
+  const choose = await host.link.prepare(new LanTransport(host.node));
+  await host.link.pull();
   await flushOutbox(host.node, choose, report);
 }
 

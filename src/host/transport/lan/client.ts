@@ -1,4 +1,5 @@
 // The LAN client: signed calls to a peer's daemon, and the LAN transport over them.
+import { connect } from 'node:net';
 import { fetchFailureText } from '../../../common/fetch-failure.ts';
 import { AnswerTooLargeError, readCappedText } from '../../../common/read-capped.ts';
 import { signLanHop } from '../../../protocol/lan-hop.ts';
@@ -8,7 +9,7 @@ import type { HostNode } from '../../node.ts';
 import type { OutboxRow } from '../../store/outbox-table.ts';
 import type { PeerRow } from '../../store/peers-table.ts';
 import { outcomeOf, type RowResult, type Transport } from '../transport.ts';
-import { LAN_MAX_BATCH, LAN_MAX_BODY_BYTES, LAN_MAX_RESPONSE_BYTES, LAN_MAX_ROTATIONS } from './limits.ts';
+import { LAN_CONNECT_TIMEOUT_MS, LAN_MAX_BATCH, LAN_MAX_BODY_BYTES, LAN_MAX_RESPONSE_BYTES, LAN_MAX_ROTATIONS } from './limits.ts';
 
 /** How long one LAN call may take before it counts as failed. */
 export const LAN_REQUEST_TIMEOUT_MS = 15_000;
@@ -33,8 +34,41 @@ export function normalizeAddr(addr: string): string {
   return `${url.protocol}//${url.host}`;
 }
 
-/** One call to a peer; `signAs` adds the LAN hop. Network failures throw LanError. */
+/**
+ * Opens (and closes) a TCP connection to `addr` within `timeoutMs`, else throws LanError. fetch()
+ * offers no connect timeout of its own (undici waits 10 s), so a LAN call checks the path first:
+ * a peer that drops packets costs LAN_CONNECT_TIMEOUT_MS, not the whole request timeout.
+ */
+export function probeConnect(addr: string, timeoutMs: number): Promise<void> {
+  let url: URL;
+  try {
+    url = new URL(addr);
+  } catch {
+    return Promise.reject(new LanError(`bad address "${addr}": use host:port or http://host:port`));
+  }
+  const port = url.port === '' ? (url.protocol === 'https:' ? 443 : 80) : Number(url.port);
+  const host = url.hostname.replace(/^\[(.*)\]$/, '$1');
+  return new Promise((resolve, reject) => {
+    const socket = connect({ host, port });
+    const timer = setTimeout(() => {
+      socket.destroy();
+      reject(new LanError(`cannot reach ${addr}: no TCP connect within ${timeoutMs} ms`));
+    }, timeoutMs);
+    socket.once('connect', () => {
+      clearTimeout(timer);
+      socket.destroy();
+      resolve();
+    });
+    socket.once('error', (err: NodeJS.ErrnoException) => {
+      clearTimeout(timer);
+      reject(new LanError(`cannot reach ${addr}: ${err.code ?? err.message}`));
+    });
+  });
+}
+
+/** One call to a peer; `signAs` adds the LAN hop. Network failures (no connect in time included) throw LanError. */
 export async function lanCall(addr: string, method: 'GET' | 'POST', path: string, body: unknown, signAs: HostNode | null, timeoutMs = LAN_REQUEST_TIMEOUT_MS): Promise<LanAnswer> {
+  await probeConnect(addr, Math.min(timeoutMs, LAN_CONNECT_TIMEOUT_MS));
   const rawBody = body === undefined ? '' : JSON.stringify(body);
   const headers: Record<string, string> = body === undefined ? {} : { 'content-type': 'application/json' };
   if (signAs !== null) Object.assign(headers, signLanHop(method, path, rawBody, signAs.config.host, signAs.keys.hostKey, signAs.nowMs()));
@@ -112,28 +146,47 @@ export class LanTransport implements Transport {
     this.#node = node;
   }
 
+  /**
+   * The attempt is written down before it starts (a daemon killed inside it counts it as failed on
+   * restart). A call that gets no answer ends the attempt: the rest of the batches fail with it
+   * instead of waiting out the same dead path one after another.
+   */
   async deliver(peer: PeerRow, rows: readonly OutboxRow[]): Promise<RowResult[]> {
+    const { store } = this.#node;
+    try {
+      store.peers.noteAttempt(peer.host, this.#node.nowMs());
+    } catch {
+      // The record only spares a restarted daemon a blind retry: a store that refuses the write (a
+      // full disk) does not stop the delivery, whose own results then meet the refusal.
+    }
     const results: RowResult[] = [];
+    let unreachable: string | null = null;
     for (const kind of ['rotation', 'envelope', 'receipt'] as const) {
       const route = ROUTES[kind];
       const ofKind = rows.filter((r) => r.kind === kind);
       for (const batch of batches(ofKind, (r) => r.wire.length, route.maxItems, LAN_MAX_BODY_BYTES - 1024)) {
-        results.push(...await this.#post(peer, route, batch));
+        if (unreachable === null) {
+          const sent = await this.#post(peer, route, batch);
+          if (typeof sent === 'string') unreachable = sent;
+          else results.push(...sent);
+        }
+        if (unreachable !== null) results.push(...batch.map((r): RowResult => ({ rowId: r.id, outcome: 'failed', detail: unreachable as string })));
       }
     }
+    if (unreachable !== null) store.peers.noteError(peer.host, unreachable, this.#node.nowMs());
+    else store.peers.endAttempt(peer.host);
     return results;
   }
 
-  async #post(peer: PeerRow, route: (typeof ROUTES)[keyof typeof ROUTES], rows: OutboxRow[]): Promise<RowResult[]> {
+  /** One batch; the error text when the call got no answer (the peer is unreachable). */
+  async #post(peer: PeerRow, route: (typeof ROUTES)[keyof typeof ROUTES], rows: OutboxRow[]): Promise<RowResult[] | string> {
     const failAll = (detail: string): RowResult[] => rows.map((r) => ({ rowId: r.id, outcome: 'failed', detail }));
     let answer: LanAnswer;
     try {
       const body = { [route.field]: rows.map((r) => JSON.parse(r.wire) as unknown) };
       answer = await lanCall(peer.addr, 'POST', route.path, body, route.hop ? this.#node : null);
     } catch (err) {
-      const detail = err instanceof Error ? err.message : String(err);
-      this.#node.store.peers.noteError(peer.host, detail, this.#node.nowMs());
-      return failAll(detail);
+      return err instanceof Error ? err.message : String(err);
     }
     const list = isPlainObject(answer.body) && Array.isArray(answer.body.results) ? answer.body.results as unknown[] : null;
     if (answer.status !== 200 || list === null) {

@@ -1,6 +1,13 @@
 // Limits of the LAN endpoints (protocol §5). Every one is enforced by the server and respected by
 // the client.
 
+/**
+ * How long the client waits for a peer's TCP connect before the call counts as failed. A LAN peer
+ * answers a SYN within milliseconds (measured in docs/host.md); 2.5 s still covers one lost SYN,
+ * which Linux sends again after 1 s, and stops before its second resend at 3 s. A peer that drops
+ * packets silently then costs 2.5 s, not the fetch default of 10 s.
+ */
+export const LAN_CONNECT_TIMEOUT_MS = 2_500;
 /** Largest request body on /v2/envelopes and /v1/receipts (decided while the body streams in). */
 export const LAN_MAX_BODY_BYTES = 8 * 1024 * 1024;
 /** Largest answer the client reads from a peer (results of a full batch fit easily). */

@@ -1,5 +1,6 @@
-// The daemon's use of the relay each tick (design §10): make the session usable, pull and apply what
-// waits, enforce the relay rows' deadlines, and choose per row between the LAN and the relay. A row
+// The daemon's use of the relay (design §10): make the session usable, pull and apply what waits
+// (prepare and pull run apart, so a flush never waits for a pull nor a pull for a flush), enforce
+// the relay rows' deadlines, and choose per row between the LAN and the relay. A row
 // goes to the relay once its LAN attempts failed twice or the peer's LAN address is known
 // unreachable; a row the relay accepted once never goes back to the LAN.
 import type { HostNode } from '../../node.ts';
@@ -75,27 +76,57 @@ export class RelayLink {
     this.#log = log;
   }
 
-  /** One relay pass; returns the transport chooser for this tick's flush. */
-  async pass(lan: Transport): Promise<TransportChooser> {
+  #preparing: Promise<TransportChooser> | null = null;
+  #pulling: Promise<number> | null = null;
+
+  /**
+   * Makes the relay usable (the session, its deadlines) and returns the transport chooser for a
+   * flush. One at a time: a call while one runs shares its answer.
+   */
+  prepare(lan: Transport): Promise<TransportChooser> {
+    this.#preparing ??= this.#prepare(lan).finally(() => { this.#preparing = null; });
+    return this.#preparing;
+  }
+
+  async #prepare(lan: Transport): Promise<TransportChooser> {
     const node = this.#node;
     expireRelayDeadlines(node);
-    this.#session = null;
-    if (node.store.relay.get() === undefined) return chooseTransport(node, lan, null, new RelayUnavailable('no relay set'));
+    if (node.store.relay.get() === undefined) {
+      this.#session = null;
+      return chooseTransport(node, lan, null, new RelayUnavailable('no relay set'));
+    }
     const result = await ensureSession(node);
     if (!result.ok) {
+      this.#session = null;
       this.#state(result.state, `relay ${result.state}: ${result.reason}`);
       return chooseTransport(node, lan, null, new RelayUnavailable(result.reason));
     }
     this.#session = result.session;
     this.#state('ok', `relay ready: ${result.session.relay.url} epoch ${result.session.relay.epoch ?? '?'}`);
-    const pulled = await pullRelay(node, result.session, ({ item, result: status }) => {
+    return chooseTransport(node, lan, new RelayTransport(node, result.session), new RelayUnavailable('no session'));
+  }
+
+  /**
+   * Pulls and applies what waits on the relay with the session the last prepare made; returns how
+   * many items it applied. One at a time: a call while one runs waits for it.
+   */
+  pull(): Promise<number> {
+    this.#pulling ??= this.#pull().finally(() => { this.#pulling = null; });
+    return this.#pulling;
+  }
+
+  async #pull(): Promise<number> {
+    const node = this.#node;
+    const session = this.#session;
+    if (session === null) return 0;
+    const pulled = await pullRelay(node, session, ({ item, result: status }) => {
       this.#log(`relay ${item.kind} ${item.item_id} seq ${item.seq}: ${status}`);
     }, this.#lastAcked);
     if (pulled.acked !== null) this.#log(`relay acked through ${pulled.acked}`);
     const after = node.store.relay.get();
     if (after !== undefined && after.state !== 'ok') this.#state(after.state, `relay ${after.state}: ${pulled.error ?? after.detail ?? ''}`);
     else this.#problem(pulled.error === null ? null : `relay: ${pulled.error}`);
-    return chooseTransport(node, lan, new RelayTransport(node, result.session), new RelayUnavailable('no session'));
+    return pulled.applied;
   }
 
   /** A peer's enc key through the relay when the LAN cannot give it; null when there is no session. */
