@@ -1,8 +1,17 @@
-/** An error the CLI reports as one line on stderr, exiting with `exitCode`. */
+import { EXIT_CODES, type ExitName } from './exit-codes.ts';
+
+/** An error the CLI reports as one line (stderr, or JSON on stdout with --json), exiting with its code. */
 export class CliError extends Error {
-  readonly exitCode: number;
-  constructor(message: string, exitCode = 1) {
+  readonly code: ExitName;
+  /** the JSON already printed says what failed (doctor's report): with --json nothing more is printed */
+  readonly inJsonOutput: boolean;
+  constructor(message: string, code: ExitName = 'FAILURE', inJsonOutput = false) {
     super(message);
-    this.exitCode = exitCode;
+    this.code = code;
+    this.inJsonOutput = inJsonOutput;
+  }
+
+  get exitCode(): number {
+    return EXIT_CODES[this.code];
   }
 }

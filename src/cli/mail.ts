@@ -1,7 +1,8 @@
 // Agents and mail: agents, agents add, send, inbox, read, ack, status.
 import type { Command } from 'commander';
 import { CliError } from './cli-error.ts';
-import { printJson, withNode } from './host-common.ts';
+import { withNode } from './host-common.ts';
+import { printJson, printResult } from './output.ts';
 import { NAME_RE } from '../protocol/names.ts';
 import { MAX_BODY_BYTES } from '../protocol/records/envelope.ts';
 import { ackMessage, listInbox, readMessage } from '../host/mailbox.ts';
@@ -44,13 +45,17 @@ export function registerMailCommands(program: Command): void {
   agents.command('add <name>')
     .description('add an agent (or set its role)')
     .option('--role <role>', 'a role others can address as role:<role>')
-    .action((name: string, opts: { role?: string }) => withNode((node) => {
-      if (!NAME_RE.test(name)) throw new CliError(`bad agent name "${name}": 2-40 of a-z, 0-9 and -, starting with a letter or digit`, 2);
-      if (RESERVED_NAMES.includes(name)) throw new CliError(`"${name}" is reserved`, 2);
-      if (opts.role !== undefined && !NAME_RE.test(opts.role)) throw new CliError(`bad role "${opts.role}"`, 2);
+    .option('--json', 'print JSON')
+    // optsWithGlobals: `agents --json` is the parent's option too, and commander hands it to the parent
+    .action((name: string, _local: unknown, command: Command) => withNode((node) => {
+      const opts = command.optsWithGlobals<{ role?: string; json?: boolean }>();
+      if (!NAME_RE.test(name)) throw new CliError(`bad agent name "${name}": 2-40 of a-z, 0-9 and -, starting with a letter or digit`, 'USAGE');
+      if (RESERVED_NAMES.includes(name)) throw new CliError(`"${name}" is reserved`, 'USAGE');
+      if (opts.role !== undefined && !NAME_RE.test(opts.role)) throw new CliError(`bad role "${opts.role}"`, 'USAGE');
       const added = node.store.mail.addAgent(name, opts.role ?? null, node.nowMs());
       if (!added && opts.role !== undefined) node.store.mail.setAgentRole(name, opts.role);
-      process.stdout.write(added ? `added ${name}@${node.config.host}\n` : `${name} exists${opts.role === undefined ? '' : `; role set to ${opts.role}`}\n`);
+      const text = added ? `added ${name}@${node.config.host}` : `${name} exists${opts.role === undefined ? '' : `; role set to ${opts.role}`}`;
+      printResult(opts.json, { agent: `${name}@${node.config.host}`, added, role: node.store.mail.agent(name)?.role ?? null }, text);
     }));
 
   program.command('send')
@@ -96,9 +101,10 @@ export function registerMailCommands(program: Command): void {
     .description('acknowledge a message (the sender sees it)')
     .requiredOption('--agent <name>', 'the agent')
     .option('--note <text>', 'a short note for the sender')
-    .action((id: string, opts: { agent: string; note?: string }) => withNode((node) => {
+    .option('--json', 'print JSON')
+    .action((id: string, opts: { agent: string; note?: string; json?: boolean }) => withNode((node) => {
       const moved = ackMessage(node, id, opts.agent, opts.note ?? null);
-      process.stdout.write(moved ? `acked ${id}\n` : `${id} was already acked\n`);
+      printResult(opts.json, { id, acked: true, already: !moved }, moved ? `acked ${id}` : `${id} was already acked`);
     }));
 
   program.command('status [id]')
@@ -116,7 +122,7 @@ export function registerMailCommands(program: Command): void {
         return;
       }
       const status = messageStatus(node, id);
-      if (status === null) throw new CliError(`no message ${id} sent from this host`);
+      if (status === null) throw new CliError(`no message ${id} sent from this host`, 'NOT_FOUND');
       if (opts.json === true) printJson(status);
       else {
         for (const r of status.recipients) {

@@ -14,13 +14,14 @@ import { StoreOpenError } from '../relay/store/sqlite/index.ts';
 import { MAX_OPS_LOG_ENTRIES } from '../relay/store/sqlite/ops-log.ts';
 import { readOpsLogOfStore } from '../relay/store/sqlite/store-files.ts';
 import { CliError } from './cli-error.ts';
+import { printJson, printResult } from './output.ts';
 
 /** Failures an operator can act on become one line (exit 2 for a bad setting); anything else stays unexpected. */
 async function operate<T>(fn: () => Promise<T> | T): Promise<T> {
   try {
     return await fn();
   } catch (err) {
-    if (err instanceof ConfigError) throw new CliError(err.message, 2);
+    if (err instanceof ConfigError) throw new CliError(err.message, 'USAGE');
     if (err instanceof RelayOpsError || err instanceof StoreOpenError || err instanceof RelayKeyError || err instanceof WriterLockBusyError) {
       throw new CliError(err.message);
     }
@@ -31,10 +32,6 @@ async function operate<T>(fn: () => Promise<T> | T): Promise<T> {
   }
 }
 
-function printJson(value: unknown): void {
-  process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
-}
-
 /** The store directory exactly as `relay serve` resolves it. */
 function storeDirOf(flags: { storeDir?: string }): string {
   return resolveServeOptions({ ...(flags.storeDir === undefined ? {} : { storeDir: flags.storeDir }) }, process.env).storeDir;
@@ -42,14 +39,16 @@ function storeDirOf(flags: { storeDir?: string }): string {
 
 function positiveInteger(text: string, flag: string, max: number): number {
   const value = /^[1-9][0-9]*$/.test(text) ? Number(text) : NaN;
-  if (!(value <= max)) throw new CliError(`${flag} must be an integer from 1 to ${max}`, 2);
+  if (!(value <= max)) throw new CliError(`${flag} must be an integer from 1 to ${max}`, 'USAGE');
   return value;
 }
 
-export async function serve(flags: Record<string, string | undefined>): Promise<void> {
+/** `relay serve`; with --json its own lines (listening, stopped) are JSON like the request log. */
+export async function serve(flags: Record<string, string | undefined>, json: boolean): Promise<void> {
   const requestLog = createRelayLogger();
   const service = await operate(() => startRelayService({ ...resolveServeOptions(flags, process.env), env: process.env, requestLog }));
-  process.stdout.write(`agentmbx relay listening on ${service.url} fingerprint ${service.fingerprint} epoch ${service.epoch}\n`);
+  printResult(json, { listening: service.url, fingerprint: service.fingerprint, epoch: service.epoch, metrics: service.metricsUrl },
+    `agentmbx relay listening on ${service.url} fingerprint ${service.fingerprint} epoch ${service.epoch}`);
   if (service.metricsUrl !== null) process.stderr.write(`agentmbx relay: metrics on ${service.metricsUrl}/metrics\n`);
   await new Promise<void>((resolve) => {
     const stop = (): void => {
@@ -62,11 +61,16 @@ export async function serve(flags: Record<string, string | undefined>): Promise<
   });
   await service.close();
   await new Promise<void>((resolve) => { requestLog.flush(() => resolve()); });
-  process.stdout.write('agentmbx relay stopped\n');
+  if (json) process.stdout.write(`${JSON.stringify({ stopped: true })}\n`);
+  else process.stdout.write('agentmbx relay stopped\n');
 }
 
-export function keygen(): void {
+export function keygen(flags: { json?: boolean }): void {
   const { privateKey, fingerprint } = generateRelayKeyText();
+  if (flags.json === true) {
+    printJson({ private_key: privateKey, fingerprint });
+    return;
+  }
   process.stdout.write(`${privateKey}\n`);
   process.stderr.write(`fingerprint ${fingerprint}\n`);
 }
@@ -84,9 +88,9 @@ export async function restore(file: string, flags: { storeDir?: string }): Promi
   process.stderr.write('restored: start the relay; hosts see the new epoch, senders re-push and receivers pull again\n');
 }
 
-export async function rotateEpoch(flags: { storeDir?: string }): Promise<void> {
+export async function rotateEpoch(flags: { storeDir?: string; json?: boolean }): Promise<void> {
   const rotation = await operate(() => rotateEpochOffline({ storeDir: storeDirOf(flags) }));
-  process.stdout.write(`epoch rotated: ${rotation.from} -> ${rotation.to}\n`);
+  printResult(flags.json, { from: rotation.from, to: rotation.to }, `epoch rotated: ${rotation.from} -> ${rotation.to}`);
 }
 
 function logLine(entry: StoredOpsLogEntry): string {

@@ -2,7 +2,8 @@
 // `relay` group (src/cli/relay.ts) by host.ts.
 import type { Command } from 'commander';
 import { CliError } from './cli-error.ts';
-import { printJson, withNode } from './host-common.ts';
+import { withNode } from './host-common.ts';
+import { printJson, printResult } from './output.ts';
 import { fingerprint } from '../protocol/fingerprint.ts';
 import { RelayPinError, setRelay, unsetRelay } from '../host/transport/relay/relay-pin.ts';
 
@@ -18,7 +19,7 @@ export function registerRelayClientCommands(relay: Command): void {
       try {
         pinned = await setRelay(node, url, opts.key, opts.tokenCommand === false ? null : opts.tokenCommand);
       } catch (err) {
-        if (err instanceof RelayPinError) throw new CliError(err.message, err.usage ? 2 : 1);
+        if (err instanceof RelayPinError) throw new CliError(err.message, err.usage ? 'USAGE' : 'FAILURE');
         throw err;
       }
       if (opts.json === true) printJson(pinned);
@@ -30,8 +31,10 @@ export function registerRelayClientCommands(relay: Command): void {
 
   relay.command('unset')
     .description('stop using the relay (rows it accepted keep waiting for their receipts)')
-    .action(() => withNode((node) => {
-      process.stdout.write(unsetRelay(node) ? 'relay unset\n' : 'no relay was set\n');
+    .option('--json', 'print JSON')
+    .action((opts: { json?: boolean }) => withNode((node) => {
+      const wasSet = unsetRelay(node);
+      printResult(opts.json, { unset: wasSet }, wasSet ? 'relay unset' : 'no relay was set');
     }));
 
   relay.command('quarantine')

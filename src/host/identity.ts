@@ -82,9 +82,9 @@ export function initHome(home: string, host: string, port: number): HostConfig {
 
 export function readConfig(home: string): HostConfig {
   const paths = homePaths(home);
-  if (!checkPrivateDir(home)) throw new HomeError(`no host at ${home}: run agentmbx init --host <name>`);
+  if (!checkPrivateDir(home)) throw new HomeError(`no host at ${home}: run agentmbx init --host <name>`, 'not-found');
   const text = readPrivateFile(paths.config);
-  if (text === null) throw new HomeError(`no host at ${home}: run agentmbx init --host <name>`);
+  if (text === null) throw new HomeError(`no host at ${home}: run agentmbx init --host <name>`, 'not-found');
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);

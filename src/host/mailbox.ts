@@ -1,6 +1,7 @@
 // An agent's mailbox: listing (which notifies), reading and acking. Deliveries move forward only:
 // delivered → notified → read → acked; each move of remote mail queues a receipt.
 import { RECEIPT_NOTE_MAX_CHARS } from '../protocol/records/receipt.ts';
+import { HostError } from './host-error.ts';
 import type { HostNode } from './node.ts';
 import { queueReceipt } from './receipts.ts';
 import { OWNER } from './route.ts';
@@ -9,10 +10,10 @@ import { deliveryRank, type DeliveryState, type InboxRow, type MessageRow } from
 /** Most messages one inbox listing returns. */
 export const INBOX_PAGE_MAX = 500;
 
-export class MailboxError extends Error {}
+export class MailboxError extends HostError {}
 
 function checkMailbox(node: HostNode, agent: string): void {
-  if (agent !== OWNER && node.store.mail.agent(agent) === undefined) throw new MailboxError(`no agent "${agent}" on this host`);
+  if (agent !== OWNER && node.store.mail.agent(agent) === undefined) throw new MailboxError(`no agent "${agent}" on this host`, 'not-found');
 }
 
 /** Moves one delivery to `state` if that is forward; returns whether it moved. */
@@ -41,7 +42,7 @@ export function listInbox(node: HostNode, agent: string, includeAcked = false): 
 function deliveredMessage(node: HostNode, id: string, agent: string): MessageRow {
   checkMailbox(node, agent);
   const msg = node.store.mail.message(id);
-  if (msg === undefined || node.store.mail.delivery(id, agent) === undefined) throw new MailboxError(`no message ${id} for ${agent}`);
+  if (msg === undefined || node.store.mail.delivery(id, agent) === undefined) throw new MailboxError(`no message ${id} for ${agent}`, 'not-found');
   return msg;
 }
 

@@ -9,6 +9,7 @@ import {
   verifyPairMac, MAX_PAIR_ADDR_CHARS, type PairParty,
 } from '../protocol/pairing.ts';
 import { fromBase64 } from '../protocol/base64.ts';
+import { HostError } from './host-error.ts';
 import type { HostNode } from './node.ts';
 import { errorText, fetchPeerEncKey, lanCall, normalizeAddr } from './transport/lan/client.ts';
 
@@ -19,7 +20,7 @@ export const PAIR_MAX_TTL_MS = 24 * 60 * 60 * 1000;
 /** Wrong MACs that burn a token. */
 export const PAIR_MAX_FAILURES = 5;
 
-export class PairError extends Error {
+export class PairError extends HostError {
   readonly status: number;
   constructor(message: string, status = 400) {
     super(message);

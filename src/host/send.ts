@@ -72,7 +72,7 @@ export function queueOutgoing(node: HostNode, fields: OutgoingFields, localAgent
 export function sendMail(node: HostNode, req: SendRequest): SendResult {
   const { store } = node;
   if (req.from !== OWNER && store.mail.agent(req.from) === undefined) {
-    throw new RouteError(`no agent "${req.from}" on this host (agentmbx agents add ${req.from})`);
+    throw new RouteError(`no agent "${req.from}" on this host (agentmbx agents add ${req.from})`, 'not-found');
   }
   const kind = req.kind ?? 'message';
   if (!isEnvelopeKind(kind)) throw new RouteError(`bad kind "${kind}": one of ${ENVELOPE_KINDS.join(', ')}`);

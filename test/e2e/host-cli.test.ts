@@ -9,7 +9,7 @@ function oneLine(stderr: string): void {
   assert.match(stderr, /^agentmbx: [^\n]+\n$/, `one line, no stack: ${stderr}`);
 }
 
-test('usage errors exit 2, refusals exit 1, each in one line', { timeout: E2E_TIMEOUT_MS }, async () => {
+test('usage errors exit 2, refusals 1, the unknown 3, the unpaired 4, the unreachable 5, each in one line', { timeout: E2E_TIMEOUT_MS }, async () => {
   const alpha = await newCliHost('alpha', ['ann']);
   const again = await runCli(['init', '--host', 'alpha'], alpha.env);
   assert.equal(again.code, 1);
@@ -24,16 +24,16 @@ test('usage errors exit 2, refusals exit 1, each in one line', { timeout: E2E_TI
   assert.match((JSON.parse(noDaemon.stdout) as { token: string }).token, /^\w{4}-\w{4}-\w{4}$/);
   assert.match(noDaemon.stderr, /warning: no daemon answers for this host/);
   const unknownPeer = await runCli(['peers', 'remove', 'beta'], alpha.env);
-  assert.equal(unknownPeer.code, 1);
+  assert.equal(unknownPeer.code, 3);
   oneLine(unknownPeer.stderr);
   const unpaired = await runCli(['send', '--from', 'ann', '--to', 'bob@beta', '--subject', 's', '--body', 'b'], alpha.env);
-  assert.equal(unpaired.code, 1);
+  assert.equal(unpaired.code, 4);
   assert.equal(unpaired.stderr, 'agentmbx: host "beta" is not paired (agentmbx peers)\n');
   const badToken = await runCli(['join', '127.0.0.1:1', 'not-a-token'], alpha.env);
   assert.equal(badToken.code, 1);
   oneLine(badToken.stderr);
   const unreachable = await runCli(['join', '127.0.0.1:1', 'ABCD-EFGH-JKMN'], alpha.env);
-  assert.equal(unreachable.code, 1);
+  assert.equal(unreachable.code, 5);
   assert.match(unreachable.stderr, /^agentmbx: cannot reach http:\/\/127\.0\.0\.1:1/);
 });
 

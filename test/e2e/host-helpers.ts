@@ -1,5 +1,7 @@
 // Driving real hosts through the CLI: homes, daemons on 127.0.0.1, pairing.
 import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { CLI_BIN, runCli, spawnNode, tempDir, type Child } from '../helpers/processes.ts';
 
@@ -54,4 +56,16 @@ export async function startCliDaemon(host: CliHost, extraEnv: NodeJS.ProcessEnv 
 export async function pairCli(a: CliHost, b: CliHost): Promise<void> {
   const { token } = await cliJson<{ token: string }>(a, ['pair']);
   await cli(b, ['join', a.url, token]);
+}
+
+/** Every file under the host's home with a hash of its bytes: equal snapshots mean nothing was written. */
+export function homeSnapshot(host: CliHost): Record<string, string> {
+  const home = host.env.MBX_HOME as string;
+  const out: Record<string, string> = {};
+  if (!existsSync(home)) return out;
+  for (const name of readdirSync(home, { recursive: true, encoding: 'utf8' }).sort()) {
+    const path = join(home, name);
+    if (statSync(path).isFile()) out[name] = createHash('sha256').update(readFileSync(path)).digest('hex');
+  }
+  return out;
 }

@@ -4,6 +4,7 @@ import { AnswerTooLargeError, readCappedText } from '../../../common/read-capped
 import { signLanHop } from '../../../protocol/lan-hop.ts';
 import { verifyEncAdV1 } from '../../../protocol/records/enc-ad.ts';
 import { isPlainObject } from '../../../protocol/records/validate.ts';
+import { HostError } from '../../host-error.ts';
 import type { HostNode } from '../../node.ts';
 import type { OutboxRow } from '../../store/outbox-table.ts';
 import type { PeerRow } from '../../store/peers-table.ts';
@@ -13,7 +14,7 @@ import { LAN_MAX_BATCH, LAN_MAX_BODY_BYTES, LAN_MAX_RESPONSE_BYTES, LAN_MAX_ROTA
 /** How long one LAN call may take before it counts as failed. */
 export const LAN_REQUEST_TIMEOUT_MS = 15_000;
 
-export class LanError extends Error {}
+export class LanError extends HostError {}
 
 export interface LanAnswer {
   status: number;
@@ -42,7 +43,7 @@ export async function lanCall(addr: string, method: 'GET' | 'POST', path: string
   try {
     res = await fetch(addr + path, { method, headers, ...(body === undefined ? {} : { body: rawBody }), signal: AbortSignal.timeout(timeoutMs) });
   } catch (err) {
-    throw new LanError(`cannot reach ${addr}: ${fetchFailureText(err)}`);
+    throw new LanError(`cannot reach ${addr}: ${fetchFailureText(err)}`, 'unreachable');
   }
   let text: string;
   try {
