@@ -82,13 +82,15 @@ export function registerHostCommands(program: Command): void {
         closeNode(node);
         throw new CliError(`cannot listen on ${bind}:${port}: ${err instanceof Error ? err.message : String(err)}`);
       }
-      if (opts.json === true) process.stdout.write(`${JSON.stringify({ host: node.config.host, listening: daemon.url })}\n`);
-      else process.stdout.write(`agentmbx daemon ${node.config.host} listening on ${daemon.url}\n`);
-      await new Promise<void>((resolve) => {
+      // listen for the stop signals before the ready line: whoever reads it may signal at once
+      const stopped = new Promise<void>((resolve) => {
         const stop = (): void => { void daemon.stop().then(resolve); };
         process.once('SIGINT', stop);
         process.once('SIGTERM', stop);
       });
+      if (opts.json === true) process.stdout.write(`${JSON.stringify({ host: node.config.host, listening: daemon.url })}\n`);
+      else process.stdout.write(`agentmbx daemon ${node.config.host} listening on ${daemon.url}\n`);
+      await stopped;
       release();
       closeNode(node);
     });

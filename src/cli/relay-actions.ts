@@ -47,10 +47,8 @@ function positiveInteger(text: string, flag: string, max: number): number {
 export async function serve(flags: Record<string, string | undefined>, json: boolean): Promise<void> {
   const requestLog = createRelayLogger();
   const service = await operate(() => startRelayService({ ...resolveServeOptions(flags, process.env), env: process.env, requestLog }));
-  printResult(json, { listening: service.url, fingerprint: service.fingerprint, epoch: service.epoch, metrics: service.metricsUrl },
-    `agentmbx relay listening on ${service.url} fingerprint ${service.fingerprint} epoch ${service.epoch}`);
-  if (service.metricsUrl !== null) process.stderr.write(`agentmbx relay: metrics on ${service.metricsUrl}/metrics\n`);
-  await new Promise<void>((resolve) => {
+  // listen for the stop signals before the ready line: whoever reads it may signal at once
+  const stopped = new Promise<void>((resolve) => {
     const stop = (): void => {
       process.off('SIGTERM', stop);
       process.off('SIGINT', stop);
@@ -59,6 +57,10 @@ export async function serve(flags: Record<string, string | undefined>, json: boo
     process.on('SIGTERM', stop);
     process.on('SIGINT', stop);
   });
+  printResult(json, { listening: service.url, fingerprint: service.fingerprint, epoch: service.epoch, metrics: service.metricsUrl },
+    `agentmbx relay listening on ${service.url} fingerprint ${service.fingerprint} epoch ${service.epoch}`);
+  if (service.metricsUrl !== null) process.stderr.write(`agentmbx relay: metrics on ${service.metricsUrl}/metrics\n`);
+  await stopped;
   await service.close();
   await new Promise<void>((resolve) => { requestLog.flush(() => resolve()); });
   if (json) process.stdout.write(`${JSON.stringify({ stopped: true })}\n`);

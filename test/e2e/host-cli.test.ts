@@ -2,7 +2,7 @@
 // state without a daemon.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { CLI_BIN, runCli, spawnNode } from '../helpers/processes.ts';
+import { runCli, spawnCli } from '../helpers/processes.ts';
 import { E2E_TIMEOUT_MS, cli, cliJson, newCliHost, startCliDaemon } from './host-helpers.ts';
 
 function oneLine(stderr: string): void {
@@ -68,7 +68,7 @@ test('one daemon per home: a second one is refused, a dead one\'s lock is taken 
 test('send reads the body from stdin, up to the body limit', { timeout: E2E_TIMEOUT_MS }, async () => {
   const alpha = await newCliHost('alpha', ['ann']);
   const send = (body: string) => {
-    const child = spawnNode([CLI_BIN, 'send', '--from', 'ann', '--to', 'ann', '--subject', 's'], { env: { ...process.env, ...alpha.env }, stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawnCli(['send', '--from', 'ann', '--to', 'ann', '--subject', 's'], { env: { ...process.env, ...alpha.env }, stdio: ['pipe', 'pipe', 'pipe'] });
     child.process.stdin?.end(body);
     return child;
   };

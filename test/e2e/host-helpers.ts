@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { CLI_BIN, runCli, spawnNode, tempDir, type Child } from '../helpers/processes.ts';
+import { runCli, spawnCli, tempDir, type Child } from '../helpers/processes.ts';
 
 /** Upper bound of one end-to-end test: a hang fails the test instead of the whole run. */
 export const E2E_TIMEOUT_MS = 240_000;
@@ -43,7 +43,7 @@ export async function newCliHost(name: string, agents: string[], place: HostPlac
 
 /** Starts the daemon and waits for its ready line. */
 export async function startCliDaemon(host: CliHost, extraEnv: NodeJS.ProcessEnv = {}): Promise<Child> {
-  const child = spawnNode([CLI_BIN, 'daemon', '--port', host.url === '' ? '0' : new URL(host.url).port, '--bind', host.place.bind], {
+  const child = spawnCli(['daemon', '--port', host.url === '' ? '0' : new URL(host.url).port, '--bind', host.place.bind], {
     env: { ...process.env, ...host.env, ...extraEnv }, netns: host.place.netns,
   });
   const line = await child.waitForLine(/listening on http:\/\//);
