@@ -1,5 +1,5 @@
 // Shared by the host's CLI files: open the host in $MBX_HOME, turn known failures into one-line
-// CliErrors with their exit code, parse durations and ports.
+// CliErrors with their exit code.
 import { CliError } from './cli-error.ts';
 import type { ExitName } from './exit-codes.ts';
 import { HostError, type FailureKind } from '../host/host-error.ts';
@@ -31,19 +31,4 @@ export async function withNode<T>(fn: (node: HostNode) => T | Promise<T>): Promi
   } finally {
     closeNode(node);
   }
-}
-
-const UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
-
-/** `10m`, `30s`, `2h`, `1d`, `500ms`: the unit is required (a bare `10` is ambiguous). */
-export function parseDuration(text: string): number {
-  const m = /^(\d+)(ms|s|m|h|d)$/.exec(text.trim());
-  if (m === null) throw new CliError(`bad duration "${text}": a number with a unit (ms, s, m, h, d), e.g. 30s, 10m, 2h`, 'USAGE');
-  return Number(m[1]) * (UNITS[m[2] as string] ?? 1);
-}
-
-export function parsePort(text: string): number {
-  const port = Number(text);
-  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new CliError(`bad port "${text}"`, 'USAGE');
-  return port;
 }

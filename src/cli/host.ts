@@ -2,7 +2,8 @@
 // from their own files.
 import type { Command } from 'commander';
 import { CliError } from './cli-error.ts';
-import { asCliError, parsePort, withNode } from './host-common.ts';
+import { asCliError, withNode } from './host-common.ts';
+import { parsePort } from './parse-args.ts';
 import { printJson, printResult } from './output.ts';
 import { registerMailCommands } from './mail.ts';
 import { registerPeerCommands } from './peers.ts';

@@ -5,17 +5,22 @@ import { withNode } from './host-common.ts';
 import { printJson, printResult } from './output.ts';
 import { NAME_RE } from '../protocol/names.ts';
 import { MAX_BODY_BYTES } from '../protocol/records/envelope.ts';
-import { ackMessage, listInbox, readMessage } from '../host/mailbox.ts';
+import { ackMessage, inboxPage, INBOX_PAGE_MAX, needsReply, readMessage, type InboxQuery } from '../host/mailbox.ts';
+import { messageId, positiveInteger } from './parse-args.ts';
+import { escapeUnshowable as shown } from '../common/terminal-text.ts';
 import { messageStatus } from '../host/receipts.ts';
 import { outboxOverview } from '../host/outbox.ts';
 import { RESERVED_NAMES } from '../host/route.ts';
 import { sendMail } from '../host/send.ts';
 import type { InboxRow } from '../host/store/mail-tables.ts';
 
+/** Rows `inbox` shows unless --limit says otherwise. */
+export const INBOX_DEFAULT_LIMIT = 50;
+
 function messageJson(m: InboxRow): Record<string, unknown> {
   return {
     id: m.id, from: m.from_addr, to: JSON.parse(m.to_json) as unknown, kind: m.kind, subject: m.subject, body: m.body,
-    thread: m.thread, reply_to: m.reply_to, ts: m.ts, state: m.state, note: m.note,
+    thread: m.thread, reply_to: m.reply_to, ts: m.ts, state: m.state, note: m.note, needs_reply: needsReply(m),
     meta: m.meta_json === null ? null : JSON.parse(m.meta_json) as unknown,
   };
 }
@@ -76,25 +81,53 @@ export function registerMailCommands(program: Command): void {
     }));
 
   program.command('inbox')
-    .description('an agent\'s unacked mail, oldest first')
+    .description('an agent\'s unacked mail, oldest first, one page at a time')
     .requiredOption('--agent <name>', 'the agent')
     .option('--all', 'include acked mail')
-    .option('--json', 'print JSON')
-    .action((opts: { agent: string; all?: boolean; json?: boolean }) => withNode((node) => {
-      const rows = listInbox(node, opts.agent, opts.all === true);
-      if (opts.json === true) printJson(rows.map((r) => { const { body: _b, ...rest } = messageJson(r); return rest; }));
-      else if (rows.length === 0) process.stdout.write('no mail\n');
-      else for (const r of rows) process.stdout.write(`${r.id}  ${r.state.padEnd(9)}  ${r.from_addr}  ${r.subject}\n`);
-    }));
+    .option('--limit <n>', `rows in the page (default ${INBOX_DEFAULT_LIMIT}, at most ${INBOX_PAGE_MAX})`)
+    .option('--after <id>', 'the oldest mail newer than this message (the next page)')
+    .option('--before <id>', 'the newest mail older than this message (the page before)')
+    .option('--newest', 'the newest mail (the last page)')
+    .option('--with-body', 'include each body in --json')
+    .option('--json', 'print JSON: {messages, total, more, next}')
+    .action((opts: { agent: string; all?: boolean; limit?: string; after?: string; before?: string; newest?: boolean; withBody?: boolean; json?: boolean }) => {
+      const query = inboxQuery(opts);
+      return withNode((node) => {
+        const page = inboxPage(node, opts.agent, query);
+        // the page's far end, in the direction it was taken (rows are oldest first either way)
+        const next = !page.more ? null : 'after' in query.cursor ? { after: page.rows.at(-1)?.id ?? '' } : { before: page.rows[0]?.id ?? '' };
+        if (opts.json === true) {
+          const messages = page.rows.map((r) => {
+            const { body, ...rest } = messageJson(r);
+            return opts.withBody === true ? { ...rest, body } : rest;
+          });
+          printJson({ messages, total: page.total, more: page.more, next });
+          return;
+        }
+        if (page.rows.length === 0) process.stdout.write('no mail\n');
+        for (const r of page.rows) process.stdout.write(`${r.id}  ${r.state.padEnd(9)}  ${shown(r.from_addr)}  ${shown(r.subject)}${needsReply(r) ? '  [needs reply]' : ''}\n`);
+        // on stderr, so that stdout stays one line per message
+        if (next !== null) {
+          const flag = 'after' in next ? `--after ${next.after}` : `--before ${next.before}`;
+          process.stderr.write(`agentmbx: ${page.rows.length} of ${page.total} shown; more: agentmbx inbox --agent ${opts.agent} ${flag}\n`);
+        }
+      });
+    });
 
   program.command('read <id>')
-    .description('show a message (marks it read)')
+    .description('show a message (marks it read, unless --peek)')
     .requiredOption('--agent <name>', 'the agent')
+    .option('--peek', 'show it without marking it read (the sender is told nothing)')
     .option('--json', 'print JSON')
-    .action((id: string, opts: { agent: string; json?: boolean }) => withNode((node) => {
-      const m = readMessage(node, id, opts.agent);
+    .action((id: string, opts: { agent: string; peek?: boolean; json?: boolean }) => withNode((node) => {
+      const m = readMessage(node, id, opts.agent, opts.peek === true);
       if (opts.json === true) printJson(messageJson(m));
-      else process.stdout.write(`From: ${m.from_addr}\nTo: ${(JSON.parse(m.to_json) as string[]).join(', ')}\nDate: ${m.ts}\nKind: ${m.kind}\nSubject: ${m.subject}\nId: ${m.id}\n\n${m.body}\n`);
+      else {
+        // a remote sender wrote these: its control and bidi characters are shown escaped, never run
+        const replyLine = needsReply(m) ? 'Needs-Reply: yes\n' : '';
+        const to = (JSON.parse(m.to_json) as string[]).join(', ');
+        process.stdout.write(shown(`From: ${m.from_addr}\nTo: ${to}\nDate: ${m.ts}\nKind: ${m.kind}\n${replyLine}Subject: ${m.subject}\nId: ${m.id}\n\n${m.body}`) + '\n');
+      }
     }));
 
   program.command('ack <id>')
@@ -126,8 +159,21 @@ export function registerMailCommands(program: Command): void {
       if (opts.json === true) printJson(status);
       else {
         for (const r of status.recipients) {
-          process.stdout.write(`${r.recipient.padEnd(30)} ${r.state}${r.at === null ? '' : `  ${r.at}`}${r.via === null ? '' : `  via ${r.via}`}${r.note === null ? '' : `  ${r.note}`}\n`);
+          process.stdout.write(`${r.recipient.padEnd(30)} ${r.state}${r.at === null ? '' : `  ${r.at}`}${r.via === null ? '' : `  via ${r.via}`}${r.note === null ? '' : `  ${shown(r.note)}`}\n`);
         }
       }
     }));
+}
+
+/** The page `inbox` asks for; at most one of --after, --before, --newest. */
+function inboxQuery(opts: { all?: boolean; limit?: string; after?: string; before?: string; newest?: boolean }): Required<InboxQuery> {
+  if ([opts.after, opts.before, opts.newest].filter((x) => x !== undefined).length > 1) {
+    throw new CliError('use one of --after, --before and --newest', 'USAGE');
+  }
+  const limit = opts.limit === undefined ? INBOX_DEFAULT_LIMIT : positiveInteger(opts.limit, '--limit', INBOX_PAGE_MAX);
+  const cursor = opts.after !== undefined ? { after: messageId(opts.after, '--after') }
+    : opts.before !== undefined ? { before: messageId(opts.before, '--before') }
+    : opts.newest === true ? { before: '' }
+    : { after: '' };
+  return { includeAcked: opts.all === true, limit, cursor };
 }

@@ -1,7 +1,8 @@
 // Pairing and peers: pair, join, peers, peers remove.
 import type { Command } from 'commander';
 import { CliError } from './cli-error.ts';
-import { parseDuration, withNode } from './host-common.ts';
+import { withNode } from './host-common.ts';
+import { parseDuration } from './parse-args.ts';
 import { printJson, printResult } from './output.ts';
 import { fingerprint } from '../protocol/fingerprint.ts';
 import { META_LISTEN_ADDR, lanAddress } from '../host/daemon.ts';

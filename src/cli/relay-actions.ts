@@ -15,6 +15,7 @@ import { MAX_OPS_LOG_ENTRIES } from '../relay/store/sqlite/ops-log.ts';
 import { readOpsLogOfStore } from '../relay/store/sqlite/store-files.ts';
 import { CliError } from './cli-error.ts';
 import { printJson, printResult } from './output.ts';
+import { positiveInteger } from './parse-args.ts';
 
 /** Failures an operator can act on become one line (exit 2 for a bad setting); anything else stays unexpected. */
 async function operate<T>(fn: () => Promise<T> | T): Promise<T> {
@@ -35,12 +36,6 @@ async function operate<T>(fn: () => Promise<T> | T): Promise<T> {
 /** The store directory exactly as `relay serve` resolves it. */
 function storeDirOf(flags: { storeDir?: string }): string {
   return resolveServeOptions({ ...(flags.storeDir === undefined ? {} : { storeDir: flags.storeDir }) }, process.env).storeDir;
-}
-
-function positiveInteger(text: string, flag: string, max: number): number {
-  const value = /^[1-9][0-9]*$/.test(text) ? Number(text) : NaN;
-  if (!(value <= max)) throw new CliError(`${flag} must be an integer from 1 to ${max}`, 'USAGE');
-  return value;
 }
 
 /** `relay serve`; with --json its own lines (listening, stopped) are JSON like the request log. */

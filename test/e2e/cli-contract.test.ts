@@ -94,8 +94,3 @@ test('the state-changing commands answer JSON', { timeout: E2E_TIMEOUT_MS }, asy
   assert.deepEqual(await cliJson(host, ['ack', id, '--agent', 'ann']), { id, acked: true, already: true });
   assert.deepEqual(await cliJson(host, ['relay', 'unset']), { unset: false });
 });
-
-test('newCliHost homes are separate from each other', async () => {
-  const a = await newCliHost('delta', []);
-  assert.notDeepEqual(homeSnapshot(a), {});
-});

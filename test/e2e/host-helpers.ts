@@ -69,3 +69,8 @@ export function homeSnapshot(host: CliHost): Record<string, string> {
   }
   return out;
 }
+
+/** The messages of `inbox --json` (its first page: up to 500, oldest first). */
+export async function inboxMessages<T>(host: CliHost, agent: string): Promise<T[]> {
+  return (await cliJson<{ messages: T[] }>(host, ['inbox', '--agent', agent, '--limit', '500'])).messages;
+}

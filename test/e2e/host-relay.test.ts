@@ -4,7 +4,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnRelay } from '../helpers/relay-process.ts';
-import { E2E_TIMEOUT_MS, cli, cliJson } from './host-helpers.ts';
+import { E2E_TIMEOUT_MS, cli, cliJson, inboxMessages } from './host-helpers.ts';
 import { relayedPair, send } from './host-relay-helpers.ts';
 
 interface InboxItem { id: string }
@@ -33,8 +33,8 @@ test('mail both ways through a relay killed and restarted mid-flight arrives exa
   // m1's row leaves the outbox only on a valid accept receipt: wait for alpha's retry (after its backoff).
   await da.waitForLine(new RegExp(`envelope ${m1} -> beta: relay (duplicate|accepted) seq \\d+`));
 
-  assert.deepEqual((await cliJson<InboxItem[]>(beta, ['inbox', '--agent', 'bob'])).map((m) => m.id), [m1, m3]);
-  assert.deepEqual((await cliJson<InboxItem[]>(alpha, ['inbox', '--agent', 'ann'])).map((m) => m.id), [m2]);
+  assert.deepEqual((await inboxMessages<InboxItem>(beta, 'bob')).map((m) => m.id), [m1, m3]);
+  assert.deepEqual((await inboxMessages<InboxItem>(alpha, 'ann')).map((m) => m.id), [m2]);
   const overviewA = await cliJson<Overview>(alpha, ['status']);
   assert.equal(overviewA.relay?.state, 'ok');
   // alpha's two envelopes settled by beta's receipts; its receipt for m2 handed over to the relay
