@@ -7,7 +7,7 @@ import { defaultHome } from '../host/identity.ts';
 import { closeNode, openNode, type HostNode } from '../host/node.ts';
 import { StoreError } from '../host/store/database.ts';
 
-const EXIT_OF_KIND: Record<FailureKind, ExitName> = { 'not-found': 'NOT_FOUND', 'not-paired': 'NOT_PAIRED', unreachable: 'UNREACHABLE' };
+const EXIT_OF_KIND: Record<FailureKind, ExitName> = { invalid: 'USAGE', 'not-found': 'NOT_FOUND', 'not-paired': 'NOT_PAIRED', unreachable: 'UNREACHABLE' };
 
 /** The host's own errors become CliErrors with the exit code of their kind; others pass through. */
 export function asCliError(err: unknown): unknown {

@@ -12,7 +12,7 @@ import { registerRelayClientCommands } from './relay-client.ts';
 import { fingerprint } from '../protocol/fingerprint.ts';
 import { startDaemon } from '../host/daemon.ts';
 import { acquireDaemonLock } from '../host/daemon-lock.ts';
-import { defaultHome, DEFAULT_PORT, initHome, writeConfig } from '../host/identity.ts';
+import { defaultHome, DEFAULT_PORT, initHome } from '../host/identity.ts';
 import { closeNode, openNode } from '../host/node.ts';
 import { rotateHost } from '../host/rotation.ts';
 import { normalizeAddr } from '../host/transport/lan/client.ts';
@@ -28,10 +28,10 @@ export function registerHostCommands(program: Command): void {
     .action((opts: { host: string; port: string; bind?: string; addr?: string; json?: boolean }) => {
       const home = defaultHome();
       try {
-        const config = initHome(home, opts.host, parsePort(opts.port));
-        if (opts.bind !== undefined || opts.addr !== undefined) {
-          writeConfig(home, { ...config, ...(opts.bind === undefined ? {} : { bind: opts.bind }), ...(opts.addr === undefined ? {} : { addr: normalizeAddr(opts.addr) }) });
-        }
+        // every value is checked before initHome writes the first file: a refused init leaves nothing
+        const port = parsePort(opts.port);
+        const listen = { ...(opts.bind === undefined ? {} : { bind: opts.bind }), ...(opts.addr === undefined ? {} : { addr: normalizeAddr(opts.addr) }) };
+        initHome(home, opts.host, port, listen);
         closeNode(openNode(home));
       } catch (err) {
         throw asCliError(err);

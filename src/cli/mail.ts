@@ -10,7 +10,7 @@ import { messageId, positiveInteger } from './parse-args.ts';
 import { escapeUnshowable as shown } from '../common/terminal-text.ts';
 import { messageStatus } from '../host/receipts.ts';
 import { outboxOverview } from '../host/outbox.ts';
-import { RESERVED_NAMES } from '../host/route.ts';
+import { OWNER, RESERVED_NAMES } from '../host/route.ts';
 import { sendMail } from '../host/send.ts';
 import type { InboxRow } from '../host/store/mail-tables.ts';
 
@@ -42,7 +42,9 @@ export function registerMailCommands(program: Command): void {
     .description('list the agents (mailboxes) on this host')
     .option('--json', 'print JSON')
     .action((opts: { json?: boolean }) => withNode((node) => {
-      const list = node.store.mail.agents().map((a) => ({ name: a.name, role: a.role }));
+      // the owner's mailbox is always there, though it is no agent row
+      const list = [{ name: OWNER, role: null }, ...node.store.mail.agents().map((a) => ({ name: a.name, role: a.role }))]
+        .sort((a, b) => a.name.localeCompare(b.name));
       if (opts.json === true) printJson(list);
       else for (const a of list) process.stdout.write(`${a.name}${a.role === null ? '' : `  role:${a.role}`}\n`);
     }));
@@ -68,17 +70,23 @@ export function registerMailCommands(program: Command): void {
     .requiredOption('--from <agent>', 'the sending agent on this host')
     .requiredOption('--to <addresses>', 'comma-separated: name@host, name, role:<r>, *, owner')
     .requiredOption('--subject <text>', 'subject')
-    .option('--body <text>', 'body (default: read from stdin)')
+    .option('--body <text>', 'body (default: read from stdin, which must not be a terminal)')
     .option('--kind <kind>', 'message, request, reply, status, decision, alert or task', 'message')
     .option('--reply-to <id>', 'the message this answers')
     .option('--json', 'print JSON')
-    .action((opts: { from: string; to: string; subject: string; body?: string; kind: string; replyTo?: string; json?: boolean }) => withNode(async (node) => {
-      const body = opts.body ?? await readStdinBody();
-      const to = opts.to.split(',').map((s) => s.trim()).filter((s) => s !== '');
-      const sent = sendMail(node, { from: opts.from, to, subject: opts.subject, body, kind: opts.kind, replyTo: opts.replyTo ?? null });
-      if (opts.json === true) printJson({ id: sent.id, local: sent.localAgents, hosts: sent.remoteHosts });
-      else process.stdout.write(`${sent.id}\n`);
-    }));
+    .action((opts: { from: string; to: string; subject: string; body?: string; kind: string; replyTo?: string; json?: boolean }) => {
+      // waiting for a body typed at a terminal looks like a hang to a person and to an agent's shell
+      if (opts.body === undefined && process.stdin.isTTY === true) {
+        throw new CliError('no --body, and stdin is a terminal: give --body TEXT, or pipe the body in (echo hi | agentmbx send …)', 'USAGE');
+      }
+      return withNode(async (node) => {
+        const body = opts.body ?? await readStdinBody();
+        const to = opts.to.split(',').map((s) => s.trim()).filter((s) => s !== '');
+        const sent = sendMail(node, { from: opts.from, to, subject: opts.subject, body, kind: opts.kind, replyTo: opts.replyTo ?? null });
+        if (opts.json === true) printJson({ id: sent.id, local: sent.localAgents, hosts: sent.remoteHosts });
+        else process.stdout.write(`${sent.id}\n`);
+      });
+    });
 
   program.command('inbox')
     .description('an agent\'s unacked mail, oldest first, one page at a time')
@@ -148,7 +156,11 @@ export function registerMailCommands(program: Command): void {
         const overview = outboxOverview(node);
         if (opts.json === true) printJson(overview);
         else {
-          for (const [state, n] of Object.entries(overview.outbox)) process.stdout.write(`${state.padEnd(16)} ${n}\n`);
+          // one line per kind: a message to two hosts is two envelopes, and receipts are not mail
+          for (const [kind, states] of Object.entries(overview.outbox)) {
+            const counts = Object.entries(states).map(([state, n]) => `${state} ${n}`).join(', ');
+            process.stdout.write(`${`${kind}s`.padEnd(11)} ${counts === '' ? 'none' : counts}\n`);
+          }
           const relay = overview.relay;
           if (relay !== null) process.stdout.write(`relay ${relay.url}: ${relay.state}${relay.state === 'ok' || relay.detail === null ? '' : ` (${relay.detail})`}\n`);
         }

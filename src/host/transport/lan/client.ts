@@ -28,9 +28,9 @@ export function normalizeAddr(addr: string): string {
   try {
     url = new URL(withScheme);
   } catch {
-    throw new LanError(`bad address "${addr}": use host:port or http://host:port`);
+    throw new LanError(`bad address "${addr}": use host:port or http://host:port`, 'invalid');
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new LanError(`bad address "${addr}": use http:// or https://`);
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new LanError(`bad address "${addr}": use http:// or https://`, 'invalid');
   return `${url.protocol}//${url.host}`;
 }
 
