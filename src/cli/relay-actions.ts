@@ -7,7 +7,7 @@ import { RelayOpsError } from '../relay/ops/ops-error.ts';
 import { generateRelayKeyText, RelayKeyError } from '../relay/ops/relay-key.ts';
 import { restoreRelayStore } from '../relay/ops/restore.ts';
 import { WriterLockBusyError } from '../relay/ops/writer-lock.ts';
-import { createRelayLogger } from '../relay/http/logging.ts';
+import { createRelayLogger, isRelayLogLevel, RELAY_LOG_LEVELS, type RelayLogLevel } from '../relay/http/logging.ts';
 import { startRelayService } from '../relay/relay-service.ts';
 import type { StoredOpsLogEntry } from '../relay/store/relay-store.ts';
 import { StoreOpenError } from '../relay/store/sqlite/index.ts';
@@ -38,9 +38,16 @@ function storeDirOf(flags: { storeDir?: string }): string {
   return resolveServeOptions({ ...(flags.storeDir === undefined ? {} : { storeDir: flags.storeDir }) }, process.env).storeDir;
 }
 
+/** The request log's level: --log-level, else MBX_RELAY_LOG_LEVEL, else info. */
+function logLevelOf(flag: string | undefined): RelayLogLevel {
+  const level = flag ?? (process.env.MBX_RELAY_LOG_LEVEL || undefined) ?? 'info';
+  if (!isRelayLogLevel(level)) throw new CliError(`bad log level "${level}": one of ${RELAY_LOG_LEVELS.join(', ')}`, 'USAGE');
+  return level;
+}
+
 /** `relay serve`; with --json its own lines (listening, stopped) are JSON like the request log. */
-export async function serve(flags: Record<string, string | undefined>, json: boolean): Promise<void> {
-  const requestLog = createRelayLogger();
+export async function serve(flags: Record<string, string | undefined>, { json, logLevel }: { json: boolean; logLevel: string | undefined }): Promise<void> {
+  const requestLog = createRelayLogger(undefined, logLevelOf(logLevel));
   const service = await operate(() => startRelayService({ ...resolveServeOptions(flags, process.env), env: process.env, requestLog }));
   // listen for the stop signals before the ready line: whoever reads it may signal at once
   const stopped = new Promise<void>((resolve) => {

@@ -131,7 +131,7 @@ export async function startRelayService(options: RelayServiceOptions): Promise<R
       cleanups.push(() => keys.stop());
     }
     const observability = {
-      metrics, logger: options.requestLog ?? null, metricsOnRelayPort: options.metricsBind === undefined,
+      metrics, logger: options.requestLog ?? null, metricsOnRelayPort: options.metricsBind === undefined, nowMs,
       health: () => checkHealth({ store, nowMs, heartbeatIntervalMs }),
     };
     const app = buildRelayHttp(core, options.config, relayObserver(observability));

@@ -138,3 +138,13 @@ test('a busy port refuses the start before the store is touched: the store direc
   }
   assert.deepEqual(snapshot(), before, 'no heartbeat, no epoch rotation, no lock left behind');
 });
+
+test('a bad --log-level or MBX_RELAY_LOG_LEVEL exits 2 naming the levels', async () => {
+  const dir = tempDir('agentmbx-serve-');
+  const message = (level: string) => `agentmbx: bad log level "${level}": one of debug, info, warn, error, silent\n`;
+  const flag = await runCli(['relay', 'serve', '--store-dir', dir, '--port', '0', '--log-level', 'loud']);
+  assert.deepEqual([flag.code, flag.stderr], [2, message('loud')]);
+  const env = await runCli(['relay', 'serve', '--store-dir', dir, '--port', '0'], { MBX_RELAY_LOG_LEVEL: 'trace' });
+  assert.deepEqual([env.code, env.stderr], [2, message('trace')]);
+  assert.deepEqual(readdirSync(dir), [], 'nothing created');
+});
