@@ -116,8 +116,8 @@ export function registerMailCommands(program: Command): void {
         for (const r of page.rows) process.stdout.write(`${r.id}  ${r.state.padEnd(9)}  ${shown(r.from_addr)}  ${shown(r.subject)}${needsReply(r) ? '  [needs reply]' : ''}\n`);
         // on stderr, so that stdout stays one line per message
         if (next !== null) {
-          const flag = 'after' in next ? `--after ${next.after}` : `--before ${next.before}`;
-          process.stderr.write(`agentmbx: ${page.rows.length} of ${page.total} shown; more: agentmbx inbox --agent ${opts.agent} ${flag}\n`);
+          const flags = [opts.all === true ? '--all' : '', opts.limit === undefined ? '' : `--limit ${opts.limit}`, 'after' in next ? `--after ${next.after}` : `--before ${next.before}`];
+          process.stderr.write(`agentmbx: ${page.rows.length} of ${page.total} shown; more: agentmbx inbox --agent ${opts.agent} ${flags.filter((f) => f !== '').join(' ')}\n`);
         }
       });
     });

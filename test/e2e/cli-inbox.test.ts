@@ -30,7 +30,7 @@ test('inbox pages reach the newest mail, with total, more and the next cursor', 
   const text = await runCli(['inbox', '--agent', 'bob', '--newest', '--limit', '1'], alpha.env);
   assert.equal(text.code, 0);
   assert.equal(text.stdout, `${ids[6]}  notified   ann@alpha  m7  [needs reply]\n`);
-  assert.equal(text.stderr, `agentmbx: 1 of 7 shown; more: agentmbx inbox --agent bob --before ${ids[6]}\n`);
+  assert.equal(text.stderr, `agentmbx: 1 of 7 shown; more: agentmbx inbox --agent bob --limit 1 --before ${ids[6]}\n`);
   const all = await runCli(['inbox', '--agent', 'bob', '--limit', '7'], alpha.env);
   assert.deepEqual([all.stdout.split('\n').length, all.stderr], [8, ''], 'a page holding everything has no "more" line');
 });
