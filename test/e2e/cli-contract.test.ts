@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import type { Command } from 'commander';
 import { buildProgram } from '../../src/cli/program.ts';
 import { EXIT_CODES } from '../../src/cli/exit-codes.ts';
-import { REPO_ROOT, runCli, tempDir } from '../helpers/processes.ts';
+import { REPO_ROOT, runCli, spawnCli, tempDir } from '../helpers/processes.ts';
 import { E2E_TIMEOUT_MS, cli, cliJson, homeSnapshot, newCliHost } from './host-helpers.ts';
 
 type Result = Awaited<ReturnType<typeof runCli>>;
@@ -93,4 +93,20 @@ test('the state-changing commands answer JSON', { timeout: E2E_TIMEOUT_MS }, asy
   assert.deepEqual(await cliJson(host, ['ack', id, '--agent', 'ann']), { id, acked: true, already: false });
   assert.deepEqual(await cliJson(host, ['ack', id, '--agent', 'ann']), { id, acked: true, already: true });
   assert.deepEqual(await cliJson(host, ['relay', 'unset']), { unset: false });
+});
+
+test('long-running and operator commands speak JSON too: daemon lines, relay keygen', { timeout: E2E_TIMEOUT_MS }, async () => {
+  const alpha = await newCliHost('alpha', []);
+  const daemon = spawnCli(['daemon', '--port', '0', '--bind', '127.0.0.1', '--json'], { env: { ...process.env, ...alpha.env } });
+  const ready = JSON.parse(await daemon.waitForLine(/"listening"/)) as { host: string; listening: string };
+  assert.equal(ready.host, 'alpha');
+  assert.match(ready.listening, /^http:\/\/127\.0\.0\.1:\d+$/);
+  daemon.kill('SIGTERM');
+  assert.equal(await daemon.exited, 0);
+  const keygen = await runCli(['relay', 'keygen', '--json']);
+  assert.equal(keygen.code, 0);
+  const key = JSON.parse(keygen.stdout) as Record<string, string>;
+  assert.deepEqual(Object.keys(key), ['private_key', 'fingerprint']);
+  assert.match(key.fingerprint ?? '', /^[0-9a-f]{4}(-[0-9a-f]{4}){3}$/);
+  assert.equal(keygen.stderr, '', 'the private key is in the JSON only');
 });
