@@ -38,6 +38,6 @@ HEALTHCHECK --interval=30s --timeout=10s --start-period=30s --retries=3 \
 
 # SIGTERM stops the relay cleanly (in-flight requests finish, the store closes).
 STOPSIGNAL SIGTERM
-ENTRYPOINT ["node", "bin/agentmbx.js", "relay", "serve", "--bind", "0.0.0.0"]
+ENTRYPOINT ["bin/agentmbx", "relay", "serve", "--bind", "0.0.0.0"]
 # Behind a TLS-terminating proxy that appends X-Forwarded-For (see docs/deploy.md):
 CMD ["--trust-proxy", "xff"]

@@ -1,7 +1,7 @@
 // agentmbx doctor [--json]: exit 1 when something needs the owner.
 import type { Command } from 'commander';
 import { CliError } from './cli-error.ts';
-import { printJson } from './host-common.ts';
+import { printJson } from './output.ts';
 import { runDoctor } from '../host/doctor.ts';
 import { defaultHome } from '../host/identity.ts';
 
@@ -18,6 +18,6 @@ export function registerDoctorCommand(program: Command): void {
         for (const c of report.checks) process.stdout.write(`${MARK[c.level]}  ${c.check}: ${c.detail}\n`);
         if (report.ok) process.stdout.write('all good\n');
       }
-      if (!report.ok) throw new CliError('doctor found something that needs you (FAIL)');
+      if (!report.ok) throw new CliError('doctor found something that needs you (FAIL)', 'FAILURE', true);
     });
 }

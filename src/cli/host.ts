@@ -2,7 +2,9 @@
 // from their own files.
 import type { Command } from 'commander';
 import { CliError } from './cli-error.ts';
-import { asCliError, openHomeNode, parsePort, printJson, withNode } from './host-common.ts';
+import { asCliError, openHomeNode, withNode } from './host-common.ts';
+import { parsePort } from './parse-args.ts';
+import { printJson, printResult } from './output.ts';
 import { registerMailCommands } from './mail.ts';
 import { registerMcpCommand } from './mcp.ts';
 import { registerPeerCommands } from './peers.ts';
@@ -11,7 +13,7 @@ import { registerRelayClientCommands } from './relay-client.ts';
 import { fingerprint } from '../protocol/fingerprint.ts';
 import { startDaemon } from '../host/daemon.ts';
 import { acquireDaemonLock } from '../host/daemon-lock.ts';
-import { defaultHome, DEFAULT_PORT, initHome, writeConfig } from '../host/identity.ts';
+import { defaultHome, DEFAULT_PORT, initHome } from '../host/identity.ts';
 import { closeNode, openNode } from '../host/node.ts';
 import { rotateHost } from '../host/rotation.ts';
 import { normalizeAddr } from '../host/transport/lan/client.ts';
@@ -23,18 +25,19 @@ export function registerHostCommands(program: Command): void {
     .option('--port <port>', 'LAN port of the daemon', String(DEFAULT_PORT))
     .option('--bind <address>', 'address the daemon listens on (default 0.0.0.0)')
     .option('--addr <url>', 'URL peers use to reach this host (default: derived when the daemon starts)')
-    .action((opts: { host: string; port: string; bind?: string; addr?: string }) => {
+    .option('--json', 'print JSON')
+    .action((opts: { host: string; port: string; bind?: string; addr?: string; json?: boolean }) => {
       const home = defaultHome();
       try {
-        const config = initHome(home, opts.host, parsePort(opts.port));
-        if (opts.bind !== undefined || opts.addr !== undefined) {
-          writeConfig(home, { ...config, ...(opts.bind === undefined ? {} : { bind: opts.bind }), ...(opts.addr === undefined ? {} : { addr: normalizeAddr(opts.addr) }) });
-        }
+        // every value is checked before initHome writes the first file: a refused init leaves nothing
+        const port = parsePort(opts.port);
+        const listen = { ...(opts.bind === undefined ? {} : { bind: opts.bind }), ...(opts.addr === undefined ? {} : { addr: normalizeAddr(opts.addr) }) };
+        initHome(home, opts.host, port, listen);
         closeNode(openNode(home));
       } catch (err) {
         throw asCliError(err);
       }
-      process.stdout.write(`created host ${opts.host} in ${home}\n`);
+      printResult(opts.json, { host: opts.host, home }, `created host ${opts.host} in ${home}`);
     });
 
   program.command('whoami')
@@ -53,7 +56,8 @@ export function registerHostCommands(program: Command): void {
     .description('serve the LAN endpoints and deliver the outbox (runs until stopped)')
     .option('--port <port>', 'port (default: the configured one; 0 picks a free one)')
     .option('--bind <address>', 'listen address (default: the configured one, else 0.0.0.0)')
-    .action(async (opts: { port?: string; bind?: string }) => {
+    .option('--json', 'print the ready line and the log as JSON lines')
+    .action(async (opts: { port?: string; bind?: string; json?: boolean }) => {
       const node = openHomeNode();
       let release;
       try {
@@ -66,18 +70,24 @@ export function registerHostCommands(program: Command): void {
       const bind = opts.bind ?? node.config.bind ?? '0.0.0.0';
       let daemon;
       try {
-        daemon = await startDaemon(node, { port, bind, log: (line) => process.stdout.write(`${new Date().toISOString()} ${line}\n`) });
+        const log = opts.json === true
+          ? (line: string) => process.stdout.write(`${JSON.stringify({ at: new Date().toISOString(), msg: line })}\n`)
+          : (line: string) => process.stdout.write(`${new Date().toISOString()} ${line}\n`);
+        daemon = await startDaemon(node, { port, bind, log });
       } catch (err) {
         release();
         closeNode(node);
         throw new CliError(`cannot listen on ${bind}:${port}: ${err instanceof Error ? err.message : String(err)}`);
       }
-      process.stdout.write(`agentmbx daemon ${node.config.host} listening on ${daemon.url}\n`);
-      await new Promise<void>((resolve) => {
+      // listen for the stop signals before the ready line: whoever reads it may signal at once
+      const stopped = new Promise<void>((resolve) => {
         const stop = (): void => { void daemon.stop().then(resolve); };
         process.once('SIGINT', stop);
         process.once('SIGTERM', stop);
       });
+      if (opts.json === true) process.stdout.write(`${JSON.stringify({ host: node.config.host, listening: daemon.url })}\n`);
+      else process.stdout.write(`agentmbx daemon ${node.config.host} listening on ${daemon.url}\n`);
+      await stopped;
       release();
       closeNode(node);
     });

@@ -7,5 +7,11 @@ process.emitWarning = ((warning: string | Error, ...rest: unknown[]) => {
   (emitWarning as (w: string | Error, ...r: unknown[]) => void)(warning, ...rest);
 }) as typeof process.emitWarning;
 
+// A reader that stops early (`agentmbx inbox … | head -1`) closes the pipe: stop quietly, as
+// other command-line tools do, instead of an unhandled 'error' event.
+for (const stream of [process.stdout, process.stderr]) {
+  stream.on('error', (err: NodeJS.ErrnoException) => process.exit(err.code === 'EPIPE' ? 0 : 1));
+}
+
 const { runCli } = await import('./program.ts');
 process.exitCode = await runCli(process.argv.slice(2));

@@ -21,9 +21,10 @@ export function registerMcpCommand(program: Command): void {
     .option('--agent <name>', 'the agent this session is (default: $MBX_AGENT)')
     .option('--role <role>', 'set the agent\'s role')
     .option('--description <text>', 'set what the agent does (shown to other agents)')
+    .option('--json', 'a failure to start is {"error","code"} on stdout (once serving, stdout is the MCP stream)')
     .action(async (opts: McpOptions) => {
       const agent = opts.agent ?? process.env['MBX_AGENT'];
-      if (agent === undefined || agent === '') throw new CliError('no agent: give --agent NAME or set MBX_AGENT', 2);
+      if (agent === undefined || agent === '') throw new CliError('no agent: give --agent NAME or set MBX_AGENT', 'USAGE');
       const node = openHomeNode();
       try {
         ensureAgent(node, agent, { role: opts.role, description: opts.description });

@@ -1,7 +1,9 @@
 // Pairing and peers: pair, join, peers, peers remove.
 import type { Command } from 'commander';
 import { CliError } from './cli-error.ts';
-import { parseDuration, printJson, withNode } from './host-common.ts';
+import { withNode } from './host-common.ts';
+import { parseDuration } from './parse-args.ts';
+import { printJson, printResult } from './output.ts';
 import { fingerprint } from '../protocol/fingerprint.ts';
 import { META_LISTEN_ADDR, lanAddress } from '../host/daemon.ts';
 import type { HostNode } from '../host/node.ts';
@@ -35,23 +37,27 @@ export function registerPeerCommands(program: Command): void {
     .description('open a one-time pairing token for another host to join (needs the daemon running)')
     .option('--ttl <duration>', 'token life', `${PAIR_DEFAULT_TTL_MS / 60_000}m`)
     .option('--json', 'print JSON')
-    .action((opts: { ttl: string; json?: boolean }) => withNode(async (node) => {
+    .action((opts: { ttl: string; json?: boolean }) => {
       const ttl = parseDuration(opts.ttl);
-      if (ttl <= 0 || ttl > PAIR_MAX_TTL_MS) throw new CliError('the ttl must be between 1 ms and 24 h', 2);
-      const { token, expiresAt } = createPairToken(node, ttl);
-      const addr = ownAddr(node, undefined);
-      if (!await daemonAnswers(node)) process.stderr.write('agentmbx: warning: no daemon answers for this host: start `agentmbx daemon` so the other host can join\n');
-      if (opts.json === true) printJson({ token, expires_at: new Date(expiresAt).toISOString(), addr });
-      else process.stdout.write(`${token}\non the other host run: agentmbx join ${addr} ${token}\n(valid until ${new Date(expiresAt).toISOString()}; the daemon must be running here)\n`);
-    }));
+      if (ttl < 1000 || ttl > PAIR_MAX_TTL_MS) throw new CliError('the ttl must be between 1s and 24h', 'USAGE');
+      return withNode(async (node) => {
+        const { token, expiresAt } = createPairToken(node, ttl);
+        const addr = ownAddr(node, undefined);
+        if (!await daemonAnswers(node)) process.stderr.write('agentmbx: warning: no daemon answers for this host: start `agentmbx daemon` so the other host can join\n');
+        if (opts.json === true) printJson({ token, expires_at: new Date(expiresAt).toISOString(), addr });
+        else process.stdout.write(`${token}\non the other host run: agentmbx join ${addr} ${token}\n(valid until ${new Date(expiresAt).toISOString()}; the daemon must be running here)\n`);
+      });
+    });
 
   program.command('join <addr> <token>')
     .description('pair with the host at <addr> using the token it showed')
     .option('--my-addr <url>', 'how the other host reaches this one (default: config, the daemon\'s address, else LAN IP + port)')
-    .action((addr: string, token: string, opts: { myAddr?: string }) => withNode(async (node) => {
+    .option('--json', 'print JSON')
+    .action((addr: string, token: string, opts: { myAddr?: string; json?: boolean }) => withNode(async (node) => {
       const host = await joinPeer(node, addr, token, ownAddr(node, opts.myAddr));
       const peer = node.store.peers.get(host);
-      process.stdout.write(`paired with ${host} (${peer === undefined ? '' : fingerprint(peer.host_pubkey)})\n`);
+      const fp = peer === undefined ? null : fingerprint(peer.host_pubkey);
+      printResult(opts.json, { host, fingerprint: fp, addr: peer?.addr ?? null }, `paired with ${host} (${fp ?? ''})`);
     }));
 
   const peers = program.command('peers')
@@ -69,8 +75,11 @@ export function registerPeerCommands(program: Command): void {
 
   peers.command('remove <host>')
     .description('unpair a host (its pinned keys are forgotten)')
-    .action((host: string) => withNode((node) => {
-      if (!node.store.peers.remove(host)) throw new CliError(`no peer "${host}"`);
-      process.stdout.write(`removed ${host}\n`);
+    .option('--json', 'print JSON')
+    // optsWithGlobals: `peers --json` is the parent's option too, and commander hands it to the parent
+    .action((host: string, _local: unknown, command: Command) => withNode((node) => {
+      const opts = command.optsWithGlobals<{ json?: boolean }>();
+      if (!node.store.peers.remove(host)) throw new CliError(`no peer "${host}"`, 'NOT_FOUND');
+      printResult(opts.json, { removed: host }, `removed ${host}`);
     }));
 }

@@ -1,41 +1,60 @@
 // The command tree. Each command group lives in its own file and registers itself here.
+import { readFileSync } from 'node:fs';
 import { Command, CommanderError } from 'commander';
 import { CliError } from './cli-error.ts';
+import { EXIT_CODES } from './exit-codes.ts';
+import { printFailure, wantsJson } from './output.ts';
 import { registerRelayCommands } from './relay.ts';
 import { registerHostCommands } from './host.ts';
 import { defaultHome } from '../host/identity.ts';
 import { nameDiskError } from '../host/store/disk-errors.ts';
 
+const PACKAGE_JSON = new URL('../../package.json', import.meta.url);
+
+function packageVersion(): string {
+  return (JSON.parse(readFileSync(PACKAGE_JSON, 'utf8')) as { version: string }).version;
+}
+
 export function buildProgram(): Command {
   const program = new Command('agentmbx')
     .description('signed, sealed mail between AI agents on different machines')
+    .version(packageVersion(), '-V, --version', 'print the agentmbx version')
+    .addHelpText('after', '\nEnvironment:\n  MBX_HOME   this host\'s home (keys, config, store); default ~/.local/share/agentmbx\n\nExit codes: 0 ok, 1 failure, 2 usage, 3 not found, 4 not paired, 5 unreachable, 6 storage, 70 internal.\nWith --json a failure is {"error", "code"} on stdout.')
     .exitOverride()
-    .configureOutput({ writeErr: (text) => process.stderr.write(text) });
+    // usage errors are printed by runCli, in the same shape as every other failure
+    .configureOutput({ writeErr: (text) => process.stderr.write(text), outputError: () => undefined });
   registerRelayCommands(program);
   registerHostCommands(program);
   return program;
 }
 
-/** Runs the CLI and returns the exit status; every failure is one line on stderr, never a stack trace. */
+/** Runs the CLI and returns the exit status; every failure is one line (or one JSON object), never a stack trace. */
 export async function runCli(argv: string[]): Promise<number> {
   const program = buildProgram();
+  const json = wantsJson(argv);
   try {
     await program.parseAsync(argv, { from: 'user' });
-    return 0;
+    return EXIT_CODES.OK;
   } catch (err) {
-    if (err instanceof CommanderError) return err.exitCode === 0 ? 0 : 2;
+    if (err instanceof CommanderError) {
+      if (err.exitCode === 0) return EXIT_CODES.OK;
+      // a command group run without its subcommand: commander has printed the help already
+      if (err.code === 'commander.help') return EXIT_CODES.USAGE;
+      printFailure(json, err.message.replace(/^error: /, ''), 'USAGE');
+      return EXIT_CODES.USAGE;
+    }
     // a full or read-only disk under the host's home is named as such (with the fix), whatever layer
     // met it; the relay's commands name their own store's disk
     const diskFault = argv[0] === 'relay' ? null : nameDiskError(err, defaultHome());
     if (diskFault !== null) {
-      process.stderr.write(`agentmbx: ${diskFault}\n`);
-      return err instanceof CliError ? err.exitCode : 1;
+      printFailure(json, diskFault, 'STORAGE');
+      return EXIT_CODES.STORAGE;
     }
     if (err instanceof CliError) {
-      process.stderr.write(`agentmbx: ${err.message}\n`);
+      if (!(json && err.inJsonOutput)) printFailure(json, err.message, err.code);
       return err.exitCode;
     }
-    process.stderr.write(`agentmbx: unexpected error: ${err instanceof Error ? err.message : String(err)}\n`);
-    return 1;
+    printFailure(json, `unexpected error: ${err instanceof Error ? err.message : String(err)}`, 'INTERNAL');
+    return EXIT_CODES.INTERNAL;
   }
 }

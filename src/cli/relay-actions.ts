@@ -7,7 +7,7 @@ import { RelayOpsError } from '../relay/ops/ops-error.ts';
 import { generateRelayKeyText, RelayKeyError } from '../relay/ops/relay-key.ts';
 import { restoreRelayStore } from '../relay/ops/restore.ts';
 import { WriterLockBusyError } from '../relay/ops/writer-lock.ts';
-import { createRelayLogger } from '../relay/http/logging.ts';
+import { createRelayLogger, isRelayLogLevel, RELAY_LOG_LEVELS, type RelayLogLevel } from '../relay/http/logging.ts';
 import { startRelayService } from '../relay/relay-service.ts';
 import type { StoredOpsLogEntry } from '../relay/store/relay-store.ts';
 import { StoreOpenError } from '../relay/store/sqlite/index.ts';
@@ -22,15 +22,17 @@ const DISK_FAULT_ADVICE: Record<DiskFault, string> = {
   'read-only': 'the disk is read-only: remount it read-write, then try again',
   io: 'the disk failed a read or write (I/O error): check it, then try again',
 };
+import { printJson, printResult } from './output.ts';
+import { positiveInteger } from './parse-args.ts';
 
 /** Failures an operator can act on become one line (exit 2 for a bad setting); anything else stays unexpected. */
 async function operate<T>(fn: () => Promise<T> | T): Promise<T> {
   try {
     return await fn();
   } catch (err) {
-    if (err instanceof ConfigError) throw new CliError(err.message, 2);
+    if (err instanceof ConfigError) throw new CliError(err.message, 'USAGE');
     const fault = diskFaultOf(err);
-    if (fault !== null) throw new CliError(`${DISK_FAULT_ADVICE[fault]} (${err instanceof Error ? err.message : String(err)})`);
+    if (fault !== null) throw new CliError(`${DISK_FAULT_ADVICE[fault]} (${err instanceof Error ? err.message : String(err)})`, 'STORAGE');
     if (err instanceof RelayOpsError || err instanceof StoreOpenError || err instanceof RelayKeyError || err instanceof WriterLockBusyError) {
       throw new CliError(err.message);
     }
@@ -41,27 +43,24 @@ async function operate<T>(fn: () => Promise<T> | T): Promise<T> {
   }
 }
 
-function printJson(value: unknown): void {
-  process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
-}
-
 /** The store directory exactly as `relay serve` resolves it. */
 function storeDirOf(flags: { storeDir?: string }): string {
   return resolveServeOptions({ ...(flags.storeDir === undefined ? {} : { storeDir: flags.storeDir }) }, process.env).storeDir;
 }
 
-function positiveInteger(text: string, flag: string, max: number): number {
-  const value = /^[1-9][0-9]*$/.test(text) ? Number(text) : NaN;
-  if (!(value <= max)) throw new CliError(`${flag} must be an integer from 1 to ${max}`, 2);
-  return value;
+/** The request log's level: --log-level, else MBX_RELAY_LOG_LEVEL, else info. */
+function logLevelOf(flag: string | undefined): RelayLogLevel {
+  const level = flag ?? (process.env.MBX_RELAY_LOG_LEVEL || undefined) ?? 'info';
+  if (!isRelayLogLevel(level)) throw new CliError(`bad log level "${level}": one of ${RELAY_LOG_LEVELS.join(', ')}`, 'USAGE');
+  return level;
 }
 
-export async function serve(flags: Record<string, string | undefined>): Promise<void> {
-  const requestLog = createRelayLogger();
+/** `relay serve`; with --json its own lines (listening, stopped) are JSON like the request log. */
+export async function serve(flags: Record<string, string | undefined>, { json, logLevel }: { json: boolean; logLevel: string | undefined }): Promise<void> {
+  const requestLog = createRelayLogger(undefined, logLevelOf(logLevel));
   const service = await operate(() => startRelayService({ ...resolveServeOptions(flags, process.env), env: process.env, requestLog }));
-  process.stdout.write(`agentmbx relay listening on ${service.url} fingerprint ${service.fingerprint} epoch ${service.epoch}\n`);
-  if (service.metricsUrl !== null) process.stderr.write(`agentmbx relay: metrics on ${service.metricsUrl}/metrics\n`);
-  await new Promise<void>((resolve) => {
+  // listen for the stop signals before the ready line: whoever reads it may signal at once
+  const stopped = new Promise<void>((resolve) => {
     const stop = (): void => {
       process.off('SIGTERM', stop);
       process.off('SIGINT', stop);
@@ -70,13 +69,22 @@ export async function serve(flags: Record<string, string | undefined>): Promise<
     process.on('SIGTERM', stop);
     process.on('SIGINT', stop);
   });
+  printResult(json, { listening: service.url, fingerprint: service.fingerprint, epoch: service.epoch, metrics: service.metricsUrl },
+    `agentmbx relay listening on ${service.url} fingerprint ${service.fingerprint} epoch ${service.epoch}`);
+  if (service.metricsUrl !== null) process.stderr.write(`agentmbx relay: metrics on ${service.metricsUrl}/metrics\n`);
+  await stopped;
   await service.close();
   await new Promise<void>((resolve) => { requestLog.flush(() => resolve()); });
-  process.stdout.write('agentmbx relay stopped\n');
+  if (json) process.stdout.write(`${JSON.stringify({ stopped: true })}\n`);
+  else process.stdout.write('agentmbx relay stopped\n');
 }
 
-export function keygen(): void {
+export function keygen(flags: { json?: boolean }): void {
   const { privateKey, fingerprint } = generateRelayKeyText();
+  if (flags.json === true) {
+    printJson({ private_key: privateKey, fingerprint });
+    return;
+  }
   process.stdout.write(`${privateKey}\n`);
   process.stderr.write(`fingerprint ${fingerprint}\n`);
 }
@@ -94,9 +102,9 @@ export async function restore(file: string, flags: { storeDir?: string }): Promi
   process.stderr.write('restored: start the relay; hosts see the new epoch, senders re-push and receivers pull again\n');
 }
 
-export async function rotateEpoch(flags: { storeDir?: string }): Promise<void> {
+export async function rotateEpoch(flags: { storeDir?: string; json?: boolean }): Promise<void> {
   const rotation = await operate(() => rotateEpochOffline({ storeDir: storeDirOf(flags) }));
-  process.stdout.write(`epoch rotated: ${rotation.from} -> ${rotation.to}\n`);
+  printResult(flags.json, { from: rotation.from, to: rotation.to }, `epoch rotated: ${rotation.from} -> ${rotation.to}`);
 }
 
 function logLine(entry: StoredOpsLogEntry): string {

@@ -1,10 +1,10 @@
 // The host's side of `agentmbx relay …`: set, unset, quarantine. Registered on the operator's
 // `relay` group (src/cli/relay.ts) by host.ts.
 import type { Command } from 'commander';
-import { CliError } from './cli-error.ts';
-import { printJson, withNode } from './host-common.ts';
+import { withNode } from './host-common.ts';
+import { printJson, printResult } from './output.ts';
 import { fingerprint } from '../protocol/fingerprint.ts';
-import { RelayPinError, setRelay, unsetRelay } from '../host/transport/relay/relay-pin.ts';
+import { setRelay, unsetRelay } from '../host/transport/relay/relay-pin.ts';
 
 export function registerRelayClientCommands(relay: Command): void {
   relay.command('set <url>')
@@ -14,13 +14,7 @@ export function registerRelayClientCommands(relay: Command): void {
     .option('--no-token-command', 'remove the token command (without either flag, the same URL keeps its command)')
     .option('--json', 'print JSON')
     .action((url: string, opts: { key?: string; tokenCommand?: string | false; json?: boolean }) => withNode(async (node) => {
-      let pinned;
-      try {
-        pinned = await setRelay(node, url, opts.key, opts.tokenCommand === false ? null : opts.tokenCommand);
-      } catch (err) {
-        if (err instanceof RelayPinError) throw new CliError(err.message, err.usage ? 2 : 1);
-        throw err;
-      }
+      const pinned = await setRelay(node, url, opts.key, opts.tokenCommand === false ? null : opts.tokenCommand);
       if (opts.json === true) printJson(pinned);
       else {
         process.stdout.write(`relay ${pinned.url} key ${pinned.fingerprint}${pinned.tofu ? ' (pinned as first seen: compare it with the operator\'s)' : ' (matches --key)'}\n`);
@@ -30,8 +24,10 @@ export function registerRelayClientCommands(relay: Command): void {
 
   relay.command('unset')
     .description('stop using the relay (rows it accepted keep waiting for their receipts)')
-    .action(() => withNode((node) => {
-      process.stdout.write(unsetRelay(node) ? 'relay unset\n' : 'no relay was set\n');
+    .option('--json', 'print JSON')
+    .action((opts: { json?: boolean }) => withNode((node) => {
+      const wasSet = unsetRelay(node);
+      printResult(opts.json, { unset: wasSet }, wasSet ? 'relay unset' : 'no relay was set');
     }));
 
   relay.command('quarantine')

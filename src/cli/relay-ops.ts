@@ -13,15 +13,18 @@ export function registerRelayOpsCommands(relay: Command): void {
     .description('write an online backup of the store to <file> (never overwrites); prints a JSON receipt')
     .option('--store-dir <dir>', STORE_DIR_HELP)
     .option('--keep <n>', 'afterwards keep only the newest <n> backups named like <file> (same prefix before the first digit, same extension)')
+    .option('--json', 'the receipt is always JSON')
     .action(async (file: string, flags: { storeDir?: string; keep?: string }) => (await actions()).backup(file, flags));
   relay.command('restore <file>')
     .description('replace the store with a backup (the relay must be stopped); keeps a rollback copy and writes a new epoch')
     .option('--store-dir <dir>', STORE_DIR_HELP)
+    .option('--json', 'the receipt is always JSON')
     .action(async (file: string, flags: { storeDir?: string }) => (await actions()).restore(file, flags));
   relay.command('rotate-epoch')
     .description('give the store a new epoch (the relay must be stopped); needed after restoring a store by any other means')
     .option('--store-dir <dir>', STORE_DIR_HELP)
-    .action(async (flags: { storeDir?: string }) => (await actions()).rotateEpoch(flags));
+    .option('--json', 'print JSON')
+    .action(async (flags: { storeDir?: string; json?: boolean }) => (await actions()).rotateEpoch(flags));
   relay.command('log')
     .description('show the operations log (restores, epoch rotations, backups), newest first')
     .option('--store-dir <dir>', STORE_DIR_HELP)

@@ -15,9 +15,12 @@ export function registerRelayCommands(program: Command): void {
     .option('--config <file>', 'JSON file overriding the default limits')
     .option('--trust-proxy <mode>', 'client address from a proxy: xff or cloudflare (env MBX_RELAY_TRUST_PROXY)')
     .option('--metrics-bind <host:port>', 'serve /metrics and /healthz on this separate address instead of the relay port')
-    .action(async (flags: Record<string, string | undefined>) => (await actions()).serve(flags));
+    .option('--log-level <level>', 'request log: debug (every request), info (polls summarised once a minute; default), warn, error or silent (env MBX_RELAY_LOG_LEVEL)')
+    .option('--json', 'print the start and stop lines as JSON')
+    .action(async ({ json, logLevel, ...flags }: Record<string, string | undefined> & { json?: boolean }) => (await actions()).serve(flags, { json: json === true, logLevel }));
   relay.command('keygen')
     .description('print a new relay private key (base64) for MBX_RELAY_KEY; its fingerprint goes to stderr')
-    .action(async () => (await actions()).keygen());
+    .option('--json', 'print {"private_key", "fingerprint"} on stdout')
+    .action(async (flags: { json?: boolean }) => (await actions()).keygen(flags));
   registerRelayOpsCommands(relay);
 }

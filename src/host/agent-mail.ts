@@ -3,7 +3,7 @@
 // and the MCP server both call these.
 import { fingerprint } from '../protocol/fingerprint.ts';
 import { NAME_RE } from '../protocol/names.ts';
-import { checkMailbox, MailboxError } from './mailbox.ts';
+import { checkMailbox, MailboxError, needsReply } from './mailbox.ts';
 import { messageStatus, type MessageStatus } from './receipts.ts';
 import { localAddress, type HostNode } from './node.ts';
 import { RESERVED_NAMES } from './route.ts';
@@ -35,6 +35,8 @@ export interface MessageView {
   trust: string;
   /** the envelope's meta (mentions, directives, tags, task_refs…); null for mail without one */
   meta: Record<string, unknown> | null;
+  /** the sender asked for a reply */
+  needs_reply: boolean;
 }
 
 /** "local" for mail written on this host; else the paired host whose key signed it. */
@@ -50,18 +52,22 @@ export function messageView(node: HostNode, m: MessageRow & { state: DeliverySta
     id: m.id, from: m.from_addr, to: JSON.parse(m.to_json) as string[], kind: m.kind, subject: m.subject,
     ...(withBody ? { body: m.body } : {}),
     thread: m.thread, reply_to: m.reply_to, ts: m.ts, state: m.state, note: m.note, trust: trustOf(node, m),
-    meta: m.meta_json === null ? null : JSON.parse(m.meta_json) as Record<string, unknown>,
+    meta: m.meta_json === null ? null : JSON.parse(m.meta_json) as Record<string, unknown>, needs_reply: needsReply(m),
   };
 }
 
 /** A message as text for a person or an agent: headers (with who vouches for it), then the body. */
 export function messageText(m: MessageView): string {
-  return `From: ${m.from}\nVouched for by: ${m.trust}\nTo: ${m.to.join(', ')}\nDate: ${m.ts}\nKind: ${m.kind}\nSubject: ${m.subject}\n`
+  return `From: ${m.from}\nVouched for by: ${m.trust}\nTo: ${m.to.join(', ')}\nDate: ${m.ts}\nKind: ${m.kind}\n${m.needs_reply ? 'Needs-Reply: yes\n' : ''}Subject: ${m.subject}\n`
     + `Id: ${m.id}  Thread: ${m.thread}\n\n${m.body ?? ''}`;
 }
 
 /** A name or role that breaks the naming rules (a usage error in the CLI). */
-export class AgentNameError extends MailboxError {}
+export class AgentNameError extends MailboxError {
+  constructor(message: string) {
+    super(message, 'invalid');
+  }
+}
 
 /** Checks an agent name a person or agent picked for a new mailbox. */
 function checkNewAgentName(name: string): void {

@@ -3,8 +3,9 @@
 import { closeSync, fsyncSync, lstatSync, mkdirSync, openSync, readFileSync, renameSync, writeSync, type Stats } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fsyncPath } from '../common/fsync-path.ts';
+import { HostError } from './host-error.ts';
 
-export class HomeError extends Error {}
+export class HomeError extends HostError {}
 
 function lstatOrNull(path: string): Stats | null {
   try {

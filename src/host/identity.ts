@@ -65,9 +65,10 @@ export function isValidPort(port: number): boolean {
 }
 
 /** Creates a new home with fresh keys; refuses a home that already holds a host. */
-export function initHome(home: string, host: string, port: number): HostConfig {
-  if (!NAME_RE.test(host)) throw new HomeError(`bad host name "${host}": use 2-40 of a-z, 0-9 and -, starting with a letter or digit`);
-  if (!isValidPort(port)) throw new HomeError(`bad port ${port}`);
+/** Creates the home; every value is checked before anything is written. */
+export function initHome(home: string, host: string, port: number, listen: Pick<HostConfig, 'bind' | 'addr'> = {}): HostConfig {
+  if (!NAME_RE.test(host)) throw new HomeError(`bad host name "${host}": use 2-40 of a-z, 0-9 and -, starting with a letter or digit`, 'invalid');
+  if (!isValidPort(port)) throw new HomeError(`bad port ${port}`, 'invalid');
   const paths = homePaths(home);
   ensurePrivateDir(home);
   if (readPrivateFile(paths.config) !== null) throw new HomeError(`${home} already holds a host (config.json exists)`);
@@ -75,16 +76,16 @@ export function initHome(home: string, host: string, port: number): HostConfig {
   ensurePrivateDir(paths.retiredDir);
   writePrivateFile(paths.hostKey, generateSigningKey().exportSeed() + '\n');
   writePrivateFile(paths.encKey, generateEncKeyPair().privateKey + '\n');
-  const config: HostConfig = { v: 1, host, port };
+  const config: HostConfig = { v: 1, host, port, ...listen };
   writePrivateFile(paths.config, JSON.stringify(config, null, 2) + '\n');
   return config;
 }
 
 export function readConfig(home: string): HostConfig {
   const paths = homePaths(home);
-  if (!checkPrivateDir(home)) throw new HomeError(`no host at ${home}: run agentmbx init --host <name>`);
+  if (!checkPrivateDir(home)) throw new HomeError(`no host at ${home}: run agentmbx init --host <name>`, 'not-found');
   const text = readPrivateFile(paths.config);
-  if (text === null) throw new HomeError(`no host at ${home}: run agentmbx init --host <name>`);
+  if (text === null) throw new HomeError(`no host at ${home}: run agentmbx init --host <name>`, 'not-found');
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);

@@ -6,7 +6,7 @@ import { fingerprint } from '../protocol/fingerprint.ts';
 import { alertLocal } from './alerts.ts';
 import type { DeliveryLanes } from './delivery-lanes.ts';
 import type { HostNode } from './node.ts';
-import type { OutboxRow, RelayAcceptance } from './store/outbox-table.ts';
+import type { OutboxKind, OutboxRow, RelayAcceptance } from './store/outbox-table.ts';
 import type { PeerRow } from './store/peers-table.ts';
 import type { RowResult, Transport } from './transport/transport.ts';
 
@@ -164,8 +164,8 @@ export async function flushOutbox(node: HostNode, choose: Transport | TransportC
 }
 
 export interface OutboxOverview {
-  /** rows per state, envelopes, receipts and rotations together */
-  outbox: Record<string, number>;
+  /** rows per kind (envelope: one per message and remote host; receipt; rotation), then per state */
+  outbox: Record<OutboxKind, Record<string, number>>;
   /** rows a relay carries: queued for it again, waiting for a receipt, or ended on the relay's path */
   relay: { url: string; state: string; detail: string | null; fingerprint: string; rows: Record<string, number> } | null;
 }
@@ -174,7 +174,7 @@ export interface OutboxOverview {
 export function outboxOverview(node: HostNode): OutboxOverview {
   const relay = node.store.relay.get();
   return {
-    outbox: node.store.outbox.countsByState(),
+    outbox: node.store.outbox.countsByKindAndState(),
     relay: relay === undefined ? null : {
       url: relay.url, state: relay.state, detail: relay.detail, fingerprint: fingerprint(relay.relay_pubkey), rows: node.store.outbox.relayCountsByState(),
     },

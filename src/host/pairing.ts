@@ -9,6 +9,8 @@ import {
   verifyPairMac, MAX_PAIR_ADDR_CHARS, type PairParty,
 } from '../protocol/pairing.ts';
 import { fromBase64 } from '../protocol/base64.ts';
+import { HostError, type FailureKind } from './host-error.ts';
+import { DEFAULT_PORT } from './identity.ts';
 import type { HostNode } from './node.ts';
 import { errorText, fetchPeerEncKey, lanCall, normalizeAddr } from './transport/lan/client.ts';
 
@@ -19,10 +21,10 @@ export const PAIR_MAX_TTL_MS = 24 * 60 * 60 * 1000;
 /** Wrong MACs that burn a token. */
 export const PAIR_MAX_FAILURES = 5;
 
-export class PairError extends Error {
+export class PairError extends HostError {
   readonly status: number;
-  constructor(message: string, status = 400) {
-    super(message);
+  constructor(message: string, status = 400, kind: FailureKind | null = null) {
+    super(message, kind);
     this.status = status;
   }
 }
@@ -116,9 +118,15 @@ export function pairAcceptJoin(node: HostNode, nonces: PairNonces, body: Record<
 export async function joinPeer(node: HostNode, addrInput: string, tokenInput: string, myAddr: string): Promise<string> {
   const token = normalizePairToken(tokenInput);
   if (token === null) throw new PairError('that is not a pairing token (XXXX-XXXX-XXXX)');
-  const addr = normalizeAddr(addrInput);
+  // a bare host name (`join laptop …`) means the daemon's default port, not HTTP's 80
+  const addr = normalizeAddr(/^[a-z]+:\/\//i.test(addrInput) || /:\d+$/.test(addrInput) ? addrInput : `${addrInput}:${DEFAULT_PORT}`);
   const hello = await lanCall(addr, 'GET', '/v1/pair/hello', undefined, null);
-  if (hello.status !== 200) throw new PairError(`pairing with ${addr} failed: ${errorText(hello)}`);
+  if (hello.status !== 200) {
+    if (!await isAgentmbxHost(addr)) {
+      throw new PairError(`${addr} is not an agentmbx host (it answered HTTP ${hello.status}): check the address; a host's daemon listens on port ${DEFAULT_PORT} unless set otherwise`, 400, 'unreachable');
+    }
+    throw new PairError(`pairing with ${addr} failed: ${errorText(hello)}`);
+  }
   const a = checkPairParty(hello.body);
   if (a === null || !NAME_RE.test(a.host)) throw new PairError(`${addr} did not answer a valid hello`);
   if (a.host === node.config.host) throw new PairError(`${addr} has this host's own name "${a.host}": rename one of them`);
@@ -137,4 +145,10 @@ export async function joinPeer(node: HostNode, addrInput: string, tokenInput: st
     if (peer !== undefined) await fetchPeerEncKey(node, peer);
   }
   return a.host;
+}
+
+/** Whether `addr` answers /v1/status as an agentmbx host's daemon does (a relay or a web server does not). */
+async function isAgentmbxHost(addr: string): Promise<boolean> {
+  const status = await lanCall(addr, 'GET', '/v1/status', undefined, null);
+  return status.status === 200 && isPlainObject(status.body) && typeof status.body.host === 'string' && typeof status.body.host_pubkey === 'string';
 }

@@ -1,6 +1,7 @@
 // Addresses to destinations. Sending expands every address form to concrete hosts before anything
 // leaves the machine; receiving picks this host's recipients out of an envelope's `to`.
 import { parseAddress } from '../protocol/records/envelope.ts';
+import { HostError } from './host-error.ts';
 import type { HostNode } from './node.ts';
 
 /** The owner's own mailbox on every host: always there, never an agent row. */
@@ -9,7 +10,7 @@ export const OWNER = 'owner';
 export const SYSTEM_SENDER = 'mbx';
 export const RESERVED_NAMES: readonly string[] = [OWNER, SYSTEM_SENDER];
 
-export class RouteError extends Error {}
+export class RouteError extends HostError {}
 
 export interface Route {
   /** the addresses as they go into the envelope: bare names and `owner` qualified with this host */
@@ -36,11 +37,11 @@ export function expandRoute(node: HostNode, fromAgent: string, addresses: readon
     if (a === null) throw new RouteError(`bad address "${raw}": use name@host, name, role:<role>, * or owner`);
     if (a.kind === 'owner' || (a.kind === 'agent' && (a.host === undefined || a.host === self))) {
       const name = a.kind === 'owner' ? OWNER : a.name;
-      if (!isLocalMailbox(node, name)) throw new RouteError(`no agent "${name}" on this host (agentmbx agents add ${name})`);
+      if (!isLocalMailbox(node, name)) throw new RouteError(`no agent "${name}" on this host (agentmbx agents add ${name})`, 'not-found');
       local.add(name);
       to.add(`${name}@${self}`);
     } else if (a.kind === 'agent' && a.host !== undefined) {
-      if (node.store.peers.get(a.host) === undefined) throw new RouteError(`host "${a.host}" is not paired (agentmbx peers)`);
+      if (node.store.peers.get(a.host) === undefined) throw new RouteError(`host "${a.host}" is not paired (agentmbx peers)`, 'not-paired');
       remote.add(a.host);
       to.add(raw);
     } else if (a.kind === 'role') {

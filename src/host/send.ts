@@ -3,8 +3,9 @@
 import { randomBytes } from 'node:crypto';
 import { sealEnvelopeBody } from '../protocol/seal.ts';
 import { deriveMeta } from '../protocol/records/envelope-meta.ts';
-import { checkEnvelopeShape, ENVELOPE_KINDS, signEnvelope, type EnvelopeKind, type UnsignedEnvelopeV3 } from '../protocol/records/envelope.ts';
-import { newUlid } from '../protocol/ulid.ts';
+import { checkEnvelopeShape, ENVELOPE_KINDS, MAX_SUBJECT_CHARS, signEnvelope, type EnvelopeKind, type UnsignedEnvelopeV3 } from '../protocol/records/envelope.ts';
+import { hasControlCharacters } from '../protocol/records/validate.ts';
+import { isUlid, newUlid } from '../protocol/ulid.ts';
 import { isoTime, localAddress, type HostNode } from './node.ts';
 import { expandRoute, OWNER, RouteError } from './route.ts';
 import { relayFit } from './transport/relay/relay-limits.ts';
@@ -79,18 +80,30 @@ export function queueOutgoing(node: HostNode, fields: OutgoingFields, localAgent
 export function sendMail(node: HostNode, req: SendRequest): SendResult {
   const { store } = node;
   if (req.from !== OWNER && store.mail.agent(req.from) === undefined) {
-    throw new RouteError(`no agent "${req.from}" on this host (agentmbx agents add ${req.from})`);
+    throw new RouteError(`no agent "${req.from}" on this host (agentmbx agents add ${req.from})`, 'not-found');
   }
   const kind = req.kind ?? 'message';
-  if (!isEnvelopeKind(kind)) throw new RouteError(`bad kind "${kind}": one of ${ENVELOPE_KINDS.join(', ')}`);
+  if (!isEnvelopeKind(kind)) throw new RouteError(`bad kind "${kind}": one of ${ENVELOPE_KINDS.join(', ')}`, 'invalid');
+  checkSubject(req.subject);
+  const replyTo = req.replyTo ?? null;
+  if (replyTo !== null && !isUlid(replyTo)) throw new RouteError(`bad reply-to "${replyTo}": a message id (26 characters, as inbox shows)`, 'invalid');
+  const answered = replyTo === null ? undefined : store.mail.message(replyTo);
+  if (replyTo !== null && answered === undefined) throw new RouteError(`no message ${replyTo} on this host to reply to`, 'not-found');
   const route = expandRoute(node, req.from, req.to);
   const random = req.random ?? randomBytes;
   const id = newUlid(node.nowMs(), random);
-  const replyTo = req.replyTo ?? null;
-  const thread = (replyTo === null ? null : store.mail.message(replyTo)?.thread) ?? replyTo ?? id;
+  const thread = answered?.thread ?? id;
   queueOutgoing(node, {
     id, from: localAddress(node, req.from), to: route.to, thread, reply_to: replyTo, kind, subject: req.subject, body: req.body,
     refs: [...(req.refs ?? [])], ...(req.needsReply === undefined ? {} : { needs_reply: req.needsReply }),
   }, route.localAgents, route.remoteHosts, random);
   return { id, localAgents: route.localAgents, remoteHosts: route.remoteHosts };
+}
+
+/** What the wire allows, and not blank: a subject is how a reader tells mail apart. */
+function checkSubject(subject: string): void {
+  const rule = `a subject is 1 to ${MAX_SUBJECT_CHARS} characters, not blank, without control characters`;
+  if (subject.trim() === '') throw new RouteError(`the subject is empty: ${rule}`, 'invalid');
+  if (subject.length > MAX_SUBJECT_CHARS) throw new RouteError(`the subject is ${subject.length} characters: ${rule}`, 'invalid');
+  if (hasControlCharacters(subject)) throw new RouteError(`the subject has control characters: ${rule}`, 'invalid');
 }

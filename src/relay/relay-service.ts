@@ -1,6 +1,7 @@
 // One running relay: the writer lock, the relay key, the store, the core and the HTTP face,
 // started in that order and stopped in reverse. `agentmbx relay serve` and the tests use it.
 import { createRequire } from 'node:module';
+import { createServer } from 'node:net';
 import type { Logger } from 'pino';
 import { fingerprint } from '../protocol/fingerprint.ts';
 import type { EnrolmentAuthority } from './authority/enrolment-authority.ts';
@@ -62,7 +63,23 @@ export interface RelayService {
   close(): Promise<void>;
 }
 
+/**
+ * Fails (EADDRINUSE, EACCES…) when `host:port` cannot be bound, before anything touches the store:
+ * a start that cannot serve must not rotate the epoch or write a heartbeat. Port 0 always binds.
+ */
+async function checkBindable(host: string, port: number): Promise<void> {
+  if (port === 0) return;
+  const probe = createServer();
+  await new Promise<void>((resolve, reject) => {
+    probe.once('error', reject);
+    probe.listen({ host, port, exclusive: true }, resolve);
+  });
+  await new Promise<void>((resolve) => probe.close(() => resolve()));
+}
+
 export async function startRelayService(options: RelayServiceOptions): Promise<RelayService> {
+  await checkBindable(options.bind, options.port);
+  if (options.metricsBind !== undefined) await checkBindable(options.metricsBind.host, options.metricsBind.port);
   const lock = await acquireWriterLock(options.storeDir, { waitMs: options.lockWaitMs ?? 0 });
   const cleanups: Array<() => Promise<void> | void> = [() => lock.release()];
   const unwind = async (): Promise<void> => {
@@ -121,7 +138,7 @@ export async function startRelayService(options: RelayServiceOptions): Promise<R
       cleanups.push(() => keys.stop());
     }
     const observability = {
-      metrics, logger: options.requestLog ?? null, metricsOnRelayPort: options.metricsBind === undefined,
+      metrics, logger: options.requestLog ?? null, metricsOnRelayPort: options.metricsBind === undefined, nowMs,
       health: () => checkHealth({ store, nowMs, heartbeatIntervalMs, diskFault: () => store.diskFault() }),
     };
     const app = buildRelayHttp(core, options.config, relayObserver(observability));

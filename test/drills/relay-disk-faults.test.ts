@@ -148,6 +148,6 @@ test('a relay started on a full disk refuses with one line that says so', { skip
   const disk = mountTmpfs(4 * MiB);
   disk.fill();
   const started = await runCli(['relay', 'serve', '--store-dir', join(disk.dir, 'store'), '--port', '0', '--bind', '127.0.0.1']);
-  assert.equal(started.code, 1);
+  assert.equal(started.code, 6);
   assert.match(started.stderr, /^agentmbx: the disk is full: free some space on it, then try again \(.+\)\n$/);
 });

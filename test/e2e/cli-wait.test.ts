@@ -2,14 +2,14 @@
 // daemon SIGKILLed and restarted while they wait changes nothing, and each message is told once.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { CLI_BIN, spawnNode, type Child } from '../helpers/processes.ts';
+import { spawnCli, type Child } from '../helpers/processes.ts';
 import { E2E_TIMEOUT_MS, cli, cliJson, newCliHost, pairCli, startCliDaemon } from './host-helpers.ts';
 import { eventually } from './mcp-helpers.ts';
 
 interface Line { id: string; from: string; subject: string; trust: string }
 
 function cliChild(env: NodeJS.ProcessEnv, args: string[]): Child {
-  return spawnNode([CLI_BIN, ...args], { env: { ...process.env, ...env } });
+  return spawnCli(args, { env: { ...process.env, ...env } });
 }
 
 function lines(child: Child): Line[] {
@@ -24,7 +24,7 @@ test('inbox --wait and watch keep waiting through a daemon restart and report th
   await pairCli(alpha, beta);
   const alphaFp = (await cliJson<{ fingerprint: string }>(alpha, ['whoami'])).fingerprint;
 
-  assert.deepEqual(await cliJson<Line[]>(beta, ['inbox', '--agent', 'bob', '--wait', '--timeout', '1']), [], 'no mail: empty at the timeout');
+  assert.deepEqual((await cliJson<{ messages: Line[] }>(beta, ['inbox', '--agent', 'bob', '--wait', '--timeout', '1'])).messages, [], 'no mail: empty at the timeout');
 
   const waiting = cliChild(beta.env, ['inbox', '--agent', 'bob', '--wait', '--json']);
   const watching = cliChild(beta.env, ['watch', '--agent', 'bob', '--json']);
@@ -38,7 +38,7 @@ test('inbox --wait and watch keep waiting through a daemon restart and report th
 
   const m1 = (await cli(alpha, ['send', '--from', 'ann', '--to', 'bob@beta', '--subject', 'first', '--body', 'one'])).trim();
   assert.equal(await waiting.exited, 0);
-  const listed = JSON.parse(waiting.stdout()) as Line[];
+  const listed = (JSON.parse(waiting.stdout()) as { messages: Line[] }).messages;
   assert.deepEqual(listed.map((m) => [m.id, m.from, m.trust]), [[m1, 'ann@alpha', `signed by paired host alpha (${alphaFp})`]]);
 
   const m2 = (await cli(alpha, ['send', '--from', 'ann', '--to', 'bob@beta', '--subject', 'second', '--body', 'two'])).trim();

@@ -2,14 +2,14 @@
 // state without a daemon.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { CLI_BIN, runCli, spawnNode } from '../helpers/processes.ts';
+import { runCli, spawnCli } from '../helpers/processes.ts';
 import { E2E_TIMEOUT_MS, cli, cliJson, newCliHost, startCliDaemon } from './host-helpers.ts';
 
 function oneLine(stderr: string): void {
   assert.match(stderr, /^agentmbx: [^\n]+\n$/, `one line, no stack: ${stderr}`);
 }
 
-test('usage errors exit 2, refusals exit 1, each in one line', { timeout: E2E_TIMEOUT_MS }, async () => {
+test('usage errors exit 2, refusals 1, the unknown 3, the unpaired 4, the unreachable 5, each in one line', { timeout: E2E_TIMEOUT_MS }, async () => {
   const alpha = await newCliHost('alpha', ['ann']);
   const again = await runCli(['init', '--host', 'alpha'], alpha.env);
   assert.equal(again.code, 1);
@@ -24,16 +24,16 @@ test('usage errors exit 2, refusals exit 1, each in one line', { timeout: E2E_TI
   assert.match((JSON.parse(noDaemon.stdout) as { token: string }).token, /^\w{4}-\w{4}-\w{4}$/);
   assert.match(noDaemon.stderr, /warning: no daemon answers for this host/);
   const unknownPeer = await runCli(['peers', 'remove', 'beta'], alpha.env);
-  assert.equal(unknownPeer.code, 1);
+  assert.equal(unknownPeer.code, 3);
   oneLine(unknownPeer.stderr);
   const unpaired = await runCli(['send', '--from', 'ann', '--to', 'bob@beta', '--subject', 's', '--body', 'b'], alpha.env);
-  assert.equal(unpaired.code, 1);
+  assert.equal(unpaired.code, 4);
   assert.equal(unpaired.stderr, 'agentmbx: host "beta" is not paired (agentmbx peers)\n');
   const badToken = await runCli(['join', '127.0.0.1:1', 'not-a-token'], alpha.env);
   assert.equal(badToken.code, 1);
   oneLine(badToken.stderr);
   const unreachable = await runCli(['join', '127.0.0.1:1', 'ABCD-EFGH-JKMN'], alpha.env);
-  assert.equal(unreachable.code, 1);
+  assert.equal(unreachable.code, 5);
   assert.match(unreachable.stderr, /^agentmbx: cannot reach http:\/\/127\.0\.0\.1:1/);
 });
 
@@ -41,7 +41,7 @@ test('local mail, roles and replies work without a daemon', { timeout: E2E_TIMEO
   const alpha = await newCliHost('alpha', ['ann', 'al']);
   await cli(alpha, ['agents', 'add', 'ops-bot', '--role', 'ops']);
   assert.deepEqual(await cliJson<Array<{ name: string; role: string | null }>>(alpha, ['agents']), [
-    { name: 'al', role: null }, { name: 'ann', role: null }, { name: 'ops-bot', role: 'ops' },
+    { name: 'al', role: null }, { name: 'ann', role: null }, { name: 'ops-bot', role: 'ops' }, { name: 'owner', role: null },
   ]);
   const sent = await cliJson<{ id: string; local: string[]; hosts: string[] }>(alpha, ['send', '--from', 'ann', '--to', 'role:ops,al', '--subject', 'deploy', '--body', 'now', '--kind', 'request']);
   assert.deepEqual([sent.local, sent.hosts], [['al', 'ops-bot'], []]);
@@ -68,7 +68,7 @@ test('one daemon per home: a second one is refused, a dead one\'s lock is taken 
 test('send reads the body from stdin, up to the body limit', { timeout: E2E_TIMEOUT_MS }, async () => {
   const alpha = await newCliHost('alpha', ['ann']);
   const send = (body: string) => {
-    const child = spawnNode([CLI_BIN, 'send', '--from', 'ann', '--to', 'ann', '--subject', 's'], { env: { ...process.env, ...alpha.env }, stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawnCli(['send', '--from', 'ann', '--to', 'ann', '--subject', 's'], { env: { ...process.env, ...alpha.env }, stdio: ['pipe', 'pipe', 'pipe'] });
     child.process.stdin?.end(body);
     return child;
   };

@@ -2,7 +2,7 @@
 // dying after its commit but before its answer, and the sender dying before it settles its rows.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { E2E_TIMEOUT_MS, cli, cliJson, newCliHost, pairCli, startCliDaemon } from './host-helpers.ts';
+import { E2E_TIMEOUT_MS, cli, cliJson, newCliHost, pairCli, startCliDaemon, inboxMessages } from './host-helpers.ts';
 
 interface InboxItem { id: string }
 interface Status { recipients: Array<{ recipient: string; state: string }> }
@@ -22,7 +22,7 @@ test('the receiver is killed after committing, before answering: a retry is a du
     da.waitForLine(new RegExp(`envelope ${id} -> beta: duplicate`)),
     db.waitForLine(new RegExp(`receipt receipt:${id}:bob@beta:\\d+ -> alpha: accepted`)),
   ]);
-  assert.deepEqual((await cliJson<InboxItem[]>(beta, ['inbox', '--agent', 'bob'])).map((m) => m.id), [id]);
+  assert.deepEqual((await inboxMessages<InboxItem>(beta, 'bob')).map((m) => m.id), [id]);
   const [state] = (await cliJson<Status>(alpha, ['status', id])).recipients.map((r) => r.state);
   assert.ok(['handed-over', 'delivered', 'notified'].includes(state ?? ''), `settled, not ${state}`);
 });
@@ -38,7 +38,7 @@ test('the sender is killed after the peer answered, before settling: nothing los
   assert.deepEqual((await cliJson<Status>(alpha, ['status', id])).recipients.map((r) => r.state), ['queued'], 'the row is still there');
   const da = await startCliDaemon(alpha);
   await da.waitForLine(new RegExp(`envelope ${id} -> beta: duplicate`));
-  assert.deepEqual((await cliJson<InboxItem[]>(beta, ['inbox', '--agent', 'bob'])).map((m) => m.id), [id]);
+  assert.deepEqual((await inboxMessages<InboxItem>(beta, 'bob')).map((m) => m.id), [id]);
   const [state] = (await cliJson<Status>(alpha, ['status', id])).recipients.map((r) => r.state);
   assert.ok(['handed-over', 'delivered', 'notified'].includes(state ?? ''), `settled, not ${state}`);
 });

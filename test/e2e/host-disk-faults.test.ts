@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { runCli } from '../helpers/processes.ts';
 import { MiB, mountTmpfs, tmpfsSkipReason } from '../helpers/tmpfs.ts';
-import { cli, cliJson, E2E_TIMEOUT_MS, LOOPBACK, newCliHost, pairCli, startCliDaemon, type CliHost } from './host-helpers.ts';
+import { cli, cliJson, E2E_TIMEOUT_MS, inboxMessages, LOOPBACK, newCliHost, pairCli, startCliDaemon, type CliHost } from './host-helpers.ts';
 
 const skip = tmpfsSkipReason();
 
@@ -25,7 +25,7 @@ function fullLine(host: CliHost): RegExp {
 }
 
 interface InboxItem { id: string }
-interface Overview { outbox: Record<string, number> }
+interface Overview { outbox: Record<string, Record<string, number>> }
 
 test('a full home: send and inbox name the full disk, doctor fails with the free space and the fix; a read-only home is named too; a grown disk works again', { skip, timeout: E2E_TIMEOUT_MS }, async () => {
   const disk = mountTmpfs(8 * MiB);
@@ -33,10 +33,10 @@ test('a full home: send and inbox name the full disk, doctor fails with the free
   disk.fill();
 
   const send = await runCli(['send', '--from', 'ann', '--to', 'ann@alpha', '--subject', 's', '--body', 'while full'], alpha.env);
-  assert.equal(send.code, 1);
+  assert.equal(send.code, 6, 'exit 6: storage');
   assert.match(send.stderr, fullLine(alpha));
   const inbox = await runCli(['inbox', '--agent', 'ann'], alpha.env);
-  assert.equal(inbox.code, 1);
+  assert.equal(inbox.code, 6);
   assert.match(inbox.stderr, fullLine(alpha));
   const doctor = await runCli(['doctor'], alpha.env);
   assert.equal(doctor.code, 1);
@@ -45,12 +45,12 @@ test('a full home: send and inbox name the full disk, doctor fails with the free
 
   disk.resize(16 * MiB);
   const id = (await cli(alpha, ['send', '--from', 'ann', '--to', 'ann@alpha', '--subject', 's', '--body', 'after'])).trim();
-  assert.deepEqual((await cliJson<InboxItem[]>(alpha, ['inbox', '--agent', 'ann'])).map((m) => m.id), [id], 'the refused send left nothing');
+  assert.deepEqual((await inboxMessages<InboxItem>(alpha, 'ann')).map((m) => m.id), [id], 'the refused send left nothing');
   assert.match(await cli(alpha, ['doctor']), new RegExp(`^ok    disk: \\d+(\\.\\d)? MiB free on the disk holding ${homeOf(alpha)}$`, 'm'));
 
   disk.setReadOnly(true);
   const readOnly = await runCli(['send', '--from', 'ann', '--to', 'ann@alpha', '--subject', 's', '--body', 'read-only'], alpha.env);
-  assert.deepEqual([readOnly.code, readOnly.stderr], [1, `agentmbx: the disk holding ${homeOf(alpha)} is read-only: remount it read-write (or point MBX_HOME elsewhere), then try again\n`]);
+  assert.deepEqual([readOnly.code, readOnly.stderr], [6, `agentmbx: the disk holding ${homeOf(alpha)} is read-only: remount it read-write (or point MBX_HOME elsewhere), then try again\n`]);
   const doctorReadOnly = await runCli(['doctor'], alpha.env);
   assert.equal(doctorReadOnly.code, 1);
   assert.match(doctorReadOnly.stdout, new RegExp(`^FAIL  disk: the disk holding ${homeOf(alpha)} is read-only`, 'm'));
@@ -72,18 +72,19 @@ test('the daemon on a full home: mail queued before the fault is delivered after
   disk.fill();
   // the daemon keeps the store's files open, so the CLI opens it and its write transaction is what fails
   const refused = await runCli(['send', '--from', 'ann', '--to', 'bob@beta', '--subject', 's', '--body', 'while full'], alpha.env);
-  assert.equal(refused.code, 1);
+  assert.equal(refused.code, 6);
   assert.match(refused.stderr, fullLine(alpha));
   await startCliDaemon(beta);
   // alpha hands the mail over but cannot record it: it backs off and says so once
   await alphaDaemon.waitForLine(new RegExp(`the disk holding ${homeOf(alpha)} is full .*; the daemon retries, less often while it lasts`));
-  assert.deepEqual((await cliJson<InboxItem[]>(beta, ['inbox', '--agent', 'bob'])).map((m) => m.id), [queued]);
+  assert.deepEqual((await inboxMessages<InboxItem>(beta, 'bob')).map((m) => m.id), [queued]);
 
   disk.resize(16 * MiB);
   await alphaDaemon.waitForLine(new RegExp(`the disk holding ${homeOf(alpha)} takes writes again`));
   await alphaDaemon.waitForLine(new RegExp(`envelope ${queued} -> beta: (duplicate|accepted)`));
   assert.equal(alphaDaemon.stdout().split('\n').filter((l) => / is full /.test(l)).length, 1, alphaDaemon.stdout());
   const overview = await cliJson<Overview>(alpha, ['status']);
-  assert.equal(Object.values(overview.outbox).reduce((a, b) => a + b, 0), 1, `one row: the refused send wrote none (${JSON.stringify(overview)})`);
-  assert.deepEqual((await cliJson<InboxItem[]>(beta, ['inbox', '--agent', 'bob'])).map((m) => m.id), [queued], 'delivered exactly once');
+  const rows = Object.values(overview.outbox).flatMap((states) => Object.values(states));
+  assert.equal(rows.reduce((a, b) => a + b, 0), 1, `one row: the refused send wrote none (${JSON.stringify(overview)})`);
+  assert.deepEqual((await inboxMessages<InboxItem>(beta, 'bob')).map((m) => m.id), [queued], 'delivered exactly once');
 });

@@ -2,7 +2,7 @@
 // inbox/read/ack, and each sender sees the acked receipt.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { E2E_TIMEOUT_MS, cli, cliJson, newCliHost, pairCli, startCliDaemon } from './host-helpers.ts';
+import { E2E_TIMEOUT_MS, cli, cliJson, newCliHost, pairCli, startCliDaemon, inboxMessages } from './host-helpers.ts';
 
 interface InboxItem { id: string; from: string; subject: string; state: string }
 interface Status { recipients: Array<{ recipient: string; state: string; note: string | null }> }
@@ -29,7 +29,7 @@ test('two hosts pair and exchange sealed mail with receipts, through the CLI', {
     const id = (await cli(from, ['send', '--from', sender, '--to', `${recipient}@${to.name}`, '--subject', `hi from ${sender}`, '--body', `the body from ${sender}`])).trim();
     assert.match(id, /^[0-9A-Z]{26}$/);
     await senderDaemon.waitForLine(new RegExp(`envelope ${id} -> ${to.name}: accepted`));
-    const inbox = await cliJson<InboxItem[]>(to, ['inbox', '--agent', recipient]);
+    const inbox = await inboxMessages<InboxItem>(to, recipient);
     assert.deepEqual(inbox.map((m) => [m.id, m.from, m.subject]), [[id, `${sender}@${from.name}`, `hi from ${sender}`]]);
     const msg = await cliJson<{ body: string; state: string }>(to, ['read', id, '--agent', recipient]);
     assert.equal(msg.body, `the body from ${sender}`);
@@ -39,6 +39,6 @@ test('two hosts pair and exchange sealed mail with receipts, through the CLI', {
     await recipientDaemon.waitForLine(new RegExp(`receipt receipt:${id}:${recipient}@${to.name}:4 -> ${from.name}: accepted`));
     const status = await cliJson<Status>(from, ['status', id]);
     assert.deepEqual(status.recipients.map((r) => [r.recipient, r.state, r.note]), [[`${recipient}@${to.name}`, 'acked', 'got it']]);
-    assert.deepEqual(await cliJson<InboxItem[]>(to, ['inbox', '--agent', recipient]), [], 'acked mail leaves the inbox');
+    assert.deepEqual(await inboxMessages<InboxItem>(to, recipient), [], 'acked mail leaves the inbox');
   }
 });

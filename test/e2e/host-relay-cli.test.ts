@@ -26,7 +26,7 @@ test('relay set pins by first use or exactly --key; bad input exits 2, a wrong k
   assert.equal(await cli(host, ['relay', 'unset']), 'relay unset\n');
   assert.equal((await cliJson<{ relay: unknown }>(host, ['status'])).relay, null);
   const down = await runCli(['relay', 'set', 'http://127.0.0.1:9'], host.env);
-  assert.equal(down.code, 1);
+  assert.equal(down.code, 5, 'unreachable');
   assert.match(down.stderr, /^agentmbx: cannot reach the relay at http:\/\/127\.0\.0\.1:9/);
   assert.doesNotMatch(down.stderr, /\n\s+at /, 'no stack trace');
 });

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { runCli, tempDir } from '../helpers/processes.ts';
 import { startTokenIssuer } from '../helpers/token-issuer.ts';
 import { AUDIENCE, hostedConfig, startMintServer } from '../host/relay/token-fixtures.ts';
-import { E2E_TIMEOUT_MS, cli, cliJson, type CliHost } from './host-helpers.ts';
+import { E2E_TIMEOUT_MS, cli, cliJson, type CliHost, inboxMessages } from './host-helpers.ts';
 import { relayedPair, send } from './host-relay-helpers.ts';
 
 interface Check { check: string; level: string; detail: string }
@@ -31,8 +31,8 @@ test('relay set --token-command on two homes: mail both ways through an account-
   await db.waitForLine(new RegExp(`relay envelope ${there} seq \\d+: accepted`));
   await da.waitForLine(new RegExp(`relay envelope ${back} seq \\d+: accepted`));
   await da.waitForLine(new RegExp(`relay receipt receipt:${there}:bob@beta:1 seq \\d+: accepted`));
-  assert.deepEqual((await cliJson<Array<{ id: string }>>(beta, ['inbox', '--agent', 'bob'])).map((m) => m.id), [there]);
-  assert.deepEqual((await cliJson<Array<{ id: string }>>(alpha, ['inbox', '--agent', 'ann'])).map((m) => m.id), [back]);
+  assert.deepEqual((await inboxMessages<{ id: string }>(beta, 'bob')).map((m) => m.id), [there]);
+  assert.deepEqual((await inboxMessages<{ id: string }>(alpha, 'ann')).map((m) => m.id), [back]);
 
   const good = await doctor(alpha);
   const relayOk = good.checks.find((c) => c.check === 'relay');

@@ -4,11 +4,11 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnRelay } from '../helpers/relay-process.ts';
-import { E2E_TIMEOUT_MS, cli, cliJson } from './host-helpers.ts';
+import { E2E_TIMEOUT_MS, cli, cliJson, inboxMessages } from './host-helpers.ts';
 import { relayedPair, send } from './host-relay-helpers.ts';
 
 interface InboxItem { id: string }
-interface Overview { outbox: Record<string, number>; relay: { state: string; rows: Record<string, number> } | null }
+interface Overview { outbox: Record<'envelope' | 'receipt' | 'rotation', Record<string, number>>; relay: { state: string; rows: Record<string, number> } | null }
 
 test('mail both ways through a relay killed and restarted mid-flight arrives exactly once and settles', { timeout: E2E_TIMEOUT_MS }, async () => {
   // Paired on the LAN earlier; then neither LAN address works (see relayedPair).
@@ -33,15 +33,15 @@ test('mail both ways through a relay killed and restarted mid-flight arrives exa
   // m1's row leaves the outbox only on a valid accept receipt: wait for alpha's retry (after its backoff).
   await da.waitForLine(new RegExp(`envelope ${m1} -> beta: relay (duplicate|accepted) seq \\d+`));
 
-  assert.deepEqual((await cliJson<InboxItem[]>(beta, ['inbox', '--agent', 'bob'])).map((m) => m.id), [m1, m3]);
-  assert.deepEqual((await cliJson<InboxItem[]>(alpha, ['inbox', '--agent', 'ann'])).map((m) => m.id), [m2]);
+  assert.deepEqual((await inboxMessages<InboxItem>(beta, 'bob')).map((m) => m.id), [m1, m3]);
+  assert.deepEqual((await inboxMessages<InboxItem>(alpha, 'ann')).map((m) => m.id), [m2]);
   const overviewA = await cliJson<Overview>(alpha, ['status']);
   assert.equal(overviewA.relay?.state, 'ok');
   // alpha's two envelopes settled by beta's receipts; its receipt for m2 handed over to the relay
-  assert.equal(overviewA.outbox['settled'], 2, JSON.stringify(overviewA));
-  assert.equal(overviewA.outbox['relay-accepted'] ?? 0, 0);
+  assert.equal(overviewA.outbox.envelope['settled'], 2, JSON.stringify(overviewA));
+  assert.equal(overviewA.outbox.envelope['relay-accepted'] ?? 0, 0);
   const overviewB = await cliJson<Overview>(beta, ['status']);
-  assert.equal(overviewB.outbox['settled'], 1, JSON.stringify(overviewB));
+  assert.equal(overviewB.outbox.envelope['settled'], 1, JSON.stringify(overviewB));
   assert.equal(overviewB.relay?.rows['settled'], 1, JSON.stringify(overviewB));
   assert.deepEqual(JSON.parse(await cli(alpha, ['relay', 'quarantine', '--json'])), []);
 });

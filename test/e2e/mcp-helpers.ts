@@ -27,7 +27,7 @@ export interface AgentClient {
 export async function startMcp(host: CliHost, agent: string): Promise<AgentClient> {
   const transport = new StdioClientTransport({
     command: 'setsid',
-    args: [process.execPath, '--disable-warning=ExperimentalWarning', CLI_BIN, 'mcp', '--agent', agent],
+    args: [CLI_BIN, 'mcp', '--agent', agent],
     env: { ...host.env, PATH: process.env['PATH'] ?? '' },
     stderr: 'pipe',
   });

@@ -9,7 +9,7 @@ import { makeTwoNetworks, type Site } from '../helpers/netns.ts';
 import { spawnNode, tempDir, type Child } from '../helpers/processes.ts';
 import { spawnRelay } from '../helpers/relay-process.ts';
 import { waitUntil, withDeadline } from '../helpers/wait.ts';
-import { E2E_TIMEOUT_MS, cli, cliJson, newCliHost, pairCli, startCliDaemon, type CliHost } from './host-helpers.ts';
+import { E2E_TIMEOUT_MS, cli, cliJson, inboxMessages, newCliHost, pairCli, startCliDaemon, type CliHost } from './host-helpers.ts';
 import { send } from './host-relay-helpers.ts';
 
 const MAIL_EACH_WAY = 30;
@@ -142,7 +142,7 @@ test('mail keeps moving over a silently dropping LAN while daemons are killed: t
   for (const [host, agent, ids] of [[work, 'bob', toWork], [home, 'ann', toHome]] as const) {
     let inbox: string[] = [];
     await waitUntil(`${ids.length} messages in ${agent}'s inbox`, DELIVERY_DEADLINE_MS, async () => {
-      inbox = (await cliJson<Array<{ id: string }>>(host, ['inbox', '--agent', agent])).map((m) => m.id);
+      inbox = (await inboxMessages<{ id: string }>(host, agent)).map((m) => m.id);
       return ids.every((id) => inbox.includes(id)) ? null : `${inbox.length} of ${ids.length}`;
     });
     assert.deepEqual([...inbox].sort(), [...ids].sort(), `${agent}: every message exactly once`);

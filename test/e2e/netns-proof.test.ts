@@ -10,7 +10,7 @@ import { makeTwoNetworks, tcpProbe, type TwoNetworks } from '../helpers/netns.ts
 import { runCli, tempDir, type Child } from '../helpers/processes.ts';
 import { spawnRelay, type RelayProcess } from '../helpers/relay-process.ts';
 import { waitUntil, withDeadline } from '../helpers/wait.ts';
-import { E2E_TIMEOUT_MS, cli, cliJson, newCliHost, pairCli, startCliDaemon, type CliHost } from './host-helpers.ts';
+import { E2E_TIMEOUT_MS, cli, cliJson, newCliHost, pairCli, startCliDaemon, type CliHost, inboxMessages } from './host-helpers.ts';
 import { send } from './host-relay-helpers.ts';
 
 /** Longest wait for anything that must happen (a healthy run needs a few seconds per step). */
@@ -83,7 +83,7 @@ async function pulled(host: CliHost, itemId: string, result: string): Promise<vo
 async function inboxHoldsExactly(host: CliHost, agent: string, expected: string[]): Promise<void> {
   let ids: string[] = [];
   await waitUntil(`${expected.length} messages in ${agent}@${host.name}'s inbox`, DEADLINE_MS, async () => {
-    ids = (await cliJson<InboxItem[]>(host, ['inbox', '--agent', agent])).map((m) => m.id);
+    ids = (await inboxMessages<InboxItem>(host, agent)).map((m) => m.id);
     return expected.every((id) => ids.includes(id)) ? null : `${ids.length} ids: ${ids.join(' ')}`;
   });
   assert.deepEqual([...ids].sort(), [...expected].sort(), `${agent}@${host.name}: every message exactly once, nothing else`);

@@ -8,7 +8,8 @@ import { after } from 'node:test';
 
 export const REPO_ROOT = resolve(import.meta.dirname, '..', '..');
 export const CLI_MAIN = join(REPO_ROOT, 'src', 'cli', 'main.ts');
-export const CLI_BIN = join(REPO_ROOT, 'bin', 'agentmbx.js');
+/** The `agentmbx` command as installed: a shell script that execs the pinned Node. */
+export const CLI_BIN = join(REPO_ROOT, 'bin', 'agentmbx');
 
 const live = new Set<ChildProcess>();
 // Groups started by another spawner (e.g. an SDK's transport through setsid), by leader pid.
@@ -67,8 +68,17 @@ export interface NodeSpawnOptions extends SpawnOptions {
 
 /** Spawns `node <args>` (the pinned Node running the tests) in a new process group. */
 export function spawnNode(args: string[], options: NodeSpawnOptions = {}): Child {
+  return spawnProcess([process.execPath, '--disable-warning=ExperimentalWarning', ...args], options);
+}
+
+/** Spawns the `agentmbx` command itself (bin/agentmbx) in a new process group. */
+export function spawnCli(args: string[], options: NodeSpawnOptions = {}): Child {
+  return spawnProcess([CLI_BIN, ...args], options);
+}
+
+/** Spawns `command` (file and arguments) in a new process group. */
+export function spawnProcess(command: string[], options: NodeSpawnOptions = {}): Child {
   const { netns, ...spawnOptions } = options;
-  const command = [process.execPath, '--disable-warning=ExperimentalWarning', ...args];
   // `ip netns exec` execs the command in place, so the group leader is node itself.
   const [file, ...argv] = netns === undefined ? command : ['ip', 'netns', 'exec', netns, ...command];
   const child = spawn(file as string, argv, {
@@ -119,7 +129,7 @@ export function spawnNode(args: string[], options: NodeSpawnOptions = {}): Child
 
 /** Runs the real CLI to completion: `agentmbx <args>` (inside network namespace `netns` when given). */
 export async function runCli(args: string[], env: NodeJS.ProcessEnv = {}, netns?: string): Promise<{ code: number | string; stdout: string; stderr: string }> {
-  const child = spawnNode([CLI_BIN, ...args], { env: { ...process.env, ...env }, netns });
+  const child = spawnCli(args, { env: { ...process.env, ...env }, netns });
   const code = await child.exited;
   return { code, stdout: child.stdout(), stderr: child.stderr() };
 }

@@ -44,6 +44,8 @@ export interface TestRelay {
   url: string;
   dir: string;
   clock: TestClock;
+  /** the relay's own log lines (a failed sweep, a rotation at start): kept here, not on stderr, for tests to read */
+  log: string[];
   stop(): Promise<void>;
 }
 
@@ -51,8 +53,9 @@ export async function startTestRelay(options: TestRelayOptions = {}): Promise<Te
   const dir = options.dir ?? tempDir('agentmbx-relay-');
   const clock = options.clock ?? new TestClock();
   const config: RelayConfig = { ...DEFAULT_CONFIG, ...options.config, limits: { ...DEFAULT_CONFIG.limits, ...options.limits } };
+  const log: string[] = [];
   const service = await startRelayService({
-    storeDir: dir, port: options.port ?? 0, bind: '127.0.0.1', config, env: {}, nowMs: clock.now,
+    storeDir: dir, port: options.port ?? 0, bind: '127.0.0.1', config, env: {}, nowMs: clock.now, log: (line) => { log.push(line); },
     ...(options.authority ? { authority: options.authority } : {}),
     ...(options.maxLiveEnrolments === undefined ? {} : { maxLiveEnrolments: options.maxLiveEnrolments }),
   });
@@ -63,7 +66,7 @@ export async function startTestRelay(options: TestRelayOptions = {}): Promise<Te
     await service.close();
   };
   after(stop);
-  return { service, url: service.url, dir, clock, stop };
+  return { service, url: service.url, dir, clock, log, stop };
 }
 
 export interface TestHost {

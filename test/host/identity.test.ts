@@ -55,7 +55,7 @@ test('a home readable by others is refused', () => {
   assert.throws(() => readConfig(home), /too open \(mode 755\): run chmod 700/);
 });
 
-test('the CLI reports a bad home in one line, exit 1', async () => {
+test('the CLI reports a bad home in one line, exit 1 (3 when there is no home)', async () => {
   const home = freshHome();
   chmodSync(homePaths(home).hostKey, 0o640);
   const r = await runCli(['whoami'], { MBX_HOME: home });
@@ -63,7 +63,7 @@ test('the CLI reports a bad home in one line, exit 1', async () => {
   assert.match(r.stderr, /^agentmbx: .*too open.*\n$/);
   assert.equal(r.stderr.split('\n').length, 2, 'one line, no stack');
   const none = await runCli(['whoami'], { MBX_HOME: join(tempDir(), 'nothing') });
-  assert.equal(none.code, 1);
+  assert.equal(none.code, 3, 'not found');
   assert.match(none.stderr, /no host at .*: run agentmbx init/);
 });
 

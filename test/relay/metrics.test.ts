@@ -4,10 +4,11 @@ import { test } from 'node:test';
 import { fingerprint } from '../../src/protocol/fingerprint.ts';
 import { DEFAULT_CONFIG, ConfigError, HEARTBEAT_INTERVAL_MS, resolveServeOptions } from '../../src/relay/config.ts';
 import { checkHealth } from '../../src/relay/http/health.ts';
-import { createRelayLogger } from '../../src/relay/http/logging.ts';
+import { createRelayLogger, POLL_SUMMARY_WINDOW_MS } from '../../src/relay/http/logging.ts';
 import { MAX_REASON_LABELS, RelayMetrics } from '../../src/relay/http/metrics.ts';
 import { startRelayService, type RelayServiceOptions } from '../../src/relay/relay-service.ts';
 import { tempDir } from '../helpers/processes.ts';
+import { waitUntil } from '../helpers/wait.ts';
 import { enrolledHost, envelopeItem, sealedEnvelope, TestClock, type TestHost } from '../helpers/relay-fixture.ts';
 import { freshStore } from './store/store-fixtures.ts';
 
@@ -149,4 +150,30 @@ test(`rejection reasons beyond ${MAX_REASON_LABELS} distinct ones are counted as
   const { body } = await metrics.exposition();
   assert.equal(sample(body, 'agentmbx_push_items_total{outcome="rejected",reason="other"}'), 5);
   assert.equal(sample(body, `agentmbx_push_items_total{outcome="rejected",reason="reason ${MAX_REASON_LABELS - 1}"}`), 1);
+});
+
+test('successful polls are summarised once per window at info, and logged one by one only at debug', async (t) => {
+  const lines: string[] = [];
+  const sink = new Writable({ write(chunk: Buffer, _encoding, done) { lines.push(...chunk.toString('utf8').split('\n').filter((l) => l !== '')); done(); } });
+  const clock = new TestClock();
+  const relay = await startRelay(clock, { requestLog: createRelayLogger(sink, 'info') });
+  t.after(() => relay.service.close());
+  const hosts = [await enrolledHost(relay, 'laptop'), await enrolledHost(relay, 'desk')];
+  for (let i = 0; i < 3; i += 1) for (const host of hosts) assert.equal((await host.api.pull(0)).status, 200);
+  clock.advance(POLL_SUMMARY_WINDOW_MS);
+  await hosts[0]?.api.info(); // the first answer after the window logs its summary
+  const logged = () => lines.map((line) => JSON.parse(line) as Record<string, unknown>);
+  await waitUntil('the poll summary', 10_000, async () => (logged().some((l) => l['msg'] === 'polls') ? null : lines.join('\n')));
+  assert.deepEqual(logged().filter((l) => l['route'] === '/v2/relay/items'), [], 'no line per successful poll at info');
+  const summary = logged().find((l) => l['msg'] === 'polls') ?? {};
+  assert.deepEqual([summary['polls'], summary['hosts'], summary['level']], [6, 2, 30]);
+  assert.ok((summary['window_ms'] as number) >= POLL_SUMMARY_WINDOW_MS);
+
+  const debugLines: string[] = [];
+  const debugSink = new Writable({ write(chunk: Buffer, _encoding, done) { debugLines.push(...chunk.toString('utf8').split('\n').filter((l) => l !== '')); done(); } });
+  const verbose = await startRelay(clock, { requestLog: createRelayLogger(debugSink, 'debug') });
+  t.after(() => verbose.service.close());
+  const host = await enrolledHost(verbose, 'laptop');
+  await host.api.pull(0);
+  await waitUntil('the debug poll line', 10_000, async () => (debugLines.some((l) => l.includes('"route":"/v2/relay/items"')) ? null : debugLines.join('\n')));
 });

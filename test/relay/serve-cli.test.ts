@@ -1,6 +1,8 @@
 // `agentmbx relay serve` and `relay keygen` as real child processes (protocol.md §6, §7.9; design §1, §2).
 import assert from 'node:assert/strict';
-import { writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { fromBase64 } from '../../src/protocol/base64.ts';
@@ -116,4 +118,33 @@ test('the store survives SIGKILL: committed items are there after the restart', 
   const b2: TestHost = { ...makeHost(second, 'desk', b.key), enc: b.enc };
   const page = (await b2.api.pull(0)).body as { items: Array<{ item_id: string }> };
   assert.deepEqual(page.items.map((i) => i.item_id), ids);
+});
+
+test('a busy port refuses the start before the store is touched: the store directory is unchanged', async () => {
+  const dir = tempDir('agentmbx-serve-');
+  const first = await spawnRelay(dir);
+  first.child.kill('SIGTERM');
+  assert.equal(await first.child.exited, 0);
+  const snapshot = (): Record<string, string> => Object.fromEntries(readdirSync(dir).sort().map((name) => [name, createHash('sha256').update(readFileSync(join(dir, name))).digest('hex')]));
+  const before = snapshot();
+  const busy = createServer();
+  await new Promise<void>((resolve) => busy.listen(0, '127.0.0.1', resolve));
+  try {
+    const { port } = busy.address() as { port: number };
+    const result = await runCli(['relay', 'serve', '--store-dir', dir, '--port', String(port), '--bind', '127.0.0.1']);
+    assert.deepEqual([result.code, result.stdout, result.stderr], [1, '', 'agentmbx: the port is already in use: pick another with --port or PORT\n']);
+  } finally {
+    await new Promise<void>((resolve) => busy.close(() => resolve()));
+  }
+  assert.deepEqual(snapshot(), before, 'no heartbeat, no epoch rotation, no lock left behind');
+});
+
+test('a bad --log-level or MBX_RELAY_LOG_LEVEL exits 2 naming the levels', async () => {
+  const dir = tempDir('agentmbx-serve-');
+  const message = (level: string) => `agentmbx: bad log level "${level}": one of debug, info, warn, error, silent\n`;
+  const flag = await runCli(['relay', 'serve', '--store-dir', dir, '--port', '0', '--log-level', 'loud']);
+  assert.deepEqual([flag.code, flag.stderr], [2, message('loud')]);
+  const env = await runCli(['relay', 'serve', '--store-dir', dir, '--port', '0'], { MBX_RELAY_LOG_LEVEL: 'trace' });
+  assert.deepEqual([env.code, env.stderr], [2, message('trace')]);
+  assert.deepEqual(readdirSync(dir), [], 'nothing created');
 });

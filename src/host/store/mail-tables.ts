@@ -110,11 +110,23 @@ export class MailTables {
   }
 
   /** Deliveries of `agent` not yet acked, oldest first, at most `limit`. */
-  inbox(agent: string, limit: number, includeAcked: boolean): InboxRow[] {
+  /**
+   * Up to `limit` of the agent's deliveries, by message id (time order): the oldest after `after`
+   * (ascending), or the newest before `before` (descending; '' for no bound).
+   */
+  inbox(agent: string, limit: number, includeAcked: boolean, cursor: { after: string } | { before: string } = { after: '' }): InboxRow[] {
+    const ascending = 'after' in cursor;
     return this.#db.all<InboxRow>(
       `SELECT m.*, d.state AS state, d.note AS note, d.agent AS agent FROM deliveries d JOIN messages m ON m.id = d.msg_id
-       WHERE d.agent = ? AND (? OR d.state != 'acked') ORDER BY m.id LIMIT ?`,
-      agent, includeAcked ? 1 : 0, limit,
+       WHERE d.agent = ? AND (? OR d.state != 'acked') AND ${ascending ? 'm.id > ?' : '(? = \'\' OR m.id < ?)'}
+       ORDER BY m.id ${ascending ? 'ASC' : 'DESC'} LIMIT ?`,
+      agent, includeAcked ? 1 : 0, ...(ascending ? [cursor.after] : [cursor.before, cursor.before]), limit,
     );
+  }
+
+  inboxCount(agent: string, includeAcked: boolean): number {
+    return this.#db.get<{ n: number }>(
+      `SELECT COUNT(*) AS n FROM deliveries WHERE agent = ? AND (? OR state != 'acked')`, agent, includeAcked ? 1 : 0,
+    )?.n ?? 0;
   }
 }

@@ -232,9 +232,12 @@ export class OutboxTable {
   }
 
   /** Row counts per state (for status and doctor). */
-  countsByState(): Record<string, number> {
-    const out: Record<string, number> = {};
-    for (const r of this.#db.all<{ state: string; n: number }>('SELECT state, COUNT(*) AS n FROM outbox GROUP BY state')) out[r.state] = r.n;
+  /** Rows per kind and state: a message's copies, receipts and rotations are counted apart. */
+  countsByKindAndState(): Record<OutboxKind, Record<string, number>> {
+    const out = Object.fromEntries(OUTBOX_KINDS.map((kind) => [kind, {}])) as Record<OutboxKind, Record<string, number>>;
+    for (const r of this.#db.all<{ kind: OutboxKind; state: string; n: number }>('SELECT kind, state, COUNT(*) AS n FROM outbox GROUP BY kind, state')) {
+      out[r.kind][r.state] = r.n;
+    }
     return out;
   }
 

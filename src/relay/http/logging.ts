@@ -12,12 +12,58 @@ export const LOG_FLUSH_MS = 250;
 /** Lines waiting for a slow standard output beyond this many bytes are dropped, never held in memory. */
 export const LOG_BUFFER_MAX_BYTES = 8 * 1024 * 1024;
 
+/** Levels an operator can pick (--log-level, MBX_RELAY_LOG_LEVEL): debug adds one line per successful poll. */
+export const RELAY_LOG_LEVELS = ['debug', 'info', 'warn', 'error', 'silent'] as const;
+export type RelayLogLevel = (typeof RELAY_LOG_LEVELS)[number];
+
+export function isRelayLogLevel(text: string): text is RelayLogLevel {
+  return (RELAY_LOG_LEVELS as readonly string[]).includes(text);
+}
+
 /** JSON lines on `destination` (default: standard output, written asynchronously in blocks; flush before exit). */
-export function createRelayLogger(destination?: DestinationStream): Logger {
-  if (destination !== undefined) return pino({ base: undefined, timestamp: pino.stdTimeFunctions.isoTime }, destination);
+export function createRelayLogger(destination?: DestinationStream, level: RelayLogLevel = 'info'): Logger {
+  const options = { base: undefined, timestamp: pino.stdTimeFunctions.isoTime, level };
+  if (destination !== undefined) return pino(options, destination);
   const stdout = pino.destination({ fd: 1, sync: false, minLength: LOG_BLOCK_BYTES, maxLength: LOG_BUFFER_MAX_BYTES });
   setInterval(() => { stdout.flush(); }, LOG_FLUSH_MS).unref();
-  return pino({ base: undefined, timestamp: pino.stdTimeFunctions.isoTime }, stdout);
+  return pino(options, stdout);
+}
+
+/** Successful polls are summarised at info, one line per window, instead of a line each. */
+export const POLL_SUMMARY_WINDOW_MS = 60_000;
+/** Distinct hosts one summary tells apart; polls of further hosts are still counted. */
+export const POLL_SUMMARY_MAX_HOSTS = 10_000;
+
+/**
+ * Counts successful polls and logs `{"msg":"polls","polls":N,"hosts":H,"window_ms":W}` for a window
+ * once it has passed, at the next answered request (no timer: a relay nobody calls logs nothing).
+ */
+export class PollSummary {
+  readonly #logger: Logger;
+  readonly #nowMs: () => number;
+  #windowStart: number;
+  #polls = 0;
+  readonly #hosts = new Set<string>();
+
+  constructor(logger: Logger, nowMs: () => number) {
+    this.#logger = logger;
+    this.#nowMs = nowMs;
+    this.#windowStart = nowMs();
+  }
+
+  /** Call on every answered request; `pollBy` is set for a successful poll (the host's fingerprint, or null). */
+  answered(poll: { hostFp: string | null } | null): void {
+    const now = this.#nowMs();
+    if (now - this.#windowStart >= POLL_SUMMARY_WINDOW_MS) {
+      if (this.#polls > 0) this.#logger.info({ polls: this.#polls, hosts: this.#hosts.size, window_ms: now - this.#windowStart }, 'polls');
+      this.#windowStart = now;
+      this.#polls = 0;
+      this.#hosts.clear();
+    }
+    if (poll === null) return;
+    this.#polls += 1;
+    if (poll.hostFp !== null && this.#hosts.size < POLL_SUMMARY_MAX_HOSTS) this.#hosts.add(poll.hostFp);
+  }
 }
 
 /** The fingerprint of the x-mbx-key a request carried (verified or not: a 401 shows who tried), or null. */

@@ -5,7 +5,7 @@ import { createServer, type Server } from 'node:http';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { Logger } from 'pino';
 import type { Health } from './health.ts';
-import { requestLogFields } from './logging.ts';
+import { PollSummary, requestLogFields } from './logging.ts';
 import type { RelayMetrics } from './metrics.ts';
 import type { HttpObserver } from './server.ts';
 
@@ -16,7 +16,12 @@ export interface ObservabilityOptions {
   logger: Logger | null;
   /** serve /metrics on the relay's own port (false when a separate listener serves it) */
   metricsOnRelayPort: boolean;
+  /** the relay's clock, for the poll summary's windows */
+  nowMs: () => number;
 }
+
+/** The routes hosts poll: a successful answer is logged at debug and summarised at info. */
+const POLL_ROUTES: ReadonlySet<string> = new Set(['GET /v2/relay/items', 'GET /v1/relay/messages']);
 
 /** What /healthz answers: 200 {status:"ok"} or 503 {status:"unhealthy", reason}. */
 async function healthAnswer(health: () => Promise<Health>): Promise<{ status: number; body: Record<string, string> }> {
@@ -26,12 +31,18 @@ async function healthAnswer(health: () => Promise<Health>): Promise<{ status: nu
 
 export function relayObserver(options: ObservabilityOptions): HttpObserver {
   const { metrics, logger } = options;
+  const polls = logger === null ? null : new PollSummary(logger, options.nowMs);
   return {
     install(app: FastifyInstance): void {
       app.addHook('onResponse', async (request, reply) => {
         const route = request.routeOptions.url ?? 'unmatched';
         metrics.request(route, reply.statusCode);
-        logger?.info(requestLogFields(request, reply, route), 'request');
+        if (logger === null || polls === null) return;
+        const fields = requestLogFields(request, reply, route);
+        const polled = reply.statusCode === 200 && POLL_ROUTES.has(`${request.method} ${route}`);
+        if (polled) logger.debug(fields, 'request');
+        else logger.info(fields, 'request');
+        polls.answered(polled ? { hostFp: fields.host_fp as string | null } : null);
       });
       app.get('/healthz', async (_request, reply: FastifyReply) => {
         const { status, body } = await healthAnswer(options.health);

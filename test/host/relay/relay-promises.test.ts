@@ -22,7 +22,7 @@ import { relayWorld, restartRelay, tick, tickUntilRow, type RelayWorld } from '.
 const rowOf = (node: HostNode, id: string) => node.store.outbox.forMessage(id)[0] ?? assert.fail('no row');
 
 function storedCounts(node: HostNode): string {
-  return JSON.stringify([node.store.outbox.countsByState(), node.store.mail.agents().map((a) => listInbox(node, a.name, true).length)]);
+  return JSON.stringify([node.store.outbox.countsByKindAndState(), node.store.mail.agents().map((a) => listInbox(node, a.name, true).length)]);
 }
 
 /** Ticks both hosts (a minute apart, past early backoffs) until `done` holds. */

@@ -115,9 +115,9 @@ test('a relay key change stops relay use until the owner confirms the new key', 
   assert.equal(relay?.seen_pubkey, newKey);
   assert.equal(world.a.node.store.outbox.forMessage(id)[0]?.state, 'queued');
   assert.notEqual(world.a.node.store.outbox.forMessage(id)[0]?.transport, 'relay');
-  await assert.rejects(setRelay(world.a.node, world.relay.url), (err: unknown) => err instanceof RelayPinError && /changed its key/.test(err.message) && !err.usage);
+  await assert.rejects(setRelay(world.a.node, world.relay.url), (err: unknown) => err instanceof RelayPinError && /changed its key/.test(err.message) && err.kind === null);
   await assert.rejects(setRelay(world.a.node, world.relay.url, fingerprint(oldKey)), /presents key/);
-  await assert.rejects(setRelay(world.a.node, world.relay.url, 'not-a-print'), (err: unknown) => err instanceof RelayPinError && err.usage);
+  await assert.rejects(setRelay(world.a.node, world.relay.url, 'not-a-print'), (err: unknown) => err instanceof RelayPinError && err.kind === 'invalid');
   for (const host of [world.a, world.b]) await setRelay(host.node, world.relay.url, fingerprint(newKey));
   await run(world, 4);
   assert.equal(world.a.node.store.relay.get()?.state, 'ok');

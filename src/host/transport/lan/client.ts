@@ -5,6 +5,7 @@ import { AnswerTooLargeError, readCappedText } from '../../../common/read-capped
 import { signLanHop } from '../../../protocol/lan-hop.ts';
 import { verifyEncAdV1 } from '../../../protocol/records/enc-ad.ts';
 import { isPlainObject } from '../../../protocol/records/validate.ts';
+import { HostError } from '../../host-error.ts';
 import type { HostNode } from '../../node.ts';
 import type { OutboxRow } from '../../store/outbox-table.ts';
 import type { PeerRow } from '../../store/peers-table.ts';
@@ -14,7 +15,7 @@ import { LAN_CONNECT_TIMEOUT_MS, LAN_MAX_BATCH, LAN_MAX_BODY_BYTES, LAN_MAX_RESP
 /** How long one LAN call may take before it counts as failed. */
 export const LAN_REQUEST_TIMEOUT_MS = 15_000;
 
-export class LanError extends Error {}
+export class LanError extends HostError {}
 
 export interface LanAnswer {
   status: number;
@@ -28,9 +29,9 @@ export function normalizeAddr(addr: string): string {
   try {
     url = new URL(withScheme);
   } catch {
-    throw new LanError(`bad address "${addr}": use host:port or http://host:port`);
+    throw new LanError(`bad address "${addr}": use host:port or http://host:port`, 'invalid');
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new LanError(`bad address "${addr}": use http:// or https://`);
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new LanError(`bad address "${addr}": use http:// or https://`, 'invalid');
   return `${url.protocol}//${url.host}`;
 }
 
@@ -52,7 +53,7 @@ export function probeConnect(addr: string, timeoutMs: number): Promise<void> {
     const socket = connect({ host, port });
     const timer = setTimeout(() => {
       socket.destroy();
-      reject(new LanError(`cannot reach ${addr}: no TCP connect within ${timeoutMs} ms`));
+      reject(new LanError(`cannot reach ${addr}: no TCP connect within ${timeoutMs} ms`, 'unreachable'));
     }, timeoutMs);
     socket.once('connect', () => {
       clearTimeout(timer);
@@ -61,7 +62,7 @@ export function probeConnect(addr: string, timeoutMs: number): Promise<void> {
     });
     socket.once('error', (err: NodeJS.ErrnoException) => {
       clearTimeout(timer);
-      reject(new LanError(`cannot reach ${addr}: ${err.code ?? err.message}`));
+      reject(new LanError(`cannot reach ${addr}: ${err.code ?? err.message}`, 'unreachable'));
     });
   });
 }
@@ -76,7 +77,7 @@ export async function lanCall(addr: string, method: 'GET' | 'POST', path: string
   try {
     res = await fetch(addr + path, { method, headers, ...(body === undefined ? {} : { body: rawBody }), signal: AbortSignal.timeout(timeoutMs) });
   } catch (err) {
-    throw new LanError(`cannot reach ${addr}: ${fetchFailureText(err)}`);
+    throw new LanError(`cannot reach ${addr}: ${fetchFailureText(err)}`, 'unreachable');
   }
   let text: string;
   try {

@@ -5,19 +5,14 @@
 import { fingerprint, parseFingerprintInput } from '../../../protocol/fingerprint.ts';
 import { isPublicKey } from '../../../protocol/keys.ts';
 import { isPlainObject } from '../../../protocol/records/validate.ts';
+import { HostError } from '../../host-error.ts';
 import type { HostNode } from '../../node.ts';
 import { normalizeAddr } from '../lan/client.ts';
 import { cloudKeyOf } from './relay-access.ts';
 import { relayApiFor } from './relay-session.ts';
 
-/** A relay pin refused; `usage` marks input the owner must retype (exit 2). */
-export class RelayPinError extends Error {
-  readonly usage: boolean;
-  constructor(message: string, usage = false) {
-    super(message);
-    this.usage = usage;
-  }
-}
+/** A relay pin refused; kind `invalid` marks input the owner must retype. */
+export class RelayPinError extends HostError {}
 
 /** Longest token command kept. */
 export const TOKEN_COMMAND_MAX_CHARS = 4096;
@@ -39,27 +34,29 @@ export interface PinnedRelay {
  */
 export async function setRelay(node: HostNode, urlText: string, keyInput?: string, tokenCommand?: string | null): Promise<PinnedRelay> {
   if (typeof tokenCommand === 'string' && (tokenCommand.trim() === '' || tokenCommand.length > TOKEN_COMMAND_MAX_CHARS || tokenCommand.includes('\0'))) {
-    throw new RelayPinError(`the token command must be 1 to ${TOKEN_COMMAND_MAX_CHARS} characters, without NUL`, true);
+    throw new RelayPinError(`the token command must be 1 to ${TOKEN_COMMAND_MAX_CHARS} characters, without NUL`, 'invalid');
   }
   const wanted = keyInput === undefined ? null : parseFingerprintInput(keyInput);
   if (keyInput !== undefined && wanted === null) {
-    throw new RelayPinError(`bad fingerprint "${keyInput}": use 16 hex digits (dashes optional) or the base64 key`, true);
+    throw new RelayPinError(`bad fingerprint "${keyInput}": use 16 hex digits (dashes optional) or the base64 key`, 'invalid');
   }
   let url: string;
   try {
     url = normalizeAddr(urlText);
   } catch (err) {
-    throw new RelayPinError(err instanceof Error ? err.message : String(err), true);
+    throw new RelayPinError(err instanceof Error ? err.message : String(err), 'invalid');
   }
   let answer;
   try {
     answer = await relayApiFor(node, url).call('GET', '/v2/relay/info', undefined, false);
   } catch (err) {
-    throw new RelayPinError(`cannot reach the relay at ${url}: ${err instanceof Error ? err.message : String(err)}`);
+    // the cause alone (ECONNREFUSED…), not a second "cannot reach <url>"
+    const cause = (err instanceof Error ? err.message : String(err)).replace(/^cannot reach \S+: /, '');
+    throw new RelayPinError(`cannot reach the relay at ${url}: ${cause}`, 'unreachable');
   }
   const body = answer.body;
   if (answer.status !== 200 || !isPlainObject(body) || !isPublicKey(body.relay_pubkey) || typeof body.epoch !== 'string') {
-    throw new RelayPinError(`${url} does not answer as a v2 relay (HTTP ${answer.status})`);
+    throw new RelayPinError(`${url} does not answer as a v2 relay (HTTP ${answer.status}): not an agentmbx relay, or an old one`, 'unreachable');
   }
   const key = body.relay_pubkey;
   const fp = fingerprint(key);

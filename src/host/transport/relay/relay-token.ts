@@ -4,6 +4,7 @@
 // verifies it) says when to run the command again. A failure is one line that never holds a token.
 import { spawn } from 'node:child_process';
 import { decodeJwt } from 'jose';
+import { UNSHOWABLE } from '../../../common/terminal-text.ts';
 
 /** A token command that has not finished by then is killed (its whole process group). */
 export const TOKEN_COMMAND_TIMEOUT_MS = 30_000;
@@ -60,8 +61,6 @@ export function parseTokenOutput(stdout: string, nowMs: number): TokenRun {
 
 /** Terminal escape sequences (colours, cursor moves) a command may print to its stderr. */
 const ESCAPE_SEQUENCE = /\x1b\[[0-9;?]*[ -/]*[@-~]/g;
-/** Characters that must not reach doctor or a log: controls (a lone \r rewrites the line shown) and bidi overrides. */
-const UNSHOWABLE = /[\u0000-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
 
 function exitReason(code: number | null, signal: NodeJS.Signals | null, stderr: string): string {
   const lines = stderr.split(/[\r\n]/).map((l) => l.replace(ESCAPE_SEQUENCE, '').replace(UNSHOWABLE, ' ').trim()).filter((l) => l !== '');
