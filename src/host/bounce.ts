@@ -18,6 +18,13 @@ import type { MessageRow } from './store/mail-tables.ts';
  */
 const BOUNCED_REASONS = [/^unknown recipient /, /^cannot open the sealed body$/];
 
+/**
+ * Bounces queued to one peer in the last hour at most: a paired host that invents mail to unknown
+ * agents gets no more than this (its sender's own deadline still tells it about the rest).
+ */
+export const BOUNCES_PER_PEER_PER_HOUR = 100;
+const HOUR_MS = 60 * 60 * 1000;
+
 /** Longest reason a bounce's sender keeps on its outbox row. */
 export const BOUNCE_REASON_MAX_CHARS = 300;
 /**
@@ -45,6 +52,8 @@ export function queueBounce(node: HostNode, wire: Buffer, peerHost: string, reas
   if (sender?.kind !== 'agent' || sender.host !== peerHost || sender.name === SYSTEM_SENDER) return false;
   const id = derivedUlid(ulidTimeMs(env.id) ?? node.nowMs(), `bounce:${env.id}:${node.config.host}`);
   if (node.store.mail.message(id) !== undefined) return false;
+  const since = node.nowMs() - HOUR_MS;
+  if (node.store.outbox.countSentBy(localAddress(node, SYSTEM_SENDER), peerHost, since) >= BOUNCES_PER_PEER_PER_HOUR) return false;
   const subject = `Undeliverable: ${env.subject}`.slice(0, 200);
   const body = `${node.config.host} refused message ${env.id} ("${env.subject}"): ${reason}.\n`
     + `It was not delivered here and will not be retried. Check the address (agentmbx agents on ${node.config.host} lists its agents).\n`;

@@ -119,6 +119,18 @@ export class OutboxTable {
     );
   }
 
+  /**
+   * Envelope rows to `host` created since `sinceMs` for mail written by `fromAddr` (bounces by our
+   * `mbx`). It walks the outbox: run only when a bounce is about to be queued, never per message.
+   */
+  countSentBy(fromAddr: string, host: string, sinceMs: number): number {
+    return this.#db.get<{ n: number }>(
+      `SELECT COUNT(*) AS n FROM outbox o JOIN messages m ON m.id = o.msg_id
+         WHERE o.kind = 'envelope' AND o.peer_host = ? AND o.created_at >= ? AND m.from_addr = ?`,
+      host, sinceMs, fromAddr,
+    )?.n ?? 0;
+  }
+
   /** Another relay was pinned: rows the old one refused for good may go to the relay again. */
   clearRelayRefusals(): void {
     this.#db.run("UPDATE outbox SET relay_refused = NULL WHERE state = 'queued' AND relay_refused IS NOT NULL");

@@ -6,7 +6,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { listInbox } from '../../../src/host/mailbox.ts';
 import { messageStatus } from '../../../src/host/receipts.ts';
-import { applyBounce, isBouncedReason, queueBounce } from '../../../src/host/bounce.ts';
+import { applyBounce, BOUNCES_PER_PEER_PER_HOUR, isBouncedReason, queueBounce } from '../../../src/host/bounce.ts';
+import { LanTransport } from '../../../src/host/transport/lan/client.ts';
 import { queueOutgoing, sendMail } from '../../../src/host/send.ts';
 import { newUlid } from '../../../src/protocol/ulid.ts';
 import { sha256Hex } from '../../../src/protocol/hash.ts';
@@ -112,6 +113,38 @@ test('relayed mail to an unknown agent comes back as a bounce: in the sender\'s 
   assert.equal(queueBounce(b.node, refused, 'alpha', quarantined.reason), false);
   assert.equal(bounceRows(), rowsBefore);
 });
+
+test('bounces to one peer are capped per hour: a peer inventing mail to nobody gets no more than the cap', async () => {
+  const world = await relayWorld();
+  const { a, b } = world;
+  await tick(b);
+  const { id } = sendMail(a.node, { from: 'ann', to: ['zed@beta'], subject: 'to nobody', body: 'x' });
+  await tickUntilRow(world, a, id, 'relay-accepted');
+  // beta has already bounced the cap's worth to alpha this hour
+  for (let i = 0; i < BOUNCES_PER_PEER_PER_HOUR - 1; i++) {
+    const filler = newUlid(world.clock.now);
+    queueOutgoing(b.node, { id: filler, from: 'mbx@beta', to: ['ann@alpha'], thread: filler, reply_to: null, kind: 'alert', subject: 'Undeliverable: x', body: 'b', refs: [] }, [], ['alpha']);
+  }
+  const capped = await relayWorldPull(world);
+  assert.equal(capped, 1, 'the last bounce under the cap was queued');
+  const { id: second } = sendMail(a.node, { from: 'ann', to: ['zed@beta'], subject: 'again', body: 'y' });
+  await tickUntilRow(world, a, second, 'relay-accepted');
+  assert.equal(await relayWorldPull(world), 0, 'over the cap: no bounce');
+  assert.equal(b.node.store.relay.quarantineCount(), 2, 'both refusals are kept all the same');
+  world.clock.now += 60 * 60 * 1000;
+  const { id: third } = sendMail(a.node, { from: 'ann', to: ['zed@beta'], subject: 'an hour later', body: 'z' });
+  await tickUntilRow(world, a, third, 'relay-accepted');
+  assert.equal(await relayWorldPull(world), 1, 'an hour later bounces go again');
+});
+
+/** Beta pulls; returns how many bounces (envelopes from beta's mbx) it queued in that pull. */
+async function relayWorldPull(world: RelayWorld): Promise<number> {
+  const countBounces = (): number => world.b.node.store.outbox.countSentBy('mbx@beta', 'alpha', 0);
+  const before = countBounces();
+  await world.b.link.prepare(new LanTransport(world.b.node));
+  await world.b.link.pull();
+  return countBounces() - before;
+}
 
 test('only refusals a sender can act on are bounced, and a bounce is never bounced', async () => {
   assert.ok(isBouncedReason('unknown recipient zed@beta'));
