@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { enrolledHost, envelopeItem, makeHost, sealedEnvelope, type TestHost } from '../helpers/relay-fixture.ts';
 import { tempDir } from '../helpers/processes.ts';
-import { spawnRelay, type RelayProcess } from '../helpers/relay-process.ts';
+import { spawnRelay } from '../helpers/relay-process.ts';
 
 type Result = { status: string; targets: Array<{ seq: number }> };
 

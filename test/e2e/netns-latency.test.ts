@@ -9,7 +9,7 @@ import { makeTwoNetworks, type Site } from '../helpers/netns.ts';
 import { spawnNode, tempDir, type Child } from '../helpers/processes.ts';
 import { spawnRelay } from '../helpers/relay-process.ts';
 import { waitUntil, withDeadline } from '../helpers/wait.ts';
-import { E2E_TIMEOUT_MS, cli, cliJson, inboxMessages, newCliHost, pairCli, startCliDaemon, type CliHost } from './host-helpers.ts';
+import { E2E_TIMEOUT_MS, cli, inboxMessages, newCliHost, pairCli, startCliDaemon, type CliHost } from './host-helpers.ts';
 import { send } from './host-relay-helpers.ts';
 
 const MAIL_EACH_WAY = 30;

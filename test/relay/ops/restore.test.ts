@@ -11,7 +11,6 @@ import { rotateEpochOffline } from '../../../src/relay/ops/epoch.ts';
 import { RelayOpsError } from '../../../src/relay/ops/ops-error.ts';
 import { restoreRelayStore } from '../../../src/relay/ops/restore.ts';
 import { MIGRATIONS, readStoreMeta, RELAY_DB_FILE, openSqliteRelayStore, type Migration } from '../../../src/relay/store/sqlite/index.ts';
-import { readOpsLogOfStore } from '../../../src/relay/store/sqlite/store-files.ts';
 import { enrolledHost, envelopeItem, makeHost, sealedEnvelope, startTestRelay, TestClock, type TestHost, type TestRelay } from '../../helpers/relay-fixture.ts';
 import { runCli, tempDir } from '../../helpers/processes.ts';
 
