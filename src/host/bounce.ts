@@ -44,6 +44,7 @@ export function isBouncedReason(reason: string): boolean {
  * seal it. Call inside the transaction that quarantines the item.
  */
 export function queueBounce(node: HostNode, wire: Buffer, peerHost: string, reason: string): boolean {
+  node.store.assertTransaction('queueing a bounce');
   const shape = checkEnvelopeShape(parseJsonWire(wire));
   if (!shape.ok || !isBouncedReason(reason)) return false;
   const env = shape.envelope;
@@ -77,6 +78,7 @@ export function queueBounce(node: HostNode, wire: Buffer, peerHost: string, reas
  * stores the message.
  */
 export function applyBounce(node: HostNode, msg: MessageRow, refs: readonly string[]): number {
+  node.store.assertTransaction('applying a bounce');
   if (msg.kind !== 'alert' || msg.from_addr !== `${SYSTEM_SENDER}@${msg.sender_host}`) return 0;
   const [refused, wireRef] = refs;
   if (refused === undefined || wireRef?.startsWith(WIRE_REF_PREFIX) !== true) return 0;

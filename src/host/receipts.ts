@@ -14,6 +14,7 @@ export type ReceiptResult = 'accepted' | 'duplicate' | 'stale' | `rejected:${str
  * that moved the delivery). Only remote mail gets receipts; older queued ones for it are superseded.
  */
 export function queueReceipt(node: HostNode, msg: MessageRow, agent: string, state: DeliveryState, note: string | null, seq: number): void {
+  node.store.assertTransaction('queueing a receipt');
   if (msg.direction !== 'in') return;
   const now = node.nowMs();
   const rec: DeliveryReceipt = {

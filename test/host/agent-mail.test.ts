@@ -9,7 +9,7 @@ import { waitForUnread, watchDeliveries } from '../../src/host/mail-watch.ts';
 import { closeNode, openNode } from '../../src/host/node.ts';
 import { sendMail } from '../../src/host/send.ts';
 import { HostStore } from '../../src/host/store/host-store.ts';
-import { MIGRATIONS } from '../../src/host/store/migrations.ts';
+import { MIGRATIONS } from '../../src/host/store/migrations/index.ts';
 import { tempDir } from '../helpers/processes.ts';
 import { makeHost, newClock } from './fixtures.ts';
 
@@ -34,9 +34,9 @@ test('mail stored before the search migration is searchable after it', () => {
   const path = join(tempDir(), 'store.sqlite');
   const raw = new DatabaseSync(path);
   // Every migration before the one that adds the index, whatever its number.
-  const searchIndex = MIGRATIONS.findIndex((m) => m.sql.includes('CREATE VIRTUAL TABLE messages_fts'));
+  const searchIndex = MIGRATIONS.findIndex((m) => m.up.toString().includes('CREATE VIRTUAL TABLE messages_fts'));
   assert.ok(searchIndex > 0);
-  for (const m of MIGRATIONS.slice(0, searchIndex)) raw.exec(m.sql);
+  for (const m of MIGRATIONS.slice(0, searchIndex)) m.up(raw);
   raw.exec(`PRAGMA user_version = ${searchIndex}`);
   raw.exec(`INSERT INTO messages (id, direction, from_addr, sender_host, to_json, thread, kind, subject, body, ts, created_at)
     VALUES ('01OLD', 'out', 'ann@alpha', 'alpha', '[]', '01OLD', 'message', 'old news', 'an aardvark', '2026-01-01T00:00:00.000Z', 0)`);

@@ -8,7 +8,7 @@ import { DatabaseSync } from 'node:sqlite';
 import { homePaths, initHome, loadKeys, readConfig } from '../../src/host/identity.ts';
 import { openNode, closeNode } from '../../src/host/node.ts';
 import { HostStore } from '../../src/host/store/host-store.ts';
-import { MIGRATIONS, SCHEMA_VERSION } from '../../src/host/store/migrations.ts';
+import { MIGRATIONS, SCHEMA_VERSION } from '../../src/host/store/migrations/index.ts';
 import { runCli, tempDir } from '../helpers/processes.ts';
 
 function freshHome(): string {
@@ -83,7 +83,7 @@ test('the store is WAL, at the current schema, and refuses a newer one', () => {
 test('migration 4 fills meta_json of received mail from its stored wire; older sent mail stays NULL', () => {
   const path = join(tempDir('mbx-migrate-'), 'store.db');
   const raw = new DatabaseSync(path);
-  for (const m of MIGRATIONS.filter((m) => m.version <= 3)) raw.exec(m.sql);
+  for (const m of MIGRATIONS.filter((m) => m.version <= 3)) m.up(raw);
   raw.exec('PRAGMA user_version = 3');
   const meta = { mentions: ['bob'], directives: [], tags: ['ops'], task_refs: [], origin: 'external', hop: 2 };
   const insert = raw.prepare(`INSERT INTO messages (id, direction, from_addr, sender_host, to_json, thread, reply_to, kind, subject, body, ts, wire, created_at)

@@ -1,7 +1,9 @@
 // Opening the host's SQLite file: WAL (the CLI and the daemon share it), FULL sync, a busy timeout,
-// migrations in one transaction, and refusal of a schema newer than this binary.
+// the numbered migrations (migrations/) by the shared runner, which refuses a schema newer than
+// this binary.
 import { DatabaseSync, type SQLInputValue } from 'node:sqlite';
-import { MIGRATIONS, SCHEMA_VERSION } from './migrations.ts';
+import { applyMigrations } from '../../common/sqlite-migrations.ts';
+import { MIGRATIONS } from './migrations/index.ts';
 
 /** How long a writer waits for another process's write lock before giving up. */
 export const STORE_BUSY_TIMEOUT_MS = 10_000;
@@ -10,12 +12,24 @@ export class StoreError extends Error {}
 
 export type Row = Record<string, SQLInputValue>;
 
-/** A thin wrapper over DatabaseSync: cached statements and one-at-a-time immediate transactions. */
+/** A write that must join a caller's transaction was called outside of one: a bug in the caller. */
+export class NoTransactionError extends Error {
+  override name = 'NoTransactionError';
+}
+
+/**
+ * A thin wrapper over DatabaseSync: cached statements and transactions. The outermost
+ * `transaction(fn)` is BEGIN IMMEDIATE … COMMIT; a nested one is a SAVEPOINT inside it, so an inner
+ * part that throws takes back only its own writes and the outer one decides what to do (nothing
+ * commits before the outermost COMMIT). A function that writes several rows which must commit
+ * together with its caller's calls `assertTransaction()` instead of opening one.
+ */
 export class Database {
   readonly #db: DatabaseSync;
   // One prepared statement per distinct SQL text in the code: bounded by the source, not by input.
   readonly #statements = new Map<string, ReturnType<DatabaseSync['prepare']>>();
-  #inTransaction = false;
+  /** open transactions: 0 none, 1 the outermost, more the savepoints inside it */
+  #depth = 0;
 
   constructor(db: DatabaseSync) {
     this.#db = db;
@@ -47,30 +61,38 @@ export class Database {
     this.#db.exec(sql);
   }
 
-  /** Runs `fn` inside BEGIN IMMEDIATE … COMMIT (rolled back if it throws). Nested calls join the outer one. */
+  /**
+   * Runs `fn` in a transaction: BEGIN IMMEDIATE … COMMIT, or inside an open one a savepoint. Either
+   * is rolled back if `fn` throws, and the error goes on.
+   */
   transaction<T>(fn: () => T): T {
-    if (this.#inTransaction) return fn();
-    this.#db.exec('BEGIN IMMEDIATE');
-    this.#inTransaction = true;
+    const savepoint = this.#depth === 0 ? null : `nested_${this.#depth}`;
+    this.#db.exec(savepoint === null ? 'BEGIN IMMEDIATE' : `SAVEPOINT ${savepoint}`);
+    this.#depth++;
     try {
       const result = fn();
-      this.#db.exec('COMMIT');
+      this.#db.exec(savepoint === null ? 'COMMIT' : `RELEASE ${savepoint}`);
       return result;
     } catch (err) {
       // SQLite rolls back by itself after some errors (a full disk, an I/O error): the error to report is the first one
       try {
-        if (this.#db.isTransaction) this.#db.exec('ROLLBACK');
+        if (this.#db.isTransaction) this.#db.exec(savepoint === null ? 'ROLLBACK' : `ROLLBACK TO ${savepoint}; RELEASE ${savepoint}`);
       } catch {
         // the first error is the one to report; the connection ends the transaction either way
       }
       throw err;
     } finally {
-      this.#inTransaction = false;
+      this.#depth--;
     }
   }
 
   get inTransaction(): boolean {
-    return this.#inTransaction;
+    return this.#depth > 0;
+  }
+
+  /** Throws NoTransactionError unless a transaction is open: `what` must commit with its caller's writes. */
+  assertTransaction(what: string): void {
+    if (this.#depth === 0) throw new NoTransactionError(`${what} must run inside a store transaction`);
   }
 
   close(): void {
@@ -88,30 +110,24 @@ export function openDatabase(path: string): Database {
   } catch (err) {
     throw new StoreError(`cannot open the host store ${path}: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
   }
-  const db = new Database(raw);
   try {
-    migrate(db);
+    applyMigrations(raw, MIGRATIONS, {
+      store: 'host store',
+      readVersion: (db) => userVersion(db),
+      writeVersion: (db, version) => db.exec(`PRAGMA user_version = ${version}`),
+      newError: (message, options) => new StoreError(`${message} (${path})`, options),
+    });
   } catch (err) {
-    db.close();
+    raw.close();
     throw err;
   }
-  return db;
+  return new Database(raw);
+}
+
+function userVersion(db: DatabaseSync): number {
+  return (db.prepare('PRAGMA user_version').get() as { user_version: number } | undefined)?.user_version ?? 0;
 }
 
 export function schemaVersion(db: Database): number {
   return db.get<{ user_version: number }>('PRAGMA user_version')?.user_version ?? 0;
-}
-
-function migrate(db: Database): void {
-  db.transaction(() => {
-    const current = schemaVersion(db);
-    if (current > SCHEMA_VERSION) {
-      throw new StoreError(`the host store has schema version ${current}, newer than this agentmbx (${SCHEMA_VERSION}): upgrade agentmbx`);
-    }
-    for (const m of MIGRATIONS) {
-      if (m.version <= current) continue;
-      db.exec(m.sql);
-      db.exec(`PRAGMA user_version = ${m.version}`);
-    }
-  });
 }

@@ -36,8 +36,14 @@ export class HostStore {
     return new HostStore(openDatabase(path));
   }
 
+  /** A transaction; nested in another it is a savepoint (database.ts). */
   transaction<T>(fn: () => T): T {
     return this.db.transaction(fn);
+  }
+
+  /** Throws unless a transaction is open: for writes that must commit with their caller's. */
+  assertTransaction(what: string): void {
+    this.db.assertTransaction(what);
   }
 
   getMeta(key: string): string | undefined {

@@ -13,6 +13,7 @@ import { newUlid } from '../../../src/protocol/ulid.ts';
 import { sha256Hex } from '../../../src/protocol/hash.ts';
 import { RouteError } from '../../../src/host/route.ts';
 import type { HostNode } from '../../../src/host/node.ts';
+import type { MessageRow } from '../../../src/host/store/mail-tables.ts';
 import { outboxOverview } from '../../../src/host/outbox.ts';
 import { setRelay } from '../../../src/host/transport/relay/relay-pin.ts';
 import { startTestRelay } from '../../helpers/relay-fixture.ts';
@@ -110,7 +111,7 @@ test('relayed mail to an unknown agent comes back as a bounce: in the sender\'s 
     + b.node.store.outbox.countByState('settled', 'envelope') + b.node.store.outbox.countByState('handed-over', 'envelope');
   const rowsBefore = bounceRows();
   assert.equal(rowsBefore, 1);
-  assert.equal(queueBounce(b.node, refused, 'alpha', quarantined.reason), false);
+  assert.equal(b.node.store.transaction(() => queueBounce(b.node, refused, 'alpha', quarantined.reason)), false);
   assert.equal(bounceRows(), rowsBefore);
 });
 
@@ -206,13 +207,15 @@ test('a bounce ends only the row that sent the refused bytes: another copy\'s ha
     reply_to: id, kind: 'alert', subject: 'Undeliverable: mine', body: 'beta refused it', ts: new Date(world.clock.now).toISOString(), wire: null,
     meta_json: null, created_at: world.clock.now,
   });
-  assert.equal(applyBounce(a.node, bounceFrom([id]), [id]), 0, 'no wire hash: not a bounce of ours');
-  assert.equal(applyBounce(a.node, bounceFrom([id, `wire-sha256:${sha256Hex('other bytes')}`]), [id, `wire-sha256:${sha256Hex('other bytes')}`]), 0);
+  /** how many rows the bounce ended, applied as receive applies it: inside the transaction storing it */
+  const ended = (msg: MessageRow, refs: string[]): number => a.node.store.transaction(() => applyBounce(a.node, msg, refs));
+  assert.equal(ended(bounceFrom([id]), [id]), 0, 'no wire hash: not a bounce of ours');
+  assert.equal(ended(bounceFrom([id, `wire-sha256:${sha256Hex('other bytes')}`]), [id, `wire-sha256:${sha256Hex('other bytes')}`]), 0);
   assert.equal(rowOf(a.node, id).state, 'queued');
   const ours = `wire-sha256:${sha256Hex(Buffer.from(row.wire, 'utf8'))}`;
-  assert.equal(applyBounce(a.node, { ...bounceFrom([id, ours]), from_addr: 'ann2@beta' }, [id, ours]), 0, 'only from the host\'s mbx');
-  assert.equal(applyBounce(a.node, { ...bounceFrom([id, ours]), from_addr: 'mbx@gamma', sender_host: 'gamma' }, [id, ours]), 0, 'only the bounced host\'s row');
-  assert.equal(applyBounce(a.node, bounceFrom([id, ours]), [id, ours]), 1);
+  assert.equal(ended({ ...bounceFrom([id, ours]), from_addr: 'ann2@beta' }, [id, ours]), 0, 'only from the host\'s mbx');
+  assert.equal(ended({ ...bounceFrom([id, ours]), from_addr: 'mbx@gamma', sender_host: 'gamma' }, [id, ours]), 0, 'only the bounced host\'s row');
+  assert.equal(ended(bounceFrom([id, ours]), [id, ours]), 1);
   assert.equal(rowOf(a.node, id).state, 'rejected');
 });
 

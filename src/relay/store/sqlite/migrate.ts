@@ -1,13 +1,16 @@
-// Creating and upgrading a store: the missing migrations run in ONE transaction together with the
-// meta rows, so a failure (or a crash) leaves the store exactly as it was.
+// Creating and upgrading a relay store with the shared runner (common/sqlite-migrations.ts): the
+// missing migrations run in ONE transaction together with the meta rows, so a failure (or a crash)
+// leaves the store exactly as it was. The relay keeps its schema version in the meta table.
 import type { DatabaseSync, SQLTagStore } from 'node:sqlite';
+import { applyMigrations as runMigrations } from '../../../common/sqlite-migrations.ts';
 import { StoreMigrationError } from './errors.ts';
 import { META_SCHEMA_VERSION, writeMeta } from './meta.ts';
 import type { Migration } from './migrations/index.ts';
 
 /**
- * Runs `migrations` after `fromVersion`, records the new schema_version, then `finish` (more meta
- * rows for a new store), and commits. Rolls back and throws StoreMigrationError on any failure.
+ * Runs `migrations` after `fromVersion` (what the store's meta says, read before), records the new
+ * schema_version, then `finish` (more meta rows for a new store), and commits. Rolls back and
+ * throws StoreMigrationError on any failure.
  */
 export function applyMigrations(
   db: DatabaseSync,
@@ -15,23 +18,11 @@ export function applyMigrations(
   fromVersion: number,
   finish: (sql: SQLTagStore) => void = () => {},
 ): void {
-  const target = migrations.length;
-  let step = '';
-  db.exec('BEGIN IMMEDIATE');
-  try {
-    for (const migration of migrations.slice(fromVersion)) {
-      step = `schema ${migration.version} (${migration.name})`;
-      migration.up(db);
-    }
-    step = 'writing the store meta';
-    const sql = db.createTagStore(4);
-    writeMeta(sql, META_SCHEMA_VERSION, String(target));
-    finish(sql);
-    db.exec('COMMIT');
-  } catch (error) {
-    if (db.isTransaction) db.exec('ROLLBACK');
-    const reason = error instanceof Error ? error.message : String(error);
-    const what = fromVersion === 0 ? 'creating the relay store' : `upgrading the relay store from schema ${fromVersion} to ${target}`;
-    throw new StoreMigrationError(`${what} failed at ${step}: ${reason}; the store was not changed`, { cause: error });
-  }
+  runMigrations(db, migrations, {
+    store: 'relay store',
+    readVersion: () => fromVersion,
+    writeVersion: (tx, version) => writeMeta(tx.createTagStore(4), META_SCHEMA_VERSION, String(version)),
+    finish: (tx) => finish(tx.createTagStore(4)),
+    newError: (message, options) => new StoreMigrationError(message, options),
+  });
 }

@@ -4,21 +4,14 @@ import { migration002 } from './002-ops-log.ts';
 import { migration003 } from './003-hosted-relay.ts';
 import { migration004 } from './004-dedup-by-target.ts';
 import { migration005 } from './005-dedup-in-acceptance-order.ts';
+import { latestVersion } from '../../../../common/sqlite-migrations.ts';
 import type { Migration } from './migration.ts';
 
 export type { Migration } from './migration.ts';
+export { latestVersion };
 
 export const MIGRATIONS: readonly Migration[] = [migration001, migration002, migration003, migration004, migration005];
 
 /** The schema this agentmbx writes; a store with a higher schema_version is refused. */
 export const SCHEMA_VERSION = latestVersion(MIGRATIONS);
 
-/** The version a migration list brings a store to; throws unless it is numbered 1, 2, 3… */
-export function latestVersion(migrations: readonly Migration[]): number {
-  migrations.forEach((migration, index) => {
-    if (migration.version !== index + 1) {
-      throw new TypeError(`relay store migrations must be numbered 1..N in order; found ${migration.version} at position ${index + 1}`);
-    }
-  });
-  return migrations.length;
-}
