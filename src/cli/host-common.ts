@@ -4,7 +4,8 @@ import { CliError } from './cli-error.ts';
 import type { ExitName } from './exit-codes.ts';
 import { HostError, type FailureKind } from '../host/host-error.ts';
 import { defaultHome } from '../host/identity.ts';
-import { closeNode, openNode, type HostNode } from '../host/node.ts';
+import type { HostNode } from '../host/node.ts';
+import { closeNode, openNode } from '../host/open-node.ts';
 import { StoreError } from '../host/store/database.ts';
 
 const EXIT_OF_KIND: Record<FailureKind, ExitName> = { invalid: 'USAGE', 'not-found': 'NOT_FOUND', 'not-paired': 'NOT_PAIRED', unreachable: 'UNREACHABLE' };

@@ -14,7 +14,7 @@ import { fingerprint } from '../protocol/fingerprint.ts';
 import { startDaemon } from '../host/daemon.ts';
 import { acquireDaemonLock } from '../host/daemon-lock.ts';
 import { defaultHome, DEFAULT_PORT, initHome } from '../host/identity.ts';
-import { closeNode, openNode } from '../host/node.ts';
+import { closeNode, openNode } from '../host/open-node.ts';
 import { rotateHost } from '../host/rotation.ts';
 import { normalizeAddr } from '../host/transport/lan/client.ts';
 

@@ -5,7 +5,7 @@ import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js'
 import { CliError } from './cli-error.ts';
 import { asCliError, openHomeNode } from './host-common.ts';
 import { ensureAgent } from '../host/agent-mail.ts';
-import { closeNode } from '../host/node.ts';
+import { closeNode } from '../host/open-node.ts';
 import { LAN_VERSION } from '../host/transport/lan/server.ts';
 import { createMailServer } from '../mcp/server.ts';
 

@@ -11,7 +11,7 @@ import { HomeError, readPrivateFile, writePrivateFile } from './home-files.ts';
 import { homePaths, loadEncKey, loadSigningKey, loadKeys } from './identity.ts';
 import type { HostNode } from './node.ts';
 import type { HostStore } from './store/host-store.ts';
-import { retryQuarantined } from './transport/relay/relay-receive.ts';
+import { retryQuarantined } from './inbound-items.ts';
 
 /** Meta key holding the host public key the store last saw installed (tells the daemon to reload). */
 export const META_HOST_PUB = 'host_pubkey';

@@ -6,7 +6,7 @@ import { DatabaseSync } from 'node:sqlite';
 import { join } from 'node:path';
 import { ensureAgent, searchMail, sendOnce, threadOf, trustOf } from '../../src/host/agent-mail.ts';
 import { waitForUnread, watchDeliveries } from '../../src/host/mail-watch.ts';
-import { closeNode, openNode } from '../../src/host/node.ts';
+import { closeNode, openNode } from '../../src/host/open-node.ts';
 import { sendMail } from '../../src/host/send.ts';
 import { HostStore } from '../../src/host/store/host-store.ts';
 import { MIGRATIONS } from '../../src/host/store/migrations/index.ts';

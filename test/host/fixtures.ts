@@ -5,7 +5,8 @@ import { after } from 'node:test';
 import { join } from 'node:path';
 import { signEncAdV1 } from '../../src/protocol/records/enc-ad.ts';
 import { initHome } from '../../src/host/identity.ts';
-import { closeNode, openNode, type HostNode } from '../../src/host/node.ts';
+import type { HostNode } from '../../src/host/node.ts';
+import { closeNode, openNode } from '../../src/host/open-node.ts';
 import { createLanServer } from '../../src/host/transport/lan/server.ts';
 import { tempDir } from '../helpers/processes.ts';
 

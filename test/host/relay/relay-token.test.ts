@@ -9,7 +9,7 @@ import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { runDoctor, type DoctorReport } from '../../../src/host/doctor.ts';
 import { homePaths } from '../../../src/host/identity.ts';
-import { closeNode, openNode } from '../../../src/host/node.ts';
+import { closeNode, openNode } from '../../../src/host/open-node.ts';
 import { listInbox } from '../../../src/host/mailbox.ts';
 import { backoffMs } from '../../../src/host/outbox.ts';
 import { applyPeerRotation, rotateHost } from '../../../src/host/rotation.ts';

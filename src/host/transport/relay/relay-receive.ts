@@ -3,12 +3,11 @@
 // refuse, store received_through in the same transaction as the last item's effect, and ack only
 // after that commit. A new epoch or a rewind starts the position over.
 import { fromBase64 } from '../../../protocol/base64.ts';
-import { parseJsonWire, isPlainObject, isPositiveSafeInteger } from '../../../protocol/records/validate.ts';
+import { isPlainObject, isPositiveSafeInteger } from '../../../protocol/records/validate.ts';
 import { failPoint } from '../../../failpoint.ts';
 import type { HostNode } from '../../node.ts';
 import { queueBounce } from '../../bounce.ts';
-import { receive } from '../../receive.ts';
-import { acceptReceipt } from '../../receipts.ts';
+import { applyInboundItem } from '../../inbound-items.ts';
 import { applyExpiredNotice } from './relay-deadlines.ts';
 import { forgetSession, noteIfUnreachable, noteRelayReset, type RelaySession } from './relay-session.ts';
 
@@ -55,11 +54,7 @@ function applyItem(node: HostNode, relayPubkey: string, item: PulledItem): strin
   const wire = fromBase64(item.wire_b64);
   if (wire === null) return 'rejected:bad wire';
   if (item.kind === 'expired') return applyExpiredNotice(node, relayPubkey, item.sender_pubkey, wire);
-  const parsed = parseJsonWire(wire);
-  if (parsed === undefined || parsed === null) return 'rejected:wire is not JSON';
-  if (item.kind === 'envelope') return receive(node, parsed, { transport: 'relay', peerPubkey: item.sender_pubkey }, wire.toString('utf8'));
-  if (item.kind === 'receipt') return acceptReceipt(node, parsed, null);
-  return `rejected:unknown item kind ${item.kind}`;
+  return applyInboundItem(node, item.kind, item.sender_pubkey, wire);
 }
 
 /** Tells the sender of a relayed envelope refused for a reason it can act on (bounce.ts). */
@@ -68,24 +63,6 @@ function bounceRefused(node: HostNode, item: PulledItem, reason: string): void {
   const wire = fromBase64(item.wire_b64);
   if (item.kind !== 'envelope' || peer === undefined || wire === null) return;
   queueBounce(node, wire, peer.host, reason);
-}
-
-/**
- * Applies again the quarantined envelopes and receipts pushed by `senderPubkey` (a peer's key we
- * just learned, by its rotation record): those it now takes leave the quarantine. Returns how many.
- */
-export function retryQuarantined(node: HostNode, senderPubkey: string): number {
-  let released = 0;
-  for (const row of node.store.relay.quarantinedFrom(senderPubkey)) {
-    if (row.kind !== 'envelope' && row.kind !== 'receipt') continue;
-    node.store.transaction(() => {
-      const outcome = applyItem(node, '', { seq: row.seq, kind: row.kind, item_id: row.item_id, sender_pubkey: row.sender_pubkey, wire_b64: row.wire_b64 });
-      if (outcome.startsWith('rejected:')) return;
-      node.store.relay.release(row);
-      released++;
-    });
-  }
-  return released;
 }
 
 export interface PageSource {

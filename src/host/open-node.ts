@@ -1,0 +1,33 @@
+// Opening a host: its files checked, an interrupted rotation finished, its store opened. Apart from
+// node.ts so that the host's base type does not load rotation (and what rotation loads).
+import { closeSync, openSync } from 'node:fs';
+import { checkPrivateFile } from './home-files.ts';
+import { homePaths, loadKeys, readConfig } from './identity.ts';
+import type { HostNode } from './node.ts';
+import { finishPendingRotation } from './rotation.ts';
+import { HostStore } from './store/host-store.ts';
+
+export interface OpenNodeOptions {
+  nowMs?: () => number;
+}
+
+/** Opens the host in `home`: checks the files, finishes an interrupted rotation, opens the store. */
+export function openNode(home: string, options: OpenNodeOptions = {}): HostNode {
+  const config = readConfig(home);
+  const storePath = homePaths(home).store;
+  // The store holds opened mail: private like the keys (SQLite gives its -wal/-shm files the same mode).
+  if (!checkPrivateFile(storePath)) closeSync(openSync(storePath, 'a', 0o600));
+  const store = HostStore.open(storePath);
+  try {
+    const nowMs = options.nowMs ?? Date.now;
+    finishPendingRotation(home, store, nowMs());
+    return { home, config, keys: loadKeys(home), store, nowMs };
+  } catch (err) {
+    store.close();
+    throw err;
+  }
+}
+
+export function closeNode(node: HostNode): void {
+  node.store.close();
+}
