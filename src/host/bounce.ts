@@ -87,7 +87,7 @@ export function applyBounce(node: HostNode, msg: MessageRow, refs: readonly stri
   let ended = 0;
   for (const row of node.store.outbox.forMessage(refused)) {
     if (row.peer_host !== msg.sender_host || WIRE_REF_PREFIX + sha256Hex(Buffer.from(row.wire, 'utf8')) !== wireRef) continue;
-    if (node.store.outbox.rejectByBounce(row.id, reason, node.nowMs())) ended++;
+    if (node.store.outbox.end(row.id, 'bounce', node.nowMs(), { error: reason })) ended++;
   }
   return ended;
 }

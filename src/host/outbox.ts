@@ -1,12 +1,13 @@
 // Flushing the outbox: due rows go to a transport peer by peer (in the daemon, each peer and
-// transport in its own lane); each row settles only on its own result. Failures back off (5 s × 2^attempts, at most 1 h); a rejected envelope and an envelope
+// transport in its own lane); each row moves (outbox-states.ts) only on its own result. Failures back off (5 s × 2^attempts, at most 1 h); a rejected envelope and an envelope
 // still undelivered after 72 h each alert its sender.
 import { failPoint } from '../failpoint.ts';
 import { fingerprint } from '../protocol/fingerprint.ts';
 import { alertLocal } from './alerts.ts';
 import type { DeliveryLanes } from './delivery-lanes.ts';
 import type { HostNode } from './node.ts';
-import type { OutboxKind, OutboxRow, RelayAcceptance } from './store/outbox-table.ts';
+import type { OutboxKind } from './outbox-states.ts';
+import type { OutboxRow, RelayAcceptance } from './store/outbox-table.ts';
 import type { PeerRow } from './store/peers-table.ts';
 import type { RowResult, Transport } from './transport/transport.ts';
 
@@ -35,7 +36,7 @@ export function expireOverdue(node: HostNode): number {
     for (const row of node.store.outbox.queuedBefore(kind, now - DELIVERY_DEADLINE_MS, FLUSH_ROWS_MAX)) {
       // the row's end and its alert commit together: a crash between them would leave a silent end
       node.store.transaction(() => {
-        if (!node.store.outbox.settle(row.id, 'undelivered', null, row.last_error, now)) return;
+        if (!node.store.outbox.end(row.id, 'giveUp', now, { transport: null })) return;
         expired++;
         const sender = kind === 'envelope' ? senderAgent(node, row.msg_id) : null;
         if (sender !== null) {
@@ -53,7 +54,7 @@ function applyResult(node: HostNode, transport: Transport | null, row: OutboxRow
   const via = transport?.name ?? null;
   const now = node.nowMs();
   const { outcome, detail } = result;
-  if (outcome === 'settled' && result.relay !== undefined) {
+  if (outcome === 'taken' && result.relay !== undefined) {
     node.store.transaction(() => {
       node.store.outbox.relayAccept(row.id, result.relay as RelayAcceptance, now);
       // The receipt may have come first (the relay's answer to an earlier push was lost): settled now.
@@ -61,14 +62,14 @@ function applyResult(node: HostNode, transport: Transport | null, row: OutboxRow
         node.store.outbox.settleByReceipt(row.msg_id, row.peer_host, now);
       }
     });
-  } else if (outcome === 'settled') {
-    node.store.outbox.settle(row.id, 'handed-over', via, null, now);
+  } else if (outcome === 'taken') {
+    node.store.outbox.end(row.id, 'handOver', now, { transport: via, error: null });
   } else if (outcome === 'refused') {
-    // Final for the relay only: the transport chooser sends the row over the LAN or settles it rejected.
+    // Final for the relay only: the transport chooser sends the row over the LAN or ends it rejected.
     node.store.outbox.refuseOnRelay(row.id, detail, now);
   } else if (outcome === 'rejected') {
     node.store.transaction(() => {
-      if (!node.store.outbox.settle(row.id, 'rejected', via, detail, now) || row.kind !== 'envelope') return;
+      if (!node.store.outbox.end(row.id, 'reject', now, { transport: via, error: detail }) || row.kind !== 'envelope') return;
       const sender = senderAgent(node, row.msg_id);
       if (sender === null) return;
       if (row.relay_refused === null) {
@@ -93,7 +94,7 @@ export type FlushReport = (row: OutboxRow, result: RowResult, via: string) => vo
 /** Picks the transport for one of a peer's rows (the LAN for now; the relay joins it later). */
 export type TransportChooser = (peer: PeerRow, row: OutboxRow) => Transport;
 
-/** Delivers one peer's batch on one transport and settles each row on its own result. */
+/** Delivers one peer's batch on one transport and moves each row on its own result. */
 async function deliverBatch(node: HostNode, peer: PeerRow, transport: Transport, batch: OutboxRow[], report?: FlushReport): Promise<void> {
   let results: RowResult[];
   try {
@@ -113,7 +114,7 @@ async function deliverBatch(node: HostNode, peer: PeerRow, transport: Transport,
 
 /**
  * One pass over the due rows: each peer's rows go to the transport chosen for them, the transports
- * side by side, and every row settles on its own result; `report` hears each. Returns how many rows
+ * side by side, and every row moves on its own result; `report` hears each. Returns how many rows
  * were offered. Without `lanes` it waits for every delivery; with them it starts each (peer,
  * transport) delivery in its lane and returns: rows already in flight, or whose lane is busy, wait
  * for a later pass.

@@ -1,20 +1,25 @@
 // The outbox: one row per item and destination host. Rows are never deleted: a row leaves the
-// active set ('queued') only when a transport settles it, and stays as the record of the send.
+// active set ('queued') only by a move of the state machine (outbox-states.ts), whose table gives
+// every UPDATE of a state its guard, and stays as the record of the send.
+import { OUTBOX_KINDS, OUTBOX_MOVES, nextState, type OutboxKind, type OutboxMove, type OutboxMoveName, type OutboxState } from '../outbox-states.ts';
 import type { Database } from './database.ts';
 
-export const OUTBOX_KINDS = ['envelope', 'receipt', 'rotation'] as const;
-export type OutboxKind = (typeof OUTBOX_KINDS)[number];
+/** The moves `end` makes: the row's new state is all that changes besides its transport and error. */
+export type EndMove = Extract<OutboxMoveName, 'handOver' | 'reject' | 'giveUp' | 'bounce' | 'unconfirm' | 'expire'>;
 
-/**
- * queued: waiting for a transport; handed-over: the peer answered accepted/duplicate;
- * rejected: the peer refused it for good; undelivered: given up after the deadline;
- * superseded: a newer receipt for the same delivery replaced it before it left.
- * Relay rows (design §3, §6): relay-accepted: the relay signed an accept, waiting for the target's
- * delivery receipt; settled: that receipt came; unconfirmed: our own deadline passed without it;
- * expired: the relay's signed expiry notice came.
- */
-export type OutboxState = 'queued' | 'handed-over' | 'rejected' | 'undelivered' | 'superseded'
-  | 'relay-accepted' | 'settled' | 'unconfirmed' | 'expired';
+/** The WHERE condition of rows `move` may take, and its parameters. */
+function guard(move: OutboxMoveName): { sql: string; params: string[] } {
+  const rule: OutboxMove = OUTBOX_MOVES[move];
+  const marks = (n: number): string => Array.from({ length: n }, () => '?').join(', ');
+  let sql = `state IN (${marks(rule.from.length)})`;
+  const params: string[] = [...rule.from];
+  if (rule.kinds !== undefined) {
+    sql += ` AND kind IN (${marks(rule.kinds.length)})`;
+    params.push(...rule.kinds);
+  }
+  if (rule.relayAcceptedOnly === true) sql += ' AND relay_accepted_at IS NOT NULL';
+  return { sql, params };
+}
 
 /** What the relay's accept told us about a row. */
 export interface RelayAcceptance {
@@ -95,12 +100,23 @@ export class OutboxTable {
     return this.#db.all<OutboxRow>("SELECT * FROM outbox WHERE msg_id = ? AND kind = 'envelope' ORDER BY peer_host", msgId);
   }
 
-  /** Settles a queued row; false when it was no longer queued (settled by someone else). */
-  settle(id: number, state: Exclude<OutboxState, 'queued'>, transport: string | null, error: string | null, nowMs: number): boolean {
-    return this.#db.run(
-      "UPDATE outbox SET state = ?, transport = ?, last_error = ?, settled_at = ? WHERE id = ? AND state = 'queued'",
-      state, transport, error, nowMs, id,
-    ).changes > 0;
+  /**
+   * Ends row `id` by `move` (outbox-states.ts), recording the transport and the error when given;
+   * false when the row is not where that move starts (another path moved it first).
+   */
+  end(id: number, move: EndMove, nowMs: number, change: { transport?: string | null; error?: string | null } = {}): boolean {
+    const where = guard(move);
+    const sets = ['state = ?', 'settled_at = ?'];
+    const values: Array<string | number | null> = [OUTBOX_MOVES[move].to, nowMs];
+    if (change.transport !== undefined) {
+      sets.push('transport = ?');
+      values.push(change.transport);
+    }
+    if (change.error !== undefined) {
+      sets.push('last_error = ?');
+      values.push(change.error);
+    }
+    return this.#db.run(`UPDATE outbox SET ${sets.join(', ')} WHERE id = ? AND ${where.sql}`, ...values, id, ...where.params).changes > 0;
   }
 
   /** Records a failed attempt and when to try again. */
@@ -136,32 +152,25 @@ export class OutboxTable {
     this.#db.run("UPDATE outbox SET relay_refused = NULL WHERE state = 'queued' AND relay_refused IS NOT NULL");
   }
 
-  /** The peer bounced this envelope row (its signed refusal came back as mail): it ends rejected, queued or waiting. */
-  rejectByBounce(id: number, reason: string, nowMs: number): boolean {
-    return this.#db.run(
-      "UPDATE outbox SET state = 'rejected', last_error = ?, settled_at = ? WHERE id = ? AND kind = 'envelope' AND state IN ('queued', 'relay-accepted')",
-      reason, nowMs, id,
-    ).changes > 0;
-  }
-
   /**
    * Sends again the newest receipt per recipient of `msgId` that a transport already carried (a relay
    * that lost it in a restore) or that was given up: it is queued again, due now, with the same
    * bytes, and its 72 h deadline starts over. Returns how many.
    */
   requeueLatestReceipts(msgId: string, nowMs: number): number {
-    const rows = this.#db.all<{ id: number; item_id: string; state: string }>(
-      "SELECT id, item_id, state FROM outbox WHERE kind = 'receipt' AND msg_id = ? ORDER BY id", msgId,
+    const rows = this.#db.all<{ id: number; item_id: string; state: OutboxState; kind: OutboxKind; relay_accepted_at: number | null }>(
+      "SELECT id, item_id, state, kind, relay_accepted_at FROM outbox WHERE kind = 'receipt' AND msg_id = ? ORDER BY id", msgId,
     );
     // item_id = receipt:<msg>:<recipient>:<seq>; later rows of one recipient are newer receipts
-    const newest = new Map<string, { id: number; state: string }>();
+    const newest = new Map<string, (typeof rows)[number]>();
     for (const r of rows) newest.set(r.item_id.slice(0, r.item_id.lastIndexOf(':')), r);
+    const where = guard('resend');
     let requeued = 0;
     for (const r of newest.values()) {
-      if (r.state !== 'handed-over' && r.state !== 'undelivered') continue;
+      if (nextState('resend', r) === null) continue;
       requeued += this.#db.run(
-        `UPDATE outbox SET state = 'queued', next_at = ?, created_at = ?, settled_at = NULL, attempts = 0, last_error = NULL
-           WHERE id = ? AND state IN ('handed-over', 'undelivered')`, nowMs, nowMs, r.id,
+        `UPDATE outbox SET state = ?, next_at = ?, created_at = ?, settled_at = NULL, attempts = 0, last_error = NULL
+           WHERE id = ? AND ${where.sql}`, OUTBOX_MOVES.resend.to, nowMs, nowMs, r.id, ...where.params,
       ).changes;
     }
     return requeued;
@@ -174,9 +183,10 @@ export class OutboxTable {
 
   /** Marks queued receipts of one delivery as replaced by a newer one. */
   supersedeReceipts(itemPrefix: string, host: string, nowMs: number): void {
+    const where = guard('supersede');
     this.#db.run(
-      "UPDATE outbox SET state = 'superseded', settled_at = ? WHERE kind = 'receipt' AND state = 'queued' AND peer_host = ? AND substr(item_id, 1, length(?)) = ?",
-      nowMs, host, itemPrefix, itemPrefix,
+      `UPDATE outbox SET state = ?, settled_at = ? WHERE peer_host = ? AND substr(item_id, 1, length(?)) = ? AND ${where.sql}`,
+      OUTBOX_MOVES.supersede.to, nowMs, host, itemPrefix, itemPrefix, ...where.params,
     );
   }
 
@@ -189,21 +199,11 @@ export class OutboxTable {
 
   /** A queued row the relay accepted: it waits in relay-accepted for the target's delivery receipt. */
   relayAccept(id: number, a: RelayAcceptance, nowMs: number): boolean {
+    const where = guard('relayAccept');
     return this.#db.run(
-      `UPDATE outbox SET state = 'relay-accepted', transport = 'relay', last_error = NULL, settled_at = ?,
-         relay_seq = ?, relay_epoch = ?, relay_accept = ?, relay_accepted_at = ? WHERE id = ? AND state = 'queued'`,
-      nowMs, a.seq, a.epoch, a.accept, a.acceptedAtMs, id,
-    ).changes > 0;
-  }
-
-  /**
-   * Moves a row the relay accepted (waiting, or queued again for a re-push) to a final state
-   * (unconfirmed, expired); false when it was not waiting.
-   */
-  finishRelayRow(id: number, state: 'unconfirmed' | 'expired', detail: string | null, nowMs: number): boolean {
-    return this.#db.run(
-      "UPDATE outbox SET state = ?, last_error = COALESCE(?, last_error), settled_at = ? WHERE id = ? AND relay_accepted_at IS NOT NULL AND state IN ('relay-accepted', 'queued')",
-      state, detail, nowMs, id,
+      `UPDATE outbox SET state = ?, transport = 'relay', last_error = NULL, settled_at = ?,
+         relay_seq = ?, relay_epoch = ?, relay_accept = ?, relay_accepted_at = ? WHERE id = ? AND ${where.sql}`,
+      OUTBOX_MOVES.relayAccept.to, nowMs, a.seq, a.epoch, a.accept, a.acceptedAtMs, id, ...where.params,
     ).changes > 0;
   }
 
@@ -212,26 +212,26 @@ export class OutboxTable {
    * is settled, whether it waits as relay-accepted or was queued again for a re-push.
    */
   settleByReceipt(msgId: string, host: string, nowMs: number): number {
+    const where = guard('settle');
     return this.#db.run(
-      `UPDATE outbox SET state = 'settled', settled_at = ? WHERE msg_id = ? AND kind = 'envelope' AND peer_host = ?
-         AND relay_accepted_at IS NOT NULL AND state IN ('queued', 'relay-accepted')`,
-      nowMs, msgId, host,
+      `UPDATE outbox SET state = ?, settled_at = ? WHERE msg_id = ? AND peer_host = ? AND ${where.sql}`,
+      OUTBOX_MOVES.settle.to, nowMs, msgId, host, ...where.params,
     ).changes;
   }
 
-  /** Rows a relay accepted that still wait for their receipt and were accepted at or before `cutoffMs`. */
+  /** Rows a relay accepted that still wait for their receipt (the ones `unconfirm` takes), accepted at or before `cutoffMs`. */
   relayAcceptedBy(cutoffMs: number, limit: number): OutboxRow[] {
+    const where = guard('unconfirm');
     return this.#db.all<OutboxRow>(
-      "SELECT * FROM outbox WHERE relay_accepted_at IS NOT NULL AND state IN ('relay-accepted', 'queued') AND relay_accepted_at <= ? ORDER BY id LIMIT ?",
-      cutoffMs, limit,
+      `SELECT * FROM outbox WHERE relay_accepted_at <= ? AND ${where.sql} ORDER BY id LIMIT ?`, cutoffMs, ...where.params, limit,
     );
   }
 
-  /** The envelope row of `itemId` for `host` that a relay accepted and that still waits (or waits for a re-push). */
+  /** The envelope row of `itemId` for `host` that a relay accepted and that still waits for its receipt (the one `expire` takes). */
   relayAcceptedRow(itemId: string, host: string): OutboxRow | undefined {
+    const where = guard('expire');
     return this.#db.get<OutboxRow>(
-      "SELECT * FROM outbox WHERE kind = 'envelope' AND item_id = ? AND peer_host = ? AND relay_accepted_at IS NOT NULL AND state IN ('relay-accepted', 'queued')",
-      itemId, host,
+      `SELECT * FROM outbox WHERE kind = 'envelope' AND item_id = ? AND peer_host = ? AND ${where.sql}`, itemId, host, ...where.params,
     );
   }
 
@@ -240,10 +240,10 @@ export class OutboxTable {
    * now, to be pushed again with the same bytes (relay_epoch stays set: they go to the relay only).
    */
   requeueRelayAccepted(nowMs: number): number {
-    return this.#db.run("UPDATE outbox SET state = 'queued', next_at = ?, settled_at = NULL WHERE state = 'relay-accepted'", nowMs).changes;
+    const where = guard('repush');
+    return this.#db.run(`UPDATE outbox SET state = ?, next_at = ?, settled_at = NULL WHERE ${where.sql}`, OUTBOX_MOVES.repush.to, nowMs, ...where.params).changes;
   }
 
-  /** Row counts per state (for status and doctor). */
   /** Rows per kind and state: a message's copies, receipts and rotations are counted apart. */
   countsByKindAndState(): Record<OutboxKind, Record<string, number>> {
     const out = Object.fromEntries(OUTBOX_KINDS.map((kind) => [kind, {}])) as Record<OutboxKind, Record<string, number>>;

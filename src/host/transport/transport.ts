@@ -4,11 +4,12 @@ import type { OutboxRow, RelayAcceptance } from '../store/outbox-table.ts';
 import type { PeerRow } from '../store/peers-table.ts';
 
 /**
- * settled: the peer has it (accepted, duplicate, or a receipt it found stale);
+ * taken: the peer (or the relay, for it) has it: accepted, duplicate, or a receipt it found stale
+ * (the row is handed over, or waits relay-accepted for its delivery receipt; outbox-states.ts);
  * rejected: the peer refused it for good; refused: this path (the relay) refused it for good, another
  * path may still carry it; failed: try again later (no answer, error, no result).
  */
-export type RowOutcome = 'settled' | 'rejected' | 'refused' | 'failed';
+export type RowOutcome = 'taken' | 'rejected' | 'refused' | 'failed';
 
 export interface RowResult {
   rowId: number;
@@ -27,7 +28,7 @@ export interface Transport {
 
 /** Maps a peer's per-item status to an outcome. */
 export function outcomeOf(status: unknown): RowOutcome {
-  if (status === 'accepted' || status === 'duplicate' || status === 'stale') return 'settled';
+  if (status === 'accepted' || status === 'duplicate' || status === 'stale') return 'taken';
   if (typeof status === 'string' && status.startsWith('rejected:')) return 'rejected';
   return 'failed';
 }

@@ -25,7 +25,7 @@ export function expireRelayDeadlines(node: HostNode): number {
   let count = 0;
   for (const row of node.store.outbox.relayAcceptedBy(now - retention - RELAY_DEADLINE_GRACE_MS, FLUSH_ROWS_MAX)) {
     node.store.transaction(() => {
-      if (!node.store.outbox.finishRelayRow(row.id, 'unconfirmed', 'no delivery receipt by the deadline', now)) return;
+      if (!node.store.outbox.end(row.id, 'unconfirm', now, { error: 'no delivery receipt by the deadline' })) return;
       count++;
       const who = sender(node, row);
       if (who === null || row.kind !== 'envelope') return;
@@ -56,7 +56,7 @@ export function applyExpiredNotice(node: HostNode, relayPubkey: string, senderPu
   // Only the acceptance it is about: after a re-push the relay's item is a newer one.
   if (row === undefined || row.relay_accepted_at !== Date.parse(notice.accepted_at)) return 'duplicate';
   const now = node.nowMs();
-  if (!node.store.outbox.finishRelayRow(row.id, 'expired', `the relay expired it at ${notice.expired_at}`, now)) return 'duplicate';
+  if (!node.store.outbox.end(row.id, 'expire', now, { error: `the relay expired it at ${notice.expired_at}` })) return 'duplicate';
   const who = sender(node, row);
   if (who !== null) {
     alertLocal(node, who.agent, `Undelivered to ${row.peer_host}: ${who.subject}`,

@@ -103,9 +103,9 @@ export class RelayTransport implements Transport {
       if (accept === null || target === null) return { rowId: row.id, outcome: 'failed', detail: `relay said ${status} without a valid accept receipt` };
       if (accept.epoch !== this.#node.store.relay.get()?.epoch) noteRelayReset(this.#node, accept.epoch, 'epoch');
       const detail = `relay ${status} seq ${target.seq}`;
-      if (row.kind !== 'envelope') return { rowId: row.id, outcome: 'settled', detail };
+      if (row.kind !== 'envelope') return { rowId: row.id, outcome: 'taken', detail };
       return {
-        rowId: row.id, outcome: 'settled', detail,
+        rowId: row.id, outcome: 'taken', detail,
         relay: { seq: target.seq, epoch: accept.epoch, accept: canonicalJson({ accept, sig: result.sig }), acceptedAtMs: Date.parse(accept.at) },
       };
     });
