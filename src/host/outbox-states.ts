@@ -17,9 +17,7 @@
 // A row a relay accepted and queued again for a re-push (repush) can still be settled, unconfirmed,
 // expired or bounced from `queued`. The column settled_at (its name is older than this table) is
 // when the row last left `queued`.
-
-export const OUTBOX_KINDS = ['envelope', 'receipt', 'rotation'] as const;
-export type OutboxKind = (typeof OUTBOX_KINDS)[number];
+import type { OutboxKind } from './outbox-kinds.ts';
 
 export const OUTBOX_STATES = [
   'queued', 'handed-over', 'rejected', 'undelivered', 'superseded', 'relay-accepted', 'settled', 'unconfirmed', 'expired',

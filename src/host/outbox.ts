@@ -3,10 +3,10 @@
 // still undelivered after 72 h each alert its sender.
 import { failPoint } from '../failpoint.ts';
 import { fingerprint } from '../protocol/fingerprint.ts';
-import { alertLocal } from './alerts.ts';
+import { alertLocal, senderOf } from './alerts.ts';
 import type { DeliveryLanes } from './delivery-lanes.ts';
 import type { HostNode } from './node.ts';
-import type { OutboxKind } from './outbox-states.ts';
+import { goesFirst, inSendingOrder, type OutboxKind } from './outbox-kinds.ts';
 import type { OutboxRow, RelayAcceptance } from './store/outbox-table.ts';
 import type { PeerRow } from './store/peers-table.ts';
 import type { RowResult, Transport } from './transport/transport.ts';
@@ -22,12 +22,6 @@ export function backoffMs(attempts: number): number {
   return Math.min(BACKOFF_BASE_MS * 2 ** Math.min(attempts, 30), BACKOFF_MAX_MS);
 }
 
-function senderAgent(node: HostNode, msgId: string | null): { agent: string; subject: string } | null {
-  const msg = msgId === null ? undefined : node.store.mail.message(msgId);
-  if (msg === undefined) return null;
-  return { agent: msg.from_addr.slice(0, msg.from_addr.indexOf('@')), subject: msg.subject };
-}
-
 /** Gives up envelope and receipt rows past the deadline; envelopes alert their sender. */
 export function expireOverdue(node: HostNode): number {
   const now = node.nowMs();
@@ -38,7 +32,7 @@ export function expireOverdue(node: HostNode): number {
       node.store.transaction(() => {
         if (!node.store.outbox.end(row.id, 'giveUp', now, { transport: null })) return;
         expired++;
-        const sender = kind === 'envelope' ? senderAgent(node, row.msg_id) : null;
+        const sender = kind === 'envelope' ? senderOf(node, row.msg_id) : null;
         if (sender !== null) {
           alertLocal(node, sender.agent, `Undelivered to ${row.peer_host}: ${sender.subject}`,
             `Message ${row.item_id} could not be delivered to ${row.peer_host} within 72 hours`
@@ -70,7 +64,7 @@ function applyResult(node: HostNode, transport: Transport | null, row: OutboxRow
   } else if (outcome === 'rejected') {
     node.store.transaction(() => {
       if (!node.store.outbox.end(row.id, 'reject', now, { transport: via, error: detail }) || row.kind !== 'envelope') return;
-      const sender = senderAgent(node, row.msg_id);
+      const sender = senderOf(node, row.msg_id);
       if (sender === null) return;
       if (row.relay_refused === null) {
         alertLocal(node, sender.agent, `Rejected by ${row.peer_host}: ${sender.subject}`,
@@ -84,9 +78,6 @@ function applyResult(node: HostNode, transport: Transport | null, row: OutboxRow
     node.store.outbox.retryLater(row.id, detail, now + backoffMs(row.attempts));
   }
 }
-
-// Rotation records travel first, so a peer re-pins before it checks our newly signed hops.
-const KIND_ORDER: Record<string, number> = { rotation: 0, envelope: 1, receipt: 2 };
 
 /** Hears each row's result, and the name of the transport that carried it (or `none`). */
 export type FlushReport = (row: OutboxRow, result: RowResult, via: string) => void;
@@ -138,7 +129,7 @@ export async function flushOutbox(node: HostNode, choose: Transport | TransportC
       offered += rows.length;
       continue;
     }
-    rows.sort((a, b) => (KIND_ORDER[a.kind] ?? 9) - (KIND_ORDER[b.kind] ?? 9) || a.id - b.id);
+    rows.sort(inSendingOrder);
     const byTransport = new Map<Transport, OutboxRow[]>();
     for (const row of rows) {
       const transport = pick(peer, row);
@@ -147,9 +138,9 @@ export async function flushOutbox(node: HostNode, choose: Transport | TransportC
       else list.push(row);
     }
     const groups = [...byTransport];
-    // With a rotation record due, the transports go one after the other (its own first), so the peer
-    // re-pins before it meets our newly signed hops; otherwise side by side.
-    const steps = rows.some((r) => r.kind === 'rotation') ? [groups] : groups.map((group) => [group]);
+    // With a row due that goes first (a rotation record), the transports go one after the other,
+    // its own first; otherwise side by side.
+    const steps = rows.some((r) => goesFirst(r.kind)) ? [groups] : groups.map((group) => [group]);
     for (const step of steps) {
       const work = async (): Promise<void> => {
         for (const [transport, batch] of step) await deliverBatch(node, peer, transport, batch, report);

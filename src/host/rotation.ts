@@ -5,7 +5,7 @@ import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { encPublicFromPrivate, generateEncKeyPair, generateSigningKey, signingKeyFromSeed } from '../protocol/keys.ts';
 import { fingerprint } from '../protocol/fingerprint.ts';
-import { checkRotation, signRotation, type HostRotation } from '../protocol/records/rotation.ts';
+import { checkRotation, rotationItemId, signRotation, type HostRotation } from '../protocol/records/rotation.ts';
 import { failPoint } from '../failpoint.ts';
 import { HomeError, readPrivateFile, writePrivateFile } from './home-files.ts';
 import { homePaths, loadEncKey, loadSigningKey, loadKeys } from './identity.ts';
@@ -23,10 +23,6 @@ interface PendingRotation {
 }
 
 export type RotationResult = 'accepted' | 'duplicate' | `rejected:${string}`;
-
-export function rotationItemId(rotation: HostRotation): string {
-  return `rotation:${rotation.rec.new_pub}`;
-}
 
 /** Rotates this host's keys; returns the signed record (already queued to every peer). */
 export function rotateHost(node: HostNode): HostRotation {
@@ -74,7 +70,7 @@ export function finishPendingRotation(home: string, store: HostStore, nowMs: num
     const wire = JSON.stringify(pending.rotation);
     if (store.rotations.insert({ new_pub: rec.new_pub, old_pub: rec.old_pub, host: rec.host, origin: 'own', record: wire, at: nowMs })) {
       for (const peer of store.peers.list()) {
-        store.outbox.enqueue({ kind: 'rotation', item_id: rotationItemId(pending.rotation), msg_id: null, peer_host: peer.host, wire }, nowMs);
+        store.outbox.enqueue({ kind: 'rotation', item_id: rotationItemId(rec), msg_id: null, peer_host: peer.host, wire }, nowMs);
       }
     }
     store.setMeta(META_HOST_PUB, rec.new_pub);

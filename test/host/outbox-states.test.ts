@@ -3,9 +3,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import {
-  canStillMove, nextState, OUTBOX_KINDS, OUTBOX_MOVES, OUTBOX_STATES, type OutboxKind, type OutboxMoveName, type OutboxState,
-} from '../../src/host/outbox-states.ts';
+import { inSendingOrder, lanOnly, OUTBOX_KINDS, type OutboxKind } from '../../src/host/outbox-kinds.ts';
+import { canStillMove, nextState, OUTBOX_MOVES, OUTBOX_STATES, type OutboxMoveName, type OutboxState } from '../../src/host/outbox-states.ts';
 import { HostStore } from '../../src/host/store/host-store.ts';
 import { tempDir } from '../helpers/processes.ts';
 
@@ -63,6 +62,12 @@ test('which states end a row\'s journey: all but queued and relay-accepted, exce
     assert.equal(canStillMove(state, 'envelope'), state === 'queued' || state === 'relay-accepted', `envelope ${state}`);
     assert.equal(canStillMove(state, 'receipt'), ['queued', 'relay-accepted', 'handed-over', 'undelivered'].includes(state), `receipt ${state}`);
   }
+});
+
+test('a peer\'s rows leave rotation first, then envelopes, then receipts, each oldest first; rotations take the LAN only', () => {
+  const rows = [{ kind: 'receipt', id: 1 }, { kind: 'envelope', id: 5 }, { kind: 'rotation', id: 9 }, { kind: 'envelope', id: 2 }] as const;
+  assert.deepEqual([...rows].sort(inSendingOrder).map((r) => r.id), [9, 2, 5, 1]);
+  assert.deepEqual(OUTBOX_KINDS.filter(lanOnly), ['rotation']);
 });
 
 test('the store makes a move only from where the table allows it, and leaves the row as it was otherwise', () => {

@@ -10,6 +10,11 @@ export type RotationCheck = { ok: true; rotation: HostRotation } | { ok: false; 
 
 const REC_KEYS = ['v', 'type', 'host', 'old_pub', 'new_pub', 'new_enc_pub', 'iat'] as const;
 
+/** The item id of a rotation record in an outbox or a LAN batch: one per new key. */
+export function rotationItemId(rec: Pick<HostRotationRecord, 'new_pub'>): string {
+  return `rotation:${rec.new_pub}`;
+}
+
 /** Signs `rec` with both keys; throws when the keys are not the record's old and new keys. */
 export function signRotation(rec: HostRotationRecord, oldKey: SigningKey, newKey: SigningKey): HostRotation {
   if (oldKey.publicKey !== rec.old_pub || newKey.publicKey !== rec.new_pub) throw new Error('rotation keys do not match the record');

@@ -7,6 +7,7 @@ import { verifyEncAdV1 } from '../../../protocol/records/enc-ad.ts';
 import { isPlainObject } from '../../../protocol/records/validate.ts';
 import { HostError } from '../../host-error.ts';
 import type { HostNode } from '../../node.ts';
+import { SENDING_ORDER } from '../../outbox-kinds.ts';
 import type { OutboxRow } from '../../store/outbox-table.ts';
 import type { PeerRow } from '../../store/peers-table.ts';
 import { outcomeOf, type RowResult, type Transport } from '../transport.ts';
@@ -162,7 +163,7 @@ export class LanTransport implements Transport {
     }
     const results: RowResult[] = [];
     let unreachable: string | null = null;
-    for (const kind of ['rotation', 'envelope', 'receipt'] as const) {
+    for (const kind of SENDING_ORDER) {
       const route = ROUTES[kind];
       const ofKind = rows.filter((r) => r.kind === kind);
       for (const batch of batches(ofKind, (r) => r.wire.length, route.maxItems, LAN_MAX_BODY_BYTES - 1024)) {

@@ -5,6 +5,7 @@ import { failPoint } from '../../../failpoint.ts';
 import { canonicalJson } from '../../../protocol/canonical.ts';
 import { lanHopTimeIsFresh, verifyLanHopSignature } from '../../../protocol/lan-hop.ts';
 import { receiptItemId } from '../../../protocol/records/receipt.ts';
+import { rotationItemId } from '../../../protocol/records/rotation.ts';
 import { isPlainObject } from '../../../protocol/records/validate.ts';
 import type { HostNode } from '../../node.ts';
 import { encAdOf, pairAcceptJoin, pairHello, PairError, PairNonces } from '../../pairing.ts';
@@ -63,7 +64,7 @@ function receiptIdOf(x: unknown): string | null {
 
 function rotationIdOf(x: unknown): string | null {
   const rec = isPlainObject(x) && isPlainObject(x.rec) ? x.rec : null;
-  return rec !== null && typeof rec.new_pub === 'string' ? `rotation:${rec.new_pub}` : null;
+  return rec !== null && typeof rec.new_pub === 'string' ? rotationItemId({ new_pub: rec.new_pub }) : null;
 }
 
 export function createLanServer(node: HostNode, options: LanServerOptions = {}): Server {

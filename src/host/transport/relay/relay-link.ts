@@ -4,6 +4,7 @@
 // goes to the relay once its LAN attempts failed twice or the peer's LAN address is known
 // unreachable; a row the relay accepted once never goes back to the LAN.
 import type { HostNode } from '../../node.ts';
+import { lanOnly } from '../../outbox-kinds.ts';
 import type { OutboxRow } from '../../store/outbox-table.ts';
 import type { PeerRow } from '../../store/peers-table.ts';
 import type { RowResult, Transport } from '../transport.ts';
@@ -54,7 +55,7 @@ const refusedEverywhere = new RefusedEverywhere();
  */
 export function chooseTransport(node: HostNode, lan: Transport, relay: Transport | null, unavailable: Transport): TransportChooser {
   return (peer, row) => {
-    if (row.kind === 'rotation') return lan;
+    if (lanOnly(row.kind)) return lan;
     if (row.relay_refused !== null) return peerLanUnreachable(peer, node.nowMs()) ? refusedEverywhere : lan;
     if (row.relay_accepted_at !== null) return relay ?? unavailable;
     if (relay === null) return lan;

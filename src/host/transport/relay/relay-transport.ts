@@ -9,6 +9,7 @@ import { acceptedTarget, verifyAccept } from '../../../protocol/records/accept.t
 import { isPlainObject } from '../../../protocol/records/validate.ts';
 import { failPoint } from '../../../failpoint.ts';
 import type { HostNode } from '../../node.ts';
+import { lanOnly } from '../../outbox-kinds.ts';
 import type { OutboxRow } from '../../store/outbox-table.ts';
 import type { PeerRow } from '../../store/peers-table.ts';
 import type { RowResult, Transport } from '../transport.ts';
@@ -51,7 +52,7 @@ export class RelayTransport implements Transport {
     let batch: OutboxRow[] = [];
     let bytes = 0;
     for (const row of rows) {
-      if (row.kind === 'rotation') {
+      if (lanOnly(row.kind)) {
         results.push({ rowId: row.id, outcome: 'failed', detail: 'rotation records go over the LAN only' });
         continue;
       }
