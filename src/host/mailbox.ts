@@ -4,7 +4,7 @@ import { RECEIPT_NOTE_MAX_CHARS } from '../protocol/records/receipt.ts';
 import { HostError } from './host-error.ts';
 import type { HostNode } from './node.ts';
 import { queueReceipt } from './receipts.ts';
-import { OWNER } from './route.ts';
+import { isMailboxHere } from './route.ts';
 import { deliveryRank, type DeliveryState, type InboxRow, type MessageRow } from './store/mail-tables.ts';
 
 /** Most messages one inbox listing returns. */
@@ -14,7 +14,7 @@ export class MailboxError extends HostError {}
 
 /** The agent's mailbox must exist here. */
 export function checkMailbox(node: HostNode, agent: string): void {
-  if (agent !== OWNER && node.store.mail.agent(agent) === undefined) throw new MailboxError(`no agent "${agent}" on this host`, 'not-found');
+  if (!isMailboxHere(node, agent)) throw new MailboxError(`no agent "${agent}" on this host`, 'not-found');
 }
 
 /** Moves one delivery to `state` if that is forward; returns whether it moved. */

@@ -1,6 +1,7 @@
 // Delivery receipts (T218). As recipient: every state change of a delivery of remote mail queues a
 // signed receipt for the sending host. As sender: acceptReceipt keeps the best receipt per
 // (message, recipient) for mail this host sent to that host, and status reports it.
+import { splitQualifiedAddress } from '../protocol/records/envelope.ts';
 import { compareReceipts, parseReceiptWire, parseSignedReceipt, receiptItemId, receiptWire, signReceipt, verifyReceipt, type DeliveryReceipt } from '../protocol/records/receipt.ts';
 import { isoTime, localAddress, type HostNode } from './node.ts';
 import type { Via } from './receive.ts';
@@ -37,7 +38,8 @@ export function acceptReceipt(node: HostNode, signed: unknown, via: Via | null):
   const parsed = parseSignedReceipt(signed);
   if (parsed === null) return 'rejected:bad receipt';
   const rec = parsed.rec;
-  const host = rec.recipient.slice(rec.recipient.indexOf('@') + 1);
+  const host = splitQualifiedAddress(rec.recipient)?.host;
+  if (host === undefined) return 'rejected:bad receipt';
   const peer = store.peers.get(host);
   if (peer === undefined) return 'rejected:recipient host is not paired';
   if (via !== null && store.peers.byKey(via.peerPubkey)?.host !== host) return 'rejected:receipt is not from the recipient host';

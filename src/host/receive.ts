@@ -3,7 +3,7 @@
 // message, its deliveries and their 'delivered' receipts in one transaction.
 import { fingerprint } from '../protocol/fingerprint.ts';
 import { openEnvelopeBody } from '../protocol/seal.ts';
-import { checkEnvelopeShape, isSealed, verifyEnvelope, type EnvelopeV3 } from '../protocol/records/envelope.ts';
+import { checkEnvelopeShape, isSealed, splitQualifiedAddress, verifyEnvelope, type EnvelopeV3 } from '../protocol/records/envelope.ts';
 import type { HostNode } from './node.ts';
 import { applyBounce } from './bounce.ts';
 import { queueReceipt } from './receipts.ts';
@@ -17,10 +17,6 @@ export interface Via {
 }
 
 export type ReceiveResult = 'accepted' | 'duplicate' | `rejected:${string}`;
-
-function hostOf(address: string): string {
-  return address.slice(address.indexOf('@') + 1);
-}
 
 /** The peer key (current, then retired) that signed `env`; null when none did. */
 export function envelopeSigner(node: HostNode, peer: PeerRow, env: EnvelopeV3): string | null {
@@ -46,7 +42,7 @@ export function receive(node: HostNode, envelope: unknown, via: Via, wire?: stri
   const env = shape.envelope;
   const peer = store.peers.byKey(via.peerPubkey);
   if (peer === undefined) return 'rejected:sender is not a paired host';
-  if (env.sig.host !== peer.host || hostOf(env.from) !== peer.host) return 'rejected:envelope is not from the sending host';
+  if (env.sig.host !== peer.host || splitQualifiedAddress(env.from)?.host !== peer.host) return 'rejected:envelope is not from the sending host';
   if (!isSealed(env)) return 'rejected:envelope body is not sealed';
   if (envelopeSigner(node, peer, env) === null) return 'rejected:bad signature';
   const body = openEnvelopeBody(env, [node.keys.enc.privateKey, ...node.keys.retiredEnc]);

@@ -21,7 +21,8 @@ export interface Route {
   remoteHosts: string[];
 }
 
-function isLocalMailbox(node: HostNode, name: string): boolean {
+/** Whether `name` is a mailbox on this host: the owner's, or an agent's. */
+export function isMailboxHere(node: HostNode, name: string): boolean {
   return name === OWNER || node.store.mail.agent(name) !== undefined;
 }
 
@@ -37,7 +38,7 @@ export function expandRoute(node: HostNode, fromAgent: string, addresses: readon
     if (a === null) throw new RouteError(`bad address "${raw}": use name@host, name, role:<role>, * or owner`);
     if (a.kind === 'owner' || (a.kind === 'agent' && (a.host === undefined || a.host === self))) {
       const name = a.kind === 'owner' ? OWNER : a.name;
-      if (!isLocalMailbox(node, name)) throw new RouteError(`no agent "${name}" on this host (agentmbx agents add ${name})`, 'not-found');
+      if (!isMailboxHere(node, name)) throw new RouteError(`no agent "${name}" on this host (agentmbx agents add ${name})`, 'not-found');
       local.add(name);
       to.add(`${name}@${self}`);
     } else if (a.kind === 'agent' && a.host !== undefined) {
@@ -72,7 +73,7 @@ export function recipientsHere(node: HostNode, to: readonly string[]): Recipient
     const a = parseAddress(raw);
     if (a === null) continue;
     if (a.kind === 'agent' && a.host === self) {
-      if (!isLocalMailbox(node, a.name)) return { ok: false, reason: `unknown recipient ${raw}` };
+      if (!isMailboxHere(node, a.name)) return { ok: false, reason: `unknown recipient ${raw}` };
       agents.add(a.name);
     } else if (a.kind === 'role') {
       broad = true;

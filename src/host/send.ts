@@ -7,7 +7,7 @@ import { checkEnvelopeShape, ENVELOPE_KINDS, MAX_SUBJECT_CHARS, signEnvelope, ty
 import { hasControlCharacters } from '../protocol/records/validate.ts';
 import { isUlid, newUlid } from '../protocol/ulid.ts';
 import { isoTime, localAddress, type HostNode } from './node.ts';
-import { expandRoute, OWNER, RouteError } from './route.ts';
+import { expandRoute, isMailboxHere, RouteError } from './route.ts';
 import { relayFit } from './transport/relay/relay-limits.ts';
 
 export interface SendRequest {
@@ -79,7 +79,7 @@ export function queueOutgoing(node: HostNode, fields: OutgoingFields, localAgent
 
 export function sendMail(node: HostNode, req: SendRequest): SendResult {
   const { store } = node;
-  if (req.from !== OWNER && store.mail.agent(req.from) === undefined) {
+  if (!isMailboxHere(node, req.from)) {
     throw new RouteError(`no agent "${req.from}" on this host (agentmbx agents add ${req.from})`, 'not-found');
   }
   const kind = req.kind ?? 'message';

@@ -75,10 +75,15 @@ export function parseAddress(address: unknown): Address | null {
   return NAME_RE.test(name) && NAME_RE.test(host) ? { kind: 'agent', name, host } : null;
 }
 
+/** The name and host of a fully qualified `name@host` (the form of `from`); null for any other form. */
+export function splitQualifiedAddress(address: unknown): { name: string; host: string } | null {
+  const parsed = parseAddress(address);
+  return parsed?.kind === 'agent' && parsed.host !== undefined ? { name: parsed.name, host: parsed.host } : null;
+}
+
 /** A fully qualified `name@host` (the form of `from`). */
 export function isQualifiedAddress(address: unknown): address is string {
-  const parsed = parseAddress(address);
-  return parsed !== null && parsed.kind === 'agent' && parsed.host !== undefined;
+  return splitQualifiedAddress(address) !== null;
 }
 
 export type EnvelopeShape = { ok: true; envelope: EnvelopeV3 } | { ok: false; reason: string };

@@ -2,7 +2,7 @@
 // as relay items with wire = canonical {rec, sig}.
 import { canonicalJson } from '../canonical.ts';
 import type { SigningKey } from '../keys.ts';
-import { NAME_RE } from '../names.ts';
+import { isQualifiedAddress } from './envelope.ts';
 import { hasControlCharacters, hasExactKeys, isIsoTime, isPlainObject, isPositiveSafeInteger, isStringOfLength, parseJsonWire, signCanonical, verifyCanonical } from './validate.ts';
 
 export const RECEIPT_STATES = ['delivered', 'notified', 'read', 'acked'] as const;
@@ -40,20 +40,14 @@ export function checkReceiptShape(x: unknown): DeliveryReceipt | null {
   if (!isPlainObject(x) || !hasExactKeys(x, REQUIRED, OPTIONAL)) return null;
   if (x.v !== 1 || x.type !== 'receipt') return null;
   if (!isStringOfLength(x.msg, RECEIPT_MSG_MIN_CHARS, RECEIPT_MSG_MAX_CHARS) || /\s/.test(x.msg) || hasControlCharacters(x.msg)) return null;
-  if (!isRecipient(x.recipient)) return null;
+  // name@host; the name may be `owner` (the host owner's own mailbox)
+  if (!isQualifiedAddress(x.recipient)) return null;
   if (receiptRank(x.state) < 0) return null;
   if (!isIsoTime(x.at)) return null;
   if (x.note !== undefined && !isStringOfLength(x.note, 0, RECEIPT_NOTE_MAX_CHARS)) return null;
   if (x.did !== undefined && (x.state !== 'acked' || !isStringOfLength(x.did, 0, RECEIPT_DID_MAX_CHARS))) return null;
   if (!isPositiveSafeInteger(x.seq)) return null;
   return x as DeliveryReceipt;
-}
-
-/** `name@host`; the name may be `owner` (the host owner's own mailbox). */
-function isRecipient(value: unknown): value is string {
-  if (typeof value !== 'string') return false;
-  const at = value.indexOf('@');
-  return at > 0 && NAME_RE.test(value.slice(0, at)) && NAME_RE.test(value.slice(at + 1));
 }
 
 export function signReceipt(rec: DeliveryReceipt, key: SigningKey): SignedReceipt {

@@ -2,21 +2,14 @@
 // deadline (accepted_at + retention + 24 h → unconfirmed) and the relay's signed expiry notice
 // (→ expired). Each alerts the local sender.
 import { verifyExpiredNotice } from '../../../protocol/records/expired.ts';
-import { alertLocal } from '../../alerts.ts';
+import { alertLocal, senderOf } from '../../alerts.ts';
 import type { HostNode } from '../../node.ts';
 import { FLUSH_ROWS_MAX } from '../../outbox.ts';
-import type { OutboxRow } from '../../store/outbox-table.ts';
 import type { ReceiveResult } from '../../receive.ts';
 import { DEFAULT_RETENTION_MS } from './relay-session.ts';
 
 /** Added to the relay's retention before the sender stops waiting for a delivery receipt. */
 export const RELAY_DEADLINE_GRACE_MS = 24 * 60 * 60 * 1000;
-
-function sender(node: HostNode, row: OutboxRow): { agent: string; subject: string } | null {
-  const msg = row.msg_id === null ? undefined : node.store.mail.message(row.msg_id);
-  if (msg === undefined || msg.direction !== 'out') return null;
-  return { agent: msg.from_addr.slice(0, msg.from_addr.indexOf('@')), subject: msg.subject };
-}
 
 /** Marks relay rows past their deadline unconfirmed and alerts their senders; returns how many. */
 export function expireRelayDeadlines(node: HostNode): number {
@@ -27,7 +20,7 @@ export function expireRelayDeadlines(node: HostNode): number {
     node.store.transaction(() => {
       if (!node.store.outbox.end(row.id, 'unconfirm', now, { error: 'no delivery receipt by the deadline' })) return;
       count++;
-      const who = sender(node, row);
+      const who = senderOf(node, row.msg_id);
       if (who === null || row.kind !== 'envelope') return;
       if (node.store.receipts.anyFrom(row.peer_host)) {
         alertLocal(node, who.agent, `Undelivered/unconfirmed to ${row.peer_host}: ${who.subject}`,
@@ -57,7 +50,7 @@ export function applyExpiredNotice(node: HostNode, relayPubkey: string, senderPu
   if (row === undefined || row.relay_accepted_at !== Date.parse(notice.accepted_at)) return 'duplicate';
   const now = node.nowMs();
   if (!node.store.outbox.end(row.id, 'expire', now, { error: `the relay expired it at ${notice.expired_at}` })) return 'duplicate';
-  const who = sender(node, row);
+  const who = senderOf(node, row.msg_id);
   if (who !== null) {
     alertLocal(node, who.agent, `Undelivered to ${row.peer_host}: ${who.subject}`,
       `Message ${row.item_id} waited on the relay until it expired (${notice.expired_at}) and ${row.peer_host} never picked it up. It will not be retried.`,
