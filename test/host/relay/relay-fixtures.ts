@@ -1,12 +1,12 @@
 // Two hosts whose LAN addresses are unreachable to each other, both pointed at one real relay on
-// 127.0.0.1 that shares their injected clock; `tick` runs what the daemon's tick runs.
+// 127.0.0.1 that shares their injected clock; `tick` runs the daemon's own tick (daemon-tick.ts).
 import assert from 'node:assert/strict';
 import { generateEncKeyPair } from '../../../src/protocol/keys.ts';
 import { RelayApi } from '../../../src/host/transport/relay/relay-api.ts';
-import { flushOutbox, type FlushReport } from '../../../src/host/outbox.ts';
+import { DaemonTick } from '../../../src/host/daemon-tick.ts';
+import type { FlushReport } from '../../../src/host/outbox.ts';
 import type { HostNode } from '../../../src/host/node.ts';
-import { LanTransport } from '../../../src/host/transport/lan/client.ts';
-import { RelayLink } from '../../../src/host/transport/relay/relay-link.ts';
+import type { RelayLink } from '../../../src/host/transport/relay/relay-link.ts';
 import { setRelay } from '../../../src/host/transport/relay/relay-pin.ts';
 import { startTestRelay, TestClock, type TestHost, type TestRelay, type TestRelayOptions } from '../../helpers/relay-fixture.ts';
 import { makeHost, pin, type Clock } from '../fixtures.ts';
@@ -16,8 +16,14 @@ export const CLOSED_ADDR = 'http://127.0.0.1:9';
 
 export interface RelayedHost {
   node: HostNode;
+  /** the daemon's tick, without its timer and LAN server */
+  daemon: DaemonTick;
+  /** the daemon's relay link */
   link: RelayLink;
+  /** the daemon's log lines */
   log: string[];
+  /** `listener` hears each row's result during one `tick` call */
+  heard: { listener?: FlushReport | undefined };
 }
 
 export interface RelayWorld {
@@ -40,7 +46,9 @@ export function sharedClock(start = Date.now()): { clock: Clock; testClock: Test
 
 export function relayed(node: HostNode): RelayedHost {
   const log: string[] = [];
-  return { node, link: new RelayLink(node, (line) => log.push(line)), log };
+  const heard: RelayedHost['heard'] = {};
+  const daemon = new DaemonTick(node, { log: (line) => log.push(line), onResult: (row, result, via) => heard.listener?.(row, result, via) });
+  return { node, daemon, link: daemon.relay, log, heard };
 }
 
 /**
@@ -60,11 +68,14 @@ export async function relayWorld(options: TestRelayOptions = {}, clocks = shared
   return { clock, testClock, relay, a: relayed(a), b: relayed(b) };
 }
 
-/** One daemon tick's relay and outbox work for `host`. */
+/** One daemon tick of `host`, and what it started; `report` hears each row's result. */
 export async function tick(host: RelayedHost, report?: FlushReport): Promise<void> {
-  const choose = await host.link.prepare(new LanTransport(host.node));
-  await host.link.pull();
-  await flushOutbox(host.node, choose, report);
+  host.heard.listener = report;
+  try {
+    await host.daemon.tick();
+  } finally {
+    host.heard.listener = undefined;
+  }
 }
 
 /** Ticks `host` until its rows for `msgId` reach `state`, moving the clock a minute each time. */
