@@ -2,7 +2,7 @@
 // the very same tick: a relay pull and an outbox flush as two jobs that never wait for each other;
 // the flush refreshes keys, fetches missing peer enc keys and starts each (peer, transport)
 // delivery in its own lane (delivery-lanes.ts). A disk that refuses writes is named once and backs
-// the ticks off until a flush succeeds again.
+// the ticks off until a delivery's result is recorded again.
 import type { HostNode } from './node.ts';
 import { DeliveryLanes } from './delivery-lanes.ts';
 import { FailureTally } from './failure-tally.ts';
@@ -96,10 +96,11 @@ export class DaemonTick {
       refreshKeys(node);
       const choose = await this.relay.prepare(this.#lan);
       this.#fetchMissingEncKeys();
-      await flushOutbox(node, choose, (row, result, via) => this.#report(row, result, via), this.#lanes);
+      const offered = await flushOutbox(node, choose, (row, result, via) => this.#report(row, result, via), this.#lanes);
       this.#failures.summarize(node.nowMs());
-      if (this.#diskFailures > 0) this.#log(`the disk holding ${node.home} takes writes again`);
-      this.#diskFailures = 0;
+      // A flush only starts deliveries: the disk counts as healed once one recorded its result, or
+      // when nothing waits to be written at all.
+      if (offered === 0) this.#diskHealed();
     }, this.#failed('flush'), isStopped);
   }
 
@@ -120,7 +121,7 @@ export class DaemonTick {
     } while (this.#flush.busy());
   }
 
-  /** One line when the disk starts refusing writes (by a job, a delivery or a peer's call); ticks back off until a flush succeeds. */
+  /** One line when the disk starts refusing writes (by a job, a delivery or a peer's call); ticks back off until a write goes through. */
   noteDiskFault(named: string): void {
     if (this.#diskFailures === 0) this.#log(`${named}; the daemon retries, less often while it lasts (mail waits in the outbox)`);
     this.#diskFailures += 1;
@@ -169,7 +170,15 @@ export class DaemonTick {
     for (const host of this.#encTried.keys()) if (this.#node.store.peers.get(host) === undefined) this.#encTried.delete(host);
   }
 
+  /** A write went through (or none waits): a disk fault named before is over. */
+  #diskHealed(): void {
+    if (this.#diskFailures > 0) this.#log(`the disk holding ${this.#node.home} takes writes again`);
+    this.#diskFailures = 0;
+  }
+
+  /** Hears each row's result once it is recorded, which proves the store took a write. */
   #report(row: OutboxRow, result: RowResult, via: string): void {
+    this.#diskHealed();
     if (result.outcome !== 'failed' || row.attempts === 0) this.#log(`${row.kind} ${row.item_id} -> ${row.peer_host}: ${result.detail}`);
     if (result.outcome === 'failed') this.#failures.note(row.peer_host, via, result.detail);
     this.#onResult?.(row, result, via);
