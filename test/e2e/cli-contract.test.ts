@@ -45,10 +45,14 @@ test('every command takes --json', () => {
   assert.deepEqual(missing, []);
 });
 
-test('--version prints the package version; --help names MBX_HOME and the exit codes', async () => {
+test('--version prints the package version (JSON with --json); --help names MBX_HOME and the exit codes', async () => {
   const version = (JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as { version: string }).version;
   const r = await runCli(['--version']);
   assert.deepEqual([r.code, r.stdout, r.stderr], [0, `${version}\n`, '']);
+  for (const argv of [['--version', '--json'], ['--json', '-V']]) {
+    const json = await runCli(argv);
+    assert.deepEqual([json.code, JSON.parse(json.stdout), json.stderr], [0, { version }, ''], argv.join(' '));
+  }
   const help = await runCli(['--help']);
   assert.equal(help.code, 0);
   assert.match(help.stdout, /MBX_HOME/);
