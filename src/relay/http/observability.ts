@@ -1,9 +1,9 @@
 // The operator's view on the relay's HTTP face: request metrics and logs on every answer,
 // GET /healthz, and GET /metrics — on the relay's port, or on its own listener (--metrics-bind)
 // so that it need not be public.
-import { createServer, type Server } from 'node:http';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { Logger } from 'pino';
+import type { BoundPort } from './bound-port.ts';
 import type { Health } from './health.ts';
 import { PollSummary, requestLogFields } from './logging.ts';
 import type { RelayMetrics } from './metrics.ts';
@@ -59,11 +59,13 @@ export function relayObserver(options: ObservabilityOptions): HttpObserver {
   };
 }
 
-/** A separate listener for GET /metrics and GET /healthz only (`--metrics-bind HOST:PORT`). */
-export async function startMetricsServer(options: ObservabilityOptions, host: string, port: number): Promise<{ url: string; close(): Promise<void> }> {
-  const server: Server = createServer((request, response) => {
+/** A separate listener for GET /metrics and GET /healthz only (`--metrics-bind HOST:PORT`), on a port bound at start. */
+export function serveMetrics(options: ObservabilityOptions, port: BoundPort): void {
+  port.adopt((request, response) => {
     const send = (status: number, contentType: string, body: string): void => {
-      response.writeHead(status, { 'content-type': contentType, 'content-length': Buffer.byteLength(body) }).end(body);
+      // once the relay stops, a kept-alive scraper's connection would otherwise hold the stop for its idle timeout
+      const closing = port.closing ? { connection: 'close' } : {};
+      response.writeHead(status, { 'content-type': contentType, 'content-length': Buffer.byteLength(body), ...closing }).end(body);
     };
     const path = (request.url ?? '').split('?')[0];
     if (request.method !== 'GET' || (path !== '/metrics' && path !== '/healthz')) {
@@ -75,14 +77,5 @@ export async function startMetricsServer(options: ObservabilityOptions, host: st
       : healthAnswer(options.health).then(({ status, body }) => ({ status, contentType: 'application/json', body: JSON.stringify(body) }));
     answer.then(({ status, contentType, body }) => send(status, contentType, body), () => send(500, 'application/json', JSON.stringify({ error: 'internal error' })));
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(port, host, () => { server.off('error', reject); resolve(); });
-  });
-  const address = server.address();
-  const boundPort = typeof address === 'object' && address !== null ? address.port : port;
-  return {
-    url: `http://${host.includes(':') ? `[${host}]` : host}:${boundPort}`,
-    close: () => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }),
-  };
+  port.open();
 }

@@ -1,0 +1,60 @@
+// The relay binds its port before it takes the writer lock or opens the store, and holds it from
+// then on: nothing can take the port between the check and the serving (bound-port.ts).
+import assert from 'node:assert/strict';
+import { createServer } from 'node:net';
+import { test } from 'node:test';
+import { DEFAULT_CONFIG } from '../../src/relay/config.ts';
+import { startRelayService } from '../../src/relay/relay-service.ts';
+import { tempDir } from '../helpers/processes.ts';
+import { waitUntil, withDeadline } from '../helpers/wait.ts';
+
+/** A port on 127.0.0.1 nothing listens on (it was free a moment ago). */
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+/** The listen error another program gets on `port`, or null when it could listen there. */
+async function listenError(port: number): Promise<string | null> {
+  const other = createServer();
+  return new Promise((resolve) => {
+    other.once('error', (error: NodeJS.ErrnoException) => resolve(error.code ?? error.message));
+    other.listen(port, '127.0.0.1', () => other.close(() => resolve(null)));
+  });
+}
+
+test('a relay waiting for the store holds its port already and answers 503 "starting" there, then serves', async (t) => {
+  const dir = tempDir('agentmbx-bound-');
+  const options = { storeDir: dir, bind: '127.0.0.1', config: DEFAULT_CONFIG, env: {} };
+  const holder = await startRelayService({ ...options, port: 0 });
+  let holderClosed = false;
+  t.after(() => (holderClosed ? undefined : holder.close()));
+
+  const port = await freePort();
+  const waiting = startRelayService({ ...options, port, lockWaitMs: 60_000 });
+  t.after(async () => (await waiting).close());
+  const url = `http://127.0.0.1:${port}`;
+  let early: { status: number; retryAfter: string | null; body: unknown } | null = null;
+  await waitUntil('the waiting relay to bind its port', 10_000, async () => {
+    try {
+      const response = await fetch(`${url}/v2/relay/info`);
+      early = { status: response.status, retryAfter: response.headers.get('retry-after'), body: await response.json() };
+      return null;
+    } catch (error) {
+      return String((error as Error).cause ?? error);
+    }
+  });
+  assert.deepEqual(early, { status: 503, retryAfter: '1', body: { error: 'the relay is starting: try again shortly' } });
+  assert.equal(await listenError(port), 'EADDRINUSE', 'the port is held while the relay waits for the store');
+
+  await holder.close();
+  holderClosed = true;
+  const service = await withDeadline('the waiting relay to start', 10_000, waiting);
+  assert.equal(service.url, url);
+  const info = await fetch(`${url}/v2/relay/info`);
+  assert.equal(info.status, 200);
+  assert.equal(((await info.json()) as { epoch: string }).epoch, service.epoch);
+});
