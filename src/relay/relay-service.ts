@@ -2,6 +2,7 @@
 // started in that order and stopped in reverse. `agentmbx relay serve` and the tests use it.
 import { createRequire } from 'node:module';
 import type { Logger } from 'pino';
+import type { Ticker } from './http/logging.ts';
 import { fingerprint } from '../protocol/fingerprint.ts';
 import type { EnrolmentAuthority } from './authority/enrolment-authority.ts';
 import { JWKS_MIN_FETCH_INTERVAL_MS } from './authority/jwks-cache.ts';
@@ -44,6 +45,8 @@ export interface RelayServiceOptions {
   log?: (line: string) => void;
   /** structured request logs (logging.ts), or none */
   requestLog?: Logger;
+  /** what ends the request log's poll-summary windows (default: an unref'd one-minute timer) */
+  pollSummaryTicker?: Ticker;
   /** serve /metrics (and /healthz) on this separate address instead of the relay's port */
   metricsBind?: { host: string; port: number };
 }
@@ -129,8 +132,12 @@ export async function startRelayService(options: RelayServiceOptions): Promise<R
     const observability = {
       metrics, logger: options.requestLog ?? null, metricsOnRelayPort: options.metricsBind === undefined, nowMs,
       health: () => checkHealth({ store, nowMs, heartbeatIntervalMs, diskFault: () => store.diskFault() }),
+      ...(options.pollSummaryTicker === undefined ? {} : { pollSummaryTicker: options.pollSummaryTicker }),
     };
-    const app = buildRelayHttp(core, options.config, relayPort, relayObserver(observability));
+    const observer = relayObserver(observability);
+    // the last poll summary is written once the HTTP face has answered its last request
+    cleanups.push(() => observer.close());
+    const app = buildRelayHttp(core, options.config, relayPort, observer);
     cleanups.push(() => app.close());
     await app.ready();
     relayPort.open();

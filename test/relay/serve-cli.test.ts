@@ -40,6 +40,18 @@ test('serve prints one line with URL, fingerprint and epoch; SIGTERM exits 0 and
   assert.equal(again.epoch, relay.epoch, 'the same store');
 });
 
+test('SIGTERM writes the poll summary of the last window before the stop line', async () => {
+  const relay = await spawnRelay(tempDir('agentmbx-serve-'));
+  const host = await enrolledHost(relay, 'laptop');
+  for (let i = 0; i < 3; i += 1) assert.equal((await host.api.pull(0)).status, 200);
+  relay.child.kill('SIGTERM');
+  assert.equal(await relay.child.exited, 0);
+  const lines = relay.child.stdout().trim().split('\n');
+  assert.equal(lines.at(-1), 'agentmbx relay stopped');
+  const summary = lines.filter((line) => line.includes('"msg":"polls"')).map((line) => JSON.parse(line) as Record<string, unknown>);
+  assert.deepEqual(summary.map((l) => [l['polls'], l['hosts']]), [[3, 1]], relay.child.stdout());
+});
+
 test('a second serve on the same store dir exits non-zero with one line naming the store', async () => {
   const dir = tempDir('agentmbx-serve-');
   const first = await spawnRelay(dir);

@@ -5,7 +5,7 @@ import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { Logger } from 'pino';
 import type { BoundPort } from './bound-port.ts';
 import type { Health } from './health.ts';
-import { PollSummary, requestLogFields } from './logging.ts';
+import { PollSummary, requestLogFields, type Ticker } from './logging.ts';
 import type { RelayMetrics } from './metrics.ts';
 import type { HttpObserver } from './server.ts';
 
@@ -18,6 +18,13 @@ export interface ObservabilityOptions {
   metricsOnRelayPort: boolean;
   /** the relay's clock, for the poll summary's windows */
   nowMs: () => number;
+  /** what ends the poll summary's windows (default: an unref'd timer) */
+  pollSummaryTicker?: Ticker;
+}
+
+/** The relay's observer; close() (after the HTTP face closed) writes the last poll summary. */
+export interface RelayObserver extends HttpObserver {
+  close(): void;
 }
 
 /** The routes hosts poll: a successful answer is logged at debug and summarised at info. */
@@ -29,9 +36,9 @@ async function healthAnswer(health: () => Promise<Health>): Promise<{ status: nu
   return result.ok ? { status: 200, body: { status: 'ok' } } : { status: 503, body: { status: 'unhealthy', reason: result.reason } };
 }
 
-export function relayObserver(options: ObservabilityOptions): HttpObserver {
+export function relayObserver(options: ObservabilityOptions): RelayObserver {
   const { metrics, logger } = options;
-  const polls = logger === null ? null : new PollSummary(logger, options.nowMs);
+  const polls = logger === null ? null : new PollSummary(logger, options.nowMs, options.pollSummaryTicker);
   return {
     install(app: FastifyInstance): void {
       app.addHook('onResponse', async (request, reply) => {
@@ -40,9 +47,12 @@ export function relayObserver(options: ObservabilityOptions): HttpObserver {
         if (logger === null || polls === null) return;
         const fields = requestLogFields(request, reply, route);
         const polled = reply.statusCode === 200 && POLL_ROUTES.has(`${request.method} ${route}`);
-        if (polled) logger.debug(fields, 'request');
-        else logger.info(fields, 'request');
-        polls.answered(polled ? { hostFp: fields.host_fp as string | null } : null);
+        if (polled) {
+          logger.debug(fields, 'request');
+          polls.polled(fields.host_fp as string | null);
+        } else {
+          logger.info(fields, 'request');
+        }
       });
       app.get('/healthz', async (_request, reply: FastifyReply) => {
         const { status, body } = await healthAnswer(options.health);
@@ -56,6 +66,7 @@ export function relayObserver(options: ObservabilityOptions): HttpObserver {
       }
     },
     answered: (route, answer) => metrics.answered(route, answer),
+    close: () => polls?.close(),
   };
 }
 
