@@ -41,6 +41,23 @@ test('send without --body refuses a terminal stdin and says what to do', { timeo
     'agentmbx: no --body, and stdin is a terminal: give --body TEXT, or pipe the body in (echo hi | agentmbx send …)\nexit=2\n');
 });
 
+test('send without --body gives up on a stdin left open and silent: exit 2 after --stdin-timeout, nothing stored', { timeout: E2E_TIMEOUT_MS }, async () => {
+  const alpha = await newCliHost('alpha', ['ann']);
+  const before = homeSnapshot(alpha);
+  const refusal = 'agentmbx: no --body, and stdin stayed open with nothing more for 300ms: give --body TEXT, or pipe the body in and close stdin '
+    + '(echo hi | agentmbx send …); a slow writer gets longer with --stdin-timeout\n';
+  for (const written of ['', 'half a body']) {
+    const child = spawnCli(['send', '--from', 'ann', '--to', 'ann', '--subject', 's', '--stdin-timeout', '300ms'], { env: { ...process.env, ...alpha.env }, stdio: ['pipe', 'pipe', 'pipe'] });
+    if (written !== '') child.process.stdin?.write(written);
+    // stdin stays open: the writer never closes it
+    assert.deepEqual([await child.exited, child.stdout(), child.stderr()], [2, '', refusal], `after writing "${written}"`);
+    child.process.stdin?.destroy();
+  }
+  assert.deepEqual(homeSnapshot(alpha), before, 'nothing sent, nothing stored');
+  const bad = await runCli(['send', '--from', 'ann', '--to', 'ann', '--subject', 's', '--stdin-timeout', '10'], alpha.env);
+  assert.deepEqual([bad.code, bad.stderr], [2, 'agentmbx: bad duration "10": a number with a unit (ms, s, m, h, d), e.g. 30s, 10m, 2h\n']);
+});
+
 test('blank or long subjects and unknown reply-tos are refused with the rule, and nothing is stored', { timeout: E2E_TIMEOUT_MS }, async () => {
   const alpha = await newCliHost('alpha', ['ann']);
   const before = homeSnapshot(alpha);
