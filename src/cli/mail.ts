@@ -5,7 +5,7 @@ import { withNode } from './host-common.ts';
 import { printJson, printResult } from './output.ts';
 import { messageId, parseDuration, positiveInteger } from './parse-args.ts';
 import { MAX_BODY_BYTES } from '../protocol/records/envelope.ts';
-import { escapeUnshowable as shown } from '../common/terminal-text.ts';
+import { escapeInLine as inLine, escapeUnshowable as shown } from '../common/terminal-text.ts';
 import { ensureAgent, messageText, messageView, visibleMessage } from '../host/agent-mail.ts';
 import { ackMessage, checkMailbox, inboxPage, INBOX_PAGE_MAX, needsReply, readMessage, type InboxQuery } from '../host/mailbox.ts';
 import { MAIL_WAIT_MAX_MS, waitForUnread, watchDeliveries } from '../host/mail-watch.ts';
@@ -153,7 +153,7 @@ export function registerMailCommands(program: Command): void {
           return;
         }
         if (page.rows.length === 0) process.stdout.write('no mail\n');
-        for (const r of page.rows) process.stdout.write(`${r.id}  ${r.state.padEnd(9)}  ${shown(r.from_addr)}  ${shown(r.subject)}${needsReply(r) ? '  [needs reply]' : ''}\n`);
+        for (const r of page.rows) process.stdout.write(`${r.id}  ${r.state.padEnd(9)}  ${inLine(r.from_addr)}  ${inLine(r.subject)}${needsReply(r) ? '  [needs reply]' : ''}\n`);
         // on stderr, so that stdout stays one line per message
         if (next !== null) {
           const flags = [opts.all === true ? '--all' : '', opts.limit === undefined ? '' : `--limit ${opts.limit}`, 'after' in next ? `--after ${next.after}` : `--before ${next.before}`];
@@ -171,7 +171,7 @@ export function registerMailCommands(program: Command): void {
       const watch = watchDeliveries(node, opts.agent, (ids) => {
         for (const id of ids) {
           const m = messageView(node, visibleMessage(node, opts.agent, id), false);
-          process.stdout.write(opts.json === true ? `${JSON.stringify(m)}\n` : `${m.id}  from ${m.from} (${m.trust})  ${m.subject}\n`);
+          process.stdout.write(opts.json === true ? `${JSON.stringify(m)}\n` : `${m.id}  from ${inLine(m.from)} (${m.trust})  ${inLine(m.subject)}\n`);
         }
       });
       process.stderr.write(`watching the mail of ${localAddress(node, opts.agent)}\n`);
@@ -224,7 +224,7 @@ export function registerMailCommands(program: Command): void {
       if (opts.json === true) printJson(status);
       else {
         for (const r of status.recipients) {
-          process.stdout.write(`${r.recipient.padEnd(30)} ${r.state}${r.at === null ? '' : `  ${r.at}`}${r.via === null ? '' : `  via ${r.via}`}${r.note === null ? '' : `  ${shown(r.note)}`}\n`);
+          process.stdout.write(`${r.recipient.padEnd(30)} ${r.state}${r.at === null ? '' : `  ${r.at}`}${r.via === null ? '' : `  via ${r.via}`}${r.note === null ? '' : `  ${inLine(r.note)}`}\n`);
         }
       }
     }));

@@ -7,13 +7,18 @@ import { join } from 'node:path';
 import { CLI_BIN, runCli, spawnCli, spawnProcess, tempDir } from '../helpers/processes.ts';
 import { startTestRelay, TestClock } from '../helpers/relay-fixture.ts';
 import { E2E_TIMEOUT_MS, cli, cliJson, homeSnapshot, newCliHost } from './host-helpers.ts';
+import { eventually } from './mcp-helpers.ts';
 
 const RULE = 'a subject is 1 to 200 characters, not blank, without control characters';
 
-test('text output shows a sender\'s control and bidi characters escaped; JSON keeps them', { timeout: E2E_TIMEOUT_MS }, async () => {
+test('text output (inbox, read, watch) shows a sender\'s control and bidi characters escaped; JSON keeps them', { timeout: E2E_TIMEOUT_MS }, async () => {
   const alpha = await newCliHost('alpha', ['ann', 'bob']);
   const body = 'red \x1b[31malert\x07\rover\u202eevil\ttab\nline two';
+  const watching = spawnCli(['watch', '--agent', 'bob'], { env: { ...process.env, ...alpha.env } });
+  await eventually('watch is ready', async () => watching.stderr(), (err) => err.includes('watching the mail of bob@alpha'));
   const id = (await cli(alpha, ['send', '--from', 'ann', '--to', 'bob', '--subject', 'see \u202eright', '--body', body])).trim();
+  assert.equal(await watching.waitForLine(new RegExp(id)), `${id}  from ann@alpha (local)  see \\u202eright`);
+  watching.kill('SIGTERM');
   const listed = await cli(alpha, ['inbox', '--agent', 'bob']);
   assert.equal(listed, `${id}  notified   ann@alpha  see \\u202eright\n`);
   const shown = await cli(alpha, ['read', id, '--agent', 'bob', '--peek']);
