@@ -3,11 +3,11 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import type { Command } from 'commander';
 import { buildProgram } from '../../src/cli/program.ts';
 import { EXIT_CODES } from '../../src/cli/exit-codes.ts';
+import { closedPort } from '../helpers/ports.ts';
 import { REPO_ROOT, runCli, spawnCli, tempDir } from '../helpers/processes.ts';
 import { E2E_TIMEOUT_MS, cli, cliJson, homeSnapshot, newCliHost } from './host-helpers.ts';
 
@@ -22,15 +22,6 @@ function assertJsonFailure(r: Result, code: keyof typeof EXIT_CODES, error: stri
   assert.equal(body.code, code);
   if (typeof error === 'string') assert.equal(body.error, error);
   else assert.match(body.error, error);
-}
-
-/** A port on 127.0.0.1 nothing listens on (it was free a moment ago). */
-async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
 }
 
 function leafCommands(command: Command, path: string[] = []): Array<{ path: string; command: Command }> {

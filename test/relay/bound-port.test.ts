@@ -5,17 +5,9 @@ import { createServer } from 'node:net';
 import { test } from 'node:test';
 import { DEFAULT_CONFIG } from '../../src/relay/config.ts';
 import { startRelayService } from '../../src/relay/relay-service.ts';
+import { closedPort } from '../helpers/ports.ts';
 import { tempDir } from '../helpers/processes.ts';
 import { waitUntil, withDeadline } from '../helpers/wait.ts';
-
-/** A port on 127.0.0.1 nothing listens on (it was free a moment ago). */
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
 
 /** The listen error another program gets on `port`, or null when it could listen there. */
 async function listenError(port: number): Promise<string | null> {
@@ -33,7 +25,7 @@ test('a relay waiting for the store holds its port already and answers 503 "star
   let holderClosed = false;
   t.after(() => (holderClosed ? undefined : holder.close()));
 
-  const port = await freePort();
+  const port = await closedPort();
   const waiting = startRelayService({ ...options, port, lockWaitMs: 60_000 });
   t.after(async () => (await waiting).close());
   const url = `http://127.0.0.1:${port}`;
