@@ -7,6 +7,7 @@ import { DEFAULT_CONFIG } from '../../src/relay/config.ts';
 import { startRelayService } from '../../src/relay/relay-service.ts';
 import { closedPort } from '../helpers/ports.ts';
 import { tempDir } from '../helpers/processes.ts';
+import { spawnRelay } from '../helpers/relay-process.ts';
 import { waitUntil, withDeadline } from '../helpers/wait.ts';
 
 /** The listen error another program gets on `port`, or null when it could listen there. */
@@ -20,13 +21,11 @@ async function listenError(port: number): Promise<string | null> {
 
 test('a relay waiting for the store holds its port already and answers 503 "starting" there, then serves', async (t) => {
   const dir = tempDir('agentmbx-bound-');
-  const options = { storeDir: dir, bind: '127.0.0.1', config: DEFAULT_CONFIG, env: {} };
-  const holder = await startRelayService({ ...options, port: 0 });
-  let holderClosed = false;
-  t.after(() => (holderClosed ? undefined : holder.close()));
-
+  const holder = await spawnRelay(dir); // another relay process has the store
   const port = await closedPort();
-  const waiting = startRelayService({ ...options, port, lockWaitMs: 60_000 });
+  // its own log lines are kept, not printed, as for every in-process test relay (relay-fixture.ts)
+  const log: string[] = [];
+  const waiting = startRelayService({ storeDir: dir, bind: '127.0.0.1', port, config: DEFAULT_CONFIG, env: {}, lockWaitMs: 60_000, log: (line) => { log.push(line); } });
   t.after(async () => (await waiting).close());
   const url = `http://127.0.0.1:${port}`;
   let early: { status: number; retryAfter: string | null; body: unknown } | null = null;
@@ -42,11 +41,10 @@ test('a relay waiting for the store holds its port already and answers 503 "star
   assert.deepEqual(early, { status: 503, retryAfter: '1', body: { error: 'the relay is starting: try again shortly' } });
   assert.equal(await listenError(port), 'EADDRINUSE', 'the port is held while the relay waits for the store');
 
-  await holder.close();
-  holderClosed = true;
+  holder.child.kill('SIGTERM');
+  assert.equal(await holder.child.exited, 0);
   const service = await withDeadline('the waiting relay to start', 10_000, waiting);
   assert.equal(service.url, url);
-  const info = await fetch(`${url}/v2/relay/info`);
-  assert.equal(info.status, 200);
-  assert.equal(((await info.json()) as { epoch: string }).epoch, service.epoch);
+  assert.equal(service.epoch, holder.epoch, 'the same store');
+  assert.equal((await fetch(`${url}/v2/relay/info`)).status, 200);
 });
