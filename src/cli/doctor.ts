@@ -1,6 +1,7 @@
 // agentmbx doctor [--json]: exit 1 when something needs the owner.
 import type { Command } from 'commander';
 import { CliError } from './cli-error.ts';
+import { escapeInLine as inLine } from '../common/terminal-text.ts';
 import { printJson } from './output.ts';
 import { runDoctor } from '../host/doctor.ts';
 import { defaultHome } from '../host/identity.ts';
@@ -15,7 +16,7 @@ export function registerDoctorCommand(program: Command): void {
       const report = await runDoctor(defaultHome());
       if (opts.json === true) printJson(report);
       else {
-        for (const c of report.checks) process.stdout.write(`${MARK[c.level]}  ${c.check}: ${c.detail}\n`);
+        for (const c of report.checks) process.stdout.write(`${MARK[c.level]}  ${c.check}: ${inLine(c.detail)}\n`);
         if (report.ok) process.stdout.write('all good\n');
       }
       if (!report.ok) throw new CliError('doctor found something that needs you (FAIL)', 'FAILURE', true);

@@ -4,6 +4,7 @@ import type { Command } from 'commander';
 import { CliError } from './cli-error.ts';
 import { asCliError, openHomeNode, withNode } from './host-common.ts';
 import { parsePort } from './parse-args.ts';
+import { escapeInLine as inLine } from '../common/terminal-text.ts';
 import { printJson, printResult } from './output.ts';
 import { registerMailCommands } from './mail.ts';
 import { registerMcpCommand } from './mcp.ts';
@@ -72,7 +73,7 @@ export function registerHostCommands(program: Command): void {
       try {
         const log = opts.json === true
           ? (line: string) => process.stdout.write(`${JSON.stringify({ at: new Date().toISOString(), msg: line })}\n`)
-          : (line: string) => process.stdout.write(`${new Date().toISOString()} ${line}\n`);
+          : (line: string) => process.stdout.write(`${new Date().toISOString()} ${inLine(line)}\n`);
         daemon = await startDaemon(node, { port, bind, log });
       } catch (err) {
         release();

@@ -5,7 +5,7 @@ import { withNode } from './host-common.ts';
 import { printJson, printResult } from './output.ts';
 import { messageId, parseDuration, positiveInteger } from './parse-args.ts';
 import { MAX_BODY_BYTES } from '../protocol/records/envelope.ts';
-import { escapeUnshowable as shown } from '../common/terminal-text.ts';
+import { escapeInLine as inLine, escapeUnshowable as shown } from '../common/terminal-text.ts';
 import { ensureAgent, messageText, messageView, visibleMessage } from '../host/agent-mail.ts';
 import { ackMessage, checkMailbox, inboxPage, INBOX_PAGE_MAX, needsReply, readMessage, type InboxQuery } from '../host/mailbox.ts';
 import { MAIL_WAIT_MAX_MS, waitForUnread, watchDeliveries } from '../host/mail-watch.ts';
@@ -41,16 +41,38 @@ function untilStopped(): Promise<void> {
   });
 }
 
-/** The body from stdin, read up to the envelope's body limit (a longer one is refused, not cut). */
-async function readStdinBody(): Promise<string> {
+/** How long `send` waits for stdin to say something (or close) before it gives up, unless --stdin-timeout says otherwise. */
+export const STDIN_IDLE_DEFAULT = '10s';
+/** The longest --stdin-timeout (a day: a timer cannot be set much beyond 24 days anyway). */
+export const STDIN_IDLE_MAX_MS = 86_400_000;
+
+/**
+ * The body from stdin, read until it closes, up to the envelope's body limit (a longer one is
+ * refused, not cut). A stdin left open and silent for `idleMs` (an agent's shell tool often hands
+ * its commands such a pipe) is refused instead of waited on for ever.
+ */
+async function readStdinBody(idleMs: number, idleText: string): Promise<string> {
+  const stdin = process.stdin;
   const chunks: Buffer[] = [];
   let size = 0;
-  for await (const chunk of process.stdin) {
-    size += (chunk as Buffer).length;
-    if (size > MAX_BODY_BYTES) throw new CliError(`the body is longer than ${MAX_BODY_BYTES} bytes`);
-    chunks.push(chunk as Buffer);
+  try {
+    return await new Promise<string>((resolve, reject) => {
+      const idle = setTimeout(() => reject(new CliError(
+        `no --body, and stdin stayed open with nothing more for ${idleText}: give --body TEXT, or pipe the body in and close stdin (echo hi | agentmbx send …); a slow writer gets longer with --stdin-timeout`,
+        'USAGE')), idleMs);
+      stdin.on('data', (chunk: Buffer) => {
+        idle.refresh();
+        size += chunk.length;
+        if (size > MAX_BODY_BYTES) reject(new CliError(`the body is longer than ${MAX_BODY_BYTES} bytes`));
+        else chunks.push(chunk);
+      });
+      stdin.once('end', () => { clearTimeout(idle); resolve(Buffer.concat(chunks).toString('utf8')); });
+      stdin.once('error', (error) => { clearTimeout(idle); reject(error); });
+    });
+  } finally {
+    // a refused body leaves stdin open: let go of it, or the process would wait for its writer
+    stdin.destroy();
   }
-  return Buffer.concat(chunks).toString('utf8');
 }
 
 export function registerMailCommands(program: Command): void {
@@ -83,17 +105,20 @@ export function registerMailCommands(program: Command): void {
     .requiredOption('--from <agent>', 'the sending agent on this host')
     .requiredOption('--to <addresses>', 'comma-separated: name@host, name, role:<r>, *, owner')
     .requiredOption('--subject <text>', 'subject')
-    .option('--body <text>', 'body (default: read from stdin, which must not be a terminal)')
+    .option('--body <text>', 'body (default: read from stdin until it closes; a terminal is refused)')
+    .option('--stdin-timeout <duration>', `without --body: how long stdin may stay silent and open before send gives up (exit 2)`, STDIN_IDLE_DEFAULT)
     .option('--kind <kind>', 'message, request, reply, status, decision, alert or task', 'message')
     .option('--reply-to <id>', 'the message this answers')
     .option('--json', 'print JSON')
-    .action((opts: { from: string; to: string; subject: string; body?: string; kind: string; replyTo?: string; json?: boolean }) => {
+    .action((opts: { from: string; to: string; subject: string; body?: string; stdinTimeout: string; kind: string; replyTo?: string; json?: boolean }) => {
       // waiting for a body typed at a terminal looks like a hang to a person and to an agent's shell
       if (opts.body === undefined && process.stdin.isTTY === true) {
         throw new CliError('no --body, and stdin is a terminal: give --body TEXT, or pipe the body in (echo hi | agentmbx send …)', 'USAGE');
       }
+      const stdinIdleMs = parseDuration(opts.stdinTimeout);
+      if (stdinIdleMs < 1 || stdinIdleMs > STDIN_IDLE_MAX_MS) throw new CliError('--stdin-timeout must be from 1ms to 1d', 'USAGE');
       return withNode(async (node) => {
-        const body = opts.body ?? await readStdinBody();
+        const body = opts.body ?? await readStdinBody(stdinIdleMs, opts.stdinTimeout.trim());
         const to = opts.to.split(',').map((s) => s.trim()).filter((s) => s !== '');
         const sent = sendMail(node, { from: opts.from, to, subject: opts.subject, body, kind: opts.kind, replyTo: opts.replyTo ?? null });
         if (opts.json === true) printJson({ id: sent.id, local: sent.localAgents, hosts: sent.remoteHosts });
@@ -128,7 +153,7 @@ export function registerMailCommands(program: Command): void {
           return;
         }
         if (page.rows.length === 0) process.stdout.write('no mail\n');
-        for (const r of page.rows) process.stdout.write(`${r.id}  ${r.state.padEnd(9)}  ${shown(r.from_addr)}  ${shown(r.subject)}${needsReply(r) ? '  [needs reply]' : ''}\n`);
+        for (const r of page.rows) process.stdout.write(`${r.id}  ${r.state.padEnd(9)}  ${inLine(r.from_addr)}  ${inLine(r.subject)}${needsReply(r) ? '  [needs reply]' : ''}\n`);
         // on stderr, so that stdout stays one line per message
         if (next !== null) {
           const flags = [opts.all === true ? '--all' : '', opts.limit === undefined ? '' : `--limit ${opts.limit}`, 'after' in next ? `--after ${next.after}` : `--before ${next.before}`];
@@ -146,7 +171,7 @@ export function registerMailCommands(program: Command): void {
       const watch = watchDeliveries(node, opts.agent, (ids) => {
         for (const id of ids) {
           const m = messageView(node, visibleMessage(node, opts.agent, id), false);
-          process.stdout.write(opts.json === true ? `${JSON.stringify(m)}\n` : `${m.id}  from ${m.from} (${m.trust})  ${m.subject}\n`);
+          process.stdout.write(opts.json === true ? `${JSON.stringify(m)}\n` : `${m.id}  from ${inLine(m.from)} (${m.trust})  ${inLine(m.subject)}\n`);
         }
       });
       process.stderr.write(`watching the mail of ${localAddress(node, opts.agent)}\n`);
@@ -199,7 +224,7 @@ export function registerMailCommands(program: Command): void {
       if (opts.json === true) printJson(status);
       else {
         for (const r of status.recipients) {
-          process.stdout.write(`${r.recipient.padEnd(30)} ${r.state}${r.at === null ? '' : `  ${r.at}`}${r.via === null ? '' : `  via ${r.via}`}${r.note === null ? '' : `  ${shown(r.note)}`}\n`);
+          process.stdout.write(`${r.recipient.padEnd(30)} ${r.state}${r.at === null ? '' : `  ${r.at}`}${r.via === null ? '' : `  via ${r.via}`}${r.note === null ? '' : `  ${inLine(r.note)}`}\n`);
         }
       }
     }));

@@ -2,8 +2,13 @@
 // of a failure under --json.
 import type { ExitName } from './exit-codes.ts';
 
+/** The JSON document every command prints (pretty, without the final line break). */
+export function jsonText(value: unknown): string {
+  return JSON.stringify(value, null, 2);
+}
+
 export function printJson(value: unknown): void {
-  process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
+  process.stdout.write(`${jsonText(value)}\n`);
 }
 
 /** Prints `value` as JSON with --json, else the text (a line break is added when missing). */

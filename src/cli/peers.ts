@@ -3,6 +3,7 @@ import type { Command } from 'commander';
 import { CliError } from './cli-error.ts';
 import { withNode } from './host-common.ts';
 import { parseDuration } from './parse-args.ts';
+import { escapeInLine as inLine } from '../common/terminal-text.ts';
 import { printJson, printResult } from './output.ts';
 import { fingerprint } from '../protocol/fingerprint.ts';
 import { META_LISTEN_ADDR, lanAddress } from '../host/daemon.ts';
@@ -70,7 +71,7 @@ export function registerPeerCommands(program: Command): void {
       }));
       if (opts.json === true) printJson(list);
       else if (list.length === 0) process.stdout.write('no peers (agentmbx pair / agentmbx join)\n');
-      else for (const p of list) process.stdout.write(`${p.host}  ${p.fingerprint}  ${p.addr}${p.enc_key ? '' : '  (no enc key yet)'}${p.last_error === null ? '' : `  last error: ${p.last_error}`}\n`);
+      else for (const p of list) process.stdout.write(`${p.host}  ${p.fingerprint}  ${inLine(p.addr)}${p.enc_key ? '' : '  (no enc key yet)'}${p.last_error === null ? '' : `  last error: ${inLine(p.last_error)}`}\n`);
     }));
 
   peers.command('remove <host>')

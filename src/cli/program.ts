@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { Command, CommanderError } from 'commander';
 import { CliError } from './cli-error.ts';
 import { EXIT_CODES } from './exit-codes.ts';
-import { printFailure, wantsJson } from './output.ts';
+import { jsonText, printFailure, wantsJson } from './output.ts';
 import { registerRelayCommands } from './relay.ts';
 import { registerHostCommands } from './host.ts';
 import { defaultHome } from '../host/identity.ts';
@@ -15,10 +15,12 @@ function packageVersion(): string {
   return (JSON.parse(readFileSync(PACKAGE_JSON, 'utf8')) as { version: string }).version;
 }
 
-export function buildProgram(): Command {
+/** The command tree; `json` (the command line has --json) makes --version print {"version": …}. */
+export function buildProgram(json = false): Command {
+  const version = packageVersion();
   const program = new Command('agentmbx')
     .description('signed, sealed mail between AI agents on different machines')
-    .version(packageVersion(), '-V, --version', 'print the agentmbx version')
+    .version(json ? jsonText({ version }) : version, '-V, --version', 'print the agentmbx version (with --json: {"version": …})')
     .addHelpText('after', '\nEnvironment:\n  MBX_HOME   this host\'s home (keys, config, store); default ~/.local/share/agentmbx\n\nExit codes: 0 ok, 1 failure, 2 usage, 3 not found, 4 not paired, 5 unreachable, 6 storage, 70 internal.\nWith --json a failure is {"error", "code"} on stdout.')
     .exitOverride()
     // usage errors are printed by runCli, in the same shape as every other failure
@@ -30,8 +32,8 @@ export function buildProgram(): Command {
 
 /** Runs the CLI and returns the exit status; every failure is one line (or one JSON object), never a stack trace. */
 export async function runCli(argv: string[]): Promise<number> {
-  const program = buildProgram();
   const json = wantsJson(argv);
+  const program = buildProgram(json);
   try {
     await program.parseAsync(argv, { from: 'user' });
     return EXIT_CODES.OK;

@@ -8,6 +8,7 @@ import { generateRelayKeyText, RelayKeyError } from '../relay/ops/relay-key.ts';
 import { restoreRelayStore } from '../relay/ops/restore.ts';
 import { WriterLockBusyError } from '../relay/ops/writer-lock.ts';
 import { createRelayLogger, isRelayLogLevel, RELAY_LOG_LEVELS, type RelayLogLevel } from '../relay/http/logging.ts';
+import { PortBindError } from '../relay/http/bound-port.ts';
 import { startRelayService } from '../relay/relay-service.ts';
 import type { StoredOpsLogEntry } from '../relay/store/relay-store.ts';
 import { StoreOpenError } from '../relay/store/sqlite/index.ts';
@@ -33,12 +34,9 @@ async function operate<T>(fn: () => Promise<T> | T): Promise<T> {
     if (err instanceof ConfigError) throw new CliError(err.message, 'USAGE');
     const fault = diskFaultOf(err);
     if (fault !== null) throw new CliError(`${DISK_FAULT_ADVICE[fault]} (${err instanceof Error ? err.message : String(err)})`, 'STORAGE');
-    if (err instanceof RelayOpsError || err instanceof StoreOpenError || err instanceof RelayKeyError || err instanceof WriterLockBusyError) {
+    if (err instanceof RelayOpsError || err instanceof StoreOpenError || err instanceof RelayKeyError || err instanceof WriterLockBusyError || err instanceof PortBindError) {
       throw new CliError(err.message);
     }
-    const code = (err as NodeJS.ErrnoException | undefined)?.code;
-    if (code === 'EADDRINUSE') throw new CliError('the port is already in use: pick another with --port or PORT');
-    if (code === 'EACCES' || code === 'EADDRNOTAVAIL') throw new CliError(`cannot listen there (${code}): check --bind and --port`);
     throw err;
   }
 }

@@ -2,6 +2,7 @@
 // `relay` group (src/cli/relay.ts) by host.ts.
 import type { Command } from 'commander';
 import { withNode } from './host-common.ts';
+import { escapeInLine as inLine } from '../common/terminal-text.ts';
 import { printJson, printResult } from './output.ts';
 import { fingerprint } from '../protocol/fingerprint.ts';
 import { setRelay, unsetRelay } from '../host/transport/relay/relay-pin.ts';
@@ -41,7 +42,7 @@ export function registerRelayClientCommands(relay: Command): void {
       }
       if (rows.length === 0) process.stdout.write('no quarantined relay items\n');
       for (const r of rows) {
-        process.stdout.write(`${new Date(r.at).toISOString()}  seq ${r.seq}  ${r.kind} ${r.item_id} from ${fingerprint(r.sender_pubkey)}: ${r.reason}\n`);
+        process.stdout.write(`${new Date(r.at).toISOString()}  seq ${r.seq}  ${r.kind} ${r.item_id} from ${fingerprint(r.sender_pubkey)}: ${inLine(r.reason)}\n`);
       }
     }));
 }

@@ -1,8 +1,8 @@
 // One running relay: the writer lock, the relay key, the store, the core and the HTTP face,
 // started in that order and stopped in reverse. `agentmbx relay serve` and the tests use it.
 import { createRequire } from 'node:module';
-import { createServer } from 'node:net';
 import type { Logger } from 'pino';
+import type { Ticker } from './http/logging.ts';
 import { fingerprint } from '../protocol/fingerprint.ts';
 import type { EnrolmentAuthority } from './authority/enrolment-authority.ts';
 import { JWKS_MIN_FETCH_INTERVAL_MS } from './authority/jwks-cache.ts';
@@ -14,7 +14,8 @@ import { hopVerifyPool } from './crypto/hop-verify-pool.ts';
 import { sweep } from './core/sweep.ts';
 import { checkHealth } from './http/health.ts';
 import { RelayMetrics } from './http/metrics.ts';
-import { relayObserver, startMetricsServer } from './http/observability.ts';
+import { bindPort } from './http/bound-port.ts';
+import { relayObserver, serveMetrics } from './http/observability.ts';
 import { buildRelayHttp } from './http/server.ts';
 import type { EpochRotation } from './ops/epoch.ts';
 import { checkHeartbeatAtStart, writeHeartbeat } from './ops/heartbeat.ts';
@@ -44,6 +45,8 @@ export interface RelayServiceOptions {
   log?: (line: string) => void;
   /** structured request logs (logging.ts), or none */
   requestLog?: Logger;
+  /** what ends the request log's poll-summary windows (default: an unref'd one-minute timer) */
+  pollSummaryTicker?: Ticker;
   /** serve /metrics (and /healthz) on this separate address instead of the relay's port */
   metricsBind?: { host: string; port: number };
 }
@@ -63,29 +66,18 @@ export interface RelayService {
   close(): Promise<void>;
 }
 
-/**
- * Fails (EADDRINUSE, EACCES…) when `host:port` cannot be bound, before anything touches the store:
- * a start that cannot serve must not rotate the epoch or write a heartbeat. Port 0 always binds.
- */
-async function checkBindable(host: string, port: number): Promise<void> {
-  if (port === 0) return;
-  const probe = createServer();
-  await new Promise<void>((resolve, reject) => {
-    probe.once('error', reject);
-    probe.listen({ host, port, exclusive: true }, resolve);
-  });
-  await new Promise<void>((resolve) => probe.close(() => resolve()));
-}
-
 export async function startRelayService(options: RelayServiceOptions): Promise<RelayService> {
-  await checkBindable(options.bind, options.port);
-  if (options.metricsBind !== undefined) await checkBindable(options.metricsBind.host, options.metricsBind.port);
-  const lock = await acquireWriterLock(options.storeDir, { waitMs: options.lockWaitMs ?? 0 });
-  const cleanups: Array<() => Promise<void> | void> = [() => lock.release()];
+  // the ports first (bound-port.ts): a start that cannot serve must not rotate the epoch or write a heartbeat
+  const relayPort = await bindPort(options.bind, options.port, '--port (env PORT) or --bind');
+  const cleanups: Array<() => Promise<void> | void> = [() => relayPort.close()];
   const unwind = async (): Promise<void> => {
     for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
   };
   try {
+    const metricsPort = options.metricsBind === undefined ? null : await bindPort(options.metricsBind.host, options.metricsBind.port, '--metrics-bind');
+    if (metricsPort !== null) cleanups.push(() => metricsPort.close());
+    const lock = await acquireWriterLock(options.storeDir, { waitMs: options.lockWaitMs ?? 0 });
+    cleanups.push(() => lock.release());
     const relayKey = loadOrCreateRelayKey(options.storeDir, options.env);
     const groupCommit = { maxItems: options.config.group_commit_max_items, maxWaitMs: options.config.group_commit_max_wait_ms };
     const metrics = new RelayMetrics();
@@ -140,24 +132,25 @@ export async function startRelayService(options: RelayServiceOptions): Promise<R
     const observability = {
       metrics, logger: options.requestLog ?? null, metricsOnRelayPort: options.metricsBind === undefined, nowMs,
       health: () => checkHealth({ store, nowMs, heartbeatIntervalMs, diskFault: () => store.diskFault() }),
+      ...(options.pollSummaryTicker === undefined ? {} : { pollSummaryTicker: options.pollSummaryTicker }),
     };
-    const app = buildRelayHttp(core, options.config, relayObserver(observability));
+    const observer = relayObserver(observability);
+    // the last poll summary is written once the HTTP face has answered its last request
+    cleanups.push(() => observer.close());
+    const app = buildRelayHttp(core, options.config, relayPort, observer);
     cleanups.push(() => app.close());
-    await app.listen({ port: options.port, host: options.bind });
-    const metricsServer = options.metricsBind === undefined ? null : await startMetricsServer(observability, options.metricsBind.host, options.metricsBind.port);
-    if (metricsServer !== null) cleanups.push(() => metricsServer.close());
-    const address = app.server.address();
-    const port = typeof address === 'object' && address !== null ? address.port : options.port;
-    const host = options.bind.includes(':') ? `[${options.bind}]` : options.bind;
+    await app.ready();
+    relayPort.open();
+    if (metricsPort !== null) serveMetrics(observability, metricsPort);
     return {
-      url: `http://${host}:${port}`,
+      url: relayPort.url,
       epoch: core.context.epoch,
       relayPubkey: relayKey.publicKey,
       fingerprint: fingerprint(relayKey.publicKey),
       core,
       epochRotatedAtStart: rotation,
       metrics,
-      metricsUrl: metricsServer?.url ?? null,
+      metricsUrl: metricsPort?.url ?? null,
       close: unwind,
     };
   } catch (err) {

@@ -3,11 +3,11 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import type { Command } from 'commander';
 import { buildProgram } from '../../src/cli/program.ts';
 import { EXIT_CODES } from '../../src/cli/exit-codes.ts';
+import { closedPort } from '../helpers/ports.ts';
 import { REPO_ROOT, runCli, spawnCli, tempDir } from '../helpers/processes.ts';
 import { E2E_TIMEOUT_MS, cli, cliJson, homeSnapshot, newCliHost } from './host-helpers.ts';
 
@@ -24,15 +24,6 @@ function assertJsonFailure(r: Result, code: keyof typeof EXIT_CODES, error: stri
   else assert.match(body.error, error);
 }
 
-/** A port on 127.0.0.1 nothing listens on (it was free a moment ago). */
-async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
-
 function leafCommands(command: Command, path: string[] = []): Array<{ path: string; command: Command }> {
   if (command.commands.length === 0) return [{ path: path.join(' '), command }];
   // a group that has its own action (peers, agents) is itself a command
@@ -45,10 +36,14 @@ test('every command takes --json', () => {
   assert.deepEqual(missing, []);
 });
 
-test('--version prints the package version; --help names MBX_HOME and the exit codes', async () => {
+test('--version prints the package version (JSON with --json); --help names MBX_HOME and the exit codes', async () => {
   const version = (JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as { version: string }).version;
   const r = await runCli(['--version']);
   assert.deepEqual([r.code, r.stdout, r.stderr], [0, `${version}\n`, '']);
+  for (const argv of [['--version', '--json'], ['--json', '-V']]) {
+    const json = await runCli(argv);
+    assert.deepEqual([json.code, JSON.parse(json.stdout), json.stderr], [0, { version }, ''], argv.join(' '));
+  }
   const help = await runCli(['--help']);
   assert.equal(help.code, 0);
   assert.match(help.stdout, /MBX_HOME/);

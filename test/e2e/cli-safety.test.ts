@@ -7,13 +7,18 @@ import { join } from 'node:path';
 import { CLI_BIN, runCli, spawnCli, spawnProcess, tempDir } from '../helpers/processes.ts';
 import { startTestRelay, TestClock } from '../helpers/relay-fixture.ts';
 import { E2E_TIMEOUT_MS, cli, cliJson, homeSnapshot, newCliHost } from './host-helpers.ts';
+import { eventually } from './mcp-helpers.ts';
 
 const RULE = 'a subject is 1 to 200 characters, not blank, without control characters';
 
-test('text output shows a sender\'s control and bidi characters escaped; JSON keeps them', { timeout: E2E_TIMEOUT_MS }, async () => {
+test('text output (inbox, read, watch) shows a sender\'s control and bidi characters escaped; JSON keeps them', { timeout: E2E_TIMEOUT_MS }, async () => {
   const alpha = await newCliHost('alpha', ['ann', 'bob']);
   const body = 'red \x1b[31malert\x07\rover\u202eevil\ttab\nline two';
+  const watching = spawnCli(['watch', '--agent', 'bob'], { env: { ...process.env, ...alpha.env } });
+  await eventually('watch is ready', async () => watching.stderr(), (err) => err.includes('watching the mail of bob@alpha'));
   const id = (await cli(alpha, ['send', '--from', 'ann', '--to', 'bob', '--subject', 'see \u202eright', '--body', body])).trim();
+  assert.equal(await watching.waitForLine(new RegExp(id)), `${id}  from ann@alpha (local)  see \\u202eright`);
+  watching.kill('SIGTERM');
   const listed = await cli(alpha, ['inbox', '--agent', 'bob']);
   assert.equal(listed, `${id}  notified   ann@alpha  see \\u202eright\n`);
   const shown = await cli(alpha, ['read', id, '--agent', 'bob', '--peek']);
@@ -39,6 +44,23 @@ test('send without --body refuses a terminal stdin and says what to do', { timeo
   assert.equal(await tty.exited, 0, tty.stderr());
   assert.equal(tty.stdout().replaceAll('\r', ''),
     'agentmbx: no --body, and stdin is a terminal: give --body TEXT, or pipe the body in (echo hi | agentmbx send …)\nexit=2\n');
+});
+
+test('send without --body gives up on a stdin left open and silent: exit 2 after --stdin-timeout, nothing stored', { timeout: E2E_TIMEOUT_MS }, async () => {
+  const alpha = await newCliHost('alpha', ['ann']);
+  const before = homeSnapshot(alpha);
+  const refusal = 'agentmbx: no --body, and stdin stayed open with nothing more for 300ms: give --body TEXT, or pipe the body in and close stdin '
+    + '(echo hi | agentmbx send …); a slow writer gets longer with --stdin-timeout\n';
+  for (const written of ['', 'half a body']) {
+    const child = spawnCli(['send', '--from', 'ann', '--to', 'ann', '--subject', 's', '--stdin-timeout', '300ms'], { env: { ...process.env, ...alpha.env }, stdio: ['pipe', 'pipe', 'pipe'] });
+    if (written !== '') child.process.stdin?.write(written);
+    // stdin stays open: the writer never closes it
+    assert.deepEqual([await child.exited, child.stdout(), child.stderr()], [2, '', refusal], `after writing "${written}"`);
+    child.process.stdin?.destroy();
+  }
+  assert.deepEqual(homeSnapshot(alpha), before, 'nothing sent, nothing stored');
+  const bad = await runCli(['send', '--from', 'ann', '--to', 'ann', '--subject', 's', '--stdin-timeout', '10'], alpha.env);
+  assert.deepEqual([bad.code, bad.stderr], [2, 'agentmbx: bad duration "10": a number with a unit (ms, s, m, h, d), e.g. 30s, 10m, 2h\n']);
 });
 
 test('blank or long subjects and unknown reply-tos are refused with the rule, and nothing is stored', { timeout: E2E_TIMEOUT_MS }, async () => {

@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import { fingerprint } from '../../src/protocol/fingerprint.ts';
 import { DEFAULT_CONFIG, ConfigError, HEARTBEAT_INTERVAL_MS, resolveServeOptions } from '../../src/relay/config.ts';
 import { checkHealth } from '../../src/relay/http/health.ts';
-import { createRelayLogger, POLL_SUMMARY_WINDOW_MS } from '../../src/relay/http/logging.ts';
+import { createRelayLogger, POLL_SUMMARY_WINDOW_MS, type RelayLogLevel, type Ticker } from '../../src/relay/http/logging.ts';
 import { MAX_REASON_LABELS, RelayMetrics } from '../../src/relay/http/metrics.ts';
 import { startRelayService, type RelayServiceOptions } from '../../src/relay/relay-service.ts';
 import { tempDir } from '../helpers/processes.ts';
@@ -118,26 +118,31 @@ test('--metrics-bind is parsed as HOST:PORT or [IPv6]:PORT', () => {
   }
 });
 
-test('request logs are JSON lines with id, route, status, latency and host fingerprint, never a key, signature or body', async (t) => {
+/** A request log collected in memory: its lines parsed, and its raw text. */
+function memoryLog(level: RelayLogLevel = 'info'): { logger: ReturnType<typeof createRelayLogger>; lines: () => Array<Record<string, unknown>>; text: () => string } {
   const lines: string[] = [];
   const sink = new Writable({ write(chunk: Buffer, _encoding, done) { lines.push(...chunk.toString('utf8').split('\n').filter((l) => l !== '')); done(); } });
+  return { logger: createRelayLogger(sink, level), lines: () => lines.map((line) => JSON.parse(line) as Record<string, unknown>), text: () => lines.join('\n') };
+}
+
+test('request logs are JSON lines with id, route, status, latency and host fingerprint, never a key, signature or body', async (t) => {
+  const log = memoryLog();
   const clock = new TestClock();
-  const relay = await startRelay(clock, { requestLog: createRelayLogger(sink) });
+  const relay = await startRelay(clock, { requestLog: log.logger });
   t.after(() => relay.service.close());
   const a = await enrolledHost(relay, 'laptop');
   const b = await enrolledHost(relay, 'desk');
   const item = pushItem(a, b, clock.now());
   await a.api.push([item]);
-  const logged = lines.map((line) => JSON.parse(line) as Record<string, unknown>);
-  const push = logged.find((l) => l['route'] === '/v2/relay/items');
-  assert.ok(push !== undefined, lines.join('\n'));
+  const push = log.lines().find((l) => l['route'] === '/v2/relay/items');
+  assert.ok(push !== undefined, log.text());
   assert.deepEqual(Object.keys(push).sort(), ['host_fp', 'latency_ms', 'level', 'method', 'msg', 'req_id', 'route', 'status', 'time']);
   assert.equal(push['status'], 200);
   assert.equal(push['method'], 'POST');
   assert.equal(typeof push['latency_ms'], 'number');
   assert.equal(push['host_fp'], fingerprint(a.key.publicKey));
   assert.ok(typeof push['req_id'] === 'string' && push['req_id'] !== '');
-  const all = lines.join('\n');
+  const all = log.text();
   for (const secret of [a.key.publicKey, b.key.publicKey, item.targets[0]?.wire_b64 ?? '?', item.item_id, 'x-mbx-sig', 'authorization']) {
     assert.ok(!all.includes(secret), `logs must not contain ${secret.slice(0, 12)}…`);
   }
@@ -152,28 +157,53 @@ test(`rejection reasons beyond ${MAX_REASON_LABELS} distinct ones are counted as
   assert.equal(sample(body, `agentmbx_push_items_total{outcome="rejected",reason="reason ${MAX_REASON_LABELS - 1}"}`), 1);
 });
 
-test('successful polls are summarised once per window at info, and logged one by one only at debug', async (t) => {
-  const lines: string[] = [];
-  const sink = new Writable({ write(chunk: Buffer, _encoding, done) { lines.push(...chunk.toString('utf8').split('\n').filter((l) => l !== '')); done(); } });
+/** A poll-summary timer the test fires by hand (no real sleeps). */
+function handTicker(): { ticker: Ticker; fire(): void; stopped(): boolean } {
+  let tick: (() => void) | null = null;
+  let stopped = false;
+  return {
+    ticker: (fn) => { tick = fn; return () => { stopped = true; }; },
+    fire: () => tick?.(),
+    stopped: () => stopped,
+  };
+}
+
+test('successful polls are summarised once per window at info, on the timer (no later request needed), and logged one by one only at debug', async (t) => {
   const clock = new TestClock();
-  const relay = await startRelay(clock, { requestLog: createRelayLogger(sink, 'info') });
+  const log = memoryLog('info');
+  const timer = handTicker();
+  const relay = await startRelay(clock, { requestLog: log.logger, pollSummaryTicker: timer.ticker });
   t.after(() => relay.service.close());
   const hosts = [await enrolledHost(relay, 'laptop'), await enrolledHost(relay, 'desk')];
   for (let i = 0; i < 3; i += 1) for (const host of hosts) assert.equal((await host.api.pull(0)).status, 200);
   clock.advance(POLL_SUMMARY_WINDOW_MS);
-  await hosts[0]?.api.info(); // the first answer after the window logs its summary
-  const logged = () => lines.map((line) => JSON.parse(line) as Record<string, unknown>);
-  await waitUntil('the poll summary', 10_000, async () => (logged().some((l) => l['msg'] === 'polls') ? null : lines.join('\n')));
-  assert.deepEqual(logged().filter((l) => l['route'] === '/v2/relay/items'), [], 'no line per successful poll at info');
-  const summary = logged().find((l) => l['msg'] === 'polls') ?? {};
-  assert.deepEqual([summary['polls'], summary['hosts'], summary['level']], [6, 2, 30]);
-  assert.ok((summary['window_ms'] as number) >= POLL_SUMMARY_WINDOW_MS);
+  const summaries = () => log.lines().filter((l) => l['msg'] === 'polls');
+  assert.deepEqual(summaries(), [], 'nothing before the window ends');
+  timer.fire(); // the window ends on an idle relay: no request follows
+  assert.deepEqual(log.lines().filter((l) => l['route'] === '/v2/relay/items'), [], 'no line per successful poll at info');
+  const summary = summaries()[0] ?? {};
+  assert.deepEqual([summary['polls'], summary['hosts'], summary['level'], summary['window_ms']], [6, 2, 30, POLL_SUMMARY_WINDOW_MS]);
+  timer.fire();
+  assert.equal(summaries().length, 1, 'a window without polls logs nothing');
 
-  const debugLines: string[] = [];
-  const debugSink = new Writable({ write(chunk: Buffer, _encoding, done) { debugLines.push(...chunk.toString('utf8').split('\n').filter((l) => l !== '')); done(); } });
-  const verbose = await startRelay(clock, { requestLog: createRelayLogger(debugSink, 'debug') });
+  const debug = memoryLog('debug');
+  const verbose = await startRelay(clock, { requestLog: debug.logger, pollSummaryTicker: handTicker().ticker });
   t.after(() => verbose.service.close());
   const host = await enrolledHost(verbose, 'laptop');
   await host.api.pull(0);
-  await waitUntil('the debug poll line', 10_000, async () => (debugLines.some((l) => l.includes('"route":"/v2/relay/items"')) ? null : debugLines.join('\n')));
+  await waitUntil('the debug poll line', 10_000, async () => (debug.lines().some((l) => l['route'] === '/v2/relay/items') ? null : JSON.stringify(debug.lines())));
+});
+
+test('a relay that stops writes the poll summary of its last window and stops the timer', async () => {
+  const clock = new TestClock();
+  const log = memoryLog('info');
+  const timer = handTicker();
+  const relay = await startRelay(clock, { requestLog: log.logger, pollSummaryTicker: timer.ticker });
+  const host = await enrolledHost(relay, 'laptop');
+  for (let i = 0; i < 2; i += 1) assert.equal((await host.api.pull(0)).status, 200);
+  clock.advance(1_000);
+  await relay.service.close();
+  assert.equal(timer.stopped(), true);
+  const summaries = log.lines().filter((l) => l['msg'] === 'polls');
+  assert.deepEqual(summaries.map((l) => [l['polls'], l['hosts'], l['window_ms']]), [[2, 1, 1_000]]);
 });

@@ -40,6 +40,18 @@ test('serve prints one line with URL, fingerprint and epoch; SIGTERM exits 0 and
   assert.equal(again.epoch, relay.epoch, 'the same store');
 });
 
+test('SIGTERM writes the poll summary of the last window before the stop line', async () => {
+  const relay = await spawnRelay(tempDir('agentmbx-serve-'));
+  const host = await enrolledHost(relay, 'laptop');
+  for (let i = 0; i < 3; i += 1) assert.equal((await host.api.pull(0)).status, 200);
+  relay.child.kill('SIGTERM');
+  assert.equal(await relay.child.exited, 0);
+  const lines = relay.child.stdout().trim().split('\n');
+  assert.equal(lines.at(-1), 'agentmbx relay stopped');
+  const summary = lines.filter((line) => line.includes('"msg":"polls"')).map((line) => JSON.parse(line) as Record<string, unknown>);
+  assert.deepEqual(summary.map((l) => [l['polls'], l['hosts']]), [[3, 1]], relay.child.stdout());
+});
+
 test('a second serve on the same store dir exits non-zero with one line naming the store', async () => {
   const dir = tempDir('agentmbx-serve-');
   const first = await spawnRelay(dir);
@@ -120,7 +132,7 @@ test('the store survives SIGKILL: committed items are there after the restart', 
   assert.deepEqual(page.items.map((i) => i.item_id), ids);
 });
 
-test('a busy port refuses the start before the store is touched: the store directory is unchanged', async () => {
+test('a busy port refuses the start before the store is touched: one line, exit 1, the store directory unchanged', async () => {
   const dir = tempDir('agentmbx-serve-');
   const first = await spawnRelay(dir);
   first.child.kill('SIGTERM');
@@ -131,12 +143,20 @@ test('a busy port refuses the start before the store is touched: the store direc
   await new Promise<void>((resolve) => busy.listen(0, '127.0.0.1', resolve));
   try {
     const { port } = busy.address() as { port: number };
-    const result = await runCli(['relay', 'serve', '--store-dir', dir, '--port', String(port), '--bind', '127.0.0.1']);
-    assert.deepEqual([result.code, result.stdout, result.stderr], [1, '', 'agentmbx: the port is already in use: pick another with --port or PORT\n']);
+    const serve = ['relay', 'serve', '--store-dir', dir, '--bind', '127.0.0.1'];
+    const inUse = `127.0.0.1:${port} is already in use (another relay or program listens there)`;
+    const text = await runCli([...serve, '--port', String(port)]);
+    assert.deepEqual([text.code, text.stdout, text.stderr], [1, '', `agentmbx: ${inUse}: change --port (env PORT) or --bind\n`]);
+    const json = await runCli([...serve, '--port', String(port), '--json']);
+    assert.deepEqual([json.code, JSON.parse(json.stdout), json.stderr], [1, { error: `${inUse}: change --port (env PORT) or --bind`, code: 'FAILURE' }, '']);
+    const metrics = await runCli([...serve, '--port', '0', '--metrics-bind', `127.0.0.1:${port}`]);
+    assert.deepEqual([metrics.code, metrics.stdout, metrics.stderr], [1, '', `agentmbx: ${inUse}: change --metrics-bind\n`]);
   } finally {
     await new Promise<void>((resolve) => busy.close(() => resolve()));
   }
   assert.deepEqual(snapshot(), before, 'no heartbeat, no epoch rotation, no lock left behind');
+  const again = await spawnRelay(dir);
+  assert.equal(again.epoch, first.epoch, 'the epoch the store had');
 });
 
 test('a bad --log-level or MBX_RELAY_LOG_LEVEL exits 2 naming the levels', async () => {

@@ -34,35 +34,54 @@ export const POLL_SUMMARY_WINDOW_MS = 60_000;
 /** Distinct hosts one summary tells apart; polls of further hosts are still counted. */
 export const POLL_SUMMARY_MAX_HOSTS = 10_000;
 
+/** Runs `tick` every `everyMs` and returns what stops it. The relay's never keeps the process alive; tests fire theirs by hand. */
+export type Ticker = (tick: () => void, everyMs: number) => () => void;
+
+export const UNREF_TICKER: Ticker = (tick, everyMs) => {
+  const timer = setInterval(tick, everyMs);
+  timer.unref();
+  return () => clearInterval(timer);
+};
+
 /**
- * Counts successful polls and logs `{"msg":"polls","polls":N,"hosts":H,"window_ms":W}` for a window
- * once it has passed, at the next answered request (no timer: a relay nobody calls logs nothing).
+ * Counts successful polls and logs `{"msg":"polls","polls":N,"hosts":H,"window_ms":W}` once a window,
+ * on a timer (so that an idle relay still writes its last summary) and at close. A window without
+ * polls logs nothing.
  */
 export class PollSummary {
   readonly #logger: Logger;
   readonly #nowMs: () => number;
+  readonly #stopTicker: () => void;
   #windowStart: number;
   #polls = 0;
   readonly #hosts = new Set<string>();
 
-  constructor(logger: Logger, nowMs: () => number) {
+  constructor(logger: Logger, nowMs: () => number, ticker: Ticker = UNREF_TICKER) {
     this.#logger = logger;
     this.#nowMs = nowMs;
     this.#windowStart = nowMs();
+    this.#stopTicker = ticker(() => this.flush(), POLL_SUMMARY_WINDOW_MS);
   }
 
-  /** Call on every answered request; `pollBy` is set for a successful poll (the host's fingerprint, or null). */
-  answered(poll: { hostFp: string | null } | null): void {
-    const now = this.#nowMs();
-    if (now - this.#windowStart >= POLL_SUMMARY_WINDOW_MS) {
-      if (this.#polls > 0) this.#logger.info({ polls: this.#polls, hosts: this.#hosts.size, window_ms: now - this.#windowStart }, 'polls');
-      this.#windowStart = now;
-      this.#polls = 0;
-      this.#hosts.clear();
-    }
-    if (poll === null) return;
+  /** Counts one successful poll by the host with this fingerprint (null: none shown). */
+  polled(hostFp: string | null): void {
     this.#polls += 1;
-    if (poll.hostFp !== null && this.#hosts.size < POLL_SUMMARY_MAX_HOSTS) this.#hosts.add(poll.hostFp);
+    if (hostFp !== null && this.#hosts.size < POLL_SUMMARY_MAX_HOSTS) this.#hosts.add(hostFp);
+  }
+
+  /** Logs the window's summary if it counted a poll, and starts the next window. */
+  flush(): void {
+    const now = this.#nowMs();
+    if (this.#polls > 0) this.#logger.info({ polls: this.#polls, hosts: this.#hosts.size, window_ms: now - this.#windowStart }, 'polls');
+    this.#windowStart = now;
+    this.#polls = 0;
+    this.#hosts.clear();
+  }
+
+  /** At shutdown: stops the timer and logs the last window. */
+  close(): void {
+    this.#stopTicker();
+    this.flush();
   }
 }
 

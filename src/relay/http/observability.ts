@@ -1,11 +1,11 @@
 // The operator's view on the relay's HTTP face: request metrics and logs on every answer,
 // GET /healthz, and GET /metrics — on the relay's port, or on its own listener (--metrics-bind)
 // so that it need not be public.
-import { createServer, type Server } from 'node:http';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { Logger } from 'pino';
+import type { BoundPort } from './bound-port.ts';
 import type { Health } from './health.ts';
-import { PollSummary, requestLogFields } from './logging.ts';
+import { PollSummary, requestLogFields, type Ticker } from './logging.ts';
 import type { RelayMetrics } from './metrics.ts';
 import type { HttpObserver } from './server.ts';
 
@@ -18,6 +18,13 @@ export interface ObservabilityOptions {
   metricsOnRelayPort: boolean;
   /** the relay's clock, for the poll summary's windows */
   nowMs: () => number;
+  /** what ends the poll summary's windows (default: an unref'd timer) */
+  pollSummaryTicker?: Ticker;
+}
+
+/** The relay's observer; close() (after the HTTP face closed) writes the last poll summary. */
+export interface RelayObserver extends HttpObserver {
+  close(): void;
 }
 
 /** The routes hosts poll: a successful answer is logged at debug and summarised at info. */
@@ -29,9 +36,9 @@ async function healthAnswer(health: () => Promise<Health>): Promise<{ status: nu
   return result.ok ? { status: 200, body: { status: 'ok' } } : { status: 503, body: { status: 'unhealthy', reason: result.reason } };
 }
 
-export function relayObserver(options: ObservabilityOptions): HttpObserver {
+export function relayObserver(options: ObservabilityOptions): RelayObserver {
   const { metrics, logger } = options;
-  const polls = logger === null ? null : new PollSummary(logger, options.nowMs);
+  const polls = logger === null ? null : new PollSummary(logger, options.nowMs, options.pollSummaryTicker);
   return {
     install(app: FastifyInstance): void {
       app.addHook('onResponse', async (request, reply) => {
@@ -40,9 +47,12 @@ export function relayObserver(options: ObservabilityOptions): HttpObserver {
         if (logger === null || polls === null) return;
         const fields = requestLogFields(request, reply, route);
         const polled = reply.statusCode === 200 && POLL_ROUTES.has(`${request.method} ${route}`);
-        if (polled) logger.debug(fields, 'request');
-        else logger.info(fields, 'request');
-        polls.answered(polled ? { hostFp: fields.host_fp as string | null } : null);
+        if (polled) {
+          logger.debug(fields, 'request');
+          polls.polled(fields.host_fp as string | null);
+        } else {
+          logger.info(fields, 'request');
+        }
       });
       app.get('/healthz', async (_request, reply: FastifyReply) => {
         const { status, body } = await healthAnswer(options.health);
@@ -56,14 +66,17 @@ export function relayObserver(options: ObservabilityOptions): HttpObserver {
       }
     },
     answered: (route, answer) => metrics.answered(route, answer),
+    close: () => polls?.close(),
   };
 }
 
-/** A separate listener for GET /metrics and GET /healthz only (`--metrics-bind HOST:PORT`). */
-export async function startMetricsServer(options: ObservabilityOptions, host: string, port: number): Promise<{ url: string; close(): Promise<void> }> {
-  const server: Server = createServer((request, response) => {
+/** A separate listener for GET /metrics and GET /healthz only (`--metrics-bind HOST:PORT`), on a port bound at start. */
+export function serveMetrics(options: ObservabilityOptions, port: BoundPort): void {
+  port.adopt((request, response) => {
     const send = (status: number, contentType: string, body: string): void => {
-      response.writeHead(status, { 'content-type': contentType, 'content-length': Buffer.byteLength(body) }).end(body);
+      // once the relay stops, a kept-alive scraper's connection would otherwise hold the stop for its idle timeout
+      const closing = port.closing ? { connection: 'close' } : {};
+      response.writeHead(status, { 'content-type': contentType, 'content-length': Buffer.byteLength(body), ...closing }).end(body);
     };
     const path = (request.url ?? '').split('?')[0];
     if (request.method !== 'GET' || (path !== '/metrics' && path !== '/healthz')) {
@@ -75,14 +88,5 @@ export async function startMetricsServer(options: ObservabilityOptions, host: st
       : healthAnswer(options.health).then(({ status, body }) => ({ status, contentType: 'application/json', body: JSON.stringify(body) }));
     answer.then(({ status, contentType, body }) => send(status, contentType, body), () => send(500, 'application/json', JSON.stringify({ error: 'internal error' })));
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(port, host, () => { server.off('error', reject); resolve(); });
-  });
-  const address = server.address();
-  const boundPort = typeof address === 'object' && address !== null ? address.port : port;
-  return {
-    url: `http://${host.includes(':') ? `[${host}]` : host}:${boundPort}`,
-    close: () => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }),
-  };
+  port.open();
 }

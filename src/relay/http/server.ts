@@ -12,6 +12,7 @@ import { RelayError } from '../core/relay-error.ts';
 import { RateWindow } from '../../common/rate-window.ts';
 import type { Enrolment } from '../store/relay-store.ts';
 import { StoreClosedError, StoreDiskError, StoreOverloadedError, type StoreDiskFault } from '../store/sqlite/index.ts';
+import type { BoundPort } from './bound-port.ts';
 import { clientAddress, rateKey } from './client-address.ts';
 
 type Method = 'GET' | 'POST';
@@ -142,9 +143,15 @@ export interface HttpObserver {
   answered(route: string, answer: unknown): void;
 }
 
-export function buildRelayHttp(core: RelayCore, config: RelayConfig, observer?: HttpObserver): FastifyInstance {
-  // Node's own refusal of a request without Host is an empty 400: the relay checks Host itself, below.
-  const app = Fastify({ logger: false, bodyLimit: config.max_body_bytes, clientErrorHandler, return503OnClosing: true, http: { requireHostHeader: false } });
+/**
+ * The relay's app on a port bound before the store opened (bound-port.ts): requests reach it once
+ * the caller has awaited `app.ready()` and opened the port; `app.close()` closes the port too.
+ */
+export function buildRelayHttp(core: RelayCore, config: RelayConfig, port: BoundPort, observer?: HttpObserver): FastifyInstance {
+  const app = Fastify({ logger: false, bodyLimit: config.max_body_bytes, clientErrorHandler, return503OnClosing: true, serverFactory: (handler) => port.adopt(handler) });
+  // Fastify closes only servers it listened on itself; this hook runs after its preClose hooks
+  // (closing connections as their answers go out), then waits for every connection to end.
+  app.addHook('onClose', async () => { await port.close(); });
   // HTTP/1.1 requires Host (RFC 9112 §3.2); the refusal is JSON like every other answer (protocol.md §7.18).
   app.addHook('onRequest', async (request, reply) => {
     if (request.raw.httpVersion === '1.1' && request.headers.host === undefined) return reply.code(400).send({ error: 'missing Host header' });
