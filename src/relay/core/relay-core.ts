@@ -16,11 +16,12 @@ import { lookupEncAdByKey, lookupEncAdByName, publishEncAdV1, publishEncAdV2 } f
 import { hopCandidates, hopSigner, type HopHeaders } from './hop-auth.ts';
 import { addDenyEntries, HostedRelay, sessionRefusal } from './hosted.ts';
 import { info } from './info.ts';
-import { ack, pull, type PullQuery } from './pull-ack.ts';
+import type { PullQuery } from '../../protocol/relay-api/pull.ts';
+import { Refusal } from '../../protocol/relay-api/refusals.ts';
+import { ack, pull } from './pull-ack.ts';
 import { push } from './push.ts';
 import { rotate } from './rotation.ts';
 import { publishSenderList } from './sender-lists.ts';
-import { RelayError } from './relay-error.ts';
 import { ackV1, pullV1, pushV1 } from './v1-messages.ts';
 
 export interface RelayCoreOptions {
@@ -72,11 +73,11 @@ export async function createRelayCore(options: RelayCoreOptions) {
       return request.method === 'POST' ? pendingWriters.track(identify) : identify();
     },
     /** a hosted relay's refusal of a signed caller without a valid session (docs/hosted-relay.md), or null */
-    sessionRefusal: async (caller: Enrolment, authorization: string | undefined): Promise<RelayError | null> =>
+    sessionRefusal: async (caller: Enrolment, authorization: string | undefined): Promise<Refusal | null> =>
       ctx.hosted === null ? null : sessionRefusal(ctx, ctx.hosted, caller, authorization),
     /** POST /v2/relay/admin/deny; only a hosted relay has the route */
     deny: async (authorization: string | undefined, body: unknown) => {
-      if (ctx.hosted === null) throw new RelayError(404, 'not found');
+      if (ctx.hosted === null) throw new Refusal('NOT_FOUND');
       return addDenyEntries(ctx, ctx.hosted, authorization, body);
     },
     info: (caller: Enrolment | null) => info(ctx, caller),
@@ -92,7 +93,7 @@ export async function createRelayCore(options: RelayCoreOptions) {
     lookupEncAdByKey: (pubkey: string | undefined) => lookupEncAdByKey(ctx, pubkey),
     lookupEncAdByName: (caller: Enrolment, host: string | undefined) => lookupEncAdByName(ctx, caller, host),
     pushV1: (caller: Enrolment, body: unknown) => pushV1(ctx, caller, body),
-    pullV1: (caller: Enrolment, after: string | undefined) => pullV1(ctx, caller, after),
+    pullV1: (caller: Enrolment, query: { after?: string | undefined }) => pullV1(ctx, caller, query),
     ackV1: (caller: Enrolment, body: unknown) => ackV1(ctx, caller, body),
   };
 }
