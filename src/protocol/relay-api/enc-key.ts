@@ -19,10 +19,10 @@ export interface EncAdV1Request {
   sig: string;
 }
 
-/** A lookup answer: the signed v2 ad, or the legacy v1 form (checked by the host against its pin). */
+/** A lookup answer: the signed v2 ad, or the legacy v1 form `{host, host_pubkey, enc_pub, sig}` (the host checks either against its pin). */
 export type EncAdLookup =
   | { version: 2; ad: unknown; adSig: unknown }
-  | { version: 1; host: unknown; hostPubkey: unknown; encPub: unknown; sig: unknown };
+  | { version: 1; answer: Record<string, unknown> };
 
 /** A relay that names no code: 404 to a v2 ad is a relay that predates them (protocol.md §3.8). */
 const PUBLISH_LEGACY: LegacyCodes = { ...HOP_LEGACY, 404: 'NOT_FOUND' };
@@ -59,9 +59,14 @@ export function readEncAdPublishAnswer(answer: WireAnswer): Reply<{ ok: true }> 
   return readReply(answer, readOk, PUBLISH_LEGACY);
 }
 
+/** A 0.5.x relay's answer to the v1 ad: any 200 took it. */
+export function readEncAdV1PublishAnswer(answer: WireAnswer): Reply<{ ok: true }> {
+  return readReply(answer, () => ({ ok: true }));
+}
+
 function readLookup(body: Record<string, unknown>): EncAdLookup {
   if (body['ad'] !== undefined) return { version: 2, ad: body['ad'], adSig: body['ad_sig'] };
-  return { version: 1, host: body['host'], hostPubkey: body['host_pubkey'], encPub: body['enc_pub'], sig: body['sig'] };
+  return { version: 1, answer: body };
 }
 
 export function readEncAdLookupAnswer(answer: WireAnswer): Reply<EncAdLookup> {

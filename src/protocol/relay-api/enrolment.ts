@@ -3,7 +3,7 @@
 import { isPublicKey } from '../keys.ts';
 import { OWNER_FP_RE, RELAY_HOST_RE } from '../names.ts';
 import { isPlainObject } from '../records/validate.ts';
-import { readReply, type Reply, type WireAnswer } from './answer.ts';
+import { readOk, readReply, type Reply, type WireAnswer } from './answer.ts';
 import { parsed, Refusal, refused, type Parsed } from './refusals.ts';
 
 export interface ChallengeRequest {
@@ -44,4 +44,8 @@ export function parseEnrolRequest(body: unknown): Parsed<EnrolRequest> {
 
 export function readChallengeAnswer(answer: WireAnswer): Reply<ChallengeAnswer> {
   return readReply(answer, (body) => (typeof body['challenge'] === 'string' ? { challenge: body['challenge'] } : null), {});
+}
+
+export function readEnrolAnswer(answer: WireAnswer): Reply<{ ok: true }> {
+  return readReply(answer, readOk, {});
 }
