@@ -156,7 +156,11 @@ export interface HttpObserver {
 
 export function buildRelayHttp(core: RelayCore, config: RelayConfig, observer?: HttpObserver): FastifyInstance {
   // Node's own refusal of a request without Host is an empty 400: the relay checks Host itself, below.
-  const app = Fastify({ logger: false, bodyLimit: config.max_body_bytes, clientErrorHandler, return503OnClosing: true, http: { requireHostHeader: false } });
+  const app = Fastify({
+    logger: false, bodyLimit: config.max_body_bytes, clientErrorHandler, return503OnClosing: true, http: { requireHostHeader: false },
+    // a URL the router cannot decode (bad percent-encoding) is refused like any malformed request
+    frameworkErrors: (_error, _request, reply) => { sendRefusal(reply, new Refusal('MALFORMED_REQUEST')); },
+  });
   // HTTP/1.1 requires Host (RFC 9112 §3.2); the refusal is JSON like every other answer (protocol.md §7.18).
   app.addHook('onRequest', async (request, reply) => {
     if (request.raw.httpVersion === '1.1' && request.headers.host === undefined) return sendRefusal(reply, new Refusal('MISSING_HOST_HEADER'));
