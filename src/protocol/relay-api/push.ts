@@ -40,7 +40,12 @@ export function parseBatch(body: unknown, member: string, what: string, maxBatch
   return parsed(list);
 }
 
-export function parsePushRequest(body: unknown, maxBatch: number): Parsed<{ items: unknown[] }> {
+export interface PushRequest {
+  /** each item is checked on its own (a `rejected:` result, not a refusal) */
+  items: unknown[];
+}
+
+export function parsePushRequest(body: unknown, maxBatch: number): Parsed<PushRequest> {
   const items = parseBatch(body, 'items', 'items', maxBatch);
   return items.ok ? parsed({ items: items.value }) : items;
 }

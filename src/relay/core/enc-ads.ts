@@ -1,16 +1,15 @@
 // Encryption-key advertisements (design §2, protocol.md §3.8). Only signed ads are stored; lookups
 // answer only for live enrolments; an ambiguous v1 name answers nothing.
 import { canonicalJson } from '../../protocol/canonical.ts';
-import { parseEncAdV1Request, parseEncAdV2Request, parseLookupByKey, parseLookupByName } from '../../protocol/relay-api/enc-key.ts';
-import { Refusal, takeParsed } from '../../protocol/relay-api/refusals.ts';
+import type { EncAdV1Request, EncAdV2Request } from '../../protocol/relay-api/enc-key.ts';
+import { Refusal } from '../../protocol/relay-api/refusals.ts';
 import type { EncAd, Enrolment, RelayTx } from '../store/relay-store.ts';
 import type { CoreContext } from './context.ts';
 import { resolveV1Name } from './v1-names.ts';
 
 const refused = (reason: string): Refusal => new Refusal('ENC_AD_REFUSED', { reason });
 
-export async function publishEncAdV2(ctx: CoreContext, caller: Enrolment, body: unknown): Promise<{ ok: true }> {
-  const checked = takeParsed(parseEncAdV2Request(body, caller.hostPubkey, ctx.nowMs()));
+export async function publishEncAdV2(ctx: CoreContext, caller: Enrolment, checked: EncAdV2Request): Promise<{ ok: true }> {
   await ctx.store.transaction(async (tx) => {
     const stored = await tx.getEncAd(caller.hostPubkey);
     if (stored !== null && stored.version === 2 && stored.iat >= checked.iatMs) throw refused('not newer than the stored ad');
@@ -22,8 +21,7 @@ export async function publishEncAdV2(ctx: CoreContext, caller: Enrolment, body: 
   return { ok: true };
 }
 
-export async function publishEncAdV1(ctx: CoreContext, caller: Enrolment, body: unknown): Promise<{ ok: true }> {
-  const { encPub, sig } = takeParsed(parseEncAdV1Request(body, caller));
+export async function publishEncAdV1(ctx: CoreContext, caller: Enrolment, { encPub, sig }: EncAdV1Request): Promise<{ ok: true }> {
   await ctx.store.transaction(async (tx) => {
     // a legacy ad has no time: it never replaces a signed v2 ad, which could roll the key back
     if ((await tx.getEncAd(caller.hostPubkey))?.version === 2) throw refused('a signed v2 ad is stored for this host');
@@ -46,13 +44,11 @@ async function answerFor(tx: RelayTx, enrolment: Enrolment | null) {
   return lookupAnswer(enrolment, ad);
 }
 
-export function lookupEncAdByKey(ctx: CoreContext, pubkey: string | undefined) {
-  const key = takeParsed(parseLookupByKey(pubkey));
+export function lookupEncAdByKey(ctx: CoreContext, key: string) {
   return ctx.store.transaction(async (tx) => answerFor(tx, await tx.getEnrolment(key)), { readOnly: true });
 }
 
 /** v1: by name, under the v1 name rules; an ambiguous name answers nothing. */
-export function lookupEncAdByName(ctx: CoreContext, caller: Enrolment, host: string | undefined) {
-  const name = takeParsed(parseLookupByName(host));
+export function lookupEncAdByName(ctx: CoreContext, caller: Enrolment, name: string) {
   return ctx.store.transaction(async (tx) => answerFor(tx, (await resolveV1Name(tx, caller, name)).found), { readOnly: true });
 }

@@ -3,23 +3,20 @@
 // weaker authority never overwrites the account a stronger one recorded.
 import { canonicalJson } from '../../protocol/canonical.ts';
 import { verifySignature } from '../../protocol/keys.ts';
-import { parseChallengeRequest, parseEnrolRequest } from '../../protocol/relay-api/enrolment.ts';
-import { Refusal, takeParsed } from '../../protocol/relay-api/refusals.ts';
+import type { ChallengeRequest, EnrolRequest } from '../../protocol/relay-api/enrolment.ts';
+import { Refusal } from '../../protocol/relay-api/refusals.ts';
 import { authorityStrength } from '../authority/host-key.ts';
 import type { Enrolment } from '../store/relay-store.ts';
 import type { CoreContext } from './context.ts';
 import { bindCloudKey } from './hosted.ts';
 
-export function issueChallenge(ctx: CoreContext, body: unknown): { challenge: string } {
-  const { pubkey } = takeParsed(parseChallengeRequest(body));
+export function issueChallenge(ctx: CoreContext, { pubkey }: ChallengeRequest): { challenge: string } {
   const challenge = ctx.challenges.issue(pubkey, ctx.nowMs());
   if (challenge === null) throw new Refusal('CHALLENGES_FULL');
   return { challenge };
 }
 
-export async function enrol(ctx: CoreContext, body: unknown): Promise<{ ok: true }> {
-  const { host, pubkey, ownerFp, sig, proof } = takeParsed(parseEnrolRequest(body));
-
+export async function enrol(ctx: CoreContext, { host, pubkey, ownerFp, sig, proof }: EnrolRequest): Promise<{ ok: true }> {
   const challenge = ctx.challenges.take(pubkey, ctx.nowMs());
   if (challenge === null) throw new Refusal('NO_CHALLENGE');
   const signed = canonicalJson({ v: 1, challenge, host, pubkey, owner_fp: ownerFp });

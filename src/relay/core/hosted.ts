@@ -9,8 +9,8 @@ import type { CloudKeyBinding } from '../authority/enrolment-authority.ts';
 import { SessionCache } from '../authority/session-cache.ts';
 import type { DenyEntry } from '../store/hosted-store.ts';
 import type { Enrolment, RelayTx } from '../store/relay-store.ts';
-import { parseDenyRequest } from '../../protocol/relay-api/admin-deny.ts';
-import { Refusal, takeParsed } from '../../protocol/relay-api/refusals.ts';
+import type { DenyRequestEntry, DenyRules } from '../../protocol/relay-api/admin-deny.ts';
+import { Refusal, takeParsed, type Parsed } from '../../protocol/relay-api/refusals.ts';
 import type { CoreContext } from './context.ts';
 
 export { MAX_DENY_ENTRIES_PER_REQUEST, MAX_DENY_MS } from '../../protocol/relay-api/admin-deny.ts';
@@ -19,6 +19,8 @@ export { MAX_DENY_ENTRIES_PER_REQUEST, MAX_DENY_MS } from '../../protocol/relay-
 export const DENY_SCOPE = 'relay:deny';
 /** Live deny-list entries a relay keeps; a request that would pass it answers 503. */
 export const MAX_LIVE_DENY_ENTRIES = 100_000;
+/** What a deny entry must fit: a client_id is a token claim, and an entry outlives the longest token. */
+export const DENY_RULES: DenyRules = { maxClaimChars: MAX_CLAIM_CHARS, minAheadMs: MAX_TOKEN_LIFETIME_S * 1000 };
 /** Body cap of the deny route (1000 entries of a few hundred bytes). */
 export const DENY_BODY_MAX_BYTES = 512 * 1024;
 
@@ -101,9 +103,10 @@ export async function sessionRefusal(ctx: CoreContext, hosted: HostedRelay, call
 
 /**
  * POST /v2/relay/admin/deny: an operator token (this issuer, this relay, scope relay:deny) adds
- * durable entries; the sessions they name are dropped at once.
+ * durable entries; the sessions they name are dropped at once. `request` as parsed, refusal
+ * included: a malformed body is refused only to a caller whose operator token passed.
  */
-export async function addDenyEntries(ctx: CoreContext, hosted: HostedRelay, authorization: string | undefined, body: unknown): Promise<{ ok: true; entries: number; sessions_dropped: number }> {
+export async function addDenyEntries(ctx: CoreContext, hosted: HostedRelay, authorization: string | undefined, request: Parsed<DenyRequestEntry[]>): Promise<{ ok: true; entries: number; sessions_dropped: number }> {
   const token = bearer(authorization);
   if (token === null) throw new Refusal('TOKEN_REQUIRED', { route: 'route', token: 'operator', when: '' });
   const verified = await hosted.authority.verifyAdminToken(token, DENY_SCOPE);
@@ -112,8 +115,7 @@ export async function addDenyEntries(ctx: CoreContext, hosted: HostedRelay, auth
     throw new Refusal('TOKEN_INVALID', { token: 'operator', reason: verified.reason });
   }
   const now = ctx.nowMs();
-  const requested = takeParsed(parseDenyRequest(body, now, { maxClaimChars: MAX_CLAIM_CHARS, minAheadMs: MAX_TOKEN_LIFETIME_S * 1000 }));
-  const entries: DenyEntry[] = requested.map((entry) => ({ ...entry, addedAt: now }));
+  const entries: DenyEntry[] = takeParsed(request).map((entry) => ({ ...entry, addedAt: now }));
   await ctx.store.transaction(async (tx) => {
     if ((await tx.countLiveDenyEntries(now)) + entries.length > MAX_LIVE_DENY_ENTRIES) {
       throw new Refusal('DENY_LIST_FULL', { max: MAX_LIVE_DENY_ENTRIES });

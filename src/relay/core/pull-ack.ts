@@ -2,16 +2,15 @@
 // receiver to start again from 0; an ack past the head is BAD_ACK ("treat as an epoch change").
 // A pull may leave the epoch out; an ack may not: it could delete items of an epoch its sender never saw.
 import { failPoint } from '../../failpoint.ts';
-import { ackBeyondHead, parseAckRequest } from '../../protocol/relay-api/ack.ts';
-import { parsePullQuery, type PullQuery } from '../../protocol/relay-api/pull.ts';
-import { takeParsed } from '../../protocol/relay-api/refusals.ts';
+import { ackBeyondHead } from '../../protocol/relay-api/ack.ts';
+import type { PullRequest } from '../../protocol/relay-api/pull.ts';
+import { takeParsed, type Parsed } from '../../protocol/relay-api/refusals.ts';
 import type { Enrolment } from '../store/relay-store.ts';
 import type { CoreContext } from './context.ts';
 import type { EncodedJson } from './encoded-json.ts';
 import { encodePullPage } from './pull-page.ts';
 
-export async function pull(ctx: CoreContext, caller: Enrolment, query: PullQuery): Promise<EncodedJson> {
-  const { after, limit } = takeParsed(parsePullQuery(query, { epoch: ctx.epoch, maxPull: ctx.config.limits.max_pull }));
+export async function pull(ctx: CoreContext, caller: Enrolment, { after, limit }: PullRequest): Promise<EncodedJson> {
   const answer = await ctx.store.transaction(async (tx) => {
     const page = await tx.pull(caller.hostPubkey, after, limit, ctx.config.limits.max_pull_bytes);
     const headSeq = await tx.headSeq(caller.hostPubkey);
@@ -22,8 +21,8 @@ export async function pull(ctx: CoreContext, caller: Enrolment, query: PullQuery
   return answer;
 }
 
-export async function ack(ctx: CoreContext, caller: Enrolment, body: unknown) {
-  const request = parseAckRequest(body, ctx.epoch);
+/** `request` as parsed, refusal included: an EPOCH refusal names the caller's head_seq, which only the store knows. */
+export async function ack(ctx: CoreContext, caller: Enrolment, request: Parsed<{ through: number }>) {
   if (!request.ok && request.refusal.code === 'EPOCH') {
     request.refusal.withMembers({ head_seq: await ctx.store.transaction((tx) => tx.headSeq(caller.hostPubkey), { readOnly: true }) });
   }

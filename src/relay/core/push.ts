@@ -4,8 +4,7 @@
 // after the commit.
 import { failPoint } from '../../failpoint.ts';
 import { signAccept, type RelayAccept } from '../../protocol/records/accept.ts';
-import { parsePushRequest, type PushResult } from '../../protocol/relay-api/push.ts';
-import { takeParsed } from '../../protocol/relay-api/refusals.ts';
+import type { PushRequest, PushResult } from '../../protocol/relay-api/push.ts';
 import { retentionMs } from '../config.ts';
 import type { Enrolment, RelayTx, Usage } from '../store/relay-store.ts';
 import { checkItem, type CheckedItem } from './item-checks.ts';
@@ -21,8 +20,7 @@ interface StoredTarget {
   isNew: boolean;
 }
 
-export async function push(ctx: CoreContext, sender: Enrolment, body: unknown): Promise<{ results: PushResult[] }> {
-  const { items } = takeParsed(parsePushRequest(body, ctx.config.limits.max_batch));
+export async function push(ctx: CoreContext, sender: Enrolment, { items }: PushRequest): Promise<{ results: PushResult[] }> {
   const withinRate = ctx.pushRate.take(sender.hostPubkey, ctx.nowMs());
   // every item is its own transaction, all submitted at once so that they can share one commit
   // (group commit); the store runs them in submission order and the answer keeps that order

@@ -1,11 +1,11 @@
 // Host key rotation (design §2 "Rotation", protocol.md §3.7): the record signed by both keys
 // proves itself; the store moves name, account, queue, dedup rows and allowlists in one transaction.
-import { Refusal, takeParsed } from '../../protocol/relay-api/refusals.ts';
-import { parseRotationRequest } from '../../protocol/relay-api/rotation.ts';
+import type { HostRotation } from '../../protocol/records/rotation.ts';
+import { Refusal } from '../../protocol/relay-api/refusals.ts';
 import type { CoreContext } from './context.ts';
 
-export async function rotate(ctx: CoreContext, body: unknown): Promise<{ moved: number }> {
-  const { old_pub: oldPub, new_pub: newPub } = takeParsed(parseRotationRequest(body)).rec;
+export async function rotate(ctx: CoreContext, rotation: HostRotation): Promise<{ moved: number }> {
+  const { old_pub: oldPub, new_pub: newPub } = rotation.rec;
   return ctx.store.transaction(async (tx) => {
     const old = await tx.getEnrolment(oldPub);
     const next = await tx.getEnrolment(newPub);

@@ -1,12 +1,11 @@
 // Sender allowlists (design §2, protocol.md §3.6): a target lists the keys it accepts pushes from.
 import { canonicalJson } from '../../protocol/canonical.ts';
-import { Refusal, takeParsed } from '../../protocol/relay-api/refusals.ts';
-import { parseSenderListRequest } from '../../protocol/relay-api/senders.ts';
+import { Refusal } from '../../protocol/relay-api/refusals.ts';
+import type { SenderListRequest } from '../../protocol/relay-api/senders.ts';
 import type { Enrolment } from '../store/relay-store.ts';
 import type { CoreContext } from './context.ts';
 
-export async function publishSenderList(ctx: CoreContext, caller: Enrolment, body: unknown): Promise<{ ok: true }> {
-  const checked = takeParsed(parseSenderListRequest(body, caller.hostPubkey, ctx.nowMs()));
+export async function publishSenderList(ctx: CoreContext, caller: Enrolment, checked: SenderListRequest): Promise<{ ok: true }> {
   await ctx.store.transaction(async (tx) => {
     const stored = await tx.getSenderList(caller.hostPubkey);
     if (stored !== null && stored.iat >= checked.iatMs) throw new Refusal('SENDER_LIST_NOT_NEWER');

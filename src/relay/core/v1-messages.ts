@@ -4,8 +4,6 @@
 import { toBase64 } from '../../protocol/base64.ts';
 import { parseAddress } from '../../protocol/records/envelope.ts';
 import { isPlainObject, parseJsonWire } from '../../protocol/records/validate.ts';
-import { takeParsed } from '../../protocol/relay-api/refusals.ts';
-import { parseV1AckRequest, parseV1PullQuery, parseV1PushRequest } from '../../protocol/relay-api/v1-messages.ts';
 import type { Enrolment, RelayTx } from '../store/relay-store.ts';
 import type { CoreContext } from './context.ts';
 import { push } from './push.ts';
@@ -34,8 +32,7 @@ async function routeEnvelope(tx: RelayTx, caller: Enrolment, envelope: unknown):
   return { item: { kind: 'envelope', item_id: id, targets: [...keys].map((host_pubkey) => ({ host_pubkey, wire_b64: wire })) } };
 }
 
-export async function pushV1(ctx: CoreContext, caller: Enrolment, body: unknown): Promise<{ stored: number; error?: string }> {
-  const { envelopes } = takeParsed(parseV1PushRequest(body, ctx.config.limits.max_batch));
+export async function pushV1(ctx: CoreContext, caller: Enrolment, { envelopes }: { envelopes: unknown[] }): Promise<{ stored: number; error?: string }> {
   const routes = await ctx.store.transaction(async (tx) => {
     const out: V1Route[] = [];
     for (const envelope of envelopes) out.push(await routeEnvelope(tx, caller, envelope));
@@ -50,8 +47,7 @@ export async function pushV1(ctx: CoreContext, caller: Enrolment, body: unknown)
   return errors.length === 0 ? { stored } : { stored, error: errors[0] as string };
 }
 
-export async function pullV1(ctx: CoreContext, caller: Enrolment, query: { after?: string | undefined }) {
-  const { after } = takeParsed(parseV1PullQuery(query));
+export async function pullV1(ctx: CoreContext, caller: Enrolment, { after }: { after: number }) {
   return ctx.store.transaction(async (tx) => {
     const page = await tx.pull(caller.hostPubkey, after, ctx.config.limits.max_pull, ctx.config.limits.max_pull_bytes);
     const names = new Map<string, string>();
@@ -65,8 +61,7 @@ export async function pullV1(ctx: CoreContext, caller: Enrolment, query: { after
   }, { readOnly: true });
 }
 
-export async function ackV1(ctx: CoreContext, caller: Enrolment, body: unknown): Promise<{ ok: true }> {
-  const { cursor } = takeParsed(parseV1AckRequest(body));
+export async function ackV1(ctx: CoreContext, caller: Enrolment, { cursor }: { cursor: number }): Promise<{ ok: true }> {
   await ctx.store.transaction(async (tx) => {
     const through = Math.min(Math.max(0, Math.trunc(cursor)), await tx.headSeq(caller.hostPubkey));
     await tx.ack(caller.hostPubkey, through);

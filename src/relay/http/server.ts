@@ -8,8 +8,17 @@ import { ENROL_BODY_MAX_BYTES, MAX_RATE_ADDRESSES, type RelayConfig } from '../c
 import type { RelayCore } from '../core/relay-core.ts';
 import { badHop, type HopHeaders } from '../core/hop-auth.ts';
 import { EncodedJson } from '../core/encoded-json.ts';
-import { DENY_BODY_MAX_BYTES } from '../core/hosted.ts';
-import { Refusal, REFUSAL_HEADER, REFUSALS, type RefusalCode } from '../../protocol/relay-api/refusals.ts';
+import { DENY_BODY_MAX_BYTES, DENY_RULES } from '../core/hosted.ts';
+import { parseAckRequest } from '../../protocol/relay-api/ack.ts';
+import { parseDenyRequest } from '../../protocol/relay-api/admin-deny.ts';
+import { parseEncAdV1Request, parseEncAdV2Request, parseLookupByKey, parseLookupByName } from '../../protocol/relay-api/enc-key.ts';
+import { parseChallengeRequest, parseEnrolRequest } from '../../protocol/relay-api/enrolment.ts';
+import { parsePullQuery } from '../../protocol/relay-api/pull.ts';
+import { parsePushRequest } from '../../protocol/relay-api/push.ts';
+import { Refusal, REFUSAL_HEADER, REFUSALS, takeParsed, type RefusalCode } from '../../protocol/relay-api/refusals.ts';
+import { parseRotationRequest } from '../../protocol/relay-api/rotation.ts';
+import { parseSenderListRequest } from '../../protocol/relay-api/senders.ts';
+import { parseV1AckRequest, parseV1PullQuery, parseV1PushRequest } from '../../protocol/relay-api/v1-messages.ts';
 import { RateWindow } from '../../common/rate-window.ts';
 import type { Enrolment } from '../store/relay-store.ts';
 import { StoreClosedError, StoreDiskError, StoreOverloadedError, type StoreDiskFault } from '../store/sqlite/index.ts';
@@ -42,27 +51,39 @@ function requireCaller(caller: Enrolment | null): Enrolment {
   return caller;
 }
 
+/**
+ * The routes: each parses its request with the endpoint's parser of src/protocol/relay-api/
+ * (a malformed one is refused there) and hands the core a typed request.
+ */
 function routes(core: RelayCore): RouteSpec[] {
   const small = ENROL_BODY_MAX_BYTES;
+  const { config: { limits }, epoch, nowMs } = core.context;
   return [
     { method: 'GET', url: '/v2/relay/info', hop: 'optional', handler: ({ caller }) => core.info(caller) },
-    { method: 'POST', url: '/v1/relay/challenge', hop: 'none', enrolmentRate: true, bodyLimit: small, handler: async ({ body }) => core.challenge(body) },
-    { method: 'POST', url: '/v1/relay/enrol', hop: 'none', enrolmentRate: true, bodyLimit: small, handler: ({ body }) => core.enrol(body) },
-    { method: 'POST', url: '/v2/relay/rotate', hop: 'none', enrolmentRate: true, bodyLimit: small, handler: ({ body }) => core.rotate(body) },
-    { method: 'POST', url: '/v2/relay/items', hop: 'required', handler: ({ caller, body }) => core.push(requireCaller(caller), body) },
-    { method: 'GET', url: '/v2/relay/items', hop: 'required', handler: ({ caller, query }) => core.pull(requireCaller(caller), query) },
-    { method: 'POST', url: '/v2/relay/ack', hop: 'required', handler: ({ caller, body }) => core.ack(requireCaller(caller), body) },
-    { method: 'POST', url: '/v2/relay/senders', hop: 'required', handler: ({ caller, body }) => core.publishSenderList(requireCaller(caller), body) },
-    { method: 'POST', url: '/v2/relay/enc-key', hop: 'required', handler: ({ caller, body }) => core.publishEncAdV2(requireCaller(caller), body) },
-    { method: 'GET', url: '/v2/relay/enc-key', hop: 'required', handler: ({ query }) => core.lookupEncAdByKey(query['pubkey']) },
-    { method: 'POST', url: '/v1/relay/enc-key', hop: 'required', handler: ({ caller, body }) => core.publishEncAdV1(requireCaller(caller), body) },
-    { method: 'GET', url: '/v1/relay/enc-key', hop: 'required', handler: ({ caller, query }) => core.lookupEncAdByName(requireCaller(caller), query['host']) },
-    { method: 'POST', url: '/v1/relay/messages', hop: 'required', handler: ({ caller, body }) => core.pushV1(requireCaller(caller), body) },
-    { method: 'GET', url: '/v1/relay/messages', hop: 'required', handler: ({ caller, query }) => core.pullV1(requireCaller(caller), query) },
-    { method: 'POST', url: '/v1/relay/ack', hop: 'required', handler: ({ caller, body }) => core.ackV1(requireCaller(caller), body) },
-    ...(core.context.hosted === null ? [] : [
-      { method: 'POST', url: '/v2/relay/admin/deny', hop: 'none', bodyLimit: DENY_BODY_MAX_BYTES, handler: ({ request, body }) => core.deny(header(request, 'authorization'), body) } satisfies RouteSpec,
-    ]),
+    { method: 'POST', url: '/v1/relay/challenge', hop: 'none', enrolmentRate: true, bodyLimit: small, handler: async ({ body }) => core.challenge(takeParsed(parseChallengeRequest(body))) },
+    { method: 'POST', url: '/v1/relay/enrol', hop: 'none', enrolmentRate: true, bodyLimit: small, handler: ({ body }) => core.enrol(takeParsed(parseEnrolRequest(body))) },
+    { method: 'POST', url: '/v2/relay/rotate', hop: 'none', enrolmentRate: true, bodyLimit: small, handler: ({ body }) => core.rotate(takeParsed(parseRotationRequest(body))) },
+    { method: 'POST', url: '/v2/relay/items', hop: 'required', handler: ({ caller, body }) => core.push(requireCaller(caller), takeParsed(parsePushRequest(body, limits.max_batch))) },
+    { method: 'GET', url: '/v2/relay/items', hop: 'required', handler: ({ caller, query }) => core.pull(requireCaller(caller), takeParsed(parsePullQuery(query, { epoch, maxPull: limits.max_pull }))) },
+    { method: 'POST', url: '/v2/relay/ack', hop: 'required', handler: ({ caller, body }) => core.ack(requireCaller(caller), parseAckRequest(body, epoch)) },
+    {
+      method: 'POST', url: '/v2/relay/senders', hop: 'required',
+      handler: ({ caller, body }) => core.publishSenderList(requireCaller(caller), takeParsed(parseSenderListRequest(body, requireCaller(caller).hostPubkey, nowMs()))),
+    },
+    {
+      method: 'POST', url: '/v2/relay/enc-key', hop: 'required',
+      handler: ({ caller, body }) => core.publishEncAdV2(requireCaller(caller), takeParsed(parseEncAdV2Request(body, requireCaller(caller).hostPubkey, nowMs()))),
+    },
+    { method: 'GET', url: '/v2/relay/enc-key', hop: 'required', handler: ({ query }) => core.lookupEncAdByKey(takeParsed(parseLookupByKey(query['pubkey']))) },
+    { method: 'POST', url: '/v1/relay/enc-key', hop: 'required', handler: ({ caller, body }) => core.publishEncAdV1(requireCaller(caller), takeParsed(parseEncAdV1Request(body, requireCaller(caller)))) },
+    { method: 'GET', url: '/v1/relay/enc-key', hop: 'required', handler: ({ caller, query }) => core.lookupEncAdByName(requireCaller(caller), takeParsed(parseLookupByName(query['host']))) },
+    { method: 'POST', url: '/v1/relay/messages', hop: 'required', handler: ({ caller, body }) => core.pushV1(requireCaller(caller), takeParsed(parseV1PushRequest(body, limits.max_batch))) },
+    { method: 'GET', url: '/v1/relay/messages', hop: 'required', handler: ({ caller, query }) => core.pullV1(requireCaller(caller), takeParsed(parseV1PullQuery(query))) },
+    { method: 'POST', url: '/v1/relay/ack', hop: 'required', handler: ({ caller, body }) => core.ackV1(requireCaller(caller), takeParsed(parseV1AckRequest(body))) },
+    ...(core.context.hosted === null ? [] : [{
+      method: 'POST', url: '/v2/relay/admin/deny', hop: 'none', bodyLimit: DENY_BODY_MAX_BYTES,
+      handler: ({ request, body }) => core.deny(header(request, 'authorization'), parseDenyRequest(body, nowMs(), DENY_RULES)),
+    } satisfies RouteSpec]),
   ];
 }
 
