@@ -1,5 +1,6 @@
 // The refusal catalogue: stable codes, each with one status, never renamed nor reused.
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
 import { Refusal, REFUSALS, refusalSentence, type RefusalCode } from '../../../src/protocol/relay-api/refusals.ts';
 
@@ -52,4 +53,9 @@ test('a refusal body is {error, code?, …members} with the sentence filled in',
   for (const code of Object.keys(REFUSALS) as RefusalCode[]) {
     assert.doesNotMatch(refusalSentence(code, { any: 'x' }), /\{[a-z_]+\}/, `${code}: no placeholder left unfilled`);
   }
+});
+
+test("README's table lists every code with its status", () => {
+  const readme = readFileSync(new URL('../../../README.md', import.meta.url), 'utf8');
+  for (const [code, entry] of Object.entries(REFUSALS)) assert.ok(readme.includes(`| \`${code}\` | ${entry.status} |`), code);
 });
