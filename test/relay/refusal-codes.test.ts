@@ -10,12 +10,12 @@ import { signSenderList, type SenderListRecord } from '../../src/protocol/record
 import { REFUSAL_HEADER, REFUSALS, type RefusalCode } from '../../src/protocol/relay-api/refusals.ts';
 import type { EnrolmentAuthority, EnrolmentDecision } from '../../src/relay/authority/enrolment-authority.ts';
 import { MAX_OPEN_CHALLENGES } from '../../src/relay/config.ts';
-import { MAX_QUEUED_TRANSACTIONS } from '../../src/relay/store/sqlite/index.ts';
 import { enrolledHost, makeHost, signedRotation, startTestRelay, type TestHost, type TestRelay } from '../helpers/relay-fixture.ts';
 
 /** Codes proved through the real HTTP face by another test, which owns their setup. */
 const PROVED_ELSEWHERE: Partial<Record<RefusalCode, string>> = {
   REQUEST_TIMEOUT: 'test/relay/http-layer.test.ts (a clientError raised on the real socket)',
+  STORE_BUSY: 'test/relay/http-layer.test.ts (the real store with its transaction queue full)',
   STORE_FULL: 'test/drills/relay-disk-faults.test.ts (a full tmpfs)',
   STORE_IO: 'test/drills/relay-disk-faults.test.ts (an I/O fault point)',
   STORE_SYNC_FAILED: 'test/drills/relay-disk-faults.test.ts (a failed fsync)',
@@ -146,26 +146,6 @@ test('the HTTP layer, the hop, enrolment, push, pull, ack, sender lists, rotatio
     if (answer.status === 429) rate = answer;
   }
   expectRefusal('RATE', rate ?? assert.fail('never rate limited'));
-});
-
-test('the store busy: 503 STORE_BUSY with retry-after', async () => {
-  const relay = await startTestRelay();
-  const a = await enrolledHost(relay, 'laptop');
-  const store = relay.service.core.context.store;
-  let release = (): void => {};
-  const gate = new Promise<void>((resolve) => { release = resolve; });
-  let holding = (): void => {};
-  const held = new Promise<void>((resolve) => { holding = resolve; });
-  const blocker = store.transaction(async () => { holding(); await gate; });
-  await held;
-  const queued = Array.from({ length: MAX_QUEUED_TRANSACTIONS }, () => store.transaction(async () => 0).catch(() => 0));
-  try {
-    expectRefusal('STORE_BUSY', await viaApi(a.api.pull(0)));
-  } finally {
-    release();
-    await blocker;
-    await Promise.all(queued);
-  }
 });
 
 /** An enrolment authority whose next decision the test sets; `throw` fails like a bug would. */
