@@ -7,7 +7,7 @@ import { relayHopTimeIsFresh, type RelayHopRequest } from '../../protocol/relay-
 import { CROWDED_NAME_HOSTS } from '../config.ts';
 import type { HopVerifier } from '../crypto/hop-verifier.ts';
 import type { Enrolment, RelayTx } from '../store/relay-store.ts';
-import { RelayError } from './relay-error.ts';
+import { Refusal } from '../../protocol/relay-api/refusals.ts';
 
 export interface HopHeaders {
   host?: string | undefined;
@@ -16,7 +16,7 @@ export interface HopHeaders {
   sig?: string | undefined;
 }
 
-export const badHop = (): RelayError => new RelayError(401, 'bad relay hop');
+export const badHop = (): Refusal => new Refusal('BAD_HOP');
 
 /** The live enrolments that may have signed this request (none when the hop is malformed or stale). */
 export async function hopCandidates(tx: RelayTx, headers: HopHeaders, nowMs: number): Promise<Enrolment[]> {

@@ -6,7 +6,7 @@ import { sha256Hex } from '../../protocol/hash.ts';
 import { checkEnvelopeShape, isSealed } from '../../protocol/records/envelope.ts';
 import { MAX_ITEM_ID_CHARS } from '../../protocol/records/accept.ts';
 import { parseSignedReceipt, receiptItemId, verifyReceipt } from '../../protocol/records/receipt.ts';
-import { parseJsonWire } from '../../protocol/records/validate.ts';
+import { isPlainObject, parseJsonWire } from '../../protocol/records/validate.ts';
 import type { RelayLimits } from '../config.ts';
 import type { ItemKind } from '../store/relay-store.ts';
 
@@ -31,12 +31,8 @@ export interface CheckedItem {
 const early = (reason: string): PureFailure => ({ beforeStoreChecks: true, reason });
 const late = (reason: string): PureFailure => ({ beforeStoreChecks: false, reason });
 
-function record(value: unknown): Record<string, unknown> | null {
-  return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : null;
-}
-
 export function checkItem(raw: unknown, senderPubkey: string, limits: RelayLimits): CheckedItem {
-  const item = record(raw);
+  const item = isPlainObject(raw) ? raw : null;
   const itemIdValue = item?.['item_id'];
   const itemId = typeof itemIdValue === 'string' ? itemIdValue : '';
   const result: CheckedItem = { itemId, kind: 'envelope', targetKeys: [], targets: [], failure: null };
@@ -48,11 +44,10 @@ export function checkItem(raw: unknown, senderPubkey: string, limits: RelayLimit
   if (!Array.isArray(targets) || targets.length === 0 || targets.length > limits.max_targets) {
     return { ...result, failure: early('bad targets') };
   }
-  const shaped = targets.map(record);
-  if (shaped.some((t) => t === null || typeof t['host_pubkey'] !== 'string' || typeof t['wire_b64'] !== 'string')) {
+  if (targets.some((t) => !isPlainObject(t) || typeof t['host_pubkey'] !== 'string' || typeof t['wire_b64'] !== 'string')) {
     return { ...result, failure: early('bad targets') };
   }
-  const plain = shaped as Array<Record<string, string>>;
+  const plain = targets as Array<Record<string, string>>;
   result.targetKeys = plain.map((t) => t['host_pubkey'] ?? '');
   result.failure = checkTargets(result, plain, senderPubkey, limits);
   return result;

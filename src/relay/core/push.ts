@@ -4,24 +4,11 @@
 // after the commit.
 import { failPoint } from '../../failpoint.ts';
 import { signAccept, type RelayAccept } from '../../protocol/records/accept.ts';
+import type { PushRequest, PushResult } from '../../protocol/relay-api/push.ts';
 import { retentionMs } from '../config.ts';
 import type { Enrolment, RelayTx, Usage } from '../store/relay-store.ts';
 import { checkItem, type CheckedItem } from './item-checks.ts';
 import { isoTime, type CoreContext } from './context.ts';
-import { badRequest } from './relay-error.ts';
-
-export interface PushTargetResult {
-  host_pubkey: string;
-  seq: number;
-}
-
-export interface PushResult {
-  item_id: string;
-  status: string;
-  targets: PushTargetResult[];
-  accept?: RelayAccept;
-  sig?: string;
-}
 
 class ItemRejected extends Error {}
 
@@ -33,10 +20,7 @@ interface StoredTarget {
   isNew: boolean;
 }
 
-export async function push(ctx: CoreContext, sender: Enrolment, body: unknown): Promise<{ results: PushResult[] }> {
-  const items = typeof body === 'object' && body !== null ? (body as Record<string, unknown>)['items'] : undefined;
-  if (!Array.isArray(items)) throw badRequest('body must be {items:[…]}');
-  if (items.length > ctx.config.limits.max_batch) throw badRequest(`at most ${ctx.config.limits.max_batch} items per push`);
+export async function push(ctx: CoreContext, sender: Enrolment, { items }: PushRequest): Promise<{ results: PushResult[] }> {
   const withinRate = ctx.pushRate.take(sender.hostPubkey, ctx.nowMs());
   // every item is its own transaction, all submitted at once so that they can share one commit
   // (group commit); the store runs them in submission order and the answer keeps that order

@@ -16,11 +16,18 @@ import { lookupEncAdByKey, lookupEncAdByName, publishEncAdV1, publishEncAdV2 } f
 import { hopCandidates, hopSigner, type HopHeaders } from './hop-auth.ts';
 import { addDenyEntries, HostedRelay, sessionRefusal } from './hosted.ts';
 import { info } from './info.ts';
-import { ack, pull, type PullQuery } from './pull-ack.ts';
+import type { HostRotation } from '../../protocol/records/rotation.ts';
+import type { DenyRequestEntry } from '../../protocol/relay-api/admin-deny.ts';
+import type { EncAdV1Request, EncAdV2Request } from '../../protocol/relay-api/enc-key.ts';
+import type { ChallengeRequest, EnrolRequest } from '../../protocol/relay-api/enrolment.ts';
+import type { PullRequest } from '../../protocol/relay-api/pull.ts';
+import type { PushRequest } from '../../protocol/relay-api/push.ts';
+import { Refusal, type Parsed } from '../../protocol/relay-api/refusals.ts';
+import type { SenderListRequest } from '../../protocol/relay-api/senders.ts';
+import { ack, pull } from './pull-ack.ts';
 import { push } from './push.ts';
 import { rotate } from './rotation.ts';
 import { publishSenderList } from './sender-lists.ts';
-import { RelayError } from './relay-error.ts';
 import { ackV1, pullV1, pushV1 } from './v1-messages.ts';
 
 export interface RelayCoreOptions {
@@ -72,27 +79,27 @@ export async function createRelayCore(options: RelayCoreOptions) {
       return request.method === 'POST' ? pendingWriters.track(identify) : identify();
     },
     /** a hosted relay's refusal of a signed caller without a valid session (docs/hosted-relay.md), or null */
-    sessionRefusal: async (caller: Enrolment, authorization: string | undefined): Promise<RelayError | null> =>
+    sessionRefusal: async (caller: Enrolment, authorization: string | undefined): Promise<Refusal | null> =>
       ctx.hosted === null ? null : sessionRefusal(ctx, ctx.hosted, caller, authorization),
     /** POST /v2/relay/admin/deny; only a hosted relay has the route */
-    deny: async (authorization: string | undefined, body: unknown) => {
-      if (ctx.hosted === null) throw new RelayError(404, 'not found');
-      return addDenyEntries(ctx, ctx.hosted, authorization, body);
+    deny: async (authorization: string | undefined, request: Parsed<DenyRequestEntry[]>) => {
+      if (ctx.hosted === null) throw new Refusal('NOT_FOUND');
+      return addDenyEntries(ctx, ctx.hosted, authorization, request);
     },
     info: (caller: Enrolment | null) => info(ctx, caller),
-    challenge: (body: unknown) => issueChallenge(ctx, body),
-    enrol: (body: unknown) => enrol(ctx, body),
-    push: (caller: Enrolment, body: unknown) => push(ctx, caller, body),
-    pull: (caller: Enrolment, query: PullQuery) => pull(ctx, caller, query),
-    ack: (caller: Enrolment, body: unknown) => ack(ctx, caller, body),
-    publishSenderList: (caller: Enrolment, body: unknown) => publishSenderList(ctx, caller, body),
-    rotate: (body: unknown) => rotate(ctx, body),
-    publishEncAdV2: (caller: Enrolment, body: unknown) => publishEncAdV2(ctx, caller, body),
-    publishEncAdV1: (caller: Enrolment, body: unknown) => publishEncAdV1(ctx, caller, body),
-    lookupEncAdByKey: (pubkey: string | undefined) => lookupEncAdByKey(ctx, pubkey),
-    lookupEncAdByName: (caller: Enrolment, host: string | undefined) => lookupEncAdByName(ctx, caller, host),
-    pushV1: (caller: Enrolment, body: unknown) => pushV1(ctx, caller, body),
-    pullV1: (caller: Enrolment, after: string | undefined) => pullV1(ctx, caller, after),
-    ackV1: (caller: Enrolment, body: unknown) => ackV1(ctx, caller, body),
+    challenge: (request: ChallengeRequest) => issueChallenge(ctx, request),
+    enrol: (request: EnrolRequest) => enrol(ctx, request),
+    push: (caller: Enrolment, request: PushRequest) => push(ctx, caller, request),
+    pull: (caller: Enrolment, request: PullRequest) => pull(ctx, caller, request),
+    ack: (caller: Enrolment, request: Parsed<{ through: number }>) => ack(ctx, caller, request),
+    publishSenderList: (caller: Enrolment, request: SenderListRequest) => publishSenderList(ctx, caller, request),
+    rotate: (rotation: HostRotation) => rotate(ctx, rotation),
+    publishEncAdV2: (caller: Enrolment, request: EncAdV2Request) => publishEncAdV2(ctx, caller, request),
+    publishEncAdV1: (caller: Enrolment, request: EncAdV1Request) => publishEncAdV1(ctx, caller, request),
+    lookupEncAdByKey: (pubkey: string) => lookupEncAdByKey(ctx, pubkey),
+    lookupEncAdByName: (caller: Enrolment, host: string) => lookupEncAdByName(ctx, caller, host),
+    pushV1: (caller: Enrolment, request: { envelopes: unknown[] }) => pushV1(ctx, caller, request),
+    pullV1: (caller: Enrolment, request: { after: number }) => pullV1(ctx, caller, request),
+    ackV1: (caller: Enrolment, request: { cursor: number }) => ackV1(ctx, caller, request),
   };
 }

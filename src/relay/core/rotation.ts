@@ -1,23 +1,20 @@
 // Host key rotation (design §2 "Rotation", protocol.md §3.7): the record signed by both keys
 // proves itself; the store moves name, account, queue, dedup rows and allowlists in one transaction.
-import { checkRotation } from '../../protocol/records/rotation.ts';
+import type { HostRotation } from '../../protocol/records/rotation.ts';
+import { Refusal } from '../../protocol/relay-api/refusals.ts';
 import type { CoreContext } from './context.ts';
-import { RelayError } from './relay-error.ts';
 
-export async function rotate(ctx: CoreContext, body: unknown): Promise<{ moved: number }> {
-  const rotation = typeof body === 'object' && body !== null ? (body as Record<string, unknown>)['rotation'] : undefined;
-  const checked = checkRotation(rotation);
-  if (!checked.ok) throw new RelayError(400, `rotation refused: ${checked.reason}`, 'BAD_ROTATION');
-  const { old_pub: oldPub, new_pub: newPub } = checked.rotation.rec;
+export async function rotate(ctx: CoreContext, rotation: HostRotation): Promise<{ moved: number }> {
+  const { old_pub: oldPub, new_pub: newPub } = rotation.rec;
   return ctx.store.transaction(async (tx) => {
     const old = await tx.getEnrolment(oldPub);
     const next = await tx.getEnrolment(newPub);
-    if (next?.revokedAt != null) throw new RelayError(409, 'the new key was revoked on this relay');
-    if (old === null) throw new RelayError(404, 'the old key is not enrolled here');
+    if (next?.revokedAt != null) throw new Refusal('ROTATION_KEY_REVOKED');
+    if (old === null) throw new Refusal('ROTATION_UNKNOWN_KEY');
     // A retry after a lost answer finds the rotation done: answer it again, moving nothing.
     if (old.revokedAt !== null) {
       if (next !== null) return { moved: 0 };
-      throw new RelayError(404, 'the old key is not enrolled here');
+      throw new Refusal('ROTATION_UNKNOWN_KEY');
     }
     return tx.rotate(oldPub, newPub, ctx.nowMs());
   });

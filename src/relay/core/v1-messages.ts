@@ -3,17 +3,16 @@
 // addresses under the v1 name rules, and a name that is unknown or ambiguous stores nothing.
 import { toBase64 } from '../../protocol/base64.ts';
 import { parseAddress } from '../../protocol/records/envelope.ts';
-import { parseJsonWire } from '../../protocol/records/validate.ts';
+import { isPlainObject, parseJsonWire } from '../../protocol/records/validate.ts';
 import type { Enrolment, RelayTx } from '../store/relay-store.ts';
 import type { CoreContext } from './context.ts';
 import { push } from './push.ts';
-import { badRequest } from './relay-error.ts';
 import { resolveV1Name } from './v1-names.ts';
 
 type V1Route = { item: unknown } | { error: string };
 
 async function routeEnvelope(tx: RelayTx, caller: Enrolment, envelope: unknown): Promise<V1Route> {
-  const fields = typeof envelope === 'object' && envelope !== null ? (envelope as Record<string, unknown>) : null;
+  const fields = isPlainObject(envelope) ? envelope : null;
   const id = fields?.['id'];
   const to = fields?.['to'];
   if (typeof id !== 'string' || !Array.isArray(to) || to.length === 0) return { error: 'bad envelope' };
@@ -33,10 +32,7 @@ async function routeEnvelope(tx: RelayTx, caller: Enrolment, envelope: unknown):
   return { item: { kind: 'envelope', item_id: id, targets: [...keys].map((host_pubkey) => ({ host_pubkey, wire_b64: wire })) } };
 }
 
-export async function pushV1(ctx: CoreContext, caller: Enrolment, body: unknown): Promise<{ stored: number; error?: string }> {
-  const envelopes = typeof body === 'object' && body !== null ? (body as Record<string, unknown>)['envelopes'] : undefined;
-  if (!Array.isArray(envelopes)) throw badRequest('body must be {envelopes:[…]}');
-  if (envelopes.length > ctx.config.limits.max_batch) throw badRequest(`at most ${ctx.config.limits.max_batch} envelopes per push`);
+export async function pushV1(ctx: CoreContext, caller: Enrolment, { envelopes }: { envelopes: unknown[] }): Promise<{ stored: number; error?: string }> {
   const routes = await ctx.store.transaction(async (tx) => {
     const out: V1Route[] = [];
     for (const envelope of envelopes) out.push(await routeEnvelope(tx, caller, envelope));
@@ -51,9 +47,7 @@ export async function pushV1(ctx: CoreContext, caller: Enrolment, body: unknown)
   return errors.length === 0 ? { stored } : { stored, error: errors[0] as string };
 }
 
-export async function pullV1(ctx: CoreContext, caller: Enrolment, afterText: string | undefined) {
-  const after = Number(afterText ?? '0');
-  if (!/^(0|[1-9][0-9]*)$/.test(afterText ?? '0') || !Number.isSafeInteger(after)) throw badRequest('after must be a non-negative integer');
+export async function pullV1(ctx: CoreContext, caller: Enrolment, { after }: { after: number }) {
   return ctx.store.transaction(async (tx) => {
     const page = await tx.pull(caller.hostPubkey, after, ctx.config.limits.max_pull, ctx.config.limits.max_pull_bytes);
     const names = new Map<string, string>();
@@ -67,9 +61,7 @@ export async function pullV1(ctx: CoreContext, caller: Enrolment, afterText: str
   }, { readOnly: true });
 }
 
-export async function ackV1(ctx: CoreContext, caller: Enrolment, body: unknown): Promise<{ ok: true }> {
-  const cursor = typeof body === 'object' && body !== null ? (body as Record<string, unknown>)['cursor'] : undefined;
-  if (typeof cursor !== 'number' || !Number.isFinite(cursor)) throw badRequest('cursor must be a number');
+export async function ackV1(ctx: CoreContext, caller: Enrolment, { cursor }: { cursor: number }): Promise<{ ok: true }> {
   await ctx.store.transaction(async (tx) => {
     const through = Math.min(Math.max(0, Math.trunc(cursor)), await tx.headSeq(caller.hostPubkey));
     await tx.ack(caller.hostPubkey, through);

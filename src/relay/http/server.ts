@@ -1,14 +1,24 @@
 // The relay's HTTP face (protocol.md §3): routes, hop verification, client address, body caps,
 // enrolment rate limits and status codes. Thin: parse, call the core, answer JSON.
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { ENROL_BODY_MAX_BYTES, MAX_RATE_ADDRESSES, type RelayConfig } from '../config.ts';
 import type { RelayCore } from '../core/relay-core.ts';
 import { badHop, type HopHeaders } from '../core/hop-auth.ts';
 import { EncodedJson } from '../core/encoded-json.ts';
-import { DENY_BODY_MAX_BYTES } from '../core/hosted.ts';
-import { RelayError } from '../core/relay-error.ts';
+import { DENY_BODY_MAX_BYTES, DENY_RULES } from '../core/hosted.ts';
+import { parseAckRequest } from '../../protocol/relay-api/ack.ts';
+import { parseDenyRequest } from '../../protocol/relay-api/admin-deny.ts';
+import { parseEncAdV1Request, parseEncAdV2Request, parseLookupByKey, parseLookupByName } from '../../protocol/relay-api/enc-key.ts';
+import { parseChallengeRequest, parseEnrolRequest } from '../../protocol/relay-api/enrolment.ts';
+import { parsePullQuery } from '../../protocol/relay-api/pull.ts';
+import { parsePushRequest } from '../../protocol/relay-api/push.ts';
+import { Refusal, REFUSAL_HEADER, REFUSALS, takeParsed, type RefusalCode } from '../../protocol/relay-api/refusals.ts';
+import { parseRotationRequest } from '../../protocol/relay-api/rotation.ts';
+import { parseSenderListRequest } from '../../protocol/relay-api/senders.ts';
+import { parseV1AckRequest, parseV1PullQuery, parseV1PushRequest } from '../../protocol/relay-api/v1-messages.ts';
 import { RateWindow } from '../../common/rate-window.ts';
 import type { Enrolment } from '../store/relay-store.ts';
 import { StoreClosedError, StoreDiskError, StoreOverloadedError, type StoreDiskFault } from '../store/sqlite/index.ts';
@@ -42,27 +52,39 @@ function requireCaller(caller: Enrolment | null): Enrolment {
   return caller;
 }
 
+/**
+ * The routes: each parses its request with the endpoint's parser of src/protocol/relay-api/
+ * (a malformed one is refused there) and hands the core a typed request.
+ */
 function routes(core: RelayCore): RouteSpec[] {
   const small = ENROL_BODY_MAX_BYTES;
+  const { config: { limits }, epoch, nowMs } = core.context;
   return [
     { method: 'GET', url: '/v2/relay/info', hop: 'optional', handler: ({ caller }) => core.info(caller) },
-    { method: 'POST', url: '/v1/relay/challenge', hop: 'none', enrolmentRate: true, bodyLimit: small, handler: async ({ body }) => core.challenge(body) },
-    { method: 'POST', url: '/v1/relay/enrol', hop: 'none', enrolmentRate: true, bodyLimit: small, handler: ({ body }) => core.enrol(body) },
-    { method: 'POST', url: '/v2/relay/rotate', hop: 'none', enrolmentRate: true, bodyLimit: small, handler: ({ body }) => core.rotate(body) },
-    { method: 'POST', url: '/v2/relay/items', hop: 'required', handler: ({ caller, body }) => core.push(requireCaller(caller), body) },
-    { method: 'GET', url: '/v2/relay/items', hop: 'required', handler: ({ caller, query }) => core.pull(requireCaller(caller), query) },
-    { method: 'POST', url: '/v2/relay/ack', hop: 'required', handler: ({ caller, body }) => core.ack(requireCaller(caller), body) },
-    { method: 'POST', url: '/v2/relay/senders', hop: 'required', handler: ({ caller, body }) => core.publishSenderList(requireCaller(caller), body) },
-    { method: 'POST', url: '/v2/relay/enc-key', hop: 'required', handler: ({ caller, body }) => core.publishEncAdV2(requireCaller(caller), body) },
-    { method: 'GET', url: '/v2/relay/enc-key', hop: 'required', handler: ({ query }) => core.lookupEncAdByKey(query['pubkey']) },
-    { method: 'POST', url: '/v1/relay/enc-key', hop: 'required', handler: ({ caller, body }) => core.publishEncAdV1(requireCaller(caller), body) },
-    { method: 'GET', url: '/v1/relay/enc-key', hop: 'required', handler: ({ caller, query }) => core.lookupEncAdByName(requireCaller(caller), query['host']) },
-    { method: 'POST', url: '/v1/relay/messages', hop: 'required', handler: ({ caller, body }) => core.pushV1(requireCaller(caller), body) },
-    { method: 'GET', url: '/v1/relay/messages', hop: 'required', handler: ({ caller, query }) => core.pullV1(requireCaller(caller), query['after']) },
-    { method: 'POST', url: '/v1/relay/ack', hop: 'required', handler: ({ caller, body }) => core.ackV1(requireCaller(caller), body) },
-    ...(core.context.hosted === null ? [] : [
-      { method: 'POST', url: '/v2/relay/admin/deny', hop: 'none', bodyLimit: DENY_BODY_MAX_BYTES, handler: ({ request, body }) => core.deny(header(request, 'authorization'), body) } satisfies RouteSpec,
-    ]),
+    { method: 'POST', url: '/v1/relay/challenge', hop: 'none', enrolmentRate: true, bodyLimit: small, handler: async ({ body }) => core.challenge(takeParsed(parseChallengeRequest(body))) },
+    { method: 'POST', url: '/v1/relay/enrol', hop: 'none', enrolmentRate: true, bodyLimit: small, handler: ({ body }) => core.enrol(takeParsed(parseEnrolRequest(body))) },
+    { method: 'POST', url: '/v2/relay/rotate', hop: 'none', enrolmentRate: true, bodyLimit: small, handler: ({ body }) => core.rotate(takeParsed(parseRotationRequest(body))) },
+    { method: 'POST', url: '/v2/relay/items', hop: 'required', handler: ({ caller, body }) => core.push(requireCaller(caller), takeParsed(parsePushRequest(body, limits.max_batch))) },
+    { method: 'GET', url: '/v2/relay/items', hop: 'required', handler: ({ caller, query }) => core.pull(requireCaller(caller), takeParsed(parsePullQuery(query, { epoch, maxPull: limits.max_pull }))) },
+    { method: 'POST', url: '/v2/relay/ack', hop: 'required', handler: ({ caller, body }) => core.ack(requireCaller(caller), parseAckRequest(body, epoch)) },
+    {
+      method: 'POST', url: '/v2/relay/senders', hop: 'required',
+      handler: ({ caller, body }) => core.publishSenderList(requireCaller(caller), takeParsed(parseSenderListRequest(body, requireCaller(caller).hostPubkey, nowMs()))),
+    },
+    {
+      method: 'POST', url: '/v2/relay/enc-key', hop: 'required',
+      handler: ({ caller, body }) => core.publishEncAdV2(requireCaller(caller), takeParsed(parseEncAdV2Request(body, requireCaller(caller).hostPubkey, nowMs()))),
+    },
+    { method: 'GET', url: '/v2/relay/enc-key', hop: 'required', handler: ({ query }) => core.lookupEncAdByKey(takeParsed(parseLookupByKey(query['pubkey']))) },
+    { method: 'POST', url: '/v1/relay/enc-key', hop: 'required', handler: ({ caller, body }) => core.publishEncAdV1(requireCaller(caller), takeParsed(parseEncAdV1Request(body, requireCaller(caller)))) },
+    { method: 'GET', url: '/v1/relay/enc-key', hop: 'required', handler: ({ caller, query }) => core.lookupEncAdByName(requireCaller(caller), takeParsed(parseLookupByName(query['host']))) },
+    { method: 'POST', url: '/v1/relay/messages', hop: 'required', handler: ({ caller, body }) => core.pushV1(requireCaller(caller), takeParsed(parseV1PushRequest(body, limits.max_batch))) },
+    { method: 'GET', url: '/v1/relay/messages', hop: 'required', handler: ({ caller, query }) => core.pullV1(requireCaller(caller), takeParsed(parseV1PullQuery(query))) },
+    { method: 'POST', url: '/v1/relay/ack', hop: 'required', handler: ({ caller, body }) => core.ackV1(requireCaller(caller), takeParsed(parseV1AckRequest(body))) },
+    ...(core.context.hosted === null ? [] : [{
+      method: 'POST', url: '/v2/relay/admin/deny', hop: 'none', bodyLimit: DENY_BODY_MAX_BYTES,
+      handler: ({ request, body }) => core.deny(header(request, 'authorization'), parseDenyRequest(body, nowMs(), DENY_RULES)),
+    } satisfies RouteSpec]),
   ];
 }
 
@@ -92,47 +114,58 @@ function parseBody(raw: string): unknown {
   try {
     return JSON.parse(raw) as unknown;
   } catch {
-    throw new RelayError(400, 'request body is not valid JSON', 'BAD_JSON');
+    throw new Refusal('BAD_JSON');
   }
-}
-
-function sendError(reply: FastifyReply, err: RelayError): FastifyReply {
-  return reply.code(err.status).send(err.body());
 }
 
 /** Seconds a client is told to wait before it retries a write the relay's disk refused. */
 export const DISK_RETRY_AFTER_SECONDS = 30;
 
 /**
- * What a client is told when the disk refused its request (README "What a client can get back"): a
- * full disk is 507 and heals once space is freed; an I/O error or a failed sync is 503 (a failed
- * sync heals only with a restart). Always retryable: items of a push commit one by one, so some may
- * have been accepted before the disk refused; their retry is a `duplicate` with the first seq.
+ * Refusals that heal by themselves, and the retry-after they carry: a busy store (its transaction
+ * queue full, or closing for shutdown) soon; a disk that refused a write later (README "What a
+ * client can get back"). Always retryable: items of a push commit one by one, so some may have been
+ * accepted before the disk refused; their retry is a `duplicate` with the first seq.
  */
-const DISK_REFUSALS: Record<StoreDiskFault, { status: number; error: string; code: string }> = {
-  full: { status: 507, error: 'the relay\'s disk is full: try again later', code: 'STORE_FULL' },
-  io: { status: 503, error: 'the relay\'s disk failed a write: try again later', code: 'STORE_IO' },
-  sync: { status: 503, error: 'the relay\'s disk failed to sync: try again later', code: 'STORE_SYNC_FAILED' },
+const RETRY_AFTER_SECONDS: Partial<Record<RefusalCode, number>> = {
+  STORE_BUSY: 1,
+  STORE_FULL: DISK_RETRY_AFTER_SECONDS,
+  STORE_IO: DISK_RETRY_AFTER_SECONDS,
+  STORE_SYNC_FAILED: DISK_RETRY_AFTER_SECONDS,
 };
 
-/** Node's HTTP-layer error codes that have a more fitting status than 400. */
-const CLIENT_ERROR_ANSWERS = new Map<string | undefined, { status: string; error: string }>([
-  ['HPE_HEADER_OVERFLOW', { status: '431 Request Header Fields Too Large', error: 'request headers too large' }],
-  ['HPE_CHUNK_EXTENSIONS_OVERFLOW', { status: '413 Payload Too Large', error: 'request body too large' }],
-  ['ERR_HTTP_REQUEST_TIMEOUT', { status: '408 Request Timeout', error: 'the request took too long to arrive' }],
+/** A full disk is 507 and heals once space is freed; an I/O error or a failed sync is 503 (a failed sync heals only with a restart). */
+const DISK_REFUSALS: Record<StoreDiskFault, 'STORE_FULL' | 'STORE_IO' | 'STORE_SYNC_FAILED'> = { full: 'STORE_FULL', io: 'STORE_IO', sync: 'STORE_SYNC_FAILED' };
+
+/** Answers `refusal` with its catalogue status, its code in the refusal header, and its body. */
+function sendRefusal(reply: FastifyReply, refusal: Refusal): FastifyReply {
+  const retryAfter = RETRY_AFTER_SECONDS[refusal.code];
+  if (retryAfter !== undefined) reply.header('retry-after', String(retryAfter));
+  return reply.code(REFUSALS[refusal.code].status).header(REFUSAL_HEADER, refusal.code).send(refusal.body());
+}
+
+/** The refusals written to a raw socket: the HTTP layer's own, before any request is parsed. */
+type SocketRefusal = 'HEADERS_TOO_LARGE' | 'BODY_TOO_LARGE' | 'REQUEST_TIMEOUT' | 'MALFORMED_HTTP' | 'METHOD_NOT_ALLOWED';
+
+/** Node's HTTP-layer error codes that have a more fitting refusal than MALFORMED_HTTP. */
+const CLIENT_ERROR_ANSWERS = new Map<string | undefined, SocketRefusal>([
+  ['HPE_HEADER_OVERFLOW', 'HEADERS_TOO_LARGE'],
+  ['HPE_CHUNK_EXTENSIONS_OVERFLOW', 'BODY_TOO_LARGE'],
+  ['ERR_HTTP_REQUEST_TIMEOUT', 'REQUEST_TIMEOUT'],
 ]);
 
 /** Writes a JSON refusal straight to a socket that no Fastify reply owns, and closes it. */
-function endWithJson(socket: Duplex, status: string, error: string): void {
+function endWithJson(socket: Duplex, code: SocketRefusal): void {
   if (!socket.writable) return;
-  const body = JSON.stringify({ error });
-  socket.end(`HTTP/1.1 ${status}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`);
+  const body = JSON.stringify(new Refusal(code).body());
+  const { status } = REFUSALS[code];
+  socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ''}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n`
+    + `${REFUSAL_HEADER}: ${code}\r\nconnection: close\r\n\r\n${body}`);
 }
 
 /** Answers HTTP-layer refusals (malformed request line or headers, timeouts) as JSON too (protocol.md §7.18). */
 function clientErrorHandler(error: Error & { code?: string }, socket: Socket): void {
-  const { status, error: message } = CLIENT_ERROR_ANSWERS.get(error.code) ?? { status: '400 Bad Request', error: 'malformed HTTP request' };
-  endWithJson(socket, status, message);
+  endWithJson(socket, CLIENT_ERROR_ANSWERS.get(error.code) ?? 'MALFORMED_HTTP');
 }
 
 /** The operator's view (metrics, logs, health: observability.ts), kept out of the routes. */
@@ -148,13 +181,17 @@ export interface HttpObserver {
  * the caller has awaited `app.ready()` and opened the port; `app.close()` closes the port too.
  */
 export function buildRelayHttp(core: RelayCore, config: RelayConfig, port: BoundPort, observer?: HttpObserver): FastifyInstance {
-  const app = Fastify({ logger: false, bodyLimit: config.max_body_bytes, clientErrorHandler, return503OnClosing: true, serverFactory: (handler) => port.adopt(handler) });
+  const app = Fastify({
+    logger: false, bodyLimit: config.max_body_bytes, clientErrorHandler, return503OnClosing: true, serverFactory: (handler) => port.adopt(handler),
+    // a URL the router cannot decode (bad percent-encoding) is refused like any malformed request
+    frameworkErrors: (_error, _request, reply) => { sendRefusal(reply, new Refusal('MALFORMED_REQUEST')); },
+  });
   // Fastify closes only servers it listened on itself; this hook runs after its preClose hooks
   // (closing connections as their answers go out), then waits for every connection to end.
   app.addHook('onClose', async () => { await port.close(); });
   // HTTP/1.1 requires Host (RFC 9112 §3.2); the refusal is JSON like every other answer (protocol.md §7.18).
   app.addHook('onRequest', async (request, reply) => {
-    if (request.raw.httpVersion === '1.1' && request.headers.host === undefined) return reply.code(400).send({ error: 'missing Host header' });
+    if (request.raw.httpVersion === '1.1' && request.headers.host === undefined) return sendRefusal(reply, new Refusal('MISSING_HOST_HEADER'));
     return undefined;
   });
   // A connection whose request was in flight when closing began would otherwise stay open (keep-alive)
@@ -167,7 +204,7 @@ export function buildRelayHttp(core: RelayCore, config: RelayConfig, port: Bound
     if (closing) reply.header('connection', 'close');
   });
   // Without a listener Node drops a CONNECT without a word; the relay is no proxy and says so.
-  app.server.on('connect', (_request, socket: Duplex) => endWithJson(socket, '405 Method Not Allowed', 'method not allowed'));
+  app.server.on('connect', (_request, socket: Duplex) => endWithJson(socket, 'METHOD_NOT_ALLOWED'));
   const enrolmentRate = new RateWindow(config.enrol_per_minute, MAX_RATE_ADDRESSES);
 
   // Bodies arrive as raw bytes whatever their content type: the hop signs them byte for byte.
@@ -175,26 +212,21 @@ export function buildRelayHttp(core: RelayCore, config: RelayConfig, port: Bound
   app.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, body, done) => done(null, body));
 
   app.setErrorHandler((error: Error & { code?: string; statusCode?: number }, _request, reply) => {
-    if (error instanceof RelayError) return sendError(reply, error);
-    if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return reply.code(413).send({ error: 'request body too large' });
-    if (error instanceof StoreDiskError) {
-      const { status, error: message, code } = DISK_REFUSALS[error.fault];
-      return reply.code(status).header('retry-after', String(DISK_RETRY_AFTER_SECONDS)).send({ error: message, code });
-    }
-    // A full transaction queue or a store closing for shutdown is temporary: the client retries.
-    if (error instanceof StoreOverloadedError || error instanceof StoreClosedError) {
-      return reply.code(503).header('retry-after', '1').send({ error: 'the relay is busy: try again shortly' });
-    }
+    if (error instanceof Refusal) return sendRefusal(reply, error);
+    if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return sendRefusal(reply, new Refusal('BODY_TOO_LARGE'));
+    if (error instanceof StoreDiskError) return sendRefusal(reply, new Refusal(DISK_REFUSALS[error.fault]));
+    if (error instanceof StoreOverloadedError || error instanceof StoreClosedError) return sendRefusal(reply, new Refusal('STORE_BUSY'));
+    // Fastify's own 4xx (a bad URL, a bad content-length): the routes take no params and any content type, so always a 400
     const status = error.statusCode;
-    if (status !== undefined && status >= 400 && status < 500) return reply.code(status).send({ error: 'malformed request' });
+    if (status !== undefined && status >= 400 && status < 500) return sendRefusal(reply, new Refusal('MALFORMED_REQUEST'));
     app.log.error(error);
-    return reply.code(500).send({ error: 'internal error' });
+    return sendRefusal(reply, new Refusal('INTERNAL'));
   });
   // Any method a route does not take lands here (also TRACE, PROPFIND…): a known path answers 405.
   app.setNotFoundHandler((request, reply) => {
     const methods = known.get((request.raw.url ?? '').split('?', 1)[0] ?? '');
-    if (methods === undefined) return reply.code(404).send({ error: 'not found' });
-    return reply.code(405).header('allow', [...methods].join(', ')).send({ error: 'method not allowed' });
+    if (methods === undefined) return sendRefusal(reply, new Refusal('NOT_FOUND'));
+    return sendRefusal(reply.header('allow', [...methods].join(', ')), new Refusal('METHOD_NOT_ALLOWED'));
   });
   observer?.install(app);
 
@@ -207,7 +239,7 @@ export function buildRelayHttp(core: RelayCore, config: RelayConfig, port: Bound
       ...(spec.bodyLimit === undefined ? {} : { bodyLimit: spec.bodyLimit }),
       handler: async (request, reply) => {
         if (spec.enrolmentRate === true && !enrolmentRate.take(rateKey(clientAddress(request.raw, config.trust_proxy)), core.context.nowMs())) {
-          return sendError(reply, new RelayError(429, 'too many enrolment requests from this address: wait a minute', 'RATE'));
+          return sendRefusal(reply, new Refusal('RATE'));
         }
         const raw = Buffer.isBuffer(request.body) ? request.body.toString('utf8') : '';
         const path = request.raw.url ?? request.url;
@@ -216,10 +248,10 @@ export function buildRelayHttp(core: RelayCore, config: RelayConfig, port: Bound
         if (caller !== null) {
           // a hosted relay also wants the caller's access token (docs/hosted-relay.md "Sessions")
           const refusal = await core.sessionRefusal(caller, header(request, 'authorization'));
-          if (refusal !== null && spec.hop === 'required') return sendError(reply, refusal);
+          if (refusal !== null && spec.hop === 'required') return sendRefusal(reply, refusal);
           if (refusal !== null) caller = null;
         }
-        if (spec.hop === 'required' && caller === null) return sendError(reply, badHop());
+        if (spec.hop === 'required' && caller === null) return sendRefusal(reply, badHop());
         const answer = await spec.handler({ request, body: parseBody(raw), query: parseQuery(path), caller });
         observer?.answered(spec.url, answer);
         if (answer instanceof EncodedJson) return reply.code(200).type('application/json; charset=utf-8').send(answer.bytes);

@@ -1,11 +1,14 @@
-// A thin typed client of the relay's HTTP API (protocol.md §2–§3): signs every call with the
-// relay hop and returns status and JSON as they came. The relay transport builds on it; it holds
-// no state of its own.
+// A thin client of the relay's HTTP API (protocol.md §2–§3): signs every call with the relay hop
+// and returns status, JSON and the refusal code header as they came; the readers of
+// src/protocol/relay-api/ turn an answer into a typed value or a refusal code. It holds no state.
 import { fetchFailureText } from '../../../common/fetch-failure.ts';
 import { readCappedText } from '../../../common/read-capped.ts';
 import { canonicalJson } from '../../../protocol/canonical.ts';
 import type { SigningKey } from '../../../protocol/keys.ts';
 import { signRelayHop } from '../../../protocol/relay-hop.ts';
+import type { WireAnswer } from '../../../protocol/relay-api/answer.ts';
+import { readChallengeAnswer } from '../../../protocol/relay-api/enrolment.ts';
+import { REFUSAL_HEADER } from '../../../protocol/relay-api/refusals.ts';
 
 /** Longest answer body this client reads (a pull page is capped at 8 MiB of wire, base64 adds a third). */
 export const RELAY_ANSWER_MAX_BYTES = 16 * 1024 * 1024;
@@ -16,7 +19,7 @@ const STALE_CONNECTION_CODES = new Set(['UND_ERR_SOCKET', 'ECONNRESET', 'EPIPE']
 /** The relay could not be reached or gave no answer in time (the message names the cause). */
 export class RelayUnreachableError extends Error {}
 
-export interface RelayAnswer<T = Record<string, unknown>> {
+export interface RelayAnswer<T = Record<string, unknown>> extends WireAnswer {
   status: number;
   body: T;
   /** the relay's Date header, for clock-skew diagnosis */
@@ -83,7 +86,8 @@ export class RelayApi {
     } catch {
       parsed = { error: 'relay answered with non-JSON' };
     }
-    return { status: response.status, body: parsed as T, date: response.headers.get('date'), retryAfter: response.headers.get('retry-after') };
+    const header = (name: string): string | null => response.headers.get(name);
+    return { status: response.status, body: parsed as T, refusalCode: header(REFUSAL_HEADER), date: header('date'), retryAfter: header('retry-after') };
   }
 
   info() {
@@ -93,10 +97,12 @@ export class RelayApi {
   /** challenge + enrol with the host key (and an authority's `proof`, built for the challenge, when the relay needs one) */
   async enrol(ownerFp = '', buildProof?: ProofBuilder): Promise<RelayAnswer> {
     const { hostName: host, key } = this.#options;
-    const challenged = await this.call<{ challenge?: string }>('POST', '/v1/relay/challenge', { host, pubkey: key.publicKey }, false);
-    if (challenged.status !== 200 || typeof challenged.body.challenge !== 'string') return challenged;
-    const sig = key.sign(canonicalJson({ v: 1, challenge: challenged.body.challenge, host, pubkey: key.publicKey, owner_fp: ownerFp }));
-    const proof = buildProof === undefined ? undefined : await buildProof(challenged.body.challenge);
+    const challenged = await this.call('POST', '/v1/relay/challenge', { host, pubkey: key.publicKey }, false);
+    const reply = readChallengeAnswer(challenged);
+    if (!reply.ok) return challenged;
+    const { challenge } = reply.value;
+    const sig = key.sign(canonicalJson({ v: 1, challenge, host, pubkey: key.publicKey, owner_fp: ownerFp }));
+    const proof = buildProof === undefined ? undefined : await buildProof(challenge);
     return this.call('POST', '/v1/relay/enrol', { host, pubkey: key.publicKey, owner_fp: ownerFp, sig, ...(proof === undefined ? {} : { proof }) }, false);
   }
 

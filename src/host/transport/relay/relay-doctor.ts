@@ -3,7 +3,7 @@
 // state with the oldest waiting one, the quarantine, and the last epoch change. With a token command
 // (a hosted relay), doctor gets a token itself (running the command) and signs its info call with it.
 import { fingerprint } from '../../../protocol/fingerprint.ts';
-import { isPlainObject } from '../../../protocol/records/validate.ts';
+import { readInfoAnswer } from '../../../protocol/relay-api/info.ts';
 import type { DoctorCheck } from '../../doctor.ts';
 import type { HostNode } from '../../node.ts';
 import { relayAccess, TokenCommandError } from './relay-access.ts';
@@ -34,14 +34,14 @@ async function liveCheck(node: HostNode, timeoutMs: number): Promise<DoctorCheck
     const detail = `unreachable: ${err instanceof Error ? err.message : String(err)} (${relay.url}, pinned ${pinned})${waiting > 0 ? `; ${waiting} row(s) wait for it` : ''}`;
     return { check: 'relay', level: waiting > 0 ? 'fail' : 'warn', detail };
   }
-  const body = info.body;
-  if (info.status !== 200 || !isPlainObject(body)) return fail('unreachable', `answers HTTP ${info.status}, not as a v2 relay`);
+  const reply = readInfoAnswer(info);
+  if (!reply.ok) return fail('unreachable', `answers ${reply.error}, not as a v2 relay`);
+  const body = reply.value;
   if (body.relay_pubkey !== relay.relay_pubkey) {
-    const shown = typeof body.relay_pubkey === 'string' ? body.relay_pubkey : '';
-    return fail('key-mismatch', `the relay presents another key${shown === '' ? '' : ` (${fingerprint(shown)})`}; confirm it with agentmbx relay set ${relay.url} --key <fingerprint>`);
+    return fail('key-mismatch', `the relay presents another key (${fingerprint(body.relay_pubkey)}); confirm it with agentmbx relay set ${relay.url} --key <fingerprint>`);
   }
   const hostPub = node.keys.hostKey.publicKey;
-  const you = isPlainObject(body.you) ? body.you : null;
+  const you = body.you ?? null;
   // Without `you` the relay did not take our signed call: the Date header tells whether clocks are why.
   const skew = clockSkewMs(info, node.nowMs());
   if (you === null && skew !== null && Math.abs(skew) > CLOCK_SKEW_MAX_MS) return fail('clock-skew', `the relay's clock is ${Math.round(skew / 1000)} s from ours`);
@@ -50,8 +50,7 @@ async function liveCheck(node: HostNode, timeoutMs: number): Promise<DoctorCheck
   // A relay that predates signed enc-key ads has no `enc_ad` in `you` at all (`null` is "holds none"):
   // the session published the v1 ad there, which such a relay does not report back.
   const predatesAds = !('enc_ad' in you);
-  const encAd = isPlainObject(you.enc_ad) ? you.enc_ad : null;
-  if (!predatesAds && encAd?.enc_pub !== node.keys.enc.publicKey) return fail('enc-ad-failed', 'the relay holds no current enc-key ad for this host');
+  if (!predatesAds && you.enc_ad?.enc_pub !== node.keys.enc.publicKey) return fail('enc-ad-failed', 'the relay holds no current enc-key ad for this host');
   const via = access === null ? '' : ', account token via command';
   const adNote = predatesAds ? '; relay predates signed enc-key ads (v1 ad published)' : '';
   return { check: 'relay', level: 'ok', detail: `ok: ${relay.url}, key ${pinned}, enrolled as ${fingerprint(hostPub)}${via}, epoch ${String(body.epoch)}${epochNote}${adNote}` };

@@ -3,7 +3,7 @@
 // newest we accepted for that key, but naming another enc key). A relay that predates v2 ads answers
 // the legacy v1 form, taken only for a peer whose enc key we do not hold yet.
 import { checkEncAdV2, verifyEncAdV1 } from '../../../protocol/records/enc-ad.ts';
-import { isPlainObject } from '../../../protocol/records/validate.ts';
+import { readEncAdLookupAnswer } from '../../../protocol/relay-api/enc-key.ts';
 import type { HostNode } from '../../node.ts';
 import type { PeerRow } from '../../store/peers-table.ts';
 import type { RelayApi } from './relay-api.ts';
@@ -44,17 +44,14 @@ export function acceptPeerEncAdV1(node: HostNode, peer: PeerRow, answer: Record<
 
 /** Fetches `peer`'s enc-key ad from the relay by its pinned key, checks it and pins the enc key. */
 export async function fetchPeerEncKeyViaRelay(node: HostNode, api: RelayApi, peer: PeerRow): Promise<string> {
-  const answer = await api.encAd(peer.host_pubkey);
-  const body = answer.body;
-  if (answer.status !== 200 || !isPlainObject(body)) {
-    throw new RelayEncAdError(`the relay has no enc-key ad for ${peer.host} (HTTP ${answer.status})`);
-  }
+  const reply = readEncAdLookupAnswer(await api.encAd(peer.host_pubkey));
+  if (!reply.ok) throw new RelayEncAdError(`the relay has no enc-key ad for ${peer.host} (${reply.error})`);
   // The peer as it is now: pairing, the LAN or a rotation may have changed it during the call.
   const current = node.store.peers.get(peer.host);
   if (current === undefined || current.host_pubkey !== peer.host_pubkey) throw new RelayEncAdError(`${peer.host} changed while its enc key was looked up`);
-  const legacy = body.ad === undefined;
-  const encPub = legacy ? acceptPeerEncAdV1(node, current, body) : acceptPeerEncAd(node, current, body.ad, body.ad_sig);
-  const sig = legacy ? body.sig : body.ad_sig;
+  const found = reply.value;
+  const encPub = found.version === 1 ? acceptPeerEncAdV1(node, current, found.answer) : acceptPeerEncAd(node, current, found.ad, found.adSig);
+  const sig = found.version === 1 ? found.answer['sig'] : found.adSig;
   node.store.peers.setEncKey(current.host, encPub, typeof sig === 'string' ? sig : '');
   return encPub;
 }

@@ -3,8 +3,7 @@
 // silently: the owner confirms the new key with --key. A hosted relay also gets the owner's token
 // command, kept with the pin.
 import { fingerprint, parseFingerprintInput } from '../../../protocol/fingerprint.ts';
-import { isPublicKey } from '../../../protocol/keys.ts';
-import { isPlainObject } from '../../../protocol/records/validate.ts';
+import { readInfoAnswer } from '../../../protocol/relay-api/info.ts';
 import { HostError } from '../../host-error.ts';
 import type { HostNode } from '../../node.ts';
 import { normalizeAddr } from '../lan/client.ts';
@@ -54,11 +53,9 @@ export async function setRelay(node: HostNode, urlText: string, keyInput?: strin
     const cause = (err instanceof Error ? err.message : String(err)).replace(/^cannot reach \S+: /, '');
     throw new RelayPinError(`cannot reach the relay at ${url}: ${cause}`, 'unreachable');
   }
-  const body = answer.body;
-  if (answer.status !== 200 || !isPlainObject(body) || !isPublicKey(body.relay_pubkey) || typeof body.epoch !== 'string') {
-    throw new RelayPinError(`${url} does not answer as a v2 relay (HTTP ${answer.status}): not an agentmbx relay, or an old one`, 'unreachable');
-  }
-  const key = body.relay_pubkey;
+  const reply = readInfoAnswer(answer);
+  if (!reply.ok) throw new RelayPinError(`${url} does not answer as a v2 relay (HTTP ${answer.status}): not an agentmbx relay, or an old one`, 'unreachable');
+  const { relay_pubkey: key, epoch } = reply.value;
   const fp = fingerprint(key);
   if (wanted !== null && wanted !== fp) throw new RelayPinError(`the relay at ${url} presents key ${fp}, not ${wanted}: not pinned`);
   const current = node.store.relay.get();
@@ -77,7 +74,7 @@ export async function setRelay(node: HostNode, urlText: string, keyInput?: strin
     if (tokenCommand !== undefined) node.store.relay.setTokenCommand(tokenCommand);
   });
   const hasCommand = (node.store.relay.get()?.token_command ?? null) !== null;
-  return { url, relay_pubkey: key, fingerprint: fp, epoch: body.epoch, tofu: wanted === null, token_command: hasCommand };
+  return { url, relay_pubkey: key, fingerprint: fp, epoch, tofu: wanted === null, token_command: hasCommand };
 }
 
 export function unsetRelay(node: HostNode): boolean {

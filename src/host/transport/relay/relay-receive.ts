@@ -3,7 +3,10 @@
 // refuse, store received_through in the same transaction as the last item's effect, and ack only
 // after that commit. A new epoch or a rewind starts the position over.
 import { fromBase64 } from '../../../protocol/base64.ts';
-import { isPlainObject, isPositiveSafeInteger } from '../../../protocol/records/validate.ts';
+import { parseJsonWire } from '../../../protocol/records/validate.ts';
+import type { RefusedReply } from '../../../protocol/relay-api/answer.ts';
+import { readAckAnswer } from '../../../protocol/relay-api/ack.ts';
+import { isPulledItem, readPullAnswer, refusedEpoch, type PulledItem } from '../../../protocol/relay-api/pull.ts';
 import { failPoint } from '../../../failpoint.ts';
 import type { HostNode } from '../../node.ts';
 import { queueBounce } from '../../bounce.ts';
@@ -18,13 +21,7 @@ export const RELAY_PAGES_PER_PASS = 20;
 /** Position resets (new epoch, rewind) one pass follows before giving up until the next tick. */
 export const RESETS_PER_PASS = 2;
 
-export interface PulledItem {
-  seq: number;
-  kind: string;
-  item_id: string;
-  sender_pubkey: string;
-  wire_b64: string;
-}
+export type { PulledItem };
 
 export interface PullReport {
   item: PulledItem;
@@ -42,11 +39,6 @@ export interface PullOutcome {
   /** the through value the relay acknowledged last (null: no ack this pass) */
   acked: number | null;
   error: string | null;
-}
-
-function isItem(x: unknown): x is PulledItem {
-  return isPlainObject(x) && isPositiveSafeInteger(x.seq) && typeof x.kind === 'string' && typeof x.item_id === 'string'
-    && typeof x.sender_pubkey === 'string' && typeof x.wire_b64 === 'string';
 }
 
 /** What one item does to this host; anything rejected goes to quarantine. */
@@ -78,7 +70,7 @@ export interface PageSource {
 export function applyPulledItems(node: HostNode, source: PageSource, from: number, page: readonly unknown[], report?: (r: PullReport) => void): { through: number; applied: number; error: string | null } {
   const { store } = node;
   const { url, epoch, relayPubkey } = source;
-  const items = page.filter(isItem).filter((i) => i.seq > from).sort((a, b) => a.seq - b.seq);
+  const items = page.filter(isPulledItem).filter((i) => i.seq > from).sort((a, b) => a.seq - b.seq);
   const unique = items.filter((item, i) => i === 0 || items[i - 1]?.seq !== item.seq);
   let through = from;
   let applied = 0;
@@ -112,86 +104,95 @@ export function applyPulledItems(node: HostNode, source: PageSource, from: numbe
   return { through, applied, error: null };
 }
 
+/** One pass of pullRelay: what it did so far, and how many position resets it followed. */
+interface PullPass {
+  node: HostNode;
+  session: RelaySession;
+  report: ((r: PullReport) => void) | undefined;
+  lastAcked: LastAck | undefined;
+  applied: number;
+  acked: number | null;
+  resets: number;
+}
+
+/** What a page ends in: pull the next one, stop here, or stop with an error. */
+type PageStep = 'next' | 'stop' | { error: string };
+
+const errorText = (err: unknown): string => (err instanceof Error ? err.message : String(err));
+
 /**
  * Pulls and applies everything waiting (up to RELAY_PAGES_PER_PASS pages), acking after each
  * committed page. `report` hears every item's result.
  */
 export async function pullRelay(node: HostNode, session: RelaySession, report?: (r: PullReport) => void, lastAcked?: LastAck): Promise<PullOutcome> {
-  const { store } = node;
-  const { api } = session;
-  const url = session.relay.url;
-  const relayPubkey = session.relay.relay_pubkey;
-  let applied = 0;
-  let acked: number | null = null;
-  let resets = 0;
-  const reset = (epoch: string, why: 'epoch' | 'rewind'): boolean => {
-    noteRelayReset(node, epoch, why);
-    return ++resets <= RESETS_PER_PASS;
-  };
+  const pass: PullPass = { node, session, report, lastAcked, applied: 0, acked: null, resets: 0 };
   for (let page = 0; page < RELAY_PAGES_PER_PASS; page++) {
-    const epoch = store.relay.get()?.epoch;
-    if (epoch == null) return { applied, acked, error: 'no relay epoch known yet' };
-    const from = store.relay.receivedThrough(url, epoch);
-    let answer;
-    try {
-      answer = await api.pull(from, session.relay.max_pull ?? RELAY_PULL_LIMIT, epoch);
-    } catch (err) {
-      noteIfUnreachable(node, err);
-      return { applied, acked, error: `relay pull got no answer: ${err instanceof Error ? err.message : String(err)}` };
-    }
-    const body = answer.body;
-    if (answer.status === 409 && isPlainObject(body) && typeof body.epoch === 'string' && body.epoch !== '') {
-      if (!reset(body.epoch, 'epoch')) break;
-      continue;
-    }
-    forgetSession(node, answer);
-    if (answer.status !== 200 || !isPlainObject(body) || typeof body.epoch !== 'string' || !Array.isArray(body.items) || typeof body.head_seq !== 'number') {
-      return { applied, acked, error: `relay pull answered HTTP ${answer.status}` };
-    }
-    if (body.epoch !== epoch) {
-      if (!reset(body.epoch, 'epoch')) break;
-      continue;
-    }
-    // The store went back in time without a new epoch (a restore that kept it): start over.
-    if (body.head_seq < from) {
-      if (!reset(epoch, 'rewind')) break;
-      continue;
-    }
-    const run = applyPulledItems(node, { url, epoch, relayPubkey }, from, body.items as unknown[], report);
-    applied += run.applied;
-    const through = run.through;
-    if (run.error !== null) return { applied, acked, error: run.error };
-    if (through > from) failPoint('host.relay.after-checkpoint');
-    // Ack what is committed, also when an earlier ack was lost (the next one covers it).
-    const ackThrough = store.relay.receivedThrough(url, epoch);
-    if (ackThrough > 0 && (ackThrough !== lastAcked?.through || epoch !== lastAcked.epoch)) {
-      let ack;
-      try {
-        ack = await api.ack(ackThrough, epoch);
-      } catch (err) {
-        noteIfUnreachable(node, err);
-        return { applied, acked, error: `relay ack got no answer: ${err instanceof Error ? err.message : String(err)}` };
-      }
-      failPoint('host.relay.after-ack');
-      const ackBody = ack.body;
-      if (ack.status === 200) {
-        acked = ackThrough;
-        if (lastAcked !== undefined) {
-          lastAcked.through = ackThrough;
-          lastAcked.epoch = epoch;
-        }
-      } else if (ack.status === 409 && isPlainObject(ackBody) && typeof ackBody.epoch === 'string' && ackBody.epoch !== '') {
-        if (!reset(ackBody.epoch, 'epoch')) break;
-        continue;
-      } else if (ack.status === 400 && isPlainObject(ackBody) && ackBody.code === 'BAD_ACK') {
-        if (!reset(epoch, 'rewind')) break;
-        continue;
-      } else {
-        forgetSession(node, ack);
-        return { applied, acked, error: `relay ack answered HTTP ${ack.status}` };
-      }
-    }
-    if (body.more !== true) break;
+    const step = await pullPage(pass);
+    if (step === 'stop') break;
+    if (step !== 'next') return { applied: pass.applied, acked: pass.acked, error: step.error };
   }
-  return { applied, acked, error: null };
+  return { applied: pass.applied, acked: pass.acked, error: null };
+}
+
+/** The relay changed its store generation: the position starts over; a pass follows RESETS_PER_PASS of them. */
+function startOver(pass: PullPass, epoch: string, why: 'epoch' | 'rewind'): PageStep {
+  noteRelayReset(pass.node, epoch, why);
+  return ++pass.resets <= RESETS_PER_PASS ? 'next' : 'stop';
+}
+
+/** A refusal of a pull or an ack: a new epoch starts over; anything else ends the pass. */
+function refusedStep(pass: PullPass, refusal: RefusedReply, what: string): PageStep {
+  const epoch = refusal.code === 'EPOCH' ? refusedEpoch(refusal.body) : null;
+  if (epoch !== null) return startOver(pass, epoch, 'epoch');
+  forgetSession(pass.node, refusal);
+  return { error: `relay ${what} answered ${refusal.error}` };
+}
+
+/** Pulls one page after the stored position, applies it and acks it. */
+async function pullPage(pass: PullPass): Promise<PageStep> {
+  const { node, session } = pass;
+  const { url, relay_pubkey: relayPubkey } = session.relay;
+  const epoch = node.store.relay.get()?.epoch;
+  if (epoch == null) return { error: 'no relay epoch known yet' };
+  const from = node.store.relay.receivedThrough(url, epoch);
+  let reply;
+  try {
+    reply = readPullAnswer(await session.api.pull(from, session.relay.max_pull ?? RELAY_PULL_LIMIT, epoch));
+  } catch (err) {
+    noteIfUnreachable(node, err);
+    return { error: `relay pull got no answer: ${errorText(err)}` };
+  }
+  if (!reply.ok) return refusedStep(pass, reply, 'pull');
+  const page = reply.value;
+  if (page.epoch !== epoch) return startOver(pass, page.epoch, 'epoch');
+  // The store went back in time without a new epoch (a restore that kept it): start over.
+  if (page.head_seq < from) return startOver(pass, epoch, 'rewind');
+  const run = applyPulledItems(node, { url, epoch, relayPubkey }, from, page.items, pass.report);
+  pass.applied += run.applied;
+  if (run.error !== null) return { error: run.error };
+  if (run.through > from) failPoint('host.relay.after-checkpoint');
+  return (await ackCommitted(pass, epoch)) ?? (page.more ? 'next' : 'stop');
+}
+
+/** Acks what is committed, also when an earlier ack was lost (the next one covers it); null when the page goes on as it is. */
+async function ackCommitted(pass: PullPass, epoch: string): Promise<PageStep | null> {
+  const { node, session, lastAcked } = pass;
+  const through = node.store.relay.receivedThrough(session.relay.url, epoch);
+  if (through === 0 || (through === lastAcked?.through && epoch === lastAcked.epoch)) return null;
+  let reply;
+  try {
+    reply = readAckAnswer(await session.api.ack(through, epoch));
+  } catch (err) {
+    noteIfUnreachable(node, err);
+    return { error: `relay ack got no answer: ${errorText(err)}` };
+  }
+  failPoint('host.relay.after-ack');
+  // BAD_ACK: the ack went past the relay's head, which is an epoch change in all but name
+  if (!reply.ok) return reply.code === 'BAD_ACK' ? startOver(pass, epoch, 'rewind') : refusedStep(pass, reply, 'ack');
+  pass.acked = through;
+  if (lastAcked !== undefined) {
+    lastAcked.through = through;
+    lastAcked.epoch = epoch;
+  }
+  return null;
 }

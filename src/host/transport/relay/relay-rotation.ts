@@ -1,13 +1,14 @@
 // Our own key rotation reaching the relay (design §2 "Rotation", §8): the self-proving record moves
 // our enrolment and queue to the new key; the receive position starts over (items were re-sequenced)
 // and the enc-ad is published again.
+import { readRotationAnswer } from '../../../protocol/relay-api/rotation.ts';
 import type { HostNode } from '../../node.ts';
 import type { RelayApi } from './relay-api.ts';
 
 /**
  * Walks our own rotations from the key the relay last knew us by to the current key, posting each
- * record. Every step that the relay took (200), or that has nothing to move (404: the old key was
- * not enrolled there), advances; anything else stops and is tried again next time.
+ * record. Every step that the relay took, or that has nothing to move (ROTATION_UNKNOWN_KEY: the
+ * old key was not enrolled there), advances; anything else stops and is tried again next time.
  */
 export async function syncOwnRotation(node: HostNode, api: RelayApi): Promise<void> {
   const { store } = node;
@@ -19,9 +20,9 @@ export async function syncOwnRotation(node: HostNode, api: RelayApi): Promise<vo
   for (let step = 0; step <= own.length && known !== current; step++) {
     const next = own.find((r) => r.old_pub === known);
     if (next === undefined) break;
-    const answer = await api.rotate(JSON.parse(next.record) as unknown);
-    if (answer.status !== 200 && answer.status !== 404) {
-      store.relay.update({ detail: `the relay refused our rotation (HTTP ${answer.status})` });
+    const reply = readRotationAnswer(await api.rotate(JSON.parse(next.record) as unknown));
+    if (!reply.ok && reply.code !== 'ROTATION_UNKNOWN_KEY') {
+      store.relay.update({ detail: `the relay refused our rotation (${reply.error})` });
       return;
     }
     known = next.new_pub;

@@ -6,11 +6,15 @@
 // A hosted relay also gets an account token with every signed call and a proof at enrolment
 // (relay-access.ts).
 import { sha256Hex } from '../../../protocol/hash.ts';
-import { isPublicKey } from '../../../protocol/keys.ts';
 import { HOP_MAX_SKEW_MS } from '../../../protocol/relay-hop.ts';
 import { ENC_AD_PUBLISH_LIFETIME_MS, signEncAdV1, signEncAdV2, type EncAdV2 } from '../../../protocol/records/enc-ad.ts';
 import { signSenderList, type SenderListRecord } from '../../../protocol/records/sender-list.ts';
-import { isPlainObject } from '../../../protocol/records/validate.ts';
+import type { RefusedReply } from '../../../protocol/relay-api/answer.ts';
+import { readEnrolAnswer } from '../../../protocol/relay-api/enrolment.ts';
+import { readEncAdPublishAnswer, readEncAdV1PublishAnswer } from '../../../protocol/relay-api/enc-key.ts';
+import { readInfoAnswer, type InfoAnswer } from '../../../protocol/relay-api/info.ts';
+import type { RefusalCode } from '../../../protocol/relay-api/refusals.ts';
+import { readSenderListAnswer } from '../../../protocol/relay-api/senders.ts';
 import { backoffMs } from '../../outbox.ts';
 import { isoTime, type HostNode } from '../../node.ts';
 import type { RelayRow, RelayState } from '../../store/relay-tables.ts';
@@ -49,31 +53,27 @@ function sessionKey(relay: RelayRow, epoch: string, hostPub: string): string {
   return `${relay.url}|${relay.relay_pubkey}|${epoch}|${hostPub}`;
 }
 
-function codeOf(answer: RelayAnswer): unknown {
-  return isPlainObject(answer.body) ? answer.body.code : undefined;
-}
-
-function errorOf(answer: RelayAnswer): string {
-  const error = isPlainObject(answer.body) && typeof answer.body.error === 'string' ? answer.body.error : 'no error text';
-  return `HTTP ${answer.status}: ${error}`;
-}
-
 /** The clock difference the relay's Date header shows (relay minus us), or null without one. */
 export function clockSkewMs(answer: RelayAnswer, nowMs: number): number | null {
   const relayMs = answer.date === null ? NaN : Date.parse(answer.date);
   return Number.isFinite(relayMs) ? relayMs - nowMs : null;
 }
 
-/** A refused call explained: denied (403 DENIED), unreachable (503 AUTHORITY_UNAVAILABLE), clock-skew when the Date header shows it, else `fallback`. */
-function refusalState(answer: RelayAnswer, nowMs: number, fallback: RelayState): { state: RelayState; reason: string } {
-  const code = codeOf(answer);
-  if (code === 'DENIED') return { state: 'denied', reason: errorOf(answer) };
-  if (code === 'AUTHORITY_UNAVAILABLE') return { state: 'unreachable', reason: errorOf(answer) };
+/** A refused call, with the answer it came in (its Date header). */
+interface Refused {
+  answer: RelayAnswer;
+  refusal: RefusedReply;
+}
+
+/** A refused call explained: denied (DENIED), unreachable (AUTHORITY_UNAVAILABLE), clock-skew when the Date header shows it, else `fallback`. */
+function refusalState({ answer, refusal }: Refused, nowMs: number, fallback: RelayState): { state: RelayState; reason: string } {
+  if (refusal.code === 'DENIED') return { state: 'denied', reason: refusal.error };
+  if (refusal.code === 'AUTHORITY_UNAVAILABLE') return { state: 'unreachable', reason: refusal.error };
   const skew = clockSkewMs(answer, nowMs);
   if (skew !== null && Math.abs(skew) > CLOCK_SKEW_MAX_MS) {
     return { state: 'clock-skew', reason: `the relay's clock is ${Math.round(skew / 1000)} s from ours: fix this machine's time` };
   }
-  return { state: fallback, reason: errorOf(answer) };
+  return { state: fallback, reason: refusal.error };
 }
 
 function fail(node: HostNode, relay: RelayRow, state: RelayState, reason: string): SessionResult {
@@ -117,15 +117,19 @@ export function noteRelayReset(node: HostNode, epoch: string, why: 'epoch' | 're
   });
 }
 
+/** Refusals of who we are: the session is redone (enrol again) on the next tick. */
+const SESSION_REFUSALS: ReadonlySet<string> = new Set<RefusalCode>(['BAD_HOP', 'TOKEN_REQUIRED', 'TOKEN_INVALID', 'DENIED']);
+/** Refusals of the account token: it is dropped, so the token command runs again. */
+const TOKEN_REFUSALS: ReadonlySet<string> = new Set<RefusalCode>(['TOKEN_REQUIRED', 'TOKEN_INVALID']);
+
 /**
- * A signed call the relay refused for who we are (401, or 403 DENIED): enrol again on the next tick.
- * A refused account token (TOKEN_INVALID, TOKEN_REQUIRED) is dropped too, so the token command runs
- * again; that is also how a key rotation on a hosted relay ends ("enrol again"). Other answers: nothing.
+ * A signed call the relay refused for who we are (a bad hop, a refused token, DENIED): enrol again
+ * on the next tick. A refused account token is dropped too, so the token command runs again; that is
+ * also how a key rotation on a hosted relay ends ("enrol again"). Other refusals: nothing.
  */
-export function forgetSession(node: HostNode, answer: RelayAnswer): void {
-  const code = codeOf(answer);
-  if (answer.status === 401 || code === 'DENIED') node.store.relay.update({ session: null });
-  if (code === 'TOKEN_INVALID' || code === 'TOKEN_REQUIRED') dropRelayToken(node);
+export function forgetSession(node: HostNode, refusal: RefusedReply): void {
+  if (SESSION_REFUSALS.has(refusal.code)) node.store.relay.update({ session: null });
+  if (TOKEN_REFUSALS.has(refusal.code)) dropRelayToken(node);
 }
 
 /**
@@ -133,85 +137,80 @@ export function forgetSession(node: HostNode, answer: RelayAnswer): void {
  * session does not match.
  */
 export async function ensureSession(node: HostNode): Promise<SessionResult> {
-  const { store } = node;
-  let relay = store.relay.get();
+  const relay = node.store.relay.get();
   if (relay === undefined) return { ok: false, state: 'unset', reason: 'no relay set (agentmbx relay set <url>)' };
   if (relay.seen_pubkey !== null) {
     return { ok: false, state: 'key-mismatch', reason: `the relay now presents another key: confirm it with agentmbx relay set ${relay.url} --key <fingerprint>` };
   }
-  const now = node.nowMs();
-  if (relay.retry_at > now) return { ok: false, state: relay.state, reason: relay.detail ?? 'waiting before trying the relay again' };
+  if (relay.retry_at > node.nowMs()) return { ok: false, state: relay.state, reason: relay.detail ?? 'waiting before trying the relay again' };
   const access = relayAccess(node, relay);
+  const api = relayApiFor(node, relay.url, RELAY_CALL_TIMEOUT_MS, access);
   try {
     // a fresh token before anything else: this is where it is refreshed ahead of its expiry
     await access?.bearer();
+    if (relay.state === 'ok' && relay.epoch !== null && relay.session === sessionKey(relay, relay.epoch, node.keys.hostKey.publicKey)) {
+      return await maintain(node, { relay, api });
+    }
+    return await openSession(node, api, access);
   } catch (err) {
-    return noAnswer(node, relay, err);
+    return noAnswer(node, node.store.relay.get() ?? relay, err);
   }
-  const api = relayApiFor(node, relay.url, RELAY_CALL_TIMEOUT_MS, access);
-  const hostPub = node.keys.hostKey.publicKey;
-  if (relay.state === 'ok' && relay.epoch !== null && relay.session === sessionKey(relay, relay.epoch, hostPub)) {
-    return maintain(node, { relay, api });
-  }
+}
+
+/** Reads the relay's info (signed), enrols when it does not know this key, and marks the session ok. */
+async function openSession(node: HostNode, api: RelayApi, access: RelayAccess | null): Promise<SessionResult> {
+  const { store } = node;
   await syncOwnRotation(node, api);
-  relay = store.relay.get() ?? relay;
-  let info: RelayAnswer;
-  try {
-    info = await api.info();
-  } catch (err) {
-    return noAnswer(node, relay, err);
-  }
-  const body = info.body;
-  if (info.status !== 200 || !isPlainObject(body) || typeof body.epoch !== 'string' || body.epoch === '' || !isPublicKey(body.relay_pubkey)) {
-    return fail(node, relay, 'unreachable', `${relay.url} is not answering as a v2 relay (${errorOf(info)})`);
-  }
-  if (body.relay_pubkey !== relay.relay_pubkey) {
-    store.relay.update({ seen_pubkey: body.relay_pubkey, state: 'key-mismatch', detail: 'the relay presents another key than the pinned one' });
+  let relay = store.relay.get();
+  if (relay === undefined) return { ok: false, state: 'unset', reason: 'the relay was unset meanwhile' };
+  const info = readInfoAnswer(await api.info());
+  if (!info.ok) return fail(node, relay, 'unreachable', `${relay.url} is not answering as a v2 relay (${info.error})`);
+  if (info.value.relay_pubkey !== relay.relay_pubkey) {
+    store.relay.update({ seen_pubkey: info.value.relay_pubkey, state: 'key-mismatch', detail: 'the relay presents another key than the pinned one' });
     return { ok: false, state: 'key-mismatch', reason: 'the relay presents another key than the pinned one: relay use stopped' };
   }
-  if (relay.epoch !== null && relay.epoch !== body.epoch) noteRelayReset(node, body.epoch, 'epoch');
-  const limits = isPlainObject(body.limits) ? body.limits : {};
-  store.relay.update({
-    epoch: body.epoch,
-    retention_ms: typeof limits.retention_days === 'number' ? limits.retention_days * 86_400_000 : null,
-    max_batch: typeof limits.max_batch === 'number' ? limits.max_batch : null,
-    max_pull: typeof limits.max_pull === 'number' ? limits.max_pull : null,
-    max_item_bytes: typeof limits.max_item_bytes === 'number' ? limits.max_item_bytes : null,
-  });
-  relay = store.relay.get() ?? relay;
+  relay = recordInfo(node, relay, info.value);
+  const hostPub = node.keys.hostKey.publicKey;
   // Enrolled means the relay's signed answer names this very key (G13).
-  let you = isPlainObject(body.you) ? body.you : null;
+  let you = info.value.you;
   if (you?.pubkey !== hostPub) {
-    let enrolled: RelayAnswer;
-    try {
-      enrolled = await api.enrol('', access?.proof);
-    } catch (err) {
-      return noAnswer(node, relay, err);
-    }
-    if (enrolled.status !== 200) {
-      // a refused proof is not offered again: the next try runs the token command anew
-      if (access !== null) dropRelayToken(node);
-      const why = refusalState(enrolled, node.nowMs(), 'enrol-failed');
-      const hint = why.state === 'denied' && access === null
-        ? `; this relay enrols hosts with account tokens: run agentmbx relay set ${relay.url} --token-command "<cmd>"` : '';
-      return fail(node, relay, why.state, `enrolment refused: ${why.reason}${hint}`);
-    }
+    const answer = await api.enrol('', access?.proof);
+    const refusal = readEnrolAnswer(answer);
+    if (!refusal.ok) return enrolRefused(node, relay, access, { answer, refusal });
     // the relay's signed `you` now: whether it holds our ad, and whether it knows v2 ads at all
-    try {
-      const again = await api.info();
-      you = isPlainObject(again.body) && isPlainObject(again.body.you) ? again.body.you : null;
-    } catch (err) {
-      return noAnswer(node, relay, err);
-    }
+    const again = readInfoAnswer(await api.info());
+    you = again.ok ? again.value.you : undefined;
   }
-  const adPub = you !== null && isPlainObject(you.enc_ad) ? you.enc_ad.enc_pub : null;
   store.relay.update({
-    state: 'ok', detail: null, failures: 0, retry_at: 0, session: sessionKey(relay, body.epoch, hostPub), session_host_pubkey: hostPub,
+    state: 'ok', detail: null, failures: 0, retry_at: 0, session: sessionKey(relay, info.value.epoch, hostPub), session_host_pubkey: hostPub,
     // an ad the relay does not hold (a restore, a wipe) is published again now
-    ...(adPub === node.keys.enc.publicKey ? {} : { enc_ad_at: null }),
+    ...(you?.enc_ad?.enc_pub === node.keys.enc.publicKey ? {} : { enc_ad_at: null }),
   });
   // A relay whose signed `you` has an enc_ad member knows v2 ads: a 404 from it is no reason to fall back.
-  return maintain(node, { relay: store.relay.get() ?? relay, api }, you !== null && !('enc_ad' in you));
+  return maintain(node, { relay: store.relay.get() ?? relay, api }, you !== undefined && !('enc_ad' in you));
+}
+
+/** Keeps what the relay's info says: a new epoch starts the position over; the limits a host obeys. */
+function recordInfo(node: HostNode, relay: RelayRow, info: InfoAnswer): RelayRow {
+  if (relay.epoch !== null && relay.epoch !== info.epoch) noteRelayReset(node, info.epoch, 'epoch');
+  const { retention_days: retentionDays, max_batch: maxBatch, max_pull: maxPull, max_item_bytes: maxItemBytes } = info.limits;
+  node.store.relay.update({
+    epoch: info.epoch,
+    retention_ms: retentionDays === undefined ? null : retentionDays * 86_400_000,
+    max_batch: maxBatch ?? null,
+    max_pull: maxPull ?? null,
+    max_item_bytes: maxItemBytes ?? null,
+  });
+  return node.store.relay.get() ?? relay;
+}
+
+/** Enrolment refused: a refused proof is not offered again (the next try runs the token command anew). */
+function enrolRefused(node: HostNode, relay: RelayRow, access: RelayAccess | null, refused: Refused): SessionResult {
+  if (access !== null) dropRelayToken(node);
+  const why = refusalState(refused, node.nowMs(), 'enrol-failed');
+  const hint = why.state === 'denied' && access === null
+    ? `; this relay enrols hosts with account tokens: run agentmbx relay set ${relay.url} --token-command "<cmd>"` : '';
+  return fail(node, relay, why.state, `enrolment refused: ${why.reason}${hint}`);
 }
 
 /**
@@ -219,7 +218,7 @@ export async function ensureSession(node: HostNode): Promise<SessionResult> {
  * that predates v2 ads (it answers 404 to them, protocol §3.8); such a relay is remembered, so
  * refreshes go straight to v1. Returns the refusal, or null once the relay took the ad.
  */
-async function publishOwnEncAd(node: HostNode, { relay, api }: RelaySession, now: number, mayFallBack: boolean): Promise<RelayAnswer | null> {
+async function publishOwnEncAd(node: HostNode, { relay, api }: RelaySession, now: number, mayFallBack: boolean): Promise<Refused | null> {
   const { hostKey, enc } = node.keys;
   if (relay.enc_ad_v1_only === 0) {
     const ad: EncAdV2 = {
@@ -227,13 +226,17 @@ async function publishOwnEncAd(node: HostNode, { relay, api }: RelaySession, now
       iat: isoTime(now), exp: isoTime(now + ENC_AD_PUBLISH_LIFETIME_MS),
     };
     const answer = await api.publishEncAd(ad, signEncAdV2(ad, hostKey));
-    forgetSession(node, answer);
-    if (answer.status === 200 && isPlainObject(answer.body) && answer.body.ok === true) return null;
-    if (answer.status !== 404 || !mayFallBack) return answer;
+    const refusal = readEncAdPublishAnswer(answer);
+    if (refusal.ok) return null;
+    forgetSession(node, refusal);
+    if (refusal.code !== 'NOT_FOUND' || !mayFallBack) return { answer, refusal };
   }
   const answer = await api.publishEncAdV1(enc.publicKey, signEncAdV1(node.config.host, enc.publicKey, hostKey));
-  forgetSession(node, answer);
-  if (answer.status !== 200) return answer;
+  const refusal = readEncAdV1PublishAnswer(answer);
+  if (!refusal.ok) {
+    forgetSession(node, refusal);
+    return { answer, refusal };
+  }
   node.store.relay.update({ enc_ad_v1_only: 1 });
   return null;
 }
@@ -247,30 +250,29 @@ async function maintain(node: HostNode, session: RelaySession, mayFallBack = fal
   const now = node.nowMs();
   const { relay, api } = session;
   const encPub = node.keys.enc.publicKey;
-  try {
-    if (relay.enc_ad_at === null || relay.enc_ad_pub !== encPub || now - relay.enc_ad_at >= ENC_AD_REFRESH_MS) {
-      const refusal = await publishOwnEncAd(node, session, now, mayFallBack);
-      if (refusal !== null) {
-        const why = refusalState(refusal, now, 'enc-ad-failed');
-        return fail(node, relay, why.state, `enc-key ad not published: ${why.reason}`);
-      }
-      store.relay.update({ enc_ad_at: now, enc_ad_pub: encPub });
+  if (relay.enc_ad_at === null || relay.enc_ad_pub !== encPub || now - relay.enc_ad_at >= ENC_AD_REFRESH_MS) {
+    const refused = await publishOwnEncAd(node, session, now, mayFallBack);
+    if (refused !== null) {
+      const why = refusalState(refused, now, 'enc-ad-failed');
+      return fail(node, relay, why.state, `enc-key ad not published: ${why.reason}`);
     }
-    const senders = store.peers.list().map((p) => p.host_pubkey).sort();
-    const published = sha256Hex(`${relay.epoch ?? ''}\n${node.keys.hostKey.publicKey}\n${senders.join('\n')}`);
-    if (relay.senders_published !== published) {
-      const list: SenderListRecord = { v: 1, type: 'relay-senders', host_pubkey: node.keys.hostKey.publicKey, senders, iat: isoTime(now) };
-      const answer = await api.publishSenders(list, signSenderList(list, node.keys.hostKey));
-      forgetSession(node, answer);
-      // 409: a list at least as new is there already (published this very millisecond); try again later.
-      if (answer.status === 200) store.relay.update({ senders_published: published });
-      else if (answer.status !== 409) {
-        const why = refusalState(answer, now, 'unreachable');
+    store.relay.update({ enc_ad_at: now, enc_ad_pub: encPub });
+  }
+  const senders = store.peers.list().map((p) => p.host_pubkey).sort();
+  const published = sha256Hex(`${relay.epoch ?? ''}\n${node.keys.hostKey.publicKey}\n${senders.join('\n')}`);
+  if (relay.senders_published !== published) {
+    const list: SenderListRecord = { v: 1, type: 'relay-senders', host_pubkey: node.keys.hostKey.publicKey, senders, iat: isoTime(now) };
+    const answer = await api.publishSenders(list, signSenderList(list, node.keys.hostKey));
+    const refusal = readSenderListAnswer(answer);
+    if (refusal.ok) store.relay.update({ senders_published: published });
+    else {
+      forgetSession(node, refusal);
+      // a list at least as new is there already (published this very millisecond): try again later
+      if (refusal.code !== 'SENDER_LIST_NOT_NEWER') {
+        const why = refusalState({ answer, refusal }, now, 'unreachable');
         return fail(node, relay, why.state, `sender allowlist not published: ${why.reason}`);
       }
     }
-  } catch (err) {
-    return noAnswer(node, relay, err);
   }
   return { ok: true, session: { relay: store.relay.get() ?? relay, api } };
 }

@@ -6,7 +6,7 @@ import { toBase64 } from '../../../protocol/base64.ts';
 import { canonicalJson } from '../../../protocol/canonical.ts';
 import { sha256Hex } from '../../../protocol/hash.ts';
 import { acceptedTarget, verifyAccept } from '../../../protocol/records/accept.ts';
-import { isPlainObject } from '../../../protocol/records/validate.ts';
+import { readPushAnswer } from '../../../protocol/relay-api/push.ts';
 import { failPoint } from '../../../failpoint.ts';
 import type { HostNode } from '../../node.ts';
 import { lanOnly } from '../../outbox-kinds.ts';
@@ -83,18 +83,16 @@ export class RelayTransport implements Transport {
       return failAll(`relay push got no answer: ${err instanceof Error ? err.message : String(err)}`);
     }
     failPoint('host.relay.after-push');
-    forgetSession(this.#node, answer);
-    const list = isPlainObject(answer.body) && Array.isArray(answer.body.results) ? answer.body.results as unknown[] : null;
-    if (answer.status !== 200 || list === null) {
-      const error = isPlainObject(answer.body) && typeof answer.body.error === 'string' ? answer.body.error : 'no results';
-      return failAll(`relay answered HTTP ${answer.status}: ${error}`);
+    const reply = readPushAnswer(answer);
+    if (!reply.ok) {
+      forgetSession(this.#node, reply);
+      return failAll(`relay answered ${reply.error}`);
     }
-    const byId = new Map<string, Record<string, unknown>>();
-    for (const r of list) if (isPlainObject(r) && typeof r.item_id === 'string' && !byId.has(r.item_id)) byId.set(r.item_id, r);
+    const byId = reply.value;
     return rows.map((row): RowResult => {
       const result = byId.get(row.item_id);
       if (result === undefined) return { rowId: row.id, outcome: 'failed', detail: 'the relay gave no result for this item' };
-      const status = typeof result.status === 'string' ? result.status : 'no status';
+      const { status } = result;
       if (status !== 'accepted' && status !== 'duplicate') {
         return { rowId: row.id, outcome: isFinalRelayRefusal(status) ? 'refused' : 'failed', detail: `relay: ${status}` };
       }
