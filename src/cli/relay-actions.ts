@@ -1,6 +1,7 @@
 // What the `agentmbx relay …` commands do. Loaded only when such a command runs, so that host
 // commands do not pay for the relay's server, store and logging modules at every start.
-import { ConfigError, resolveServeOptions } from '../relay/config.ts';
+import { ConfigError } from '../relay/config.ts';
+import { resolveServeOptions } from './relay-serve-flags.ts';
 import { backupRelayStore } from '../relay/ops/backup.ts';
 import { rotateEpochOffline } from '../relay/ops/epoch.ts';
 import { RelayOpsError } from '../relay/ops/ops-error.ts';
