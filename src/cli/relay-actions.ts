@@ -15,14 +15,7 @@ import { StoreOpenError } from '../relay/store/sqlite/index.ts';
 import { MAX_OPS_LOG_ENTRIES } from '../relay/store/sqlite/ops-log.ts';
 import { readOpsLogOfStore } from '../relay/store/sqlite/store-files.ts';
 import { CliError } from './cli-error.ts';
-import { diskFaultOf, type DiskFault } from '../common/disk-fault.ts';
-
-/** What an operator does about a disk fault a relay command met (the message itself names the file). */
-const DISK_FAULT_ADVICE: Record<DiskFault, string> = {
-  full: 'the disk is full: free some space on it, then try again',
-  'read-only': 'the disk is read-only: remount it read-write, then try again',
-  io: 'the disk failed a read or write (I/O error): check it, then try again',
-};
+import { diskFaultOf, diskFaultSentence } from '../common/disk-fault.ts';
 import { printJson, printResult } from './output.ts';
 import { positiveInteger } from './parse-args.ts';
 
@@ -33,7 +26,7 @@ async function operate<T>(fn: () => Promise<T> | T): Promise<T> {
   } catch (err) {
     if (err instanceof ConfigError) throw new CliError(err.message, 'USAGE');
     const fault = diskFaultOf(err);
-    if (fault !== null) throw new CliError(`${DISK_FAULT_ADVICE[fault]} (${err instanceof Error ? err.message : String(err)})`, 'STORAGE');
+    if (fault !== null) throw new CliError(`${diskFaultSentence(fault, { disk: 'the disk', then: ', then try again' })} (${err instanceof Error ? err.message : String(err)})`, 'STORAGE');
     if (err instanceof RelayOpsError || err instanceof StoreOpenError || err instanceof RelayKeyError || err instanceof WriterLockBusyError) {
       throw new CliError(err.message);
     }

@@ -76,7 +76,7 @@ test('a full disk: pushes answer 507 STORE_FULL, /healthz names it, pulls still 
   assert.ok(sender.accepted.size > 50, `${sender.accepted.size} accepted before the disk filled`);
   const unhealthy = await health(relay);
   assert.equal(unhealthy.status, 503);
-  assert.match(unhealthy.body.reason ?? '', /^the store refuses writes: the disk holding the relay store is full \(\d+(\.\d)? (bytes|KiB|MiB) free\): free space there; writes resume by themselves$/);
+  assert.match(unhealthy.body.reason ?? '', /^the store refuses writes: the disk holding the relay store is full \(\d+(\.\d)? (bytes|KiB|MiB) free\): free some space on it; writes resume by themselves$/);
   assert.ok(await diskRefusals(relay, 'full') > 0, 'the refusals are counted');
   await assertNothingLost(relay, sender); // reads work while writes are refused
   const fullLine = new RegExp(`^agentmbx relay: writes refused, store in ${storeDir}: the disk holding the relay store is full \\(.* free\\)`);
