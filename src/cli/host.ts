@@ -4,7 +4,7 @@ import type { Command } from 'commander';
 import { CliError } from './cli-error.ts';
 import { asCliError, openHomeNode, withNode } from './host-common.ts';
 import { parsePort } from './parse-args.ts';
-import { printJson, printResult } from './output.ts';
+import { printJson, printJsonLine, printResult } from './output.ts';
 import { registerMailCommands } from './mail.ts';
 import { registerMcpCommand } from './mcp.ts';
 import { registerPeerCommands } from './peers.ts';
@@ -71,7 +71,7 @@ export function registerHostCommands(program: Command): void {
       let daemon;
       try {
         const log = opts.json === true
-          ? (line: string) => process.stdout.write(`${JSON.stringify({ at: new Date().toISOString(), msg: line })}\n`)
+          ? (line: string) => printJsonLine({ at: new Date().toISOString(), msg: line })
           : (line: string) => process.stdout.write(`${new Date().toISOString()} ${line}\n`);
         daemon = await startDaemon(node, { port, bind, log });
       } catch (err) {
@@ -85,7 +85,7 @@ export function registerHostCommands(program: Command): void {
         process.once('SIGINT', stop);
         process.once('SIGTERM', stop);
       });
-      if (opts.json === true) process.stdout.write(`${JSON.stringify({ host: node.config.host, listening: daemon.url })}\n`);
+      if (opts.json === true) printJsonLine({ host: node.config.host, listening: daemon.url });
       else process.stdout.write(`agentmbx daemon ${node.config.host} listening on ${daemon.url}\n`);
       await stopped;
       release();

@@ -16,7 +16,7 @@ import { MAX_OPS_LOG_ENTRIES } from '../relay/store/sqlite/ops-log.ts';
 import { readOpsLogOfStore } from '../relay/store/sqlite/store-files.ts';
 import { CliError } from './cli-error.ts';
 import { diskFaultOf, diskFaultSentence } from '../common/disk-fault.ts';
-import { printJson, printResult } from './output.ts';
+import { printJson, printJsonLine, printResult } from './output.ts';
 import { positiveInteger } from './parse-args.ts';
 
 /** Failures an operator can act on become one line (exit 2 for a bad setting); anything else stays unexpected. */
@@ -69,7 +69,7 @@ export async function serve(flags: Record<string, string | undefined>, { json, l
   await stopped;
   await service.close();
   await new Promise<void>((resolve) => { requestLog.flush(() => resolve()); });
-  if (json) process.stdout.write(`${JSON.stringify({ stopped: true })}\n`);
+  if (json) printJsonLine({ stopped: true });
   else process.stdout.write('agentmbx relay stopped\n');
 }
 

@@ -10,6 +10,7 @@ import { EncodedJson } from '../core/encoded-json.ts';
 import { DENY_BODY_MAX_BYTES } from '../core/hosted.ts';
 import { RelayError } from '../core/relay-error.ts';
 import { RateWindow } from '../../common/rate-window.ts';
+import { endWithJson } from '../../common/raw-http.ts';
 import type { Enrolment } from '../store/relay-store.ts';
 import { StoreClosedError, StoreDiskError, StoreOverloadedError, type StoreDiskFault } from '../store/sqlite/index.ts';
 import { clientAddress, rateKey } from './client-address.ts';
@@ -120,13 +121,6 @@ const CLIENT_ERROR_ANSWERS = new Map<string | undefined, { status: string; error
   ['HPE_CHUNK_EXTENSIONS_OVERFLOW', { status: '413 Payload Too Large', error: 'request body too large' }],
   ['ERR_HTTP_REQUEST_TIMEOUT', { status: '408 Request Timeout', error: 'the request took too long to arrive' }],
 ]);
-
-/** Writes a JSON refusal straight to a socket that no Fastify reply owns, and closes it. */
-function endWithJson(socket: Duplex, status: string, error: string): void {
-  if (!socket.writable) return;
-  const body = JSON.stringify({ error });
-  socket.end(`HTTP/1.1 ${status}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`);
-}
 
 /** Answers HTTP-layer refusals (malformed request line or headers, timeouts) as JSON too (protocol.md §7.18). */
 function clientErrorHandler(error: Error & { code?: string }, socket: Socket): void {

@@ -5,6 +5,7 @@
 // and the sender allowlist are kept published.
 // A hosted relay also gets an account token with every signed call and a proof at enrolment
 // (relay-access.ts).
+import { errorText as errorOf } from '../../../common/answer-error.ts';
 import { sha256Hex } from '../../../protocol/hash.ts';
 import { isPublicKey } from '../../../protocol/keys.ts';
 import { HOP_MAX_SKEW_MS } from '../../../protocol/relay-hop.ts';
@@ -51,11 +52,6 @@ function sessionKey(relay: RelayRow, epoch: string, hostPub: string): string {
 
 function codeOf(answer: RelayAnswer): unknown {
   return isPlainObject(answer.body) ? answer.body.code : undefined;
-}
-
-function errorOf(answer: RelayAnswer): string {
-  const error = isPlainObject(answer.body) && typeof answer.body.error === 'string' ? answer.body.error : 'no error text';
-  return `HTTP ${answer.status}: ${error}`;
 }
 
 /** The clock difference the relay's Date header shows (relay minus us), or null without one. */
