@@ -1,5 +1,6 @@
 // A real relay on 127.0.0.1 (in this process, on a temporary store) with an injected clock, and
 // hosts that talk to it through the real HTTP client. Records are built with the real protocol code.
+import assert from 'node:assert/strict';
 import { after } from 'node:test';
 import { toBase64 } from '../../src/protocol/base64.ts';
 import { generateEncKeyPair, generateSigningKey, type EncKeyPair, type SigningKey } from '../../src/protocol/keys.ts';
@@ -11,30 +12,19 @@ import { signRotation, type HostRotation } from '../../src/protocol/records/rota
 import { sealEnvelopeBody } from '../../src/protocol/seal.ts';
 import { newUlid } from '../../src/protocol/ulid.ts';
 import { DEFAULT_CONFIG, type RelayConfig, type RelayLimits } from '../../src/relay/config.ts';
-import type { EnrolmentAuthority } from '../../src/relay/authority/enrolment-authority.ts';
-import { startRelayService, type RelayService } from '../../src/relay/relay-service.ts';
+import { startRelayService, type RelayService, type RelayServiceOptions } from '../../src/relay/relay-service.ts';
 import { RelayApi } from '../../src/host/transport/relay/relay-api.ts';
 import { tempDir } from './processes.ts';
+import { TestClock } from './clock.ts';
 
-/** A settable clock: tests move time explicitly, never by sleeping. */
-export class TestClock {
-  ms: number;
-  constructor(start = Date.UTC(2026, 11, 2, 12, 0, 0)) {
-    this.ms = start;
-  }
-  now = (): number => this.ms;
-  advance(ms: number): void {
-    this.ms += ms;
-  }
-}
+/** What a test may set of the service beyond its store, clock and settings. */
+type ServiceExtras = Partial<Pick<RelayServiceOptions, 'authority' | 'maxLiveEnrolments' | 'heartbeatIntervalMs' | 'requestLog' | 'metricsBind'>>;
 
-export interface TestRelayOptions {
+export interface TestRelayOptions extends ServiceExtras {
   dir?: string;
   clock?: TestClock;
   limits?: Partial<RelayLimits>;
   config?: Partial<Omit<RelayConfig, 'limits'>>;
-  authority?: EnrolmentAuthority;
-  maxLiveEnrolments?: number;
   /** a fixed port (a restarted relay at its old address); default: any free port */
   port?: number;
 }
@@ -49,15 +39,13 @@ export interface TestRelay {
   stop(): Promise<void>;
 }
 
+/** The relay service in this process on 127.0.0.1, stopped after the test. */
 export async function startTestRelay(options: TestRelayOptions = {}): Promise<TestRelay> {
-  const dir = options.dir ?? tempDir('agentmbx-relay-');
-  const clock = options.clock ?? new TestClock();
-  const config: RelayConfig = { ...DEFAULT_CONFIG, ...options.config, limits: { ...DEFAULT_CONFIG.limits, ...options.limits } };
+  const { dir = tempDir('agentmbx-relay-'), clock = new TestClock(), limits, config: settings, port = 0, ...extras } = options;
+  const config: RelayConfig = { ...DEFAULT_CONFIG, ...settings, limits: { ...DEFAULT_CONFIG.limits, ...limits } };
   const log: string[] = [];
   const service = await startRelayService({
-    storeDir: dir, port: options.port ?? 0, bind: '127.0.0.1', config, env: {}, nowMs: clock.now, log: (line) => { log.push(line); },
-    ...(options.authority ? { authority: options.authority } : {}),
-    ...(options.maxLiveEnrolments === undefined ? {} : { maxLiveEnrolments: options.maxLiveEnrolments }),
+    storeDir: dir, port, bind: '127.0.0.1', config, env: {}, nowMs: clock.nowMs, log: (line) => { log.push(line); }, ...extras,
   });
   let stopped = false;
   const stop = async (): Promise<void> => {
@@ -78,15 +66,16 @@ export interface TestHost {
 
 export interface RelayAddress {
   url: string;
-  clock: { now: () => number };
+  clock: { nowMs: () => number };
 }
 
-export function makeHost(relay: RelayAddress, name: string, key: SigningKey = generateSigningKey()): TestHost {
-  return { name, key, enc: generateEncKeyPair(), api: new RelayApi({ baseUrl: relay.url, hostName: name, key, nowMs: relay.clock.now }) };
+/** A host identity (signing and enc keys) with a relay client of its own; not enrolled yet. */
+export function testHost(relay: RelayAddress, name: string, key: SigningKey = generateSigningKey()): TestHost {
+  return { name, key, enc: generateEncKeyPair(), api: new RelayApi({ baseUrl: relay.url, hostName: name, key, nowMs: relay.clock.nowMs }) };
 }
 
 export async function enrolledHost(relay: RelayAddress, name: string): Promise<TestHost> {
-  const host = makeHost(relay, name);
+  const host = testHost(relay, name);
   const answer = await host.api.enrol();
   if (answer.status !== 200) throw new Error(`enrol ${name}: ${answer.status} ${JSON.stringify(answer.body)}`);
   return host;
@@ -104,6 +93,45 @@ export function sealedEnvelope(from: TestHost, to: TestHost, nowMs: number, subj
 
 export function envelopeItem(id: string, targets: Array<{ host: TestHost; wire: string }>) {
   return { kind: 'envelope', item_id: id, targets: targets.map((t) => ({ host_pubkey: t.host.key.publicKey, wire_b64: toBase64(Buffer.from(t.wire)) })) };
+}
+
+/** The push item of a fresh sealed envelope from `from` to `to` (or of `envelope`), with the envelope's id and wire. */
+export function envelopeItemTo(from: TestHost, to: TestHost, nowMs: number, envelope: { id: string; wire: string } = sealedEnvelope(from, to, nowMs)) {
+  return { id: envelope.id, wire: envelope.wire, item: envelopeItem(envelope.id, [{ host: to, wire: envelope.wire }]) };
+}
+
+/** One item's answer in a push (protocol.md §3.3). */
+export interface PushResult {
+  item_id: string;
+  status: string;
+  targets: Array<{ host_pubkey: string; seq: number }>;
+  accept?: Record<string, unknown>;
+  sig?: string;
+}
+
+/** Pushes `item` alone: the batch must answer 200; returns the item's result. */
+export async function pushOne(host: TestHost, item: unknown): Promise<PushResult> {
+  const answer = await host.api.push([item]);
+  assert.equal(answer.status, 200, JSON.stringify(answer.body));
+  const results = answer.body['results'] as PushResult[];
+  assert.equal(results.length, 1);
+  return results[0] as PushResult;
+}
+
+/** An envelope's push result, with the envelope's id and wire and the item pushed. */
+export type PushedEnvelope = PushResult & ReturnType<typeof envelopeItemTo>;
+
+/** Pushes a fresh sealed envelope from `from` to `to` (or `envelope`) alone. */
+export async function pushEnvelope(from: TestHost, to: TestHost, nowMs: number, envelope: { id: string; wire: string } = sealedEnvelope(from, to, nowMs)): Promise<PushedEnvelope> {
+  const sent = envelopeItemTo(from, to, nowMs, envelope);
+  return { ...(await pushOne(from, sent.item)), ...sent };
+}
+
+/** pushEnvelope that must be accepted; returns the seq the relay gave it. */
+export async function pushAccepted(from: TestHost, to: TestHost, nowMs: number): Promise<number> {
+  const result = await pushEnvelope(from, to, nowMs);
+  assert.equal(result.status, 'accepted', JSON.stringify(result));
+  return result.targets[0]?.seq ?? 0;
 }
 
 /** A delivery receipt item signed by `recipientHost` about message `msg`, for `senderHost`. */

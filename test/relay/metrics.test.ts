@@ -2,21 +2,15 @@ import assert from 'node:assert/strict';
 import { Writable } from 'node:stream';
 import { test } from 'node:test';
 import { fingerprint } from '../../src/protocol/fingerprint.ts';
-import { DEFAULT_CONFIG, ConfigError, HEARTBEAT_INTERVAL_MS } from '../../src/relay/config.ts';
+import { ConfigError, HEARTBEAT_INTERVAL_MS } from '../../src/relay/config.ts';
 import { resolveServeOptions } from '../../src/cli/relay-serve-flags.ts';
 import { checkHealth } from '../../src/relay/http/health.ts';
 import { createRelayLogger, POLL_SUMMARY_WINDOW_MS } from '../../src/relay/http/logging.ts';
 import { MAX_REASON_LABELS, RelayMetrics } from '../../src/relay/http/metrics.ts';
-import { startRelayService, type RelayServiceOptions } from '../../src/relay/relay-service.ts';
-import { tempDir } from '../helpers/processes.ts';
 import { waitUntil } from '../helpers/wait.ts';
-import { enrolledHost, envelopeItem, sealedEnvelope, TestClock, type TestHost } from '../helpers/relay-fixture.ts';
+import { enrolledHost, envelopeItemTo, startTestRelay } from '../helpers/relay-fixture.ts';
+import { TestClock } from '../helpers/clock.ts';
 import { freshStore } from './store/store-fixtures.ts';
-
-async function startRelay(clock: TestClock, extra: Partial<RelayServiceOptions> = {}) {
-  const service = await startRelayService({ storeDir: tempDir('agentmbx-metrics-'), port: 0, bind: '127.0.0.1', config: DEFAULT_CONFIG, env: {}, nowMs: clock.now, ...extra });
-  return { service, url: service.url, clock };
-}
 
 async function get(url: string): Promise<{ status: number; type: string | null; text: string }> {
   const response = await fetch(url);
@@ -29,18 +23,12 @@ function sample(text: string, series: string): number | undefined {
   return line === undefined ? undefined : Number(line.slice(series.length + 1));
 }
 
-function pushItem(from: TestHost, to: TestHost, nowMs: number) {
-  const env = sealedEnvelope(from, to, nowMs);
-  return envelopeItem(env.id, [{ host: to, wire: env.wire }]);
-}
-
-test('GET /metrics: requests, push outcomes, commit groups, queue depth and age, enrolments, sweeps', async (t) => {
+test('GET /metrics: requests, push outcomes, commit groups, queue depth and age, enrolments, sweeps', async () => {
   const clock = new TestClock();
-  const relay = await startRelay(clock);
-  t.after(() => relay.service.close());
+  const relay = await startTestRelay({ clock });
   const a = await enrolledHost(relay, 'laptop');
   const b = await enrolledHost(relay, 'desk');
-  const item = pushItem(a, b, clock.now());
+  const { item } = envelopeItemTo(a, b, clock.now);
   const bad = { kind: 'envelope', item_id: 'x', targets: [{ host_pubkey: b.key.publicKey, wire_b64: 'bm90IGpzb24=' }] };
   assert.equal((await a.api.push([item, bad])).status, 200);
   assert.equal((await a.api.push([item])).status, 200);
@@ -64,10 +52,9 @@ test('GET /metrics: requests, push outcomes, commit groups, queue depth and age,
   assert.ok(text.includes('agentmbx_rate_limit_refusals_total') && text.includes('agentmbx_epoch_rotations_total') && text.includes('agentmbx_key_rotations_total'));
 });
 
-test('GET /healthz: 200 while the store commits and the heartbeat is fresh, 503 with the reason when it is stale', async (t) => {
+test('GET /healthz: 200 while the store commits and the heartbeat is fresh, 503 with the reason when it is stale', async () => {
   const clock = new TestClock();
-  const relay = await startRelay(clock);
-  t.after(() => relay.service.close());
+  const relay = await startTestRelay({ clock });
   const healthy = await get(`${relay.url}/healthz`);
   assert.deepEqual([healthy.status, JSON.parse(healthy.text)], [200, { status: 'ok' }]);
   clock.advance(3 * HEARTBEAT_INTERVAL_MS + 1_000); // the heartbeat (written at start) is now 91 s old
@@ -95,10 +82,9 @@ test('the health check fails when the store does not commit a write in time, or 
   assert.deepEqual(await checkHealth(options), { ok: false, reason: 'the store refused a write: the relay store is closed' });
 });
 
-test('--metrics-bind serves /metrics and /healthz on their own listener and takes /metrics off the relay port', async (t) => {
+test('--metrics-bind serves /metrics and /healthz on their own listener and takes /metrics off the relay port', async () => {
   const clock = new TestClock();
-  const relay = await startRelay(clock, { metricsBind: { host: '127.0.0.1', port: 0 } });
-  t.after(() => relay.service.close());
+  const relay = await startTestRelay({ clock, metricsBind: { host: '127.0.0.1', port: 0 } });
   const metricsUrl = relay.service.metricsUrl;
   assert.ok(metricsUrl !== null);
   const scraped = await get(`${metricsUrl}/metrics`);
@@ -119,15 +105,14 @@ test('--metrics-bind is parsed as HOST:PORT or [IPv6]:PORT', () => {
   }
 });
 
-test('request logs are JSON lines with id, route, status, latency and host fingerprint, never a key, signature or body', async (t) => {
+test('request logs are JSON lines with id, route, status, latency and host fingerprint, never a key, signature or body', async () => {
   const lines: string[] = [];
   const sink = new Writable({ write(chunk: Buffer, _encoding, done) { lines.push(...chunk.toString('utf8').split('\n').filter((l) => l !== '')); done(); } });
   const clock = new TestClock();
-  const relay = await startRelay(clock, { requestLog: createRelayLogger(sink) });
-  t.after(() => relay.service.close());
+  const relay = await startTestRelay({ clock, requestLog: createRelayLogger(sink) });
   const a = await enrolledHost(relay, 'laptop');
   const b = await enrolledHost(relay, 'desk');
-  const item = pushItem(a, b, clock.now());
+  const { item } = envelopeItemTo(a, b, clock.now);
   await a.api.push([item]);
   const logged = lines.map((line) => JSON.parse(line) as Record<string, unknown>);
   const push = logged.find((l) => l['route'] === '/v2/relay/items');
@@ -153,12 +138,11 @@ test(`rejection reasons beyond ${MAX_REASON_LABELS} distinct ones are counted as
   assert.equal(sample(body, `agentmbx_push_items_total{outcome="rejected",reason="reason ${MAX_REASON_LABELS - 1}"}`), 1);
 });
 
-test('successful polls are summarised once per window at info, and logged one by one only at debug', async (t) => {
+test('successful polls are summarised once per window at info, and logged one by one only at debug', async () => {
   const lines: string[] = [];
   const sink = new Writable({ write(chunk: Buffer, _encoding, done) { lines.push(...chunk.toString('utf8').split('\n').filter((l) => l !== '')); done(); } });
   const clock = new TestClock();
-  const relay = await startRelay(clock, { requestLog: createRelayLogger(sink, 'info') });
-  t.after(() => relay.service.close());
+  const relay = await startTestRelay({ clock, requestLog: createRelayLogger(sink, 'info') });
   const hosts = [await enrolledHost(relay, 'laptop'), await enrolledHost(relay, 'desk')];
   for (let i = 0; i < 3; i += 1) for (const host of hosts) assert.equal((await host.api.pull(0)).status, 200);
   clock.advance(POLL_SUMMARY_WINDOW_MS);
@@ -172,8 +156,7 @@ test('successful polls are summarised once per window at info, and logged one by
 
   const debugLines: string[] = [];
   const debugSink = new Writable({ write(chunk: Buffer, _encoding, done) { debugLines.push(...chunk.toString('utf8').split('\n').filter((l) => l !== '')); done(); } });
-  const verbose = await startRelay(clock, { requestLog: createRelayLogger(debugSink, 'debug') });
-  t.after(() => verbose.service.close());
+  const verbose = await startTestRelay({ clock, requestLog: createRelayLogger(debugSink, 'debug') });
   const host = await enrolledHost(verbose, 'laptop');
   await host.api.pull(0);
   await waitUntil('the debug poll line', 10_000, async () => (debugLines.some((l) => l.includes('"route":"/v2/relay/items"')) ? null : debugLines.join('\n')));
