@@ -64,14 +64,25 @@ export interface TestHost {
   api: RelayApi;
 }
 
+/** What records are built from: a host's name and keys. */
+export type HostKeys = Pick<TestHost, 'name' | 'key' | 'enc'>;
+
+/** What the push helpers need: a host's keys and a way to push a batch (over HTTP, or straight to a core: relay-core-fixture.ts). */
+export type PushingHost = HostKeys & { api: Pick<RelayApi, 'push'> };
+
 export interface RelayAddress {
   url: string;
   clock: { nowMs: () => number };
 }
 
-/** A host identity (signing and enc keys) with a relay client of its own; not enrolled yet. */
+/** A host's name with a signing key (new by default) and a new enc key. */
+export function hostKeys(name: string, key: SigningKey = generateSigningKey()): HostKeys {
+  return { name, key, enc: generateEncKeyPair() };
+}
+
+/** A host identity with a relay client of its own; not enrolled yet. */
 export function testHost(relay: RelayAddress, name: string, key: SigningKey = generateSigningKey()): TestHost {
-  return { name, key, enc: generateEncKeyPair(), api: new RelayApi({ baseUrl: relay.url, hostName: name, key, nowMs: relay.clock.nowMs }) };
+  return { ...hostKeys(name, key), api: new RelayApi({ baseUrl: relay.url, hostName: name, key, nowMs: relay.clock.nowMs }) };
 }
 
 export async function enrolledHost(relay: RelayAddress, name: string): Promise<TestHost> {
@@ -82,7 +93,7 @@ export async function enrolledHost(relay: RelayAddress, name: string): Promise<T
 }
 
 /** The wire text of a sealed, signed v3 envelope from `from` to an agent on `to`. */
-export function sealedEnvelope(from: TestHost, to: TestHost, nowMs: number, subject = 'hello', body = 'secret body', id = newUlid(nowMs)): { id: string; wire: string } {
+export function sealedEnvelope(from: HostKeys, to: HostKeys, nowMs: number, subject = 'hello', body = 'secret body', id = newUlid(nowMs)): { id: string; wire: string } {
   const unsigned: UnsignedEnvelopeV3 = {
     v: 3, id, ts: new Date(nowMs).toISOString(), from: `alice@${from.name}`, to: [`bob@${to.name}`], thread: id,
     reply_to: null, kind: 'message', subject, body, needs_reply: false, refs: [], meta: deriveMeta(body), authority: null, enc: null,
@@ -91,12 +102,12 @@ export function sealedEnvelope(from: TestHost, to: TestHost, nowMs: number, subj
   return { id, wire: JSON.stringify(signed) };
 }
 
-export function envelopeItem(id: string, targets: Array<{ host: TestHost; wire: string }>) {
+export function envelopeItem(id: string, targets: Array<{ host: HostKeys; wire: string }>) {
   return { kind: 'envelope', item_id: id, targets: targets.map((t) => ({ host_pubkey: t.host.key.publicKey, wire_b64: toBase64(Buffer.from(t.wire)) })) };
 }
 
 /** The push item of a fresh sealed envelope from `from` to `to` (or of `envelope`), with the envelope's id and wire. */
-export function envelopeItemTo(from: TestHost, to: TestHost, nowMs: number, envelope: { id: string; wire: string } = sealedEnvelope(from, to, nowMs)) {
+export function envelopeItemTo(from: HostKeys, to: HostKeys, nowMs: number, envelope: { id: string; wire: string } = sealedEnvelope(from, to, nowMs)) {
   return { id: envelope.id, wire: envelope.wire, item: envelopeItem(envelope.id, [{ host: to, wire: envelope.wire }]) };
 }
 
@@ -110,7 +121,7 @@ export interface PushResult {
 }
 
 /** Pushes `item` alone: the batch must answer 200; returns the item's result. */
-export async function pushOne(host: TestHost, item: unknown): Promise<PushResult> {
+export async function pushOne(host: PushingHost, item: unknown): Promise<PushResult> {
   const answer = await host.api.push([item]);
   assert.equal(answer.status, 200, JSON.stringify(answer.body));
   const results = answer.body['results'] as PushResult[];
@@ -122,27 +133,27 @@ export async function pushOne(host: TestHost, item: unknown): Promise<PushResult
 export type PushedEnvelope = PushResult & ReturnType<typeof envelopeItemTo>;
 
 /** Pushes a fresh sealed envelope from `from` to `to` (or `envelope`) alone. */
-export async function pushEnvelope(from: TestHost, to: TestHost, nowMs: number, envelope: { id: string; wire: string } = sealedEnvelope(from, to, nowMs)): Promise<PushedEnvelope> {
+export async function pushEnvelope(from: PushingHost, to: HostKeys, nowMs: number, envelope: { id: string; wire: string } = sealedEnvelope(from, to, nowMs)): Promise<PushedEnvelope> {
   const sent = envelopeItemTo(from, to, nowMs, envelope);
   return { ...(await pushOne(from, sent.item)), ...sent };
 }
 
 /** pushEnvelope that must be accepted; returns the seq the relay gave it. */
-export async function pushAccepted(from: TestHost, to: TestHost, nowMs: number): Promise<number> {
+export async function pushAccepted(from: PushingHost, to: HostKeys, nowMs: number): Promise<number> {
   const result = await pushEnvelope(from, to, nowMs);
   assert.equal(result.status, 'accepted', JSON.stringify(result));
   return result.targets[0]?.seq ?? 0;
 }
 
 /** A delivery receipt item signed by `recipientHost` about message `msg`, for `senderHost`. */
-export function receiptItem(recipientHost: TestHost, senderHost: TestHost, msg: string, state: ReceiptState, seq: number, nowMs: number) {
+export function receiptItem(recipientHost: HostKeys, senderHost: HostKeys, msg: string, state: ReceiptState, seq: number, nowMs: number) {
   const rec = { v: 1 as const, type: 'receipt' as const, msg, recipient: `bob@${recipientHost.name}`, state, at: new Date(nowMs).toISOString(), seq };
   const wire = receiptWire(signReceipt(rec, recipientHost.key));
   return { kind: 'receipt', item_id: receiptItemId(rec), targets: [{ host_pubkey: senderHost.key.publicKey, wire_b64: toBase64(Buffer.from(wire)) }] };
 }
 
 /** A v2 enc-key ad of `host` for its own enc key (or `encPub`), with its signature; 30 days of life by default. */
-export function signedEncAd(host: TestHost, iatMs: number, expMs = iatMs + ENC_AD_PUBLISH_LIFETIME_MS, encPub = host.enc.publicKey): { ad: EncAdV2; sig: string } {
+export function signedEncAd(host: HostKeys, iatMs: number, expMs = iatMs + ENC_AD_PUBLISH_LIFETIME_MS, encPub = host.enc.publicKey): { ad: EncAdV2; sig: string } {
   const ad: EncAdV2 = { v: 2, type: 'enc-ad', host: host.name, host_pubkey: host.key.publicKey, enc_pub: encPub, iat: new Date(iatMs).toISOString(), exp: new Date(expMs).toISOString() };
   return { ad, sig: signEncAdV2(ad, host.key) };
 }

@@ -1,26 +1,29 @@
-// Every rejection string of protocol.md §3.3, and their order.
+// Every rejection string of protocol.md §3.3, and their order; the item checks and quotas through the
+// core (relay-core-fixture.ts), the rest through a served relay.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { toBase64 } from '../../src/protocol/base64.ts';
 import { signEnvelope, type EnvelopeV3, type UnsignedEnvelopeV3 } from '../../src/protocol/records/envelope.ts';
 import { signSenderList } from '../../src/protocol/records/sender-list.ts';
 import type { EnrolmentAuthority } from '../../src/relay/authority/enrolment-authority.ts';
-import { enrolledHost, envelopeItem, pushEnvelope, pushOne, receiptItem, sealedEnvelope, startTestRelay, testHost, type TestHost } from '../helpers/relay-fixture.ts';
+import { enrolledHost, envelopeItem, hostKeys, pushEnvelope, pushOne, receiptItem, sealedEnvelope, startTestRelay, type HostKeys, type PushingHost } from '../helpers/relay-fixture.ts';
+import { enrolledAtCore, startTestCore, type CoreHost } from '../helpers/relay-core-fixture.ts';
+import { T0 } from '../helpers/clock.ts';
 
-async function statusOf(host: TestHost, item: unknown): Promise<string> {
+async function statusOf(host: PushingHost, item: unknown): Promise<string> {
   return (await pushOne(host, item)).status;
 }
 
 const b64 = (text: string): string => toBase64(Buffer.from(text));
 
 test('each check of protocol §3.3 has its rejection string, checked in order', async () => {
-  const relay = await startTestRelay({ limits: { max_targets: 2, max_item_bytes: 4096 } });
-  const a = await enrolledHost(relay, 'laptop');
-  const b = await enrolledHost(relay, 'desk');
-  const c = await enrolledHost(relay, 'server');
-  const ghost = testHost(relay, 'ghost');
+  const relay = await startTestCore({ limits: { max_targets: 2, max_item_bytes: 4096 } });
+  const a = await enrolledAtCore(relay, 'laptop');
+  const b = await enrolledAtCore(relay, 'desk');
+  const c = await enrolledAtCore(relay, 'server');
+  const ghost = hostKeys('ghost');
   const env = sealedEnvelope(a, b, relay.clock.now);
-  const target = (host: TestHost, wire = env.wire) => ({ host_pubkey: host.key.publicKey, wire_b64: b64(wire) });
+  const target = (host: HostKeys, wire = env.wire) => ({ host_pubkey: host.key.publicKey, wire_b64: b64(wire) });
   const item = (fields: Record<string, unknown>) => ({ kind: 'envelope', item_id: env.id, targets: [target(b)], ...fields });
 
   assert.equal(await statusOf(a, item({ item_id: '' })), 'rejected:bad item id');
@@ -53,9 +56,9 @@ test('each check of protocol §3.3 has its rejection string, checked in order', 
 });
 
 test('an envelope whose meta lacks the four arrays is refused as upstream refuses it, and nothing is stored', async () => {
-  const relay = await startTestRelay();
-  const a = await enrolledHost(relay, 'laptop');
-  const b = await enrolledHost(relay, 'desk');
+  const relay = await startTestCore();
+  const a = await enrolledAtCore(relay, 'laptop');
+  const b = await enrolledAtCore(relay, 'desk');
   const env = sealedEnvelope(a, b, relay.clock.now);
   const { sig: _sig, ...unsigned } = JSON.parse(env.wire) as EnvelopeV3;
   const emptyMeta = JSON.stringify(signEnvelope({ ...unsigned, meta: {} as EnvelopeV3['meta'] }, a.name, a.key));
@@ -94,32 +97,28 @@ test('pushes over the per-minute rate answer 200 with every item rejected:rate',
 });
 
 test('queue and sender quotas by items and bytes', async () => {
-  const relay = await startTestRelay({ limits: { max_queue_items: 3, max_sender_items: 2, max_queue_bytes: 1_000_000, max_sender_bytes: 1_000_000 } });
-  const a = await enrolledHost(relay, 'laptop');
-  const c = await enrolledHost(relay, 'server');
-  const b = await enrolledHost(relay, 'desk');
-  const push = async (from: TestHost) => (await pushEnvelope(from, b, relay.clock.now)).status;
+  const relay = await startTestCore({ limits: { max_queue_items: 3, max_sender_items: 2, max_queue_bytes: 1_000_000, max_sender_bytes: 1_000_000 } });
+  const a = await enrolledAtCore(relay, 'laptop');
+  const c = await enrolledAtCore(relay, 'server');
+  const b = await enrolledAtCore(relay, 'desk');
+  const push = async (from: CoreHost) => (await pushEnvelope(from, b, relay.clock.now)).status;
   assert.equal(await push(a), 'accepted');
   assert.equal(await push(a), 'accepted');
   assert.equal(await push(a), 'rejected:quota:sender_items', 'one sender cannot fill the queue');
   assert.equal(await push(c), 'accepted');
   assert.equal(await push(c), 'rejected:quota:queue_items');
-  const acked = await b.api.ack((await b.api.pull(0)).body['head_seq'] as number, relay.service.epoch);
+  const acked = await b.api.ack((await b.api.pull(0)).body['head_seq'] as number, relay.context.epoch);
   assert.equal(acked.status, 200);
   assert.equal(await push(a), 'accepted', 'acked items no longer count');
 });
 
 test('byte quotas count raw wire bytes', async () => {
-  const probe = await startTestRelay();
-  const pa = await enrolledHost(probe, 'laptop');
-  const pb = await enrolledHost(probe, 'desk');
-  const size = Buffer.byteLength(sealedEnvelope(pa, pb, probe.clock.now).wire);
-  await probe.stop();
-  const relay = await startTestRelay({ limits: { max_queue_bytes: 3 * size + 10, max_sender_bytes: 2 * size + 10 } });
-  const a = await enrolledHost(relay, 'laptop');
-  const c = await enrolledHost(relay, 'server');
-  const b = await enrolledHost(relay, 'desk');
-  const push = async (from: TestHost) => (await pushEnvelope(from, b, relay.clock.now)).status;
+  const size = Buffer.byteLength(sealedEnvelope(hostKeys('laptop'), hostKeys('desk'), T0).wire);
+  const relay = await startTestCore({ limits: { max_queue_bytes: 3 * size + 10, max_sender_bytes: 2 * size + 10 } });
+  const a = await enrolledAtCore(relay, 'laptop');
+  const c = await enrolledAtCore(relay, 'server');
+  const b = await enrolledAtCore(relay, 'desk');
+  const push = async (from: CoreHost) => (await pushEnvelope(from, b, relay.clock.now)).status;
   assert.equal(await push(a), 'accepted');
   assert.equal(await push(a), 'accepted');
   assert.equal(await push(a), 'rejected:quota:sender_bytes');
@@ -132,12 +131,12 @@ test('account quotas span the hosts of one proven account, never an owner_fp cla
     name: 'test-accounts', strength: 1,
     authorize: async (request) => ({ ok: true, account: request.host_name.startsWith('acme-') ? 'acme' : null, org: null }),
   };
-  const relay = await startTestRelay({ authority: byName, limits: { max_owner_items: 2, max_owner_bytes: 1_000_000 } });
-  const a = await enrolledHost(relay, 'laptop');
-  const one = await enrolledHost(relay, 'acme-one');
-  const two = await enrolledHost(relay, 'acme-two');
-  const other = await enrolledHost(relay, 'desk');
-  const push = async (to: TestHost) => (await pushEnvelope(a, to, relay.clock.now)).status;
+  const relay = await startTestCore({ authority: byName, limits: { max_owner_items: 2, max_owner_bytes: 1_000_000 } });
+  const a = await enrolledAtCore(relay, 'laptop');
+  const one = await enrolledAtCore(relay, 'acme-one');
+  const two = await enrolledAtCore(relay, 'acme-two');
+  const other = await enrolledAtCore(relay, 'desk');
+  const push = async (to: CoreHost) => (await pushEnvelope(a, to, relay.clock.now)).status;
   assert.equal(await push(one), 'accepted');
   assert.equal(await push(two), 'accepted');
   assert.equal(await push(one), 'rejected:quota:account_items');

@@ -1,11 +1,13 @@
-// Retention and expiry (design §6, protocol.md §3.9, §7.10) over a real relay with a moved clock.
+// Retention and expiry (design §6, protocol.md §3.9, §7.10) with a moved clock: the rules through the
+// core on a real store, and the running relay's own sweeps through the service.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { fromBase64 } from '../../src/protocol/base64.ts';
 import { expiredItemId, verifyExpiredNotice } from '../../src/protocol/records/expired.ts';
 import { dedupHorizonMs, retentionMs } from '../../src/relay/config.ts';
 import { sweep } from '../../src/relay/core/sweep.ts';
-import { enrolledHost, pushEnvelope, pushOne, receiptItem, startTestRelay, testHost, type PushedEnvelope, type TestHost, type TestRelay } from '../helpers/relay-fixture.ts';
+import { enrolledHost, pushEnvelope, pushOne, receiptItem, startTestRelay, testHost, type HostKeys, type PushedEnvelope, type PushingHost, type TestHost } from '../helpers/relay-fixture.ts';
+import { enrolledAtCore, startTestCore, type CoreHost, type TestCore } from '../helpers/relay-core-fixture.ts';
 import { TestClock } from '../helpers/clock.ts';
 import { tempDir } from '../helpers/processes.ts';
 
@@ -13,18 +15,18 @@ type Page = { head_seq: number; items: Array<{ seq: number; kind: string; item_i
 
 const DAY_MS = 86_400_000;
 
-async function setup(): Promise<{ relay: TestRelay; a: TestHost; b: TestHost }> {
-  // a sweep interval far beyond the test: only the explicit sweeps below run (plus the one at start)
-  const relay = await startTestRelay({ config: { sweep_interval_ms: 2 ** 31 - 1 } });
-  return { relay, a: await enrolledHost(relay, 'laptop'), b: await enrolledHost(relay, 'desk') };
+/** A core whose expiry rules run only when a test calls sweep (no service, no timer). */
+async function setup(): Promise<{ relay: TestCore; a: CoreHost; b: CoreHost }> {
+  const relay = await startTestCore();
+  return { relay, a: await enrolledAtCore(relay, 'laptop'), b: await enrolledAtCore(relay, 'desk') };
 }
 
 /**
  * Makes the queued item `itemId` from a to b one whose expiry lies beyond the dedup horizon (as if
  * accepted under a longer retention): re-inserted with the same acceptance time and a 100-day expiry.
  */
-async function keepPastHorizon(relay: TestRelay, a: TestHost, b: TestHost, itemId: string): Promise<void> {
-  await relay.service.core.context.store.transaction(async (tx) => {
+async function keepPastHorizon(relay: TestCore, a: HostKeys, b: HostKeys, itemId: string): Promise<void> {
+  await relay.context.store.transaction(async (tx) => {
     const row = await tx.getDedup(a.key.publicKey, itemId, b.key.publicKey);
     assert.ok(row);
     await tx.deleteItem(b.key.publicKey, row.seq);
@@ -37,7 +39,7 @@ async function keepPastHorizon(relay: TestRelay, a: TestHost, b: TestHost, itemI
 }
 
 /** A fresh envelope from `from` to `to`, accepted. */
-async function pushAcceptedEnvelope(relay: TestRelay, from: TestHost, to: TestHost): Promise<PushedEnvelope> {
+async function pushAcceptedEnvelope(relay: { clock: TestClock }, from: PushingHost, to: HostKeys): Promise<PushedEnvelope> {
   const sent = await pushEnvelope(from, to, relay.clock.now);
   assert.equal(sent.status, 'accepted');
   return sent;
@@ -47,11 +49,11 @@ test('an expired envelope vanishes, its sender pulls a signed notice, a late ret
   const { relay, a, b } = await setup();
   const sent = await pushAcceptedEnvelope(relay, a, b);
   const acceptedAt = relay.clock.now;
-  relay.clock.advance(retentionMs(relay.service.core.context.config) - 1);
-  assert.deepEqual(await sweep(relay.service.core.context), { expired: 0, notices: 0, dedupSwept: 0 }, 'not expired a millisecond early');
+  relay.clock.advance(retentionMs(relay.context.config) - 1);
+  assert.deepEqual(await sweep(relay.context), { expired: 0, notices: 0, dedupSwept: 0 }, 'not expired a millisecond early');
 
   relay.clock.advance(1);
-  assert.deepEqual(await sweep(relay.service.core.context), { expired: 1, notices: 1, dedupSwept: 0 });
+  assert.deepEqual(await sweep(relay.context), { expired: 1, notices: 1, dedupSwept: 0 });
   assert.equal(((await b.api.pull(0)).body as Page).items.length, 0, 'the target never gets it');
 
   const page = (await a.api.pull(0)).body as Page;
@@ -59,8 +61,8 @@ test('an expired envelope vanishes, its sender pulls a signed notice, a late ret
   const notice = page.items[0];
   assert.equal(notice?.kind, 'expired');
   assert.equal(notice?.item_id, expiredItemId(sent.id, b.key.publicKey));
-  assert.equal(notice?.sender_pubkey, relay.service.relayPubkey);
-  const verified = verifyExpiredNotice(fromBase64(notice?.wire_b64 ?? '') ?? new Uint8Array(), relay.service.relayPubkey);
+  assert.equal(notice?.sender_pubkey, relay.relayPubkey);
+  const verified = verifyExpiredNotice(fromBase64(notice?.wire_b64 ?? '') ?? new Uint8Array(), relay.relayPubkey);
   assert.deepEqual(verified, {
     v: 1, type: 'relay-expired', item_id: sent.id, target_pubkey: b.key.publicKey,
     accepted_at: new Date(acceptedAt).toISOString(), expired_at: new Date(relay.clock.now).toISOString(),
@@ -70,39 +72,39 @@ test('an expired envelope vanishes, its sender pulls a signed notice, a late ret
   const retry = await pushOne(a, sent.item);
   assert.equal(retry?.status, 'duplicate', 'the dedup row stayed as a tombstone');
   assert.equal(((await b.api.pull(0)).body as Page).items.length, 0, 'never a second delivery');
-  assert.deepEqual(await sweep(relay.service.core.context), { expired: 0, notices: 0, dedupSwept: 0 });
+  assert.deepEqual(await sweep(relay.context), { expired: 0, notices: 0, dedupSwept: 0 });
   assert.equal(((await a.api.pull(0)).body as Page).items.length, 1, 'the notice is queued once');
 });
 
 test('receipts expire silently, and a revoked sender gets no notice', async () => {
   const { relay, a, b } = await setup();
-  const c = await enrolledHost(relay, 'tablet');
+  const c = await enrolledAtCore(relay, 'tablet');
   await c.api.push([receiptItem(c, a, '01JCZ8Q0000000000000000000', 'delivered', 1, relay.clock.now)]);
   await pushAcceptedEnvelope(relay, b, a);
-  await relay.service.core.context.store.transaction(async (tx) => {
+  await relay.context.store.transaction(async (tx) => {
     const enrolment = await tx.getEnrolment(b.key.publicKey);
     assert.ok(enrolment);
     await tx.putEnrolment({ ...enrolment, revokedAt: relay.clock.now });
   });
-  relay.clock.advance(retentionMs(relay.service.core.context.config));
-  assert.deepEqual(await sweep(relay.service.core.context), { expired: 2, notices: 0, dedupSwept: 0 });
+  relay.clock.advance(retentionMs(relay.context.config));
+  assert.deepEqual(await sweep(relay.context), { expired: 2, notices: 0, dedupSwept: 0 });
   assert.equal(((await a.api.pull(0)).body as Page).items.length, 0);
   assert.equal(((await c.api.pull(0)).body as Page).head_seq, 0, 'no notice for the receipt\'s sender');
-  const bQueue = await relay.service.core.context.store.transaction((tx) => tx.headSeq(b.key.publicKey), { readOnly: true });
+  const bQueue = await relay.context.store.transaction((tx) => tx.headSeq(b.key.publicKey), { readOnly: true });
   assert.equal(bQueue, 0, 'none for the revoked sender');
 });
 
 test('sweeps go in bounded batches, one transaction each', async () => {
   const { relay, a, b } = await setup();
   for (let i = 0; i < 5; i += 1) await pushAcceptedEnvelope(relay, a, b);
-  relay.clock.advance(retentionMs(relay.service.core.context.config));
-  assert.deepEqual(await sweep(relay.service.core.context, { itemBatch: 2 }), { expired: 5, notices: 5, dedupSwept: 0 });
+  relay.clock.advance(retentionMs(relay.context.config));
+  assert.deepEqual(await sweep(relay.context, { itemBatch: 2 }), { expired: 5, notices: 5, dedupSwept: 0 });
   assert.equal(((await a.api.pull(0)).body as Page).items.length, 5);
 });
 
 test('dedup rows go after the horizon, never while their item exists', async () => {
   const { relay, a, b } = await setup();
-  const ctx = relay.service.core.context;
+  const ctx = relay.context;
   const sent = await pushAcceptedEnvelope(relay, a, b);
   const kept = await pushAcceptedEnvelope(relay, a, b);
   await keepPastHorizon(relay, a, b, kept.id);
@@ -154,7 +156,7 @@ test('the running relay sweeps at start and then on every interval', async () =>
 
 test('one sweep goes on past more still-queued dedup rows than a step walks', async () => {
   const { relay, a, b } = await setup();
-  const ctx = relay.service.core.context;
+  const ctx = relay.context;
   // two items kept beyond the horizon at the head of the dedup table
   for (let i = 0; i < 2; i += 1) await keepPastHorizon(relay, a, b, (await pushAcceptedEnvelope(relay, a, b)).id);
   for (let i = 0; i < 3; i += 1) await pushAcceptedEnvelope(relay, a, b);
