@@ -168,7 +168,7 @@ export function resolveRelayConfig(input: { file?: RelayConfigFile; flags?: Sett
   for (const [key, setting] of SETTING_ENTRIES) {
     if (setting.section === 'authority') continue;
     const value = commandLineValue(setting, input.flags ?? {}, input.env) ?? file[key] ?? setting.default;
-    (setting.section === 'limits' ? limits : relay)[key] = value;
+    if (value !== undefined) (setting.section === 'limits' ? limits : relay)[key] = value;
   }
   return { ...relay, limits, ...accountTokenSettings(file) } as RelayConfig;
 }

@@ -4,10 +4,12 @@
 // (config.ts) and the serve flags (src/cli/relay-serve-flags.ts) are all derived from SETTINGS.
 //
 // Adding a setting is one entry below: pick its section ('limits' are advertised in
-// GET /v2/relay/info, 'relay' are the relay's own), its rule and default; give it `env` and/or
-// `flag` when an operator may set it without a config file (precedence: flag, variable, file,
-// default). Then describe it in docs/relay-operator.md: test/relay/settings-docs.test.ts fails
-// until the docs have a row for it.
+// GET /v2/relay/info, 'relay' are the relay's own), its rule and its default (without one it is
+// optional in RelayConfig); give it `env` and/or `flag` when an operator may set it without a config
+// file, e.g. `workers: { section: 'relay', rule: { kind: 'integer', min: 1, max: 64 }, default: 1,
+// doc: '…', env: 'MBX_RELAY_WORKERS', flag: '--workers <n>' }` (precedence: flag, variable, file,
+// default). RelayConfig gains the typed field, `relay serve` the flag. Then describe it in
+// docs/relay-operator.md: test/relay/settings.test.ts fails until the docs have a row for it.
 import { MAX_HOP_VERIFY_THREADS } from './crypto/hop-verify-pool.ts';
 import { DEFAULT_GROUP_COMMIT, MAX_GROUP_COMMIT_ITEMS, MAX_GROUP_COMMIT_WAIT_MS } from './store/sqlite/group-commit.ts';
 import { ENROL_BODY_MAX_BYTES, MAX_TIMER_MS, MIN_SWEEP_INTERVAL_MS } from './fixed-limits.ts';
@@ -78,16 +80,20 @@ export type SettingKey = keyof Settings;
 type ValueOf<R extends Rule> = R extends { kind: 'choice'; values: readonly (infer V)[] } ? V : R extends { kind: 'text' } ? string : number;
 type KeysIn<S extends Section> = { [K in SettingKey]: Settings[K]['section'] extends S ? K : never }[SettingKey];
 type ValuesOf<K extends SettingKey> = { [P in K]: ValueOf<Settings[P]['rule']> };
+/** The values of `section`: a setting with a default is always there, one without only when given. */
+type SectionValues<S extends Section> =
+  & { [K in KeysIn<S> as Settings[K] extends { default: number | string } ? K : never]: ValueOf<Settings[K]['rule']> }
+  & { [K in KeysIn<S> as Settings[K] extends { default: number | string } ? never : K]?: ValueOf<Settings[K]['rule']> };
 
 /** The limits a relay advertises in `GET /v2/relay/info` (protocol.md §3.1). Sizes are raw wire bytes. */
-export type RelayLimits = ValuesOf<KeysIn<'limits'>>;
+export type RelayLimits = SectionValues<'limits'>;
 export type TrustProxy = ValueOf<Settings['trust_proxy']['rule']>;
 /** Who may enrol (design §8): the host-key challenge (default) or account tokens (the hosted relay). */
 export type EnrolmentAuthorityName = ValueOf<Settings['enrolment_authority']['rule']>;
 /** The account-token authority's settings (docs/hosted-relay.md); all required with that authority. */
 export type AccountTokenSettings = ValuesOf<'token_issuer' | 'token_jwks_url' | 'token_audience'>;
 
-export type RelayConfig = ValuesOf<KeysIn<'relay'>> & {
+export type RelayConfig = SectionValues<'relay'> & {
   limits: RelayLimits;
   /** present when `enrolment_authority` is "account-token"; absent: the host-key challenge */
   account_token?: AccountTokenSettings;
@@ -103,8 +109,8 @@ export type RelayConfigFile = Partial<ValuesOf<SettingKey> & Record<OwnerQuotaAl
 /** SETTINGS as entries, typed for loops. */
 export const SETTING_ENTRIES = Object.entries(SETTINGS) as Array<[SettingKey, Setting]>;
 
-function defaultsOf(section: Section): Record<string, number | string | undefined> {
-  return Object.fromEntries(SETTING_ENTRIES.filter(([, s]) => s.section === section).map(([key, s]) => [key, s.default]));
+function defaultsOf(section: Section): Record<string, number | string> {
+  return Object.fromEntries(SETTING_ENTRIES.flatMap(([key, s]) => (s.section === section && s.default !== undefined ? [[key, s.default]] : [])));
 }
 
 export const DEFAULT_LIMITS = Object.freeze(defaultsOf('limits')) as RelayLimits;
