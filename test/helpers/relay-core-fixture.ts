@@ -7,7 +7,6 @@ import { after } from 'node:test';
 import { canonicalJson } from '../../src/protocol/canonical.ts';
 import { generateSigningKey } from '../../src/protocol/keys.ts';
 import type { RelayAnswer } from '../../src/host/transport/relay/relay-api.ts';
-import { DEFAULT_CONFIG, type RelayConfig } from '../../src/relay/config.ts';
 import type { CoreContext } from '../../src/relay/core/context.ts';
 import { EncodedJson } from '../../src/relay/core/encoded-json.ts';
 import { createRelayCore, type RelayCore } from '../../src/relay/core/relay-core.ts';
@@ -15,7 +14,7 @@ import type { Enrolment } from '../../src/relay/store/relay-store.ts';
 import { openSqliteRelayStore } from '../../src/relay/store/sqlite/index.ts';
 import { TestClock } from './clock.ts';
 import { tempDir } from './processes.ts';
-import { hostKeys, type HostKeys, type TestRelayOptions } from './relay-fixture.ts';
+import { hostKeys, testConfig, type HostKeys, type TestRelayOptions } from './relay-fixture.ts';
 
 export interface TestCore {
   core: RelayCore;
@@ -28,7 +27,7 @@ export interface TestCore {
 /** A core on a fresh store, closed after the test. */
 export async function startTestCore(options: Pick<TestRelayOptions, 'clock' | 'limits' | 'config' | 'authority' | 'maxLiveEnrolments'> = {}): Promise<TestCore> {
   const { clock = new TestClock(), limits, config: settings, ...extras } = options;
-  const config: RelayConfig = { ...DEFAULT_CONFIG, ...settings, limits: { ...DEFAULT_CONFIG.limits, ...limits } };
+  const config = testConfig(settings, limits);
   const relayKey = generateSigningKey();
   const store = await openSqliteRelayStore({ dir: tempDir('agentmbx-core-'), relayPubkey: relayKey.publicKey, nowMs: clock.nowMs });
   after(() => store.close());

@@ -39,10 +39,15 @@ export interface TestRelay {
   stop(): Promise<void>;
 }
 
+/** The defaults with a test's settings and limits over them. */
+export function testConfig(settings: TestRelayOptions['config'], limits: TestRelayOptions['limits']): RelayConfig {
+  return { ...DEFAULT_CONFIG, ...settings, limits: { ...DEFAULT_CONFIG.limits, ...limits } };
+}
+
 /** The relay service in this process on 127.0.0.1, stopped after the test. */
 export async function startTestRelay(options: TestRelayOptions = {}): Promise<TestRelay> {
   const { dir = tempDir('agentmbx-relay-'), clock = new TestClock(), limits, config: settings, port = 0, ...extras } = options;
-  const config: RelayConfig = { ...DEFAULT_CONFIG, ...settings, limits: { ...DEFAULT_CONFIG.limits, ...limits } };
+  const config = testConfig(settings, limits);
   const log: string[] = [];
   const service = await startRelayService({
     storeDir: dir, port, bind: '127.0.0.1', config, env: {}, nowMs: clock.nowMs, log: (line) => { log.push(line); }, ...extras,
