@@ -5,7 +5,7 @@ import { CliError } from './cli-error.ts';
 import { asCliError, openHomeNode, withNode } from './host-common.ts';
 import { parsePort } from './parse-args.ts';
 import { escapeInLine as inLine } from '../common/terminal-text.ts';
-import { printJson, printResult } from './output.ts';
+import { printJson, printJsonLine, printResult } from './output.ts';
 import { registerMailCommands } from './mail.ts';
 import { registerMcpCommand } from './mcp.ts';
 import { registerPeerCommands } from './peers.ts';
@@ -72,7 +72,7 @@ export function registerHostCommands(program: Command): void {
       let daemon;
       try {
         const log = opts.json === true
-          ? (line: string) => process.stdout.write(`${JSON.stringify({ at: new Date().toISOString(), msg: line })}\n`)
+          ? (line: string) => printJsonLine({ at: new Date().toISOString(), msg: line })
           : (line: string) => process.stdout.write(`${new Date().toISOString()} ${inLine(line)}\n`);
         daemon = await startDaemon(node, { port, bind, log });
       } catch (err) {
@@ -86,7 +86,7 @@ export function registerHostCommands(program: Command): void {
         process.once('SIGINT', stop);
         process.once('SIGTERM', stop);
       });
-      if (opts.json === true) process.stdout.write(`${JSON.stringify({ host: node.config.host, listening: daemon.url })}\n`);
+      if (opts.json === true) printJsonLine({ host: node.config.host, listening: daemon.url });
       else process.stdout.write(`agentmbx daemon ${node.config.host} listening on ${daemon.url}\n`);
       await stopped;
       release();

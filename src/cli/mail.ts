@@ -2,7 +2,7 @@
 import type { Command } from 'commander';
 import { CliError } from './cli-error.ts';
 import { withNode } from './host-common.ts';
-import { printJson, printResult } from './output.ts';
+import { printJson, printJsonLine, printResult } from './output.ts';
 import { messageId, parseDuration, positiveInteger } from './parse-args.ts';
 import { MAX_BODY_BYTES } from '../protocol/records/envelope.ts';
 import { escapeInLine as inLine, escapeUnshowable as shown } from '../common/terminal-text.ts';
@@ -171,7 +171,8 @@ export function registerMailCommands(program: Command): void {
       const watch = watchDeliveries(node, opts.agent, (ids) => {
         for (const id of ids) {
           const m = messageView(node, visibleMessage(node, opts.agent, id), false);
-          process.stdout.write(opts.json === true ? `${JSON.stringify(m)}\n` : `${m.id}  from ${inLine(m.from)} (${m.trust})  ${inLine(m.subject)}\n`);
+          if (opts.json === true) printJsonLine(m);
+          else process.stdout.write(`${m.id}  from ${inLine(m.from)} (${m.trust})  ${inLine(m.subject)}\n`);
         }
       });
       process.stderr.write(`watching the mail of ${localAddress(node, opts.agent)}\n`);

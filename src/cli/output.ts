@@ -11,6 +11,11 @@ export function printJson(value: unknown): void {
   process.stdout.write(`${jsonText(value)}\n`);
 }
 
+/** One compact JSON document on a line of its own: the form of lines that follow each other (a log, a stream of mail). */
+export function printJsonLine(value: unknown): void {
+  process.stdout.write(`${JSON.stringify(value)}\n`);
+}
+
 /** Prints `value` as JSON with --json, else the text (a line break is added when missing). */
 export function printResult(json: boolean | undefined, value: unknown, text: string): void {
   if (json === true) printJson(value);

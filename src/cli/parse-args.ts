@@ -1,6 +1,7 @@
 // Values of command-line flags: a bad one is a usage error (exit 2) naming the flag's rule.
 import { CliError } from './cli-error.ts';
 import { isUlid } from '../protocol/ulid.ts';
+import { portFromText } from '../common/port.ts';
 
 const UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
 
@@ -12,8 +13,8 @@ export function parseDuration(text: string): number {
 }
 
 export function parsePort(text: string): number {
-  const port = Number(text);
-  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new CliError(`bad port "${text}"`, 'USAGE');
+  const port = portFromText(text.trim());
+  if (port === null) throw new CliError(`bad port "${text}"`, 'USAGE');
   return port;
 }
 

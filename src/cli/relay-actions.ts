@@ -1,6 +1,7 @@
 // What the `agentmbx relay …` commands do. Loaded only when such a command runs, so that host
 // commands do not pay for the relay's server, store and logging modules at every start.
-import { ConfigError, resolveServeOptions } from '../relay/config.ts';
+import { ConfigError } from '../relay/config.ts';
+import { resolveServeOptions } from './relay-serve-flags.ts';
 import { backupRelayStore } from '../relay/ops/backup.ts';
 import { rotateEpochOffline } from '../relay/ops/epoch.ts';
 import { RelayOpsError } from '../relay/ops/ops-error.ts';
@@ -15,15 +16,8 @@ import { StoreOpenError } from '../relay/store/sqlite/index.ts';
 import { MAX_OPS_LOG_ENTRIES } from '../relay/store/sqlite/ops-log.ts';
 import { readOpsLogOfStore } from '../relay/store/sqlite/store-files.ts';
 import { CliError } from './cli-error.ts';
-import { diskFaultOf, type DiskFault } from '../common/disk-fault.ts';
-
-/** What an operator does about a disk fault a relay command met (the message itself names the file). */
-const DISK_FAULT_ADVICE: Record<DiskFault, string> = {
-  full: 'the disk is full: free some space on it, then try again',
-  'read-only': 'the disk is read-only: remount it read-write, then try again',
-  io: 'the disk failed a read or write (I/O error): check it, then try again',
-};
-import { printJson, printResult } from './output.ts';
+import { diskFaultOf, diskFaultSentence } from '../common/disk-fault.ts';
+import { printJson, printJsonLine, printResult } from './output.ts';
 import { positiveInteger } from './parse-args.ts';
 
 /** Failures an operator can act on become one line (exit 2 for a bad setting); anything else stays unexpected. */
@@ -33,7 +27,7 @@ async function operate<T>(fn: () => Promise<T> | T): Promise<T> {
   } catch (err) {
     if (err instanceof ConfigError) throw new CliError(err.message, 'USAGE');
     const fault = diskFaultOf(err);
-    if (fault !== null) throw new CliError(`${DISK_FAULT_ADVICE[fault]} (${err instanceof Error ? err.message : String(err)})`, 'STORAGE');
+    if (fault !== null) throw new CliError(`${diskFaultSentence(fault, { disk: 'the disk', then: ', then try again' })} (${err instanceof Error ? err.message : String(err)})`, 'STORAGE');
     if (err instanceof RelayOpsError || err instanceof StoreOpenError || err instanceof RelayKeyError || err instanceof WriterLockBusyError || err instanceof PortBindError) {
       throw new CliError(err.message);
     }
@@ -73,7 +67,7 @@ export async function serve(flags: Record<string, string | undefined>, { json, l
   await stopped;
   await service.close();
   await new Promise<void>((resolve) => { requestLog.flush(() => resolve()); });
-  if (json) process.stdout.write(`${JSON.stringify({ stopped: true })}\n`);
+  if (json) printJsonLine({ stopped: true });
   else process.stdout.write('agentmbx relay stopped\n');
 }
 

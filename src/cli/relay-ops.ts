@@ -1,8 +1,8 @@
 // `agentmbx relay backup|restore|rotate-epoch|log`: the operator's recovery tools (design §5).
 // Thin over src/relay/ops/ (through relay-actions.ts); every refusal is one line, never a stack trace.
 import type { Command } from 'commander';
+import { STORE_DIR_HELP } from './relay-serve-flags.ts';
 
-const STORE_DIR_HELP = 'store directory (env MBX_RELAY_DIR; default ~/.local/share/agentmbx-relay)';
 /** Entries `relay log` shows unless --limit says otherwise. */
 const DEFAULT_LOG_LIMIT = 50;
 

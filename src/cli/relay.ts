@@ -2,19 +2,13 @@
 // when one of them runs.
 import type { Command } from 'commander';
 import { registerRelayOpsCommands } from './relay-ops.ts';
+import { addServeFlags } from './relay-serve-flags.ts';
 
 const actions = () => import('./relay-actions.ts');
 
 export function registerRelayCommands(program: Command): void {
   const relay = program.command('relay').description('run and operate a relay');
-  relay.command('serve')
-    .description('serve a relay on an embedded SQLite store')
-    .option('--store-dir <dir>', 'store directory (env MBX_RELAY_DIR; default ~/.local/share/agentmbx-relay)')
-    .option('--port <n>', 'TCP port (env PORT; default 7374)')
-    .option('--bind <addr>', 'address to listen on (default 127.0.0.1)')
-    .option('--config <file>', 'JSON file overriding the default limits')
-    .option('--trust-proxy <mode>', 'client address from a proxy: xff or cloudflare (env MBX_RELAY_TRUST_PROXY)')
-    .option('--metrics-bind <host:port>', 'serve /metrics and /healthz on this separate address instead of the relay port')
+  addServeFlags(relay.command('serve').description('serve a relay on an embedded SQLite store'))
     .option('--log-level <level>', 'request log: debug (every request), info (polls summarised once a minute; default), warn, error or silent (env MBX_RELAY_LOG_LEVEL)')
     .option('--json', 'print the start and stop lines as JSON')
     .action(async ({ json, logLevel, ...flags }: Record<string, string | undefined> & { json?: boolean }) => (await actions()).serve(flags, { json: json === true, logLevel }));

@@ -65,3 +65,22 @@ export function freeSpaceText(path: string): string {
   const free = freeBytes(path);
   return free === null ? 'free space unknown' : `${bytesText(free)} free`;
 }
+
+/** What each fault is, said of a disk, and the first thing an operator does about it. */
+const FAULT_WORDS: Record<DiskFault, { state: string; fix: string }> = {
+  full: { state: 'is full', fix: 'free some space on it' },
+  'read-only': { state: 'is read-only', fix: 'remount it read-write' },
+  io: { state: 'failed a read or write (I/O error)', fix: 'check the disk' },
+};
+
+/**
+ * The one sentence every part of agentmbx uses for a disk fault: "<disk> is full (<free>): free
+ * some space on it<fixHint><then>". `disk` names the disk ("the disk", "the disk holding ~/x"),
+ * a full one also says the free space on `freeOn` (a path on it), `fixHint` follows the fix, and
+ * `then` says what happens after it (", then try again").
+ */
+export function diskFaultSentence(fault: DiskFault, words: { disk: string; freeOn?: string; fixHint?: string; then: string }): string {
+  const { state, fix } = FAULT_WORDS[fault];
+  const free = fault === 'full' && words.freeOn !== undefined ? ` (${freeSpaceText(words.freeOn)})` : '';
+  return `${words.disk} ${state}${free}: ${fix}${words.fixHint ?? ''}${words.then}`;
+}

@@ -9,7 +9,9 @@ import type { HostNode } from './node.ts';
 import { closeNode, openNode } from './open-node.ts';
 import { diskFaultText, homeDiskState, nameDiskError } from './store/disk-errors.ts';
 import { freeSpaceText } from '../common/disk-fault.ts';
-import { errorText, lanCall } from './transport/lan/client.ts';
+import { lanCall } from './transport/lan/client.ts';
+import { errorText } from '../common/answer-error.ts';
+import { ageText } from '../common/time-text.ts';
 import { relayChecks } from './transport/relay/relay-doctor.ts';
 
 /** How long doctor waits for one peer or the daemon. */
@@ -30,12 +32,6 @@ export interface DoctorReport {
   host: string | null;
   ok: boolean;
   checks: DoctorCheck[];
-}
-
-function ageText(ms: number): string {
-  if (ms < 60_000) return `${Math.round(ms / 1000)} s`;
-  if (ms < 3_600_000) return `${Math.round(ms / 60_000)} min`;
-  return `${(ms / 3_600_000).toFixed(1)} h`;
 }
 
 async function daemonCheck(node: HostNode, waiting: number): Promise<DoctorCheck> {

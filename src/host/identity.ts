@@ -6,6 +6,7 @@ import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { encPublicFromPrivate, generateEncKeyPair, generateSigningKey, signingKeyFromSeed, type EncKeyPair, type SigningKey } from '../protocol/keys.ts';
 import { NAME_RE } from '../protocol/names.ts';
+import { isValidPort } from '../common/port.ts';
 import { checkPrivateDir, ensurePrivateDir, HomeError, readPrivateFile, writePrivateFile } from './home-files.ts';
 
 export const DEFAULT_PORT = 7373;
@@ -58,10 +59,6 @@ export function homePaths(home: string): HomePaths {
     store: join(home, 'host.db'),
     pendingRotation: join(home, 'rotation.pending.json'),
   };
-}
-
-export function isValidPort(port: number): boolean {
-  return Number.isInteger(port) && port >= 0 && port <= 65535;
 }
 
 /** Creates a new home with fresh keys; refuses a home that already holds a host. */

@@ -18,6 +18,4 @@ export function localAddress(node: HostNode, name: string): string {
   return `${name}@${node.config.host}`;
 }
 
-export function isoTime(ms: number): string {
-  return new Date(ms).toISOString();
-}
+export { isoTime } from '../common/time-text.ts';

@@ -12,7 +12,8 @@ import { fromBase64 } from '../protocol/base64.ts';
 import { HostError, type FailureKind } from './host-error.ts';
 import { DEFAULT_PORT } from './identity.ts';
 import type { HostNode } from './node.ts';
-import { errorText, fetchPeerEncKey, lanCall, normalizeAddr } from './transport/lan/client.ts';
+import { fetchPeerEncKey, lanCall, normalizeAddr } from './transport/lan/client.ts';
+import { errorText } from '../common/answer-error.ts';
 
 /** Token life when `pair` gets no --ttl. */
 export const PAIR_DEFAULT_TTL_MS = 10 * 60 * 1000;

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { enrolledHost, envelopeItem, makeHost, sealedEnvelope, type TestHost } from '../helpers/relay-fixture.ts';
+import { enrolledHost, envelopeItem, testHost, sealedEnvelope, type TestHost } from '../helpers/relay-fixture.ts';
 import { tempDir } from '../helpers/processes.ts';
 import { spawnRelay } from '../helpers/relay-process.ts';
 
@@ -25,7 +25,7 @@ async function batchOfThree(failpoint: string) {
   await assert.rejects(a.api.push(items), 'the answer never comes');
   assert.equal(await relay.child.exited, 'SIGKILL');
   const restarted = await spawnRelay(dir);
-  const [a2, b2] = [a, b].map((h) => ({ ...makeHost(restarted, h.name, h.key), enc: h.enc })) as [TestHost, TestHost];
+  const [a2, b2] = [a, b].map((h) => ({ ...testHost(restarted, h.name, h.key), enc: h.enc })) as [TestHost, TestHost];
   return { items, a2, b2 };
 }
 

@@ -2,7 +2,7 @@
 // a real child process, a real store, a retry after the restart.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { enrolledHost, envelopeItem, makeHost, sealedEnvelope, type TestHost } from '../helpers/relay-fixture.ts';
+import { enrolledHost, envelopeItem, testHost, sealedEnvelope, type TestHost } from '../helpers/relay-fixture.ts';
 import { tempDir } from '../helpers/processes.ts';
 import { spawnRelay, type RelayProcess } from '../helpers/relay-process.ts';
 
@@ -10,7 +10,7 @@ type Result = { status: string; targets: Array<{ seq: number }> };
 
 /** The same hosts (same keys) talking to the restarted relay at its new address. */
 function reconnect(relay: RelayProcess, hosts: TestHost[]): TestHost[] {
-  return hosts.map((h) => ({ ...makeHost(relay, h.name, h.key), enc: h.enc }));
+  return hosts.map((h) => ({ ...testHost(relay, h.name, h.key), enc: h.enc }));
 }
 
 async function crashes(relay: RelayProcess, call: Promise<unknown>): Promise<void> {

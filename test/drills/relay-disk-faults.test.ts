@@ -66,7 +66,7 @@ test('a full disk: pushes answer 507 STORE_FULL, /healthz names it, pulls still 
   const disk = mountTmpfs(24 * MiB);
   const storeDir = join(disk.dir, 'store');
   let relay = await spawnDrillRelay(storeDir, { config: ROOMY });
-  const at = { url: relay.url, clock: { now: () => Date.now() } };
+  const at = { url: relay.url, clock: { nowMs: () => Date.now() } };
   const sender = new DrillSender(await enrolledHost(at, 'laptop'), await enrolledHost(at, 'desk'));
 
   const refused = await pushUntilRefused(relay, sender);
@@ -76,7 +76,7 @@ test('a full disk: pushes answer 507 STORE_FULL, /healthz names it, pulls still 
   assert.ok(sender.accepted.size > 50, `${sender.accepted.size} accepted before the disk filled`);
   const unhealthy = await health(relay);
   assert.equal(unhealthy.status, 503);
-  assert.match(unhealthy.body.reason ?? '', /^the store refuses writes: the disk holding the relay store is full \(\d+(\.\d)? (bytes|KiB|MiB) free\): free space there; writes resume by themselves$/);
+  assert.match(unhealthy.body.reason ?? '', /^the store refuses writes: the disk holding the relay store is full \(\d+(\.\d)? (bytes|KiB|MiB) free\): free some space on it; writes resume by themselves$/);
   assert.ok(await diskRefusals(relay, 'full') > 0, 'the refusals are counted');
   await assertNothingLost(relay, sender); // reads work while writes are refused
   const fullLine = new RegExp(`^agentmbx relay: writes refused, store in ${storeDir}: the disk holding the relay store is full \\(.* free\\)`);
@@ -110,7 +110,7 @@ test('a failed fsync: every call answers 503 STORE_SYNC_FAILED until a restart, 
   // the first syncs go to start-up (heartbeat, sweep), the enrolments (fewer than 10) and the first
   // pushes; from the 16th on every sync fails
   let relay = await spawnDrillRelay(storeDir, { failpoint: 'relay.wal-sync@16' });
-  const at = { url: relay.url, clock: { now: () => Date.now() } };
+  const at = { url: relay.url, clock: { nowMs: () => Date.now() } };
   const sender = new DrillSender(await enrolledHost(at, 'laptop'), await enrolledHost(at, 'desk'));
   sender.compose(40, Date.now());
 

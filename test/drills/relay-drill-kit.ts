@@ -10,9 +10,9 @@ import type { SigningKey } from '../../src/protocol/keys.ts';
 import { acceptedTarget, verifyAccept } from '../../src/protocol/records/accept.ts';
 import { RelayApi, type RelayAnswer } from '../../src/host/transport/relay/relay-api.ts';
 import { envelopeItem, sealedEnvelope, type TestHost } from '../helpers/relay-fixture.ts';
-import { CLI_MAIN, spawnNode, tempDir, type Child } from '../helpers/processes.ts';
+import { tempDir, type Child } from '../helpers/processes.ts';
+import { spawnRelay } from '../helpers/relay-process.ts';
 
-const READY = /agentmbx relay listening on (\S+) fingerprint \S+ epoch (\S+)/;
 /** A dead relay answers nothing; a call gives up after this long and is retried. */
 const CALL_TIMEOUT_MS = 5_000;
 
@@ -30,18 +30,13 @@ export interface DrillRelayOptions {
   config?: Record<string, unknown>;
 }
 
-/** `agentmbx relay serve` on `dir`, with a config that lifts the push rate (drills push fast). */
+/** `agentmbx relay serve` on `dir` (spawnRelay), with a config that lifts the push rate (drills push fast). */
 export async function spawnDrillRelay(dir: string, options: DrillRelayOptions = {}): Promise<DrillRelay> {
   const config = join(tempDir('agentmbx-drill-config-'), 'relay.json');
   writeFileSync(config, JSON.stringify({ pushes_per_minute: 1_000_000, ...options.config }));
-  const env: NodeJS.ProcessEnv = { ...process.env };
-  delete env['MBX_RELAY_KEY'];
-  delete env['MBX_FAILPOINT'];
-  if (options.failpoint !== undefined) env['MBX_FAILPOINT'] = options.failpoint;
-  const child = spawnNode([CLI_MAIN, 'relay', 'serve', '--store-dir', dir, '--port', '0', '--bind', '127.0.0.1', '--config', config], { env });
-  const [, url, epoch] = READY.exec(await child.waitForLine(READY)) as RegExpExecArray;
+  const { child, url, epoch } = await spawnRelay(dir, { ...(options.failpoint === undefined ? {} : { failpoint: options.failpoint }), args: ['--config', config] });
   const info = await fetch(new URL('/v2/relay/info', url)).then((r) => r.json()) as { relay_pubkey: string };
-  return { child, url: url as string, epoch: epoch as string, relayPubkey: info.relay_pubkey };
+  return { child, url, epoch, relayPubkey: info.relay_pubkey };
 }
 
 export function apiFor(relay: DrillRelay, name: string, key: SigningKey): RelayApi {

@@ -37,7 +37,7 @@ test('the relay killed at random moments many times: nothing lost, duplicated or
   const dir = tempDir('agentmbx-drill-');
   let relay: DrillRelay = await spawnDrillRelay(dir);
   const firstEpoch = relay.epoch;
-  const at = { url: relay.url, clock: { now: () => Date.now() } };
+  const at = { url: relay.url, clock: { nowMs: () => Date.now() } };
   const [a, c, b] = [await enrolledHost(at, 'laptop'), await enrolledHost(at, 'tablet'), await enrolledHost(at, 'desk')];
   const senders = [new DrillSender(a, b), new DrillSender(c, b)];
   for (const sender of senders) sender.compose(MESSAGES_PER_SENDER, Date.now());

@@ -23,7 +23,7 @@ async function drain(receiver: DrillReceiver, relay: DrillRelay): Promise<void> 
 test('backup while mail flows, more mail, restore: the new epoch, re-push, re-pull, each message exactly once', async () => {
   const dir = tempDir('agentmbx-drill-');
   const first = await spawnDrillRelay(dir);
-  const at = { url: first.url, clock: { now: () => Date.now() } };
+  const at = { url: first.url, clock: { nowMs: () => Date.now() } };
   const [a, b] = [await enrolledHost(at, 'laptop'), await enrolledHost(at, 'desk')];
   const sender = new DrillSender(a, b);
   const receiver = new DrillReceiver(b);

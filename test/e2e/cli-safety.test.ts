@@ -5,7 +5,8 @@ import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { CLI_BIN, runCli, spawnCli, spawnProcess, tempDir } from '../helpers/processes.ts';
-import { startTestRelay, TestClock } from '../helpers/relay-fixture.ts';
+import { startTestRelay } from '../helpers/relay-fixture.ts';
+import { TestClock } from '../helpers/clock.ts';
 import { E2E_TIMEOUT_MS, cli, cliJson, homeSnapshot, newCliHost } from './host-helpers.ts';
 import { eventually } from './mcp-helpers.ts';
 

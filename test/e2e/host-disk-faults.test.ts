@@ -50,7 +50,7 @@ test('a full home: send and inbox name the full disk, doctor fails with the free
 
   disk.setReadOnly(true);
   const readOnly = await runCli(['send', '--from', 'ann', '--to', 'ann@alpha', '--subject', 's', '--body', 'read-only'], alpha.env);
-  assert.deepEqual([readOnly.code, readOnly.stderr], [6, `agentmbx: the disk holding ${homeOf(alpha)} is read-only: remount it read-write (or point MBX_HOME elsewhere), then try again\n`]);
+  assert.deepEqual([readOnly.code, readOnly.stderr], [6, `agentmbx: the disk holding ${homeOf(alpha)} is read-only: remount it read-write (or point MBX_HOME elsewhere), then try again (nothing was half-written)\n`]);
   const doctorReadOnly = await runCli(['doctor'], alpha.env);
   assert.equal(doctorReadOnly.code, 1);
   assert.match(doctorReadOnly.stdout, new RegExp(`^FAIL  disk: the disk holding ${homeOf(alpha)} is read-only`, 'm'));

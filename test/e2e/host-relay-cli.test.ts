@@ -2,7 +2,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { runCli } from '../helpers/processes.ts';
-import { startTestRelay, TestClock } from '../helpers/relay-fixture.ts';
+import { startTestRelay } from '../helpers/relay-fixture.ts';
+import { TestClock } from '../helpers/clock.ts';
 import { E2E_TIMEOUT_MS, cli, cliJson, newCliHost } from './host-helpers.ts';
 
 test('relay set pins by first use or exactly --key; bad input exits 2, a wrong key 1', { timeout: E2E_TIMEOUT_MS }, async () => {

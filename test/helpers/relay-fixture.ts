@@ -1,5 +1,6 @@
 // A real relay on 127.0.0.1 (in this process, on a temporary store) with an injected clock, and
 // hosts that talk to it through the real HTTP client. Records are built with the real protocol code.
+import assert from 'node:assert/strict';
 import { after } from 'node:test';
 import { toBase64 } from '../../src/protocol/base64.ts';
 import { generateEncKeyPair, generateSigningKey, type EncKeyPair, type SigningKey } from '../../src/protocol/keys.ts';
@@ -11,30 +12,19 @@ import { signRotation, type HostRotation } from '../../src/protocol/records/rota
 import { sealEnvelopeBody } from '../../src/protocol/seal.ts';
 import { newUlid } from '../../src/protocol/ulid.ts';
 import { DEFAULT_CONFIG, type RelayConfig, type RelayLimits } from '../../src/relay/config.ts';
-import type { EnrolmentAuthority } from '../../src/relay/authority/enrolment-authority.ts';
-import { startRelayService, type RelayService } from '../../src/relay/relay-service.ts';
+import { startRelayService, type RelayService, type RelayServiceOptions } from '../../src/relay/relay-service.ts';
 import { RelayApi } from '../../src/host/transport/relay/relay-api.ts';
 import { tempDir } from './processes.ts';
+import { TestClock } from './clock.ts';
 
-/** A settable clock: tests move time explicitly, never by sleeping. */
-export class TestClock {
-  ms: number;
-  constructor(start = Date.UTC(2026, 11, 2, 12, 0, 0)) {
-    this.ms = start;
-  }
-  now = (): number => this.ms;
-  advance(ms: number): void {
-    this.ms += ms;
-  }
-}
+/** What a test may set of the service beyond its store, clock and settings. */
+type ServiceExtras = Partial<Pick<RelayServiceOptions, 'authority' | 'maxLiveEnrolments' | 'heartbeatIntervalMs' | 'requestLog' | 'metricsBind' | 'pollSummaryTicker'>>;
 
-export interface TestRelayOptions {
+export interface TestRelayOptions extends ServiceExtras {
   dir?: string;
   clock?: TestClock;
   limits?: Partial<RelayLimits>;
   config?: Partial<Omit<RelayConfig, 'limits'>>;
-  authority?: EnrolmentAuthority;
-  maxLiveEnrolments?: number;
   /** a fixed port (a restarted relay at its old address); default: any free port */
   port?: number;
 }
@@ -49,15 +39,18 @@ export interface TestRelay {
   stop(): Promise<void>;
 }
 
+/** The defaults with a test's settings and limits over them. */
+export function testConfig(settings: TestRelayOptions['config'], limits: TestRelayOptions['limits']): RelayConfig {
+  return { ...DEFAULT_CONFIG, ...settings, limits: { ...DEFAULT_CONFIG.limits, ...limits } };
+}
+
+/** The relay service in this process on 127.0.0.1, stopped after the test. */
 export async function startTestRelay(options: TestRelayOptions = {}): Promise<TestRelay> {
-  const dir = options.dir ?? tempDir('agentmbx-relay-');
-  const clock = options.clock ?? new TestClock();
-  const config: RelayConfig = { ...DEFAULT_CONFIG, ...options.config, limits: { ...DEFAULT_CONFIG.limits, ...options.limits } };
+  const { dir = tempDir('agentmbx-relay-'), clock = new TestClock(), limits, config: settings, port = 0, ...extras } = options;
+  const config = testConfig(settings, limits);
   const log: string[] = [];
   const service = await startRelayService({
-    storeDir: dir, port: options.port ?? 0, bind: '127.0.0.1', config, env: {}, nowMs: clock.now, log: (line) => { log.push(line); },
-    ...(options.authority ? { authority: options.authority } : {}),
-    ...(options.maxLiveEnrolments === undefined ? {} : { maxLiveEnrolments: options.maxLiveEnrolments }),
+    storeDir: dir, port, bind: '127.0.0.1', config, env: {}, nowMs: clock.nowMs, log: (line) => { log.push(line); }, ...extras,
   });
   let stopped = false;
   const stop = async (): Promise<void> => {
@@ -76,24 +69,36 @@ export interface TestHost {
   api: RelayApi;
 }
 
+/** What records are built from: a host's name and keys. */
+export type HostKeys = Pick<TestHost, 'name' | 'key' | 'enc'>;
+
+/** What the push helpers need: a host's keys and a way to push a batch (over HTTP, or straight to a core: relay-core-fixture.ts). */
+export type PushingHost = HostKeys & { api: Pick<RelayApi, 'push'> };
+
 export interface RelayAddress {
   url: string;
-  clock: { now: () => number };
+  clock: { nowMs: () => number };
 }
 
-export function makeHost(relay: RelayAddress, name: string, key: SigningKey = generateSigningKey()): TestHost {
-  return { name, key, enc: generateEncKeyPair(), api: new RelayApi({ baseUrl: relay.url, hostName: name, key, nowMs: relay.clock.now }) };
+/** A host's name with a signing key (new by default) and a new enc key. */
+export function hostKeys(name: string, key: SigningKey = generateSigningKey()): HostKeys {
+  return { name, key, enc: generateEncKeyPair() };
+}
+
+/** A host identity with a relay client of its own; not enrolled yet. */
+export function testHost(relay: RelayAddress, name: string, key: SigningKey = generateSigningKey()): TestHost {
+  return { ...hostKeys(name, key), api: new RelayApi({ baseUrl: relay.url, hostName: name, key, nowMs: relay.clock.nowMs }) };
 }
 
 export async function enrolledHost(relay: RelayAddress, name: string): Promise<TestHost> {
-  const host = makeHost(relay, name);
+  const host = testHost(relay, name);
   const answer = await host.api.enrol();
   if (answer.status !== 200) throw new Error(`enrol ${name}: ${answer.status} ${JSON.stringify(answer.body)}`);
   return host;
 }
 
 /** The wire text of a sealed, signed v3 envelope from `from` to an agent on `to`. */
-export function sealedEnvelope(from: TestHost, to: TestHost, nowMs: number, subject = 'hello', body = 'secret body', id = newUlid(nowMs)): { id: string; wire: string } {
+export function sealedEnvelope(from: HostKeys, to: HostKeys, nowMs: number, subject = 'hello', body = 'secret body', id = newUlid(nowMs)): { id: string; wire: string } {
   const unsigned: UnsignedEnvelopeV3 = {
     v: 3, id, ts: new Date(nowMs).toISOString(), from: `alice@${from.name}`, to: [`bob@${to.name}`], thread: id,
     reply_to: null, kind: 'message', subject, body, needs_reply: false, refs: [], meta: deriveMeta(body), authority: null, enc: null,
@@ -102,19 +107,58 @@ export function sealedEnvelope(from: TestHost, to: TestHost, nowMs: number, subj
   return { id, wire: JSON.stringify(signed) };
 }
 
-export function envelopeItem(id: string, targets: Array<{ host: TestHost; wire: string }>) {
+export function envelopeItem(id: string, targets: Array<{ host: HostKeys; wire: string }>) {
   return { kind: 'envelope', item_id: id, targets: targets.map((t) => ({ host_pubkey: t.host.key.publicKey, wire_b64: toBase64(Buffer.from(t.wire)) })) };
 }
 
+/** The push item of a fresh sealed envelope from `from` to `to` (or of `envelope`), with the envelope's id and wire. */
+export function envelopeItemTo(from: HostKeys, to: HostKeys, nowMs: number, envelope: { id: string; wire: string } = sealedEnvelope(from, to, nowMs)) {
+  return { id: envelope.id, wire: envelope.wire, item: envelopeItem(envelope.id, [{ host: to, wire: envelope.wire }]) };
+}
+
+/** One item's answer in a push (protocol.md §3.3). */
+export interface PushResult {
+  item_id: string;
+  status: string;
+  targets: Array<{ host_pubkey: string; seq: number }>;
+  accept?: Record<string, unknown>;
+  sig?: string;
+}
+
+/** Pushes `item` alone: the batch must answer 200; returns the item's result. */
+export async function pushOne(host: PushingHost, item: unknown): Promise<PushResult> {
+  const answer = await host.api.push([item]);
+  assert.equal(answer.status, 200, JSON.stringify(answer.body));
+  const results = answer.body['results'] as PushResult[];
+  assert.equal(results.length, 1);
+  return results[0] as PushResult;
+}
+
+/** An envelope's push result, with the envelope's id and wire and the item pushed. */
+export type PushedEnvelope = PushResult & ReturnType<typeof envelopeItemTo>;
+
+/** Pushes a fresh sealed envelope from `from` to `to` (or `envelope`) alone. */
+export async function pushEnvelope(from: PushingHost, to: HostKeys, nowMs: number, envelope: { id: string; wire: string } = sealedEnvelope(from, to, nowMs)): Promise<PushedEnvelope> {
+  const sent = envelopeItemTo(from, to, nowMs, envelope);
+  return { ...(await pushOne(from, sent.item)), ...sent };
+}
+
+/** pushEnvelope that must be accepted; returns the seq the relay gave it. */
+export async function pushAccepted(from: PushingHost, to: HostKeys, nowMs: number): Promise<number> {
+  const result = await pushEnvelope(from, to, nowMs);
+  assert.equal(result.status, 'accepted', JSON.stringify(result));
+  return result.targets[0]?.seq ?? 0;
+}
+
 /** A delivery receipt item signed by `recipientHost` about message `msg`, for `senderHost`. */
-export function receiptItem(recipientHost: TestHost, senderHost: TestHost, msg: string, state: ReceiptState, seq: number, nowMs: number) {
+export function receiptItem(recipientHost: HostKeys, senderHost: HostKeys, msg: string, state: ReceiptState, seq: number, nowMs: number) {
   const rec = { v: 1 as const, type: 'receipt' as const, msg, recipient: `bob@${recipientHost.name}`, state, at: new Date(nowMs).toISOString(), seq };
   const wire = receiptWire(signReceipt(rec, recipientHost.key));
   return { kind: 'receipt', item_id: receiptItemId(rec), targets: [{ host_pubkey: senderHost.key.publicKey, wire_b64: toBase64(Buffer.from(wire)) }] };
 }
 
 /** A v2 enc-key ad of `host` for its own enc key (or `encPub`), with its signature; 30 days of life by default. */
-export function signedEncAd(host: TestHost, iatMs: number, expMs = iatMs + ENC_AD_PUBLISH_LIFETIME_MS, encPub = host.enc.publicKey): { ad: EncAdV2; sig: string } {
+export function signedEncAd(host: HostKeys, iatMs: number, expMs = iatMs + ENC_AD_PUBLISH_LIFETIME_MS, encPub = host.enc.publicKey): { ad: EncAdV2; sig: string } {
   const ad: EncAdV2 = { v: 2, type: 'enc-ad', host: host.name, host_pubkey: host.key.publicKey, enc_pub: encPub, iat: new Date(iatMs).toISOString(), exp: new Date(expMs).toISOString() };
   return { ad, sig: signEncAdV2(ad, host.key) };
 }

@@ -7,7 +7,7 @@ export interface RelayProcess {
   fingerprint: string;
   epoch: string;
   /** the wall clock the child uses, for clients of it */
-  clock: { now: () => number };
+  clock: { nowMs: () => number };
 }
 
 const READY = /agentmbx relay listening on (\S+) fingerprint (\S+) epoch (\S+)/;
@@ -25,5 +25,5 @@ export async function spawnRelay(dir: string, options: { failpoint?: string; env
   const child = spawnNode([CLI_MAIN, 'relay', 'serve', '--store-dir', dir, '--port', '0', '--bind', '127.0.0.1', ...(options.args ?? [])], { env, netns: options.netns });
   const line = await child.waitForLine(READY);
   const [, url, fingerprint, epoch] = READY.exec(line) as RegExpExecArray;
-  return { child, url: url as string, fingerprint: fingerprint as string, epoch: epoch as string, clock: { now: () => Date.now() } };
+  return { child, url: url as string, fingerprint: fingerprint as string, epoch: epoch as string, clock: { nowMs: () => Date.now() } };
 }

@@ -11,13 +11,14 @@ import { sendMail } from '../../src/host/send.ts';
 import { HostStore } from '../../src/host/store/host-store.ts';
 import { MIGRATIONS } from '../../src/host/store/migrations/index.ts';
 import { tempDir } from '../helpers/processes.ts';
-import { makeHost, newClock } from './fixtures.ts';
+import { makeHost } from './fixtures.ts';
+import { TestClock } from '../helpers/clock.ts';
 
 /** A watch whose timer never fires during the test: looks happen through check(). */
 const NO_TIMER_MS = 3_600_000;
 
 test('the search index commits and rolls back with the mail it indexes', () => {
-  const a = makeHost('alpha', newClock(), ['ann', 'al']);
+  const a = makeHost('alpha', new TestClock(), ['ann', 'al']);
   const sent = sendMail(a, { from: 'ann', to: ['al'], subject: 'quarterly numbers', body: 'the walrus budget is fine' });
   assert.deepEqual(searchMail(a, 'al', 'walrus budget').map((m) => m.id), [sent.id]);
   assert.deepEqual(searchMail(a, 'ann', 'QUARTERLY').map((m) => m.id), [sent.id], 'the sender finds its own mail');
@@ -50,7 +51,7 @@ test('mail stored before the search migration is searchable after it', () => {
 });
 
 test('one idempotency key sends once per agent; a refused send does not use the key up', () => {
-  const a = makeHost('alpha', newClock(), ['ann', 'al']);
+  const a = makeHost('alpha', new TestClock(), ['ann', 'al']);
   const req = { from: 'ann', to: ['al'], subject: 's', body: 'b' };
   const first = sendOnce(a, req, 'k');
   assert.deepEqual(sendOnce(a, req, 'k'), { id: first.id, localAgents: [], remoteHosts: [], duplicate: true });
@@ -62,7 +63,7 @@ test('one idempotency key sends once per agent; a refused send does not use the 
 });
 
 test('an agent sees the threads and search hits of its own mail only, each with who vouches for it', () => {
-  const a = makeHost('alpha', newClock(), ['ann', 'al', 'eve']);
+  const a = makeHost('alpha', new TestClock(), ['ann', 'al', 'eve']);
   const first = sendMail(a, { from: 'ann', to: ['al'], subject: 'plan', body: 'secret otter' });
   const reply = sendMail(a, { from: 'al', to: ['ann'], subject: 're: plan', body: 'ok', replyTo: first.id });
   assert.deepEqual(threadOf(a, 'ann', reply.id).map((m) => [m.id, m.trust]), [[first.id, 'local'], [reply.id, 'local']]);
@@ -74,7 +75,7 @@ test('an agent sees the threads and search hits of its own mail only, each with 
 });
 
 test('agent names and settings: created when new, refused when bad, nothing stored on refusal', () => {
-  const a = makeHost('alpha', newClock());
+  const a = makeHost('alpha', new TestClock());
   assert.equal(ensureAgent(a, 'ann', { role: 'ops', description: 'runs deploys' }), true);
   assert.equal(ensureAgent(a, 'ann', { description: 'now reviews' }), false);
   assert.deepEqual([a.store.mail.agent('ann')?.role, a.store.agentMail.description('ann')], ['ops', 'now reviews']);
@@ -85,7 +86,7 @@ test('agent names and settings: created when new, refused when bad, nothing stor
 });
 
 test('the store watch reports deliveries made after it started, once each, from this or another connection', async () => {
-  const a = makeHost('alpha', newClock(), ['ann', 'al']);
+  const a = makeHost('alpha', new TestClock(), ['ann', 'al']);
   const before = sendMail(a, { from: 'ann', to: ['al'], subject: 'before', body: 'b' });
   const seen: string[] = [];
   const watch = watchDeliveries(a, 'al', (ids) => seen.push(...ids), NO_TIMER_MS);
@@ -102,7 +103,7 @@ test('the store watch reports deliveries made after it started, once each, from 
 
   assert.equal(await waitForUnread(a, 'al', 0), true, 'unread mail exists: no wait');
   assert.equal(await waitForUnread(a, 'ann', 0), true);
-  const b = makeHost('beta', newClock(), ['bob']);
+  const b = makeHost('beta', new TestClock(), ['bob']);
   assert.equal(await waitForUnread(b, 'bob', 0), false, 'no mail: empty at the timeout');
   const aborted = new AbortController();
   aborted.abort();

@@ -12,8 +12,9 @@ import { sendMail } from '../../src/host/send.ts';
 import { LanTransport } from '../../src/host/transport/lan/client.ts';
 import { peerLanUnreachable } from '../../src/host/transport/relay/relay-link.ts';
 import { waitUntil } from '../helpers/wait.ts';
-import { makeHost, newClock, pin, serveLan } from './fixtures.ts';
+import { makeHost, pin, serveLan } from './fixtures.ts';
 import { CLOSED_ADDR, relayWorld, tick, tickUntilRow } from './relay/relay-fixtures.ts';
+import { TestClock } from '../helpers/clock.ts';
 
 const HOUR = 3_600_000;
 /** Longest wait for something a healthy run does within a tick or two. */
@@ -105,7 +106,7 @@ test('a LAN attempt cut short by a stop counts as failed: the next daemon sends 
 });
 
 test('a delivery whose LAN call gets no answer fails every batch with one call', async () => {
-  const clock = newClock();
+  const clock = new TestClock();
   const a = makeHost('alpha', clock, ['ann']);
   const b = makeHost('beta', clock, ['bob']);
   const cut = await deadPeer('cut');

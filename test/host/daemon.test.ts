@@ -6,7 +6,8 @@ import { startDaemon, type RunningDaemon } from '../../src/host/daemon.ts';
 import { listInbox } from '../../src/host/mailbox.ts';
 import type { HostNode } from '../../src/host/node.ts';
 import { sendMail } from '../../src/host/send.ts';
-import { makeHost, newClock, pin } from './fixtures.ts';
+import { makeHost, pin } from './fixtures.ts';
+import { TestClock } from '../helpers/clock.ts';
 
 const HOUR = 3_600_000;
 
@@ -33,7 +34,7 @@ async function daemon(node: HostNode, log: (line: string) => void): Promise<Runn
 }
 
 test('a peer\'s verified call wakes the tick, and rows waiting out a backoff leave at once', { timeout: 30_000 }, async () => {
-  const clock = newClock();
+  const clock = new TestClock();
   const a = makeHost('alpha', clock, ['ann']);
   const b = makeHost('beta', clock, ['bob']);
   const logA = logWaiter();

@@ -1,9 +1,11 @@
 // Naming disk faults: SQLite's and node:fs's codes (also behind causes) map to full, read-only or
-// io; a host's message names its home, the free space and the fix; other errors are left alone.
+// io; a host's message names its home, the free space and the fix; other errors are left alone;
+// the host, the relay store and the relay CLI word faults from one table.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { bytesText, diskFaultOf, sqliteResultCode } from '../../src/common/disk-fault.ts';
-import { nameDiskError } from '../../src/host/store/disk-errors.ts';
+import { bytesText, diskFaultOf, diskFaultSentence, sqliteResultCode } from '../../src/common/disk-fault.ts';
+import { diskFaultText, nameDiskError } from '../../src/host/store/disk-errors.ts';
+import { StoreDiskError } from '../../src/relay/store/sqlite/errors.ts';
 import { tempDir } from '../helpers/processes.ts';
 
 const SQLITE_FULL = 13;
@@ -34,9 +36,22 @@ test('sizes read as people write them', () => {
 test('a host names a full disk with its home, the free space and the fix; other errors stay unnamed', () => {
   const home = tempDir('agentmbx-home-');
   assert.match(nameDiskError({ errcode: SQLITE_FULL }, home) ?? '', new RegExp(`^the disk holding ${home} is full \\(.+ free\\): free some space on it, then try again \\(nothing was half-written\\)$`));
-  assert.equal(nameDiskError({ errcode: SQLITE_IOERR_WRITE }, home), `the disk holding ${home} failed a read or write (I/O error): check the disk, then try again`);
+  assert.equal(nameDiskError({ errcode: SQLITE_IOERR_WRITE }, home), `the disk holding ${home} failed a read or write (I/O error): check the disk, then try again (nothing was half-written)`);
   // the home is writable and has room: a file that cannot be opened is some other problem
   assert.equal(nameDiskError({ errcode: SQLITE_CANTOPEN }, home), null);
   assert.equal(nameDiskError({ errcode: SQLITE_READONLY }, home), null);
   assert.equal(nameDiskError(new Error('unexpected'), home), null);
+});
+
+test('one sentence table: the host, the relay store and the relay CLI say a fault the same way', () => {
+  const home = tempDir('agentmbx-home-');
+  const fix = { full: 'free some space on it', 'read-only': 'remount it read-write', io: 'check the disk' } as const;
+  for (const fault of ['full', 'read-only', 'io'] as const) {
+    assert.ok(diskFaultText(fault, home).includes(`: ${fix[fault]}`), diskFaultText(fault, home));
+    assert.ok(diskFaultSentence(fault, { disk: 'the disk', then: ', then try again' }).startsWith('the disk '));
+  }
+  assert.equal(new StoreDiskError('io', home).message,
+    'the disk holding the relay store failed a read or write (I/O error): check the disk (or remount it read-write if it turned read-only); writes resume once one succeeds');
+  assert.match(new StoreDiskError('full', home).message, /^the disk holding the relay store is full \(.+ free\): free some space on it; writes resume by themselves$/);
+  assert.equal(diskFaultSentence('full', { disk: 'the disk', then: ', then try again' }), 'the disk is full: free some space on it, then try again');
 });

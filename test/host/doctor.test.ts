@@ -6,14 +6,15 @@ import { runDoctor, DOCTOR_STUCK_AFTER_MS } from '../../src/host/doctor.ts';
 import { homePaths } from '../../src/host/identity.ts';
 import { sendMail } from '../../src/host/send.ts';
 import { runCli } from '../helpers/processes.ts';
-import { newClock, pairedHosts } from './fixtures.ts';
+import { pairedHosts } from './fixtures.ts';
+import { TestClock } from '../helpers/clock.ts';
 
 function levels(report: Awaited<ReturnType<typeof runDoctor>>): Record<string, string> {
   return Object.fromEntries(report.checks.map((c) => [c.check, c.level]));
 }
 
 test('a healthy host with a reachable peer is ok; the never-run daemon is only a warning', async () => {
-  const clock = newClock();
+  const clock = new TestClock();
   const { a } = await pairedHosts(clock);
   const report = await runDoctor(a.home, () => clock.now);
   assert.equal(report.ok, true);
@@ -21,7 +22,7 @@ test('a healthy host with a reachable peer is ok; the never-run daemon is only a
 });
 
 test('an unreachable peer with waiting mail, and mail stuck for over an hour, need the owner', async () => {
-  const clock = newClock();
+  const clock = new TestClock();
   const { a } = await pairedHosts(clock);
   const peer = a.store.peers.get('beta') ?? assert.fail();
   a.store.peers.pin({ ...peer, addr: 'http://127.0.0.1:1' }, clock.now);
@@ -38,7 +39,7 @@ test('an unreachable peer with waiting mail, and mail stuck for over an hour, ne
 });
 
 test('open key files fail doctor, and the CLI exits 1', async () => {
-  const clock = newClock();
+  const clock = new TestClock();
   const { a } = await pairedHosts(clock);
   chmodSync(homePaths(a.home).encKey, 0o644);
   const report = await runDoctor(a.home, () => clock.now);

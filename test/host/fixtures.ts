@@ -9,22 +9,13 @@ import type { HostNode } from '../../src/host/node.ts';
 import { closeNode, openNode } from '../../src/host/open-node.ts';
 import { createLanServer } from '../../src/host/transport/lan/server.ts';
 import { tempDir } from '../helpers/processes.ts';
-
-export const T0 = Date.parse('2026-12-02T12:00:00.000Z');
-
-export interface Clock {
-  now: number;
-}
-
-export function newClock(start = T0): Clock {
-  return { now: start };
-}
+import type { TestClock } from '../helpers/clock.ts';
 
 /** A new host named `name` in a fresh home, on `clock`. */
-export function makeHost(name: string, clock: Clock, agents: string[] = []): HostNode {
+export function makeHost(name: string, clock: TestClock, agents: string[] = []): HostNode {
   const home = join(tempDir(`mbx-${name}-`), 'home');
   initHome(home, name, 0);
-  const node = openNode(home, { nowMs: () => clock.now });
+  const node = openNode(home, { nowMs: clock.nowMs });
   after(() => closeNode(node));
   for (const agent of agents) node.store.mail.addAgent(agent, null, clock.now);
   return node;
@@ -47,7 +38,7 @@ export function pin(node: HostNode, peer: HostNode, addr: string): void {
 }
 
 /** Two hosts, paired, each serving LAN on 127.0.0.1. */
-export async function pairedHosts(clock: Clock): Promise<{ a: HostNode; b: HostNode; aUrl: string; bUrl: string }> {
+export async function pairedHosts(clock: TestClock): Promise<{ a: HostNode; b: HostNode; aUrl: string; bUrl: string }> {
   const a = makeHost('alpha', clock, ['ann', 'al']);
   const b = makeHost('beta', clock, ['bob', 'bea']);
   const aUrl = await serveLan(a);

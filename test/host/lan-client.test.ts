@@ -6,7 +6,8 @@ import type { AddressInfo } from 'node:net';
 import { fetchPeerEncKey, lanCall, normalizeAddr } from '../../src/host/transport/lan/client.ts';
 import { generateSigningKey } from '../../src/protocol/keys.ts';
 import { LAN_MAX_RESPONSE_BYTES } from '../../src/host/transport/lan/limits.ts';
-import { newClock, pairedHosts } from './fixtures.ts';
+import { pairedHosts } from './fixtures.ts';
+import { TestClock } from '../helpers/clock.ts';
 
 test('an answer over the response cap is refused', async () => {
   const server = createServer((_req, res) => {
@@ -35,7 +36,7 @@ test('addresses: host:port and URLs', () => {
 });
 
 test('a missing enc key is fetched over a signed call and must be signed by the pinned key', async () => {
-  const clock = newClock();
+  const clock = new TestClock();
   const { a, b } = await pairedHosts(clock);
   const peer = a.store.peers.get('beta') ?? assert.fail();
   a.store.peers.pin({ ...peer, enc_pub: null, enc_sig: null }, clock.now);

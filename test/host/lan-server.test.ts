@@ -8,10 +8,11 @@ import { signLanHop } from '../../src/protocol/lan-hop.ts';
 import { generateSigningKey } from '../../src/protocol/keys.ts';
 import { lanCall } from '../../src/host/transport/lan/client.ts';
 import { LAN_MAX_BATCH, LAN_MAX_BODY_BYTES, PEER_CALLS_PER_MINUTE } from '../../src/host/transport/lan/limits.ts';
-import { newClock, pairedHosts } from './fixtures.ts';
+import { pairedHosts } from './fixtures.ts';
+import { TestClock } from '../helpers/clock.ts';
 
 test('signed routes need a fresh hop by a paired host\'s pinned key', async () => {
-  const clock = newClock();
+  const clock = new TestClock();
   const { b, aUrl } = await pairedHosts(clock);
   assert.equal((await lanCall(aUrl, 'GET', '/v1/enc-key', undefined, b)).status, 200);
   assert.deepEqual(await lanCall(aUrl, 'GET', '/v1/enc-key', undefined, null), { status: 401, body: { error: 'bad hop: not a paired host, a stale time or a bad signature' } });
@@ -27,7 +28,7 @@ test('signed routes need a fresh hop by a paired host\'s pinned key', async () =
 });
 
 test('bodies over the cap answer 413 JSON, decided while streaming', async () => {
-  const clock = newClock();
+  const clock = new TestClock();
   const { aUrl } = await pairedHosts(clock);
   const port = Number(new URL(aUrl).port);
   // No content-length: chunked, so the server must count while the body streams.
@@ -55,7 +56,7 @@ test('bodies over the cap answer 413 JSON, decided while streaming', async () =>
 });
 
 test('batches over the limit, unknown routes and wrong methods answer JSON errors', async () => {
-  const clock = newClock();
+  const clock = new TestClock();
   const { b, aUrl } = await pairedHosts(clock);
   const big = await lanCall(aUrl, 'POST', '/v2/envelopes', { envelopes: Array.from({ length: LAN_MAX_BATCH + 1 }, () => ({})) }, b);
   assert.equal(big.status, 400);
@@ -73,7 +74,7 @@ test('batches over the limit, unknown routes and wrong methods answer JSON error
 });
 
 test('a malformed request line gets a JSON 400', async () => {
-  const clock = newClock();
+  const clock = new TestClock();
   const { aUrl } = await pairedHosts(clock);
   const text = await new Promise<string>((resolve, reject) => {
     const socket = connect(Number(new URL(aUrl).port), '127.0.0.1', () => socket.write('NOT A REQUEST\r\n\r\n'));
@@ -85,7 +86,7 @@ test('a malformed request line gets a JSON 400', async () => {
 });
 
 test('signed calls are rate-limited per peer', async () => {
-  const clock = newClock();
+  const clock = new TestClock();
   const { b, aUrl } = await pairedHosts(clock);
   for (let i = 0; i < PEER_CALLS_PER_MINUTE; i++) {
     const r = await lanCall(aUrl, 'GET', '/v1/enc-key', undefined, b);
@@ -97,7 +98,7 @@ test('signed calls are rate-limited per peer', async () => {
 });
 
 test('hostile nesting is a rejection or a 4xx, never a crash', async () => {
-  const clock = newClock();
+  const clock = new TestClock();
   const { b, aUrl } = await pairedHosts(clock);
   const deep = '['.repeat(100_000) + ']'.repeat(100_000);
   const raw = `{"envelopes":[{"v":3,"meta":${deep}}]}`;

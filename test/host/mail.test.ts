@@ -6,10 +6,11 @@ import { flushOutbox } from '../../src/host/outbox.ts';
 import { LanTransport } from '../../src/host/transport/lan/client.ts';
 import { ackMessage, listInbox, readMessage } from '../../src/host/mailbox.ts';
 import { messageStatus } from '../../src/host/receipts.ts';
-import { newClock, pairedHosts } from './fixtures.ts';
+import { pairedHosts } from './fixtures.ts';
+import { TestClock } from '../helpers/clock.ts';
 
 test('mail goes sealed over the LAN, receipts come back, the sender sees acked', async () => {
-  const clock = newClock();
+  const clock = new TestClock();
   const { a, b } = await pairedHosts(clock);
   const sent = sendMail(a, { from: 'ann', to: ['bob@beta', 'al'], subject: 'hello', body: 'secret plan' });
   assert.deepEqual(sent.remoteHosts, ['beta']);
@@ -38,7 +39,7 @@ test('mail goes sealed over the LAN, receipts come back, the sender sees acked',
 });
 
 test('a sent envelope carries the meta derived from its plain body; both hosts keep it for read', async () => {
-  const clock = newClock();
+  const clock = new TestClock();
   const { a, b } = await pairedHosts(clock);
   const body = '@bob@beta /claim T204 #ops (@al) — /claim again, @Bob@beta again';
   const derived = { mentions: ['bob@beta', 'al'], directives: ['claim'], tags: ['ops'], task_refs: ['T204'] };
@@ -52,7 +53,7 @@ test('a sent envelope carries the meta derived from its plain body; both hosts k
 });
 
 test('status shows queued, then handed-over before any receipt', async () => {
-  const clock = newClock();
+  const clock = new TestClock();
   const { a, b } = await pairedHosts(clock);
   const sent = sendMail(a, { from: 'ann', to: ['*'], subject: 's', body: 'b' });
   assert.deepEqual(messageStatus(a, sent.id)?.recipients.map((r) => [r.recipient, r.state]), [['al@alpha', 'delivered'], ['*@beta', 'queued']]);

@@ -7,7 +7,8 @@ import { ackMessage, listInbox } from '../../src/host/mailbox.ts';
 import { messageStatus } from '../../src/host/receipts.ts';
 import { sendMail } from '../../src/host/send.ts';
 import { lanCall, LanTransport } from '../../src/host/transport/lan/client.ts';
-import { newClock, pairedHosts } from './fixtures.ts';
+import { pairedHosts } from './fixtures.ts';
+import { TestClock } from '../helpers/clock.ts';
 
 test('backoff doubles from 5 s and stops at 1 h', () => {
   assert.deepEqual([0, 1, 2, 3].map(backoffMs), [5_000, 10_000, 20_000, 40_000]);
@@ -16,7 +17,7 @@ test('backoff doubles from 5 s and stops at 1 h', () => {
 });
 
 test('failed deliveries back off, and after 72 h the sender gets an alert from mbx', async () => {
-  const clock = newClock();
+  const clock = new TestClock();
   const { a } = await pairedHosts(clock);
   const peer = a.store.peers.get('beta');
   assert.ok(peer !== undefined);
@@ -49,7 +50,7 @@ test('failed deliveries back off, and after 72 h the sender gets an alert from m
 });
 
 test('a peer\'s verified call makes its waiting rows due at once', async () => {
-  const clock = newClock();
+  const clock = new TestClock();
   const { a, b, aUrl } = await pairedHosts(clock);
   const peer = a.store.peers.get('beta') ?? assert.fail();
   a.store.peers.pin({ ...peer, addr: 'http://127.0.0.1:1' }, clock.now);
@@ -62,7 +63,7 @@ test('a peer\'s verified call makes its waiting rows due at once', async () => {
 });
 
 test('a rejected envelope settles its row and alerts its sender', async () => {
-  const clock = newClock();
+  const clock = new TestClock();
   const { a } = await pairedHosts(clock);
   const { id } = sendMail(a, { from: 'ann', to: ['nobody@beta'], subject: 'hi', body: 'x' });
   await flushOutbox(a, new LanTransport(a));
@@ -75,7 +76,7 @@ test('a rejected envelope settles its row and alerts its sender', async () => {
 });
 
 test('receipts still queued are superseded by newer ones for the same delivery', async () => {
-  const clock = newClock();
+  const clock = new TestClock();
   const { a, b } = await pairedHosts(clock);
   const { id } = sendMail(a, { from: 'ann', to: ['bob@beta'], subject: 's', body: 'x' });
   await flushOutbox(a, new LanTransport(a));
@@ -88,7 +89,7 @@ test('receipts still queued are superseded by newer ones for the same delivery',
 });
 
 test('rows for a host that was unpaired are rejected and their senders alerted', async () => {
-  const clock = newClock();
+  const clock = new TestClock();
   const { a } = await pairedHosts(clock);
   sendMail(a, { from: 'ann', to: ['bob@beta'], subject: 'gone', body: 'x' });
   a.store.peers.remove('beta');

@@ -5,12 +5,13 @@ import assert from 'node:assert/strict';
 import { createPairToken, joinPeer, PAIR_MAX_FAILURES } from '../../src/host/pairing.ts';
 import { lanCall } from '../../src/host/transport/lan/client.ts';
 import { OPEN_CALLS_PER_MINUTE } from '../../src/host/transport/lan/limits.ts';
-import { makeHost, newClock, serveLan } from './fixtures.ts';
+import { makeHost, serveLan } from './fixtures.ts';
+import { TestClock } from '../helpers/clock.ts';
 
 const B_ADDR = 'http://127.0.0.1:7999';
 
 test('a good token pairs both sides, each pinning the other\'s keys and enc key; the token is single use', async () => {
-  const clock = newClock();
+  const clock = new TestClock();
   const a = makeHost('alpha', clock);
   const b = makeHost('beta', clock);
   const aUrl = await serveLan(a);
@@ -30,7 +31,7 @@ test('a good token pairs both sides, each pinning the other\'s keys and enc key;
 });
 
 test('five wrong tokens burn the token', async () => {
-  const clock = newClock();
+  const clock = new TestClock();
   const a = makeHost('alpha', clock);
   const b = makeHost('beta', clock);
   const aUrl = await serveLan(a);
@@ -44,7 +45,7 @@ test('five wrong tokens burn the token', async () => {
 });
 
 test('an expired token is refused', async () => {
-  const clock = newClock();
+  const clock = new TestClock();
   const a = makeHost('alpha', clock);
   const b = makeHost('beta', clock);
   const aUrl = await serveLan(a);
@@ -55,7 +56,7 @@ test('an expired token is refused', async () => {
 });
 
 test('hello, join and rotate are rate-limited per client address', async () => {
-  const clock = newClock();
+  const clock = new TestClock();
   const a = makeHost('alpha', clock);
   const aUrl = await serveLan(a);
   createPairToken(a, 600_000);

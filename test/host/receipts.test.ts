@@ -6,14 +6,15 @@ import { generateSigningKey } from '../../src/protocol/keys.ts';
 import { signReceipt, type DeliveryReceipt } from '../../src/protocol/records/receipt.ts';
 import { acceptReceipt, messageStatus } from '../../src/host/receipts.ts';
 import { sendMail } from '../../src/host/send.ts';
-import { makeHost, newClock, pairedHosts, pin } from './fixtures.ts';
+import { makeHost, pairedHosts, pin } from './fixtures.ts';
+import { TestClock } from '../helpers/clock.ts';
 
 function rec(msg: string, state: DeliveryReceipt['state'], seq: number, recipient = 'bob@beta'): DeliveryReceipt {
   return { v: 1, type: 'receipt', msg, recipient, state, at: '2026-12-02T12:00:00.000Z', seq };
 }
 
 test('receipts: higher rank wins, then higher seq; the same one is a duplicate, lower ones are stale', async () => {
-  const clock = newClock();
+  const clock = new TestClock();
   const { a, b } = await pairedHosts(clock);
   const { id } = sendMail(a, { from: 'ann', to: ['bob@beta'], subject: 's', body: 'x' });
   const via = { transport: 'test', peerPubkey: b.keys.hostKey.publicKey };
@@ -28,7 +29,7 @@ test('receipts: higher rank wins, then higher seq; the same one is a duplicate, 
 });
 
 test('receipts are refused for mail this host did not send to that host, or not signed by it', async () => {
-  const clock = newClock();
+  const clock = new TestClock();
   const { a, b } = await pairedHosts(clock);
   const c = makeHost('gamma', clock, ['cy']);
   pin(a, c, 'http://127.0.0.1:1');

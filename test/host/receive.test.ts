@@ -10,7 +10,8 @@ import { listInbox } from '../../src/host/mailbox.ts';
 import { lanCall } from '../../src/host/transport/lan/client.ts';
 import type { HostNode } from '../../src/host/node.ts';
 import { runCli } from '../helpers/processes.ts';
-import { makeHost, newClock, pairedHosts, pin, serveLan } from './fixtures.ts';
+import { makeHost, pairedHosts, pin, serveLan } from './fixtures.ts';
+import { TestClock } from '../helpers/clock.ts';
 
 function wireOf(a: HostNode, id: string): EnvelopeV3 {
   const row = a.store.outbox.forMessage(id)[0];
@@ -28,7 +29,7 @@ function unsigned(env: EnvelopeV3): UnsignedEnvelopeV3 {
 }
 
 test('a sealed, signed envelope from a paired host is accepted once, then a duplicate', async () => {
-  const clock = newClock();
+  const clock = new TestClock();
   const { a, b } = await pairedHosts(clock);
   const { id } = sendMail(a, { from: 'ann', to: ['bob@beta'], subject: 's', body: 'hello' });
   const env = wireOf(a, id);
@@ -42,7 +43,7 @@ test('a sealed, signed envelope from a paired host is accepted once, then a dupl
 });
 
 test('shape limits are refused', async () => {
-  const clock = newClock();
+  const clock = new TestClock();
   const { a, b } = await pairedHosts(clock);
   const { id } = sendMail(a, { from: 'ann', to: ['bob@beta'], subject: 's', body: 'x' });
   const env = wireOf(a, id);
@@ -58,7 +59,7 @@ test('shape limits are refused', async () => {
 });
 
 test('over the LAN, an envelope carrying every optional meta member is accepted and read --json shows them', async () => {
-  const clock = newClock();
+  const clock = new TestClock();
   const { a, b } = await pairedHosts(clock);
   const { id } = sendMail(a, { from: 'ann', to: ['bob@beta'], subject: 's', body: 'hi @bob #ops' });
   const env = wireOf(a, id);
@@ -79,7 +80,7 @@ test('over the LAN, an envelope carrying every optional meta member is accepted 
 });
 
 test('only an approved peer, signing as itself, is accepted', async () => {
-  const clock = newClock();
+  const clock = new TestClock();
   const { a, b } = await pairedHosts(clock);
   const c = makeHost('gamma', clock, ['cy']);
   pin(b, c, 'http://127.0.0.1:1');
@@ -95,7 +96,7 @@ test('only an approved peer, signing as itself, is accepted', async () => {
 });
 
 test('an unsealed body is refused even when signed', async () => {
-  const clock = newClock();
+  const clock = new TestClock();
   const { a, b } = await pairedHosts(clock);
   const { id } = sendMail(a, { from: 'ann', to: ['bob@beta'], subject: 's', body: 'x' });
   const plain = signEnvelope({ ...unsigned(wireOf(a, id)), enc: null, body: 'plaintext' }, 'alpha', a.keys.hostKey);
@@ -103,7 +104,7 @@ test('an unsealed body is refused even when signed', async () => {
 });
 
 test('tampering with the body or any signed field, or a wrong key, fails the signature', async () => {
-  const clock = newClock();
+  const clock = new TestClock();
   const { a, b } = await pairedHosts(clock);
   const { id } = sendMail(a, { from: 'ann', to: ['bob@beta'], subject: 'subject', body: 'the body' });
   const env = wireOf(a, id);
@@ -127,7 +128,7 @@ test('tampering with the body or any signed field, or a wrong key, fails the sig
 });
 
 test('a body sealed to another enc key cannot be opened', async () => {
-  const clock = newClock();
+  const clock = new TestClock();
   const { a, b } = await pairedHosts(clock);
   const { id } = sendMail(a, { from: 'ann', to: ['bob@beta'], subject: 's', body: 'x' });
   const wrong = sealEnvelopeBody({ ...unsigned(wireOf(a, id)), body: 'x', enc: null }, generateEncKeyPair().publicKey);
@@ -135,7 +136,7 @@ test('a body sealed to another enc key cannot be opened', async () => {
 });
 
 test('recipients here: unknown names are refused; roles and * with no match reach the owner', async () => {
-  const clock = newClock();
+  const clock = new TestClock();
   const { a, b } = await pairedHosts(clock);
   const { id } = sendMail(a, { from: 'ann', to: ['bob@beta'], subject: 's', body: 'x' });
   const env = wireOf(a, id);
@@ -149,7 +150,7 @@ test('recipients here: unknown names are refused; roles and * with no match reac
 });
 
 test('sending refuses unknown agents and hosts, and hosts without an enc key', async () => {
-  const clock = newClock();
+  const clock = new TestClock();
   const { a } = await pairedHosts(clock);
   assert.throws(() => sendMail(a, { from: 'nobody', to: ['bob@beta'], subject: 's', body: '' }), /no agent "nobody"/);
   assert.throws(() => sendMail(a, { from: 'ann', to: ['bob@gamma'], subject: 's', body: '' }), /not paired/);

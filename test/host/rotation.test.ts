@@ -11,10 +11,11 @@ import { homePaths } from '../../src/host/identity.ts';
 import { sendMail } from '../../src/host/send.ts';
 import { LanTransport } from '../../src/host/transport/lan/client.ts';
 import { runCli } from '../helpers/processes.ts';
-import { newClock, pairedHosts } from './fixtures.ts';
+import { pairedHosts } from './fixtures.ts';
+import { TestClock } from '../helpers/clock.ts';
 
 test('a receiver rotates: mail sealed to its old enc key before the rotation still opens', async () => {
-  const clock = newClock();
+  const clock = new TestClock();
   const { a, b } = await pairedHosts(clock);
   const oldB = b.keys.hostKey.publicKey;
   const before = sendMail(a, { from: 'ann', to: ['bob@beta'], subject: 'before', body: 'sealed to the old key' });
@@ -41,7 +42,7 @@ test('a receiver rotates: mail sealed to its old enc key before the rotation sti
 });
 
 test('a sender rotates: its envelopes signed by the old key before the rotation are still accepted', async () => {
-  const clock = newClock();
+  const clock = new TestClock();
   const { a, b } = await pairedHosts(clock);
   const before = sendMail(a, { from: 'ann', to: ['bob@beta'], subject: 'old-signed', body: 'x' });
   rotateHost(a);
@@ -56,7 +57,7 @@ test('a sender rotates: its envelopes signed by the old key before the rotation 
 });
 
 test('rotation records are refused unless they rotate the pinned key of a peer', async () => {
-  const clock = newClock();
+  const clock = new TestClock();
   const { a, b } = await pairedHosts(clock);
   const rotation = rotateHost(b);
   assert.equal(applyPeerRotation(a, { ...rotation, new_sig: rotation.old_sig }), 'rejected:bad new key signature');
@@ -73,7 +74,7 @@ test('rotation records are refused unless they rotate the pinned key of a peer',
 });
 
 test('a rotation killed half way finishes on the next start', async () => {
-  const clock = newClock();
+  const clock = new TestClock();
   const { b } = await pairedHosts(clock);
   const paths = homePaths(b.home);
   const oldKey = readFileSync(paths.hostKey, 'utf8');

@@ -57,7 +57,7 @@ test('challenge table: single use, replaced by a new one, dead after five minute
 test('a full challenge table makes the challenge route answer 503', async () => {
   const relay = await startTestRelay();
   const challenges = relay.service.core.context.challenges;
-  for (let i = 0; i < MAX_OPEN_CHALLENGES; i++) assert.notEqual(challenges.issue(keyOf(i), relay.clock.ms), null);
+  for (let i = 0; i < MAX_OPEN_CHALLENGES; i++) assert.notEqual(challenges.issue(keyOf(i), relay.clock.now), null);
   const answer = await fetch(`${relay.url}/v1/relay/challenge`, {
     method: 'POST', headers: { 'content-type': 'application/json' },
     body: JSON.stringify({ host: 'laptop', pubkey: generateSigningKey().publicKey }),

@@ -6,9 +6,9 @@ import { generateSigningKey } from '../../src/protocol/keys.ts';
 import {
   CHALLENGE_LIFE_MS, ConfigError, CROWDED_NAME_HOSTS, DEDUP_HORIZON_EXTRA_DAYS, DEFAULT_CONFIG, DEFAULT_LIMITS,
   ENROL_BODY_MAX_BYTES, HEARTBEAT_INTERVAL_MS, MAX_LIVE_ENROLMENTS, MAX_OPEN_CHALLENGES, MAX_RATE_ADDRESSES,
-  SENDER_LIST_MAX_FUTURE_MS, dedupHorizonMs, parseConfigFile, parseTrustProxy, resolveRelayConfig,
-  resolveServeOptions, retentionMs, type RelayConfigFile,
+  SENDER_LIST_MAX_FUTURE_MS, dedupHorizonMs, parseConfigFile, resolveRelayConfig, retentionMs, type RelayConfigFile,
 } from '../../src/relay/config.ts';
+import { resolveServeOptions } from '../../src/cli/relay-serve-flags.ts';
 import { tempDir } from '../helpers/processes.ts';
 
 const MiB = 1_048_576;
@@ -197,8 +197,8 @@ describe('trust proxy precedence', () => {
     assert.equal(resolveRelayConfig({ env: {} }).trust_proxy, 'none');
     assert.equal(resolveRelayConfig({ file, env: {} }).trust_proxy, 'cloudflare');
     assert.equal(resolveRelayConfig({ file, env: { MBX_RELAY_TRUST_PROXY: 'xff' } }).trust_proxy, 'xff');
-    assert.equal(resolveRelayConfig({ file, env: { MBX_RELAY_TRUST_PROXY: 'xff' }, trustProxyFlag: 'none' }).trust_proxy, 'none');
-    assert.equal(resolveRelayConfig({ env: { MBX_RELAY_TRUST_PROXY: 'cloudflare' }, trustProxyFlag: 'xff' }).trust_proxy, 'xff');
+    assert.equal(resolveRelayConfig({ file, env: { MBX_RELAY_TRUST_PROXY: 'xff' }, flags: { trustProxy: 'none' } }).trust_proxy, 'none');
+    assert.equal(resolveRelayConfig({ env: { MBX_RELAY_TRUST_PROXY: 'cloudflare' }, flags: { trustProxy: 'xff' } }).trust_proxy, 'xff');
   });
 
   test('an empty variable counts as unset', () => {
@@ -206,15 +206,15 @@ describe('trust proxy precedence', () => {
   });
 
   test('a bad flag or variable is named', () => {
-    assert.equal(configError(() => resolveRelayConfig({ env: {}, trustProxyFlag: 'yes' })), '--trust-proxy must be "xff", "cloudflare" or "none"');
+    assert.equal(configError(() => resolveRelayConfig({ env: {}, flags: { trustProxy: 'yes' } })), '--trust-proxy must be "xff", "cloudflare" or "none"');
     assert.equal(configError(() => resolveRelayConfig({ env: { MBX_RELAY_TRUST_PROXY: '1' } })), 'MBX_RELAY_TRUST_PROXY must be "xff", "cloudflare" or "none"');
     // the flag wins, so the variable is never read
-    assert.equal(resolveRelayConfig({ env: { MBX_RELAY_TRUST_PROXY: '1' }, trustProxyFlag: 'xff' }).trust_proxy, 'xff');
+    assert.equal(resolveRelayConfig({ env: { MBX_RELAY_TRUST_PROXY: '1' }, flags: { trustProxy: 'xff' } }).trust_proxy, 'xff');
   });
 
-  test('parseTrustProxy', () => {
-    assert.equal(parseTrustProxy(' XFF ', 'x'), 'xff');
-    assert.equal(configError(() => parseTrustProxy('forwarded', 'somewhere')), 'somewhere must be "xff", "cloudflare" or "none"');
+  test('any letter case, blanks around it ignored', () => {
+    assert.equal(resolveRelayConfig({ env: {}, flags: { trustProxy: ' XFF ' } }).trust_proxy, 'xff');
+    assert.equal(resolveRelayConfig({ env: { MBX_RELAY_TRUST_PROXY: 'CloudFlare' } }).trust_proxy, 'cloudflare');
   });
 });
 
@@ -289,7 +289,7 @@ test('no message echoes a string value (a private key pasted into the wrong plac
     configError(() => parse(`{"max_batch": ${seed}}`)),
     configError(() => parse(`{"max_batch": "${hex}"}`)),
     configError(() => resolveRelayConfig({ env: { MBX_RELAY_TRUST_PROXY: seed } })),
-    configError(() => resolveRelayConfig({ env: {}, trustProxyFlag: seed })),
+    configError(() => resolveRelayConfig({ env: {}, flags: { trustProxy: seed } })),
     configError(() => resolveServeOptions({}, { HOME: '/h', PORT: seed })),
     configError(() => resolveServeOptions({ port: hex }, { HOME: '/h' })),
   ];

@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import { generateEncKeyPair, generateSigningKey, signingKeyFromSeed, type SigningKey } from '../../src/protocol/keys.ts';
 import { toBase64 } from '../../src/protocol/base64.ts';
 import { signEncAdV1, signEncAdV2, type EncAdV2 } from '../../src/protocol/records/enc-ad.ts';
-import { enrolledHost, makeHost, signedEncAd, signedRotation, startTestRelay, type TestHost, type TestRelay } from '../helpers/relay-fixture.ts';
+import { enrolledHost, testHost, signedEncAd, signedRotation, startTestRelay, type TestHost, type TestRelay } from '../helpers/relay-fixture.ts';
 
 const DAY = 86_400_000;
 
@@ -25,7 +25,7 @@ function keyWithPlus(): SigningKey {
 }
 
 async function hostWithPlus(relay: TestRelay): Promise<TestHost> {
-  const host = makeHost(relay, 'desk', keyWithPlus());
+  const host = testHost(relay, 'desk', keyWithPlus());
   assert.equal((await host.api.enrol()).status, 200);
   return host;
 }
@@ -34,7 +34,7 @@ test('v2: publish, then look up by key, with + percent-encoded and also arriving
   const relay = await startTestRelay();
   const owner = await hostWithPlus(relay);
   const reader = await enrolledHost(relay, 'laptop');
-  const ad = adOf(owner, relay.clock.ms);
+  const ad = adOf(owner, relay.clock.now);
   const sig = signEncAdV2(ad, owner.key);
   assert.deepEqual((await publishV2(owner, ad, sig)).body, { ok: true });
 
@@ -56,7 +56,7 @@ test('v2 refusals answer 400 "enc-key ad refused: <reason>"', async () => {
   const relay = await startTestRelay();
   const owner = await enrolledHost(relay, 'desk');
   const other = await enrolledHost(relay, 'laptop');
-  const now = relay.clock.ms;
+  const now = relay.clock.now;
   const good = adOf(owner, now);
   const cases: Array<[string, unknown, unknown]> = [
     ['malformed', { ...good, extra: 1 }, signEncAdV2(good, owner.key)],
@@ -83,7 +83,7 @@ test('v2 refusals answer 400 "enc-key ad refused: <reason>"', async () => {
   assert.equal(looked.body['enc_pub'], owner.enc.publicKey, 'the refused ads changed nothing');
 
   relay.clock.advance(1_000);
-  const newer = adOf(owner, relay.clock.ms, relay.clock.ms + DAY, generateEncKeyPair().publicKey);
+  const newer = adOf(owner, relay.clock.now, relay.clock.now + DAY, generateEncKeyPair().publicKey);
   assert.equal((await publishV2(owner, newer, signEncAdV2(newer, owner.key))).status, 200);
 });
 
@@ -103,7 +103,7 @@ test('v1: publish and look up by name (case-insensitively); a v1 ad never replac
   assert.deepEqual([malformed.status, malformed.body['error']], [400, 'enc-key ad refused: malformed']);
   assert.equal((await reader.api.call('GET', '/v1/relay/enc-key?host=nobody')).status, 404);
 
-  const ad = adOf(owner, relay.clock.ms);
+  const ad = adOf(owner, relay.clock.now);
   assert.equal((await publishV2(owner, ad, signEncAdV2(ad, owner.key))).status, 200);
   const rollback = await owner.api.call('POST', '/v1/relay/enc-key', { enc_pub: generateEncKeyPair().publicKey, sig });
   assert.equal(rollback.status, 400);
@@ -115,7 +115,7 @@ test('an ambiguous v1 name (two live enrolments, no account) answers 404 "unknow
   const relay = await startTestRelay();
   const reader = await enrolledHost(relay, 'laptop');
   for (const twin of [await enrolledHost(relay, 'macbook'), await enrolledHost(relay, 'MacBook')]) {
-    const ad = adOf(twin, relay.clock.ms);
+    const ad = adOf(twin, relay.clock.now);
     assert.equal((await publishV2(twin, ad, signEncAdV2(ad, twin.key))).status, 200);
   }
   const answer = await reader.api.call('GET', '/v1/relay/enc-key?host=macbook');
@@ -126,12 +126,12 @@ test('a revoked host answers 404 by key and by name', async () => {
   const relay = await startTestRelay();
   const owner = await enrolledHost(relay, 'desk');
   const reader = await enrolledHost(relay, 'laptop');
-  const ad = adOf(owner, relay.clock.ms);
+  const ad = adOf(owner, relay.clock.now);
   assert.equal((await publishV2(owner, ad, signEncAdV2(ad, owner.key))).status, 200);
   const byKey = `/v2/relay/enc-key?pubkey=${encodeURIComponent(owner.key.publicKey)}`;
   assert.equal((await reader.api.call('GET', byKey)).status, 200);
 
-  const rotation = signedRotation('desk', owner.key, generateSigningKey(), relay.clock.ms);
+  const rotation = signedRotation('desk', owner.key, generateSigningKey(), relay.clock.now);
   assert.equal((await reader.api.call('POST', '/v2/relay/rotate', { rotation }, false)).status, 200);
   assert.deepEqual((await reader.api.call('GET', byKey)).body, { error: 'unknown host' });
   assert.equal((await reader.api.call('GET', '/v1/relay/enc-key?host=desk')).status, 404, 'the new key has published no ad yet');

@@ -9,7 +9,8 @@ import type { EnrolmentAuthority, EnrolmentDecision, EnrolmentRequest } from '..
 import { CHALLENGE_LIFE_MS, ENROL_BODY_MAX_BYTES } from '../../src/relay/config.ts';
 import { openSqliteRelayStore } from '../../src/relay/store/sqlite/index.ts';
 import { tempDir } from '../helpers/processes.ts';
-import { enrolledHost, envelopeItem, makeHost, sealedEnvelope, signedRotation, startTestRelay, TestClock, type TestRelay } from '../helpers/relay-fixture.ts';
+import { enrolledHost, envelopeItem, testHost, sealedEnvelope, signedRotation, startTestRelay, type TestRelay } from '../helpers/relay-fixture.ts';
+import { TestClock } from '../helpers/clock.ts';
 
 type Answer = { status: number; body: Record<string, unknown> };
 
@@ -147,7 +148,7 @@ test('enrolling an enrolled key again is idempotent and keeps its queue', async 
   const relay = await startTestRelay();
   const a = await enrolledHost(relay, 'laptop');
   const b = await enrolledHost(relay, 'desk');
-  const env = sealedEnvelope(a, b, relay.clock.ms);
+  const env = sealedEnvelope(a, b, relay.clock.now);
   await a.api.push([envelopeItem(env.id, [{ host: b, wire: env.wire }])]);
   relay.clock.advance(1_000);
   assert.equal((await enrol(relay, 'desk', b.key)).status, 200);
@@ -161,7 +162,7 @@ test('names are labels shared across owners: each key receives only its own mail
   const sender = await enrolledHost(relay, 'server');
   const mine = await enrolledHost(relay, 'macbook');
   const squatter = await enrolledHost(relay, 'macbook');
-  const env = sealedEnvelope(sender, mine, relay.clock.ms);
+  const env = sealedEnvelope(sender, mine, relay.clock.now);
   const result = ((await sender.api.push([envelopeItem(env.id, [{ host: mine, wire: env.wire }])])).body['results'] as Array<{ status: string }>)[0];
   assert.equal(result?.status, 'accepted');
   assert.equal(((await mine.api.pull(0)).body['items'] as unknown[]).length, 1);
@@ -197,13 +198,13 @@ test('an authority that cannot decide right now → 503, and nothing is enrolled
   assert.equal(down.status, 503);
   assert.equal(down.body['code'], 'AUTHORITY_UNAVAILABLE');
   assert.match(down.body['error'] as string, /the account service is unreachable/);
-  assert.equal((await makeHost(relay, 'laptop', key).api.pull(0)).status, 401, 'not enrolled');
+  assert.equal((await testHost(relay, 'laptop', key).api.pull(0)).status, 401, 'not enrolled');
 });
 
 test('a key revoked by rotation stays revoked: re-enrolling answers 403 REVOKED', async () => {
   const relay = await startTestRelay();
   const old = await enrolledHost(relay, 'laptop');
-  const rotation = signedRotation('laptop', old.key, generateSigningKey(), relay.clock.ms);
+  const rotation = signedRotation('laptop', old.key, generateSigningKey(), relay.clock.now);
   assert.equal((await post(relay, '/v2/relay/rotate', { rotation })).status, 200);
   const again = await enrol(relay, 'laptop', old.key);
   assert.equal(again.status, 403);
@@ -295,7 +296,7 @@ test('by default both proxy headers are ignored: the socket address counts', asy
 
 test('an enrol, challenge or rotate body over 8 KiB → 413', async () => {
   const relay = await startTestRelay();
-  const key = makeHost(relay, 'laptop').key;
+  const key = testHost(relay, 'laptop').key;
   const big = { host: 'laptop', pubkey: key.publicKey, owner_fp: '', sig: 'x', proof: 'p'.repeat(ENROL_BODY_MAX_BYTES) };
   for (const path of ['/v1/relay/enrol', '/v1/relay/challenge', '/v2/relay/rotate']) {
     const answer = await post(relay, path, big);
@@ -313,15 +314,15 @@ test('live enrolments are capped: a new key over the cap → 503, a known key st
   const relay = await startTestRelay({ maxLiveEnrolments: 2 });
   const one = await enrolledHost(relay, 'one');
   const two = await enrolledHost(relay, 'two');
-  const third = makeHost(relay, 'three');
+  const third = testHost(relay, 'three');
   const refused = await third.api.enrol();
   assert.equal(refused.status, 503);
   assert.match(String(refused.body['error']), /capacity/);
   assert.equal((await one.api.enrol()).status, 200, 're-enrolling a live key needs no new place');
   const rotated = await fetch(`${relay.url}/v2/relay/rotate`, {
     method: 'POST', headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ rotation: signedRotation('two', two.key, third.key, relay.clock.ms) }),
+    body: JSON.stringify({ rotation: signedRotation('two', two.key, third.key, relay.clock.now) }),
   });
   assert.equal(rotated.status, 200, 'a rotation moves a place, it does not take one');
-  assert.equal((await makeHost(relay, 'four').api.enrol()).status, 503);
+  assert.equal((await testHost(relay, 'four').api.enrol()).status, 503);
 });

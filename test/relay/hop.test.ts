@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import { generateSigningKey, type SigningKey } from '../../src/protocol/keys.ts';
 import { HOP_MAX_SKEW_MS, relayHopString, signRelayHop } from '../../src/protocol/relay-hop.ts';
 import { CROWDED_NAME_HOSTS } from '../../src/relay/config.ts';
-import { enrolledHost, makeHost, signedEncAd, signedRotation, startTestRelay, type TestHost, type TestRelay } from '../helpers/relay-fixture.ts';
+import { enrolledHost, testHost, signedEncAd, signedRotation, startTestRelay, type TestHost, type TestRelay } from '../helpers/relay-fixture.ts';
 
 type Answer = { status: number; body: Record<string, unknown> };
 const BAD_HOP = { error: 'bad relay hop' };
@@ -33,16 +33,16 @@ function hop(key: SigningKey, host: string, signed: { method: string; path: stri
 const PULL = '/v2/relay/items?after=0';
 
 async function publishAd(relay: TestRelay, host: TestHost): Promise<void> {
-  assert.equal((await host.api.call('POST', '/v2/relay/enc-key', signedEncAd(host, relay.clock.ms))).status, 200);
+  assert.equal((await host.api.call('POST', '/v2/relay/enc-key', signedEncAd(host, relay.clock.now))).status, 200);
 }
 
 test('a well-formed hop is accepted (the baseline the refusals below differ from)', async () => {
   const relay = await startTestRelay();
   const a = await enrolledHost(relay, 'laptop');
-  const ts = String(relay.clock.ms);
+  const ts = String(relay.clock.now);
   assert.equal((await send(relay, 'GET', PULL, hop(a.key, 'laptop', { method: 'GET', path: PULL, ts }))).status, 200);
   for (const skew of [HOP_MAX_SKEW_MS, -HOP_MAX_SKEW_MS]) {
-    const edge = String(relay.clock.ms + skew);
+    const edge = String(relay.clock.now + skew);
     assert.equal((await send(relay, 'GET', PULL, hop(a.key, 'laptop', { method: 'GET', path: PULL, ts: edge }))).status, 200, `skew ${skew}`);
   }
 });
@@ -50,7 +50,7 @@ test('a well-formed hop is accepted (the baseline the refusals below differ from
 test('missing headers → 401 bad relay hop', async () => {
   const relay = await startTestRelay();
   const a = await enrolledHost(relay, 'laptop');
-  const signed = { method: 'GET', path: PULL, ts: String(relay.clock.ms) };
+  const signed = { method: 'GET', path: PULL, ts: String(relay.clock.now) };
   for (const missing of [['x-mbx-ts'], ['x-mbx-sig'], ['x-mbx-key', 'x-mbx-host']]) {
     const headers = hop(a.key, 'laptop', signed, Object.fromEntries(missing.map((h) => [h, undefined])));
     const answer = await send(relay, 'GET', PULL, headers);
@@ -62,7 +62,7 @@ test('missing headers → 401 bad relay hop', async () => {
 test('a bad signature, a skew over 5 minutes either way, a ts that is not a number → 401', async () => {
   const relay = await startTestRelay();
   const a = await enrolledHost(relay, 'laptop');
-  const now = relay.clock.ms;
+  const now = relay.clock.now;
   const cases: Array<[string, Record<string, string>]> = [
     ['signed by another key', hop(generateSigningKey(), 'laptop', { method: 'GET', path: PULL, ts: String(now) }, { 'x-mbx-key': a.key.publicKey })],
     ['garbage signature', hop(a.key, 'laptop', { method: 'GET', path: PULL, ts: String(now) }, { 'x-mbx-sig': 'not-a-signature' })],
@@ -85,7 +85,7 @@ test('a bad signature, a skew over 5 minutes either way, a ts that is not a numb
 test('the signature covers the query and the body: tampering with either → 401', async () => {
   const relay = await startTestRelay();
   const a = await enrolledHost(relay, 'laptop');
-  const ts = String(relay.clock.ms);
+  const ts = String(relay.clock.now);
   const query = await send(relay, 'GET', '/v2/relay/items?after=5', hop(a.key, 'laptop', { method: 'GET', path: PULL, ts }));
   assert.deepEqual([query.status, query.body], [401, BAD_HOP]);
   const dropped = await send(relay, 'GET', '/v2/relay/items', hop(a.key, 'laptop', { method: 'GET', path: PULL, ts }));
@@ -102,14 +102,14 @@ test('the signature covers the query and the body: tampering with either → 401
 
 test('an unknown key or a revoked key → 401', async () => {
   const relay = await startTestRelay();
-  const stranger = makeHost(relay, 'laptop');
-  const ts = String(relay.clock.ms);
+  const stranger = testHost(relay, 'laptop');
+  const ts = String(relay.clock.now);
   const unknown = await send(relay, 'GET', PULL, hop(stranger.key, 'laptop', { method: 'GET', path: PULL, ts }));
   assert.deepEqual([unknown.status, unknown.body], [401, BAD_HOP]);
 
   const old = await enrolledHost(relay, 'desk');
   const next = generateSigningKey();
-  const rotation = signedRotation('desk', old.key, next, relay.clock.ms);
+  const rotation = signedRotation('desk', old.key, next, relay.clock.now);
   assert.equal((await old.api.call('POST', '/v2/relay/rotate', { rotation }, false)).status, 200);
   const revoked = await old.api.pull(0);
   assert.deepEqual([revoked.status, revoked.body], [401, BAD_HOP]);
@@ -117,7 +117,7 @@ test('an unknown key or a revoked key → 401', async () => {
   const byName = await send(relay, 'GET', '/v1/relay/enc-key?host=desk', hop(old.key, 'desk', { method: 'GET', path: '/v1/relay/enc-key', ts }, { 'x-mbx-key': undefined }));
   assert.deepEqual([byName.status, byName.body], [401, BAD_HOP]);
   // the new key is the host now
-  const rotated = makeHost(relay, 'desk', next);
+  const rotated = testHost(relay, 'desk', next);
   assert.equal((await rotated.api.pull(0)).status, 200);
 });
 
@@ -126,7 +126,7 @@ test('a v1 call without x-mbx-key is found by its name, case-insensitively', asy
   const a = await enrolledHost(relay, 'Laptop');
   const b = await enrolledHost(relay, 'desk');
   await publishAd(relay, b);
-  const ts = String(relay.clock.ms);
+  const ts = String(relay.clock.now);
   for (const name of ['Laptop', 'laptop', 'LAPTOP']) {
     // v1 signs the path without its query (a kept v1 weakness)
     const headers = hop(a.key, name, { method: 'GET', path: '/v1/relay/enc-key', ts }, { 'x-mbx-key': undefined });
@@ -144,7 +144,7 @@ test(`a name carried by ${CROWDED_NAME_HOSTS + 1} live enrolments refuses v1 hop
   await publishAd(relay, target);
   const crowd: TestHost[] = [];
   for (let i = 0; i < CROWDED_NAME_HOSTS; i++) crowd.push(await enrolledHost(relay, 'macbook'));
-  const v1 = (host: TestHost) => hop(host.key, 'macbook', { method: 'GET', path: '/v1/relay/enc-key', ts: String(relay.clock.ms) }, { 'x-mbx-key': undefined });
+  const v1 = (host: TestHost) => hop(host.key, 'macbook', { method: 'GET', path: '/v1/relay/enc-key', ts: String(relay.clock.now) }, { 'x-mbx-key': undefined });
   const last = crowd.at(-1) as TestHost;
   assert.equal((await send(relay, 'GET', '/v1/relay/enc-key?host=desk', v1(last))).status, 200, `${CROWDED_NAME_HOSTS} still resolve`);
 
@@ -161,8 +161,8 @@ test('a caller found by x-mbx-key is that key\'s host whatever x-mbx-host says',
   const relay = await startTestRelay();
   const a = await enrolledHost(relay, 'laptop');
   await enrolledHost(relay, 'desk');
-  const ts = String(relay.clock.ms);
-  const headers = { ...signRelayHop({ method: 'GET', path: '/v2/relay/info', rawBody: '' }, 'desk', a.key, relay.clock.ms) };
+  const ts = String(relay.clock.now);
+  const headers = { ...signRelayHop({ method: 'GET', path: '/v2/relay/info', rawBody: '' }, 'desk', a.key, relay.clock.now) };
   const answer = await send(relay, 'GET', '/v2/relay/info', headers);
   assert.deepEqual((answer.body['you'] as { host: string; pubkey: string }), { host: 'laptop', pubkey: a.key.publicKey, head_seq: 0, acked_through: 0, enc_ad: null });
   // and a name that is not enrolled at all changes nothing either

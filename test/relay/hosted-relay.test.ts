@@ -16,7 +16,9 @@ import { backupRelayStore } from '../../src/relay/ops/backup.ts';
 import { restoreRelayStore } from '../../src/relay/ops/restore.ts';
 import { tempDir } from '../helpers/processes.ts';
 import { spawnRelay } from '../helpers/relay-process.ts';
-import { envelopeItem, makeHost, sealedEnvelope, startTestRelay, TestClock, type TestHost, type TestRelay } from '../helpers/relay-fixture.ts';
+import { pushEnvelope, startTestRelay, testHost, type TestHost, type TestRelay } from '../helpers/relay-fixture.ts';
+import { RelayApi } from '../../src/host/transport/relay/relay-api.ts';
+import { TestClock } from '../helpers/clock.ts';
 import { accountTokenProof, cloudIdentity, ISSUER, startTokenIssuer, type CloudIdentity, type MintOptions, type TokenIssuer } from '../helpers/token-issuer.ts';
 
 const AUDIENCE = 'https://relay.test.example';
@@ -40,7 +42,7 @@ interface Hosted {
 
 async function startHosted(options: { dir?: string; clock?: TestClock; issuer?: TokenIssuer; limits?: Partial<RelayLimits> } = {}): Promise<Hosted> {
   const clock = options.clock ?? new TestClock();
-  const issuer = options.issuer ?? await startTokenIssuer(clock.now);
+  const issuer = options.issuer ?? await startTokenIssuer(clock.nowMs);
   const relay = await startTestRelay({
     clock, ...(options.dir ? { dir: options.dir } : {}), ...(options.limits ? { limits: options.limits } : {}),
     config: { account_token: { token_issuer: ISSUER, token_jwks_url: issuer.jwksUrl, token_audience: AUDIENCE } },
@@ -62,30 +64,26 @@ async function enrolWithToken(relayUrl: string, name: string, key: SigningKey, i
   return post(relayUrl, '/v1/relay/enrol', { host: name, pubkey: key.publicKey, owner_fp: '', sig, proof: accountTokenProof(key, id.cloudKey, id.jkt, token, challenge) });
 }
 
+/** An enrolled host whose relay client sends its current `token` with every signed call. */
 async function hostedHost(h: Hosted, name: string, account: string, mint: MintOptions = {}): Promise<HostedHost> {
-  const host = makeHost({ url: h.relay.url, clock: h.clock }, name);
+  const host = testHost({ url: h.relay.url, clock: h.clock }, name);
   const id = await cloudIdentity(account, `${account}-${name}`);
   const token = await h.issuer.mint(AUDIENCE, id.claims, mint);
   const answer = await enrolWithToken(h.relay.url, name, host.key, id, token);
   assert.equal(answer.status, 200, JSON.stringify(answer.body));
-  return { ...host, id, token };
+  const hosted: HostedHost = { ...host, id, token };
+  hosted.api = new RelayApi({ baseUrl: h.relay.url, hostName: name, key: host.key, nowMs: h.clock.nowMs, bearer: async () => hosted.token });
+  return hosted;
 }
 
 /** A signed hop carrying `authorization: Bearer <token>` (none when token is null). */
 async function hop(h: Hosted, host: HostedHost, method: 'GET' | 'POST', path: string, body?: unknown, token: string | null = host.token): Promise<Answer> {
   const rawBody = body === undefined ? '' : JSON.stringify(body);
-  const headers: Record<string, string> = { ...signRelayHop({ method, path, rawBody }, host.name, host.key, h.clock.now()) };
+  const headers: Record<string, string> = { ...signRelayHop({ method, path, rawBody }, host.name, host.key, h.clock.now) };
   if (rawBody !== '') headers['content-type'] = 'application/json';
   if (token !== null) headers['authorization'] = `Bearer ${token}`;
   const response = await fetch(new URL(path, h.relay.url), { method, headers, ...(rawBody === '' ? {} : { body: rawBody }) });
   return { status: response.status, body: await response.json() as Record<string, unknown> };
-}
-
-async function pushTo(h: Hosted, from: HostedHost, to: HostedHost): Promise<string> {
-  const env = sealedEnvelope(from, to, h.clock.now());
-  const answer = await hop(h, from, 'POST', '/v2/relay/items', { items: [envelopeItem(env.id, [{ host: to, wire: env.wire }])] });
-  assert.equal(answer.status, 200, JSON.stringify(answer.body));
-  return ((answer.body['results'] as Array<{ status: string }>)[0] as { status: string }).status;
 }
 
 const pull = (h: Hosted, host: HostedHost) => hop(h, host, 'GET', '/v2/relay/items?after=0');
@@ -98,7 +96,7 @@ test('a host enrols with its account token; the account is recorded; every hop n
   assert.equal(stored?.account, 'acct-1');
   assert.equal(stored?.authorizedBy, 'account-token');
 
-  assert.equal(await pushTo(h, a, b), 'accepted');
+  assert.equal((await pushEnvelope(a, b, h.clock.now)).status, 'accepted');
   assert.equal((await pull(h, b)).status, 200);
   const bare = await hop(h, a, 'GET', '/v2/relay/items?after=0', undefined, null);
   assert.deepEqual([bare.status, bare.body['code']], [401, 'TOKEN_REQUIRED']);
@@ -115,7 +113,7 @@ test('a host enrols with its account token; the account is recorded; every hop n
 
 test('an issuer signing with RS256 and ES256 keys beside its EdDSA one: hosts enrol and hop with tokens of each', async () => {
   const clock = new TestClock();
-  const issuer = await startTokenIssuer(clock.now);
+  const issuer = await startTokenIssuer(clock.nowMs);
   await issuer.addKey('rs', 'RS256', { publishAlg: false });
   await issuer.addKey('es', 'ES256');
   const h = await startHosted({ clock, issuer });
@@ -123,9 +121,9 @@ test('an issuer signing with RS256 and ES256 keys beside its EdDSA one: hosts en
   const rs = await hostedHost(h, 'desk', 'acct-1', { kid: 'rs' });
   const es = await hostedHost(h, 'tablet', 'acct-2', { kid: 'es' });
   assert.deepEqual([ed, rs, es].map((host) => JSON.parse(Buffer.from(host.token.split('.')[0] ?? '', 'base64url').toString()).alg), ['EdDSA', 'RS256', 'ES256']);
-  assert.equal(await pushTo(h, ed, rs), 'accepted');
-  assert.equal(await pushTo(h, rs, es), 'accepted');
-  assert.equal(await pushTo(h, es, ed), 'accepted');
+  assert.equal((await pushEnvelope(ed, rs, h.clock.now)).status, 'accepted');
+  assert.equal((await pushEnvelope(rs, es, h.clock.now)).status, 'accepted');
+  assert.equal((await pushEnvelope(es, ed, h.clock.now)).status, 'accepted');
   for (const host of [ed, rs, es]) {
     const pulled = await pull(h, host);
     assert.equal(pulled.status, 200, host.name);
@@ -149,7 +147,7 @@ test('refused enrolments answer 403 DENIED with the reason; a host-key-only enro
   assert.equal(wrongAud.status, 403);
   assert.equal(wrongAud.body['code'], 'DENIED');
   assert.match(wrongAud.body['error'] as string, /not for this relay/);
-  const plain = await makeHost({ url: h.relay.url, clock: h.clock }, 'laptop').api.enrol();
+  const plain = await testHost({ url: h.relay.url, clock: h.clock }, 'laptop').api.enrol();
   assert.deepEqual([plain.status, plain.body['code']], [403, 'DENIED']);
 });
 
@@ -173,7 +171,7 @@ test('issuer down: keys serve an hour, then new enrolments fail closed while enr
   // both hosts refresh their tokens (the accounts service still mints) and use them inside the hour
   a.token = await h.issuer.mint(AUDIENCE, a.id.claims, { lifetimeS: 900 });
   b.token = await h.issuer.mint(AUDIENCE, b.id.claims, { lifetimeS: 900 });
-  assert.equal(await pushTo(h, a, b), 'accepted');
+  assert.equal((await pushEnvelope(a, b, h.clock.now)).status, 'accepted');
   assert.equal((await pull(h, b)).status, 200);
 
   h.clock.advance(JWKS_STALE_LIMIT_MS - 50 * MINUTE + 1);
@@ -184,7 +182,7 @@ test('issuer down: keys serve an hour, then new enrolments fail closed while enr
   assert.equal(refused.body['code'], 'AUTHORITY_UNAVAILABLE');
   assert.match(refused.body['error'] as string, /could not be fetched for over an hour/);
 
-  assert.equal(await pushTo(h, a, b), 'accepted', 'enrolled hosts keep pushing on their current tokens');
+  assert.equal((await pushEnvelope(a, b, h.clock.now)).status, 'accepted', 'enrolled hosts keep pushing on their current tokens');
   const pulled = await pull(h, b);
   assert.equal(pulled.status, 200);
   assert.equal((pulled.body['items'] as unknown[]).length, 2);
@@ -201,7 +199,7 @@ async function adminToken(h: Hosted, scope = 'relay:deny', audience = AUDIENCE):
 }
 
 function denyBody(entries: Array<Record<string, unknown>>, h: Hosted): { entries: Array<Record<string, unknown>> } {
-  const until = new Date(h.clock.now() + 24 * 60 * MINUTE).toISOString();
+  const until = new Date(h.clock.now + 24 * 60 * MINUTE).toISOString();
   return { entries: entries.map((e) => ({ reason: 'cloud credential revoked', until, ...e })) };
 }
 
@@ -220,7 +218,7 @@ test('a deny-list entry cuts an enrolled host at once, survives a restart and bl
   assert.deepEqual([cut.status, cut.body['code']], [403, 'DENIED']);
   assert.match(cut.body['error'] as string, /cloud credential revoked/);
   assert.equal((await pull(h, b)).status, 200, 'other hosts are untouched');
-  assert.equal(await pushTo(h, b, a), 'accepted', 'mail to a still queues (its account may be restored)');
+  assert.equal((await pushEnvelope(b, a, h.clock.now)).status, 'accepted', 'mail to a still queues (its account may be restored)');
 
   await h.relay.stop();
   const again = await startHosted({ dir: h.relay.dir, clock: h.clock, issuer: h.issuer });
@@ -242,11 +240,11 @@ test('a restore from a backup taken before a deny-list entry carries the entry f
   const h = await startHosted();
   const a = await hostedHost(h, 'macbook', 'acct-1');
   const file = `${tempDir('agentmbx-backup-')}/relay-backup.db`;
-  await backupRelayStore({ storeDir: h.relay.dir, file, nowMs: h.clock.now });
+  await backupRelayStore({ storeDir: h.relay.dir, file, nowMs: h.clock.nowMs });
   const auth = { authorization: `Bearer ${await adminToken(h)}` };
   assert.equal((await post(h.relay.url, '/v2/relay/admin/deny', denyBody([{ host_fp: fingerprint(a.key.publicKey) }], h), auth)).status, 200);
   await h.relay.stop();
-  await restoreRelayStore({ storeDir: h.relay.dir, file, env: {}, nowMs: h.clock.now });
+  await restoreRelayStore({ storeDir: h.relay.dir, file, env: {}, nowMs: h.clock.nowMs });
   const restored = await startHosted({ dir: h.relay.dir, clock: h.clock, issuer: h.issuer });
   const cut = await pull(restored, a);
   assert.deepEqual([cut.status, cut.body['code']], [403, 'DENIED'], 'the backup did not hold the entry; the live store did');
@@ -262,14 +260,14 @@ test('the deny route wants an operator token with relay:deny for this relay, and
   assert.equal((await refused({ authorization: `Bearer ${await adminToken(h, 'relay:deny', 'https://api.test.example')}` })).status, 401);
   assert.equal((await refused({ authorization: `Bearer ${a.token}` })).status, 401, "a host's access token has no scope");
   const auth = { authorization: `Bearer ${await adminToken(h, 'openid relay:deny')}` };
-  const soon = new Date(h.clock.now() + 10 * MINUTE).toISOString();
+  const soon = new Date(h.clock.now + 10 * MINUTE).toISOString();
   assert.match((await refused(auth, { entries: [{ host_fp: fingerprint(a.key.publicKey), reason: 'x', until: soon }] })).body['error'] as string, /at least 15 minutes/);
   assert.equal((await refused(auth, { entries: [{ reason: 'x', until: soon }] })).status, 400);
   assert.equal((await refused(auth, denyBody([{ host_fp: 'zz' }], h))).status, 400);
   assert.equal((await refused(auth, { entries: [] })).status, 400);
   const many = denyBody(Array.from({ length: MAX_DENY_ENTRIES_PER_REQUEST + 1 }, (_, i) => ({ client_id: `c${i}` })), h);
   assert.match((await refused(auth, many)).body['error'] as string, /at most 1000 entries/);
-  const forever = new Date(h.clock.now() + MAX_DENY_MS + MINUTE).toISOString();
+  const forever = new Date(h.clock.now + MAX_DENY_MS + MINUTE).toISOString();
   assert.match((await refused(auth, { entries: [{ client_id: 'c', reason: 'x', until: forever }] })).body['error'] as string, /ten years/);
   assert.equal((await pull(h, a)).status, 200, 'nothing was denied by the refused requests');
   assert.equal((await refused(auth)).status, 200);
@@ -285,10 +283,10 @@ test('quotas charge the account across its hosts; two accounts may each have a m
   const sender = await hostedHost(h, 'macbook', 'acct-2');
   const a1 = await hostedHost(h, 'macbook', 'acct-1');
   const a2 = await hostedHost(h, 'desk', 'acct-1');
-  assert.equal(await pushTo(h, sender, a1), 'accepted');
-  assert.equal(await pushTo(h, sender, a2), 'accepted');
-  assert.equal(await pushTo(h, sender, a1), 'rejected:quota:account_items', 'the third item for acct-1 across its two hosts');
-  assert.equal(await pushTo(h, a1, sender), 'accepted', "acct-2's quota is its own");
+  assert.equal((await pushEnvelope(sender, a1, h.clock.now)).status, 'accepted');
+  assert.equal((await pushEnvelope(sender, a2, h.clock.now)).status, 'accepted');
+  assert.equal((await pushEnvelope(sender, a1, h.clock.now)).status, 'rejected:quota:account_items', 'the third item for acct-1 across its two hosts');
+  assert.equal((await pushEnvelope(a1, sender, h.clock.now)).status, 'accepted', "acct-2's quota is its own");
 
   const twin = generateSigningKey();
   const twinId = await cloudIdentity('acct-1', 'twin');
@@ -306,7 +304,7 @@ test('`relay serve --config` with enrolment_authority "account-token" runs the h
   const key = generateSigningKey();
   const granted = await enrolWithToken(relay.url, 'macbook', key, id, await issuer.mint(AUDIENCE, id.claims));
   assert.equal(granted.status, 200, JSON.stringify(granted.body));
-  const plain = await makeHost({ url: relay.url, clock: relay.clock }, 'laptop').api.enrol();
+  const plain = await testHost({ url: relay.url, clock: relay.clock }, 'laptop').api.enrol();
   assert.deepEqual([plain.status, plain.body['code']], [403, 'DENIED']);
   assert.equal((await post(relay.url, '/v2/relay/admin/deny', { entries: [] })).body['code'], 'TOKEN_REQUIRED');
   relay.child.kill('SIGTERM');

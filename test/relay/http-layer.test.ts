@@ -178,7 +178,7 @@ test('hostile nesting 100,000 deep, in a wire or in the body, is a 4xx or a reje
   const b = await enrolledHost(relay, 'desk');
   const deepArray = '['.repeat(DEEP) + ']'.repeat(DEEP);
   const deepObject = '{"a":'.repeat(DEEP) + '1' + '}'.repeat(DEEP);
-  const env = sealedEnvelope(a, b, relay.clock.ms);
+  const env = sealedEnvelope(a, b, relay.clock.now);
   const inEnvelope = env.wire.replace('"meta":{', `"meta":{"deep":${deepObject},`);
   assert.notEqual(inEnvelope, env.wire);
 
@@ -234,7 +234,7 @@ test('a store whose transaction queue is full answers 503 with retry-after; call
   const queued = Array.from({ length: MAX_QUEUED_TRANSACTIONS }, () => store.transaction(async () => 0).catch(() => 0));
   try {
     const path = '/v2/relay/items?after=0';
-    const busy = await fetch(`${relay.url}${path}`, { headers: { ...signRelayHop({ method: 'GET', path, rawBody: '' }, 'laptop', a.key, relay.clock.ms) } });
+    const busy = await fetch(`${relay.url}${path}`, { headers: { ...signRelayHop({ method: 'GET', path, rawBody: '' }, 'laptop', a.key, relay.clock.now) } });
     assert.equal(busy.status, 503);
     assert.equal(busy.headers.get('retry-after'), '1');
     assert.deepEqual(await busy.json(), { error: 'the relay is busy: try again shortly' });

@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { RELAY_VERSION } from '../../src/relay/relay-service.ts';
-import { enrolledHost, envelopeItem, makeHost, sealedEnvelope, signedEncAd, startTestRelay } from '../helpers/relay-fixture.ts';
+import { enrolledHost, envelopeItem, testHost, sealedEnvelope, signedEncAd, startTestRelay } from '../helpers/relay-fixture.ts';
 
 const MiB = 1024 * 1024;
 
@@ -42,10 +42,10 @@ test('with a valid hop: you = host, pubkey, head_seq, acked_through, enc_ad', as
   const empty = (await b.api.info()).body;
   assert.deepEqual(empty['you'], { host: 'desk', pubkey: b.key.publicKey, head_seq: 0, acked_through: 0, enc_ad: null });
 
-  const env = sealedEnvelope(a, b, relay.clock.ms);
+  const env = sealedEnvelope(a, b, relay.clock.now);
   const pushed = (await a.api.push([envelopeItem(env.id, [{ host: b, wire: env.wire }])])).body['results'] as Array<{ targets: Array<{ seq: number }> }>;
   const seq = pushed[0]?.targets[0]?.seq ?? -1;
-  const published = signedEncAd(b, relay.clock.ms);
+  const published = signedEncAd(b, relay.clock.now);
   assert.equal((await b.api.call('POST', '/v2/relay/enc-key', published)).status, 200);
   assert.equal((await b.api.ack(seq, relay.service.epoch)).status, 200);
 
@@ -56,14 +56,14 @@ test('with a valid hop: you = host, pubkey, head_seq, acked_through, enc_ad', as
 test('an invalid hop still answers 200, without you', async () => {
   const relay = await startTestRelay();
   const enrolled = await enrolledHost(relay, 'laptop');
-  const stranger = makeHost(relay, 'laptop');
+  const stranger = testHost(relay, 'laptop');
   const unknown = await stranger.api.info();
   assert.equal(unknown.status, 200);
   assert.equal(unknown.body['you'], undefined);
   assert.equal(unknown.body['relay_pubkey'], relay.service.relayPubkey);
 
   relay.clock.advance(6 * 60_000);
-  const skewed = await makeHost({ url: relay.url, clock: { now: () => relay.clock.ms - 6 * 60_000 } }, 'laptop', enrolled.key).api.info();
+  const skewed = await testHost({ url: relay.url, clock: { nowMs: () => relay.clock.now - 6 * 60_000 } }, 'laptop', enrolled.key).api.info();
   assert.equal(skewed.status, 200);
   assert.equal(skewed.body['you'], undefined, 'a stale hop gets no you');
 });

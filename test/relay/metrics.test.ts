@@ -2,20 +2,15 @@ import assert from 'node:assert/strict';
 import { Writable } from 'node:stream';
 import { test } from 'node:test';
 import { fingerprint } from '../../src/protocol/fingerprint.ts';
-import { DEFAULT_CONFIG, ConfigError, HEARTBEAT_INTERVAL_MS, resolveServeOptions } from '../../src/relay/config.ts';
+import { ConfigError, HEARTBEAT_INTERVAL_MS } from '../../src/relay/config.ts';
+import { resolveServeOptions } from '../../src/cli/relay-serve-flags.ts';
 import { checkHealth } from '../../src/relay/http/health.ts';
 import { createRelayLogger, POLL_SUMMARY_WINDOW_MS, type RelayLogLevel, type Ticker } from '../../src/relay/http/logging.ts';
 import { MAX_REASON_LABELS, RelayMetrics } from '../../src/relay/http/metrics.ts';
-import { startRelayService, type RelayServiceOptions } from '../../src/relay/relay-service.ts';
-import { tempDir } from '../helpers/processes.ts';
 import { waitUntil } from '../helpers/wait.ts';
-import { enrolledHost, envelopeItem, sealedEnvelope, TestClock, type TestHost } from '../helpers/relay-fixture.ts';
+import { enrolledHost, envelopeItemTo, startTestRelay } from '../helpers/relay-fixture.ts';
+import { TestClock } from '../helpers/clock.ts';
 import { freshStore } from './store/store-fixtures.ts';
-
-async function startRelay(clock: TestClock, extra: Partial<RelayServiceOptions> = {}) {
-  const service = await startRelayService({ storeDir: tempDir('agentmbx-metrics-'), port: 0, bind: '127.0.0.1', config: DEFAULT_CONFIG, env: {}, nowMs: clock.now, ...extra });
-  return { service, url: service.url, clock };
-}
 
 async function get(url: string): Promise<{ status: number; type: string | null; text: string }> {
   const response = await fetch(url);
@@ -28,18 +23,12 @@ function sample(text: string, series: string): number | undefined {
   return line === undefined ? undefined : Number(line.slice(series.length + 1));
 }
 
-function pushItem(from: TestHost, to: TestHost, nowMs: number) {
-  const env = sealedEnvelope(from, to, nowMs);
-  return envelopeItem(env.id, [{ host: to, wire: env.wire }]);
-}
-
-test('GET /metrics: requests, push outcomes, commit groups, queue depth and age, enrolments, sweeps', async (t) => {
+test('GET /metrics: requests, push outcomes, commit groups, queue depth and age, enrolments, sweeps', async () => {
   const clock = new TestClock();
-  const relay = await startRelay(clock);
-  t.after(() => relay.service.close());
+  const relay = await startTestRelay({ clock });
   const a = await enrolledHost(relay, 'laptop');
   const b = await enrolledHost(relay, 'desk');
-  const item = pushItem(a, b, clock.now());
+  const { item } = envelopeItemTo(a, b, clock.now);
   const bad = { kind: 'envelope', item_id: 'x', targets: [{ host_pubkey: b.key.publicKey, wire_b64: 'bm90IGpzb24=' }] };
   assert.equal((await a.api.push([item, bad])).status, 200);
   assert.equal((await a.api.push([item])).status, 200);
@@ -63,10 +52,9 @@ test('GET /metrics: requests, push outcomes, commit groups, queue depth and age,
   assert.ok(text.includes('agentmbx_rate_limit_refusals_total') && text.includes('agentmbx_epoch_rotations_total') && text.includes('agentmbx_key_rotations_total'));
 });
 
-test('GET /healthz: 200 while the store commits and the heartbeat is fresh, 503 with the reason when it is stale', async (t) => {
+test('GET /healthz: 200 while the store commits and the heartbeat is fresh, 503 with the reason when it is stale', async () => {
   const clock = new TestClock();
-  const relay = await startRelay(clock);
-  t.after(() => relay.service.close());
+  const relay = await startTestRelay({ clock });
   const healthy = await get(`${relay.url}/healthz`);
   assert.deepEqual([healthy.status, JSON.parse(healthy.text)], [200, { status: 'ok' }]);
   clock.advance(3 * HEARTBEAT_INTERVAL_MS + 1_000); // the heartbeat (written at start) is now 91 s old
@@ -94,10 +82,9 @@ test('the health check fails when the store does not commit a write in time, or 
   assert.deepEqual(await checkHealth(options), { ok: false, reason: 'the store refused a write: the relay store is closed' });
 });
 
-test('--metrics-bind serves /metrics and /healthz on their own listener and takes /metrics off the relay port', async (t) => {
+test('--metrics-bind serves /metrics and /healthz on their own listener and takes /metrics off the relay port', async () => {
   const clock = new TestClock();
-  const relay = await startRelay(clock, { metricsBind: { host: '127.0.0.1', port: 0 } });
-  t.after(() => relay.service.close());
+  const relay = await startTestRelay({ clock, metricsBind: { host: '127.0.0.1', port: 0 } });
   const metricsUrl = relay.service.metricsUrl;
   assert.ok(metricsUrl !== null);
   const scraped = await get(`${metricsUrl}/metrics`);
@@ -125,14 +112,13 @@ function memoryLog(level: RelayLogLevel = 'info'): { logger: ReturnType<typeof c
   return { logger: createRelayLogger(sink, level), lines: () => lines.map((line) => JSON.parse(line) as Record<string, unknown>), text: () => lines.join('\n') };
 }
 
-test('request logs are JSON lines with id, route, status, latency and host fingerprint, never a key, signature or body', async (t) => {
+test('request logs are JSON lines with id, route, status, latency and host fingerprint, never a key, signature or body', async () => {
   const log = memoryLog();
   const clock = new TestClock();
-  const relay = await startRelay(clock, { requestLog: log.logger });
-  t.after(() => relay.service.close());
+  const relay = await startTestRelay({ clock, requestLog: log.logger });
   const a = await enrolledHost(relay, 'laptop');
   const b = await enrolledHost(relay, 'desk');
-  const item = pushItem(a, b, clock.now());
+  const { item } = envelopeItemTo(a, b, clock.now);
   await a.api.push([item]);
   const push = log.lines().find((l) => l['route'] === '/v2/relay/items');
   assert.ok(push !== undefined, log.text());
@@ -168,12 +154,11 @@ function handTicker(): { ticker: Ticker; fire(): void; stopped(): boolean } {
   };
 }
 
-test('successful polls are summarised once per window at info, on the timer (no later request needed), and logged one by one only at debug', async (t) => {
+test('successful polls are summarised once per window at info, on the timer (no later request needed), and logged one by one only at debug', async () => {
   const clock = new TestClock();
   const log = memoryLog('info');
   const timer = handTicker();
-  const relay = await startRelay(clock, { requestLog: log.logger, pollSummaryTicker: timer.ticker });
-  t.after(() => relay.service.close());
+  const relay = await startTestRelay({ clock, requestLog: log.logger, pollSummaryTicker: timer.ticker });
   const hosts = [await enrolledHost(relay, 'laptop'), await enrolledHost(relay, 'desk')];
   for (let i = 0; i < 3; i += 1) for (const host of hosts) assert.equal((await host.api.pull(0)).status, 200);
   clock.advance(POLL_SUMMARY_WINDOW_MS);
@@ -187,8 +172,7 @@ test('successful polls are summarised once per window at info, on the timer (no 
   assert.equal(summaries().length, 1, 'a window without polls logs nothing');
 
   const debug = memoryLog('debug');
-  const verbose = await startRelay(clock, { requestLog: debug.logger, pollSummaryTicker: handTicker().ticker });
-  t.after(() => verbose.service.close());
+  const verbose = await startTestRelay({ clock, requestLog: debug.logger, pollSummaryTicker: handTicker().ticker });
   const host = await enrolledHost(verbose, 'laptop');
   await host.api.pull(0);
   await waitUntil('the debug poll line', 10_000, async () => (debug.lines().some((l) => l['route'] === '/v2/relay/items') ? null : JSON.stringify(debug.lines())));
@@ -198,11 +182,11 @@ test('a relay that stops writes the poll summary of its last window and stops th
   const clock = new TestClock();
   const log = memoryLog('info');
   const timer = handTicker();
-  const relay = await startRelay(clock, { requestLog: log.logger, pollSummaryTicker: timer.ticker });
+  const relay = await startTestRelay({ clock, requestLog: log.logger, pollSummaryTicker: timer.ticker });
   const host = await enrolledHost(relay, 'laptop');
   for (let i = 0; i < 2; i += 1) assert.equal((await host.api.pull(0)).status, 200);
   clock.advance(1_000);
-  await relay.service.close();
+  await relay.stop();
   assert.equal(timer.stopped(), true);
   const summaries = log.lines().filter((l) => l['msg'] === 'polls');
   assert.deepEqual(summaries.map((l) => [l['polls'], l['hosts'], l['window_ms']]), [[2, 1, 1_000]]);

@@ -8,7 +8,7 @@ type Page = { epoch: string; head_seq: number; items: Array<{ seq: number; item_
 async function fill(relay: TestRelay, from: TestHost, to: TestHost, count: number, body = 'x'): Promise<string[]> {
   const ids: string[] = [];
   for (let i = 0; i < count; i += 1) {
-    const env = sealedEnvelope(from, to, relay.clock.ms, `m${i}`, body);
+    const env = sealedEnvelope(from, to, relay.clock.now, `m${i}`, body);
     const answer = await from.api.push([envelopeItem(env.id, [{ host: to, wire: env.wire }])]);
     assert.equal((answer.body['results'] as Array<{ status: string }>)[0]?.status, 'accepted');
     ids.push(env.id);

@@ -4,17 +4,7 @@ import { test } from 'node:test';
 import { toBase64 } from '../../src/protocol/base64.ts';
 import { sha256Hex } from '../../src/protocol/hash.ts';
 import { verifyAccept } from '../../src/protocol/records/accept.ts';
-import { enrolledHost, envelopeItem, receiptItem, sealedEnvelope, startTestRelay, type TestHost } from '../helpers/relay-fixture.ts';
-
-type Result = { item_id: string; status: string; targets: Array<{ host_pubkey: string; seq: number }>; accept?: Record<string, unknown>; sig?: string };
-
-async function pushOne(host: TestHost, item: unknown): Promise<Result> {
-  const answer = await host.api.push([item]);
-  assert.equal(answer.status, 200, JSON.stringify(answer.body));
-  const results = answer.body['results'] as Result[];
-  assert.equal(results.length, 1);
-  return results[0] as Result;
-}
+import { enrolledHost, envelopeItem, pushOne, receiptItem, sealedEnvelope, startTestRelay, type TestHost } from '../helpers/relay-fixture.ts';
 
 async function pulled(host: TestHost) {
   const answer = await host.api.pull(0);
@@ -26,7 +16,7 @@ test('an accepted item carries a valid accept receipt; a retry is a duplicate wi
   const relay = await startTestRelay();
   const a = await enrolledHost(relay, 'laptop');
   const b = await enrolledHost(relay, 'desk');
-  const env = sealedEnvelope(a, b, relay.clock.ms);
+  const env = sealedEnvelope(a, b, relay.clock.now);
   const item = envelopeItem(env.id, [{ host: b, wire: env.wire }]);
 
   const first = await pushOne(a, item);
@@ -37,7 +27,7 @@ test('an accepted item carries a valid accept receipt; a retry is a duplicate wi
   assert.equal(accept.sender_pubkey, a.key.publicKey);
   assert.equal(accept.epoch, relay.service.epoch);
   assert.deepEqual(accept.targets, [{ host_pubkey: b.key.publicKey, seq: first.targets[0]?.seq, wire_hash: sha256Hex(env.wire) }]);
-  assert.ok((first.targets[0]?.seq ?? 0) >= relay.clock.ms, 'the seq floor is the clock in ms');
+  assert.ok((first.targets[0]?.seq ?? 0) >= relay.clock.now, 'the seq floor is the clock in ms');
 
   relay.clock.advance(60_000);
   const again = await pushOne(a, item);
@@ -51,7 +41,7 @@ test('the same item id with other bytes is a conflict and changes nothing', asyn
   const relay = await startTestRelay();
   const a = await enrolledHost(relay, 'laptop');
   const b = await enrolledHost(relay, 'desk');
-  const env = sealedEnvelope(a, b, relay.clock.ms);
+  const env = sealedEnvelope(a, b, relay.clock.now);
   assert.equal((await pushOne(a, envelopeItem(env.id, [{ host: b, wire: env.wire }]))).status, 'accepted');
   const other = JSON.stringify({ ...JSON.parse(env.wire), subject: 'changed' });
   const conflict = await pushOne(a, envelopeItem(env.id, [{ host: b, wire: other }]));
@@ -69,15 +59,15 @@ test('a failing target rejects the whole item and stores nothing (partial fan-ou
   const c = await enrolledHost(relay, 'server');
   const stranger = { ...c, key: { ...c.key, publicKey: toBase64(Buffer.alloc(32, 7)) } } as TestHost;
 
-  const env = sealedEnvelope(a, b, relay.clock.ms);
+  const env = sealedEnvelope(a, b, relay.clock.now);
   const partial = await pushOne(a, envelopeItem(env.id, [{ host: b, wire: env.wire }, { host: stranger, wire: env.wire }]));
   assert.equal(partial.status, 'rejected:target not enrolled');
   assert.equal((await pulled(b)).head_seq, 0, 'nothing was stored for the good target');
 
-  const filler = sealedEnvelope(a, c, relay.clock.ms);
+  const filler = sealedEnvelope(a, c, relay.clock.now);
   assert.equal((await pushOne(a, envelopeItem(filler.id, [{ host: c, wire: filler.wire }]))).status, 'accepted');
-  const both = sealedEnvelope(a, b, relay.clock.ms);
-  const quota = await pushOne(a, envelopeItem(both.id, [{ host: b, wire: both.wire }, { host: c, wire: sealedEnvelope(a, c, relay.clock.ms, 'hello', 'secret body', both.id).wire }]));
+  const both = sealedEnvelope(a, b, relay.clock.now);
+  const quota = await pushOne(a, envelopeItem(both.id, [{ host: b, wire: both.wire }, { host: c, wire: sealedEnvelope(a, c, relay.clock.now, 'hello', 'secret body', both.id).wire }]));
   assert.equal(quota.status, 'rejected:quota:queue_items');
   assert.equal((await pulled(b)).head_seq, 0, 'the quota failure on one target stored nothing on the other');
 });
@@ -87,8 +77,8 @@ test('some targets already stored, others new: the new ones are stored and at is
   const a = await enrolledHost(relay, 'laptop');
   const b = await enrolledHost(relay, 'desk');
   const c = await enrolledHost(relay, 'server');
-  const env = sealedEnvelope(a, b, relay.clock.ms);
-  const forC = sealedEnvelope(a, c, relay.clock.ms, 'hello', 'secret body', env.id).wire;
+  const env = sealedEnvelope(a, b, relay.clock.now);
+  const forC = sealedEnvelope(a, c, relay.clock.now, 'hello', 'secret body', env.id).wire;
   const first = await pushOne(a, envelopeItem(env.id, [{ host: b, wire: env.wire }]));
   relay.clock.advance(5_000);
   const second = await pushOne(a, envelopeItem(env.id, [{ host: b, wire: env.wire }, { host: c, wire: forC }]));
@@ -103,7 +93,7 @@ test('several addresses on one host are one target; a repeated target is refused
   const relay = await startTestRelay();
   const a = await enrolledHost(relay, 'laptop');
   const b = await enrolledHost(relay, 'desk');
-  const env = sealedEnvelope(a, b, relay.clock.ms);
+  const env = sealedEnvelope(a, b, relay.clock.now);
   const twoAgents = JSON.stringify({ ...JSON.parse(env.wire), to: ['bob@desk', 'carol@desk'] });
   const repeated = await pushOne(a, envelopeItem(env.id, [{ host: b, wire: env.wire }, { host: b, wire: env.wire }]));
   assert.equal(repeated.status, 'rejected:duplicate target');
@@ -118,7 +108,7 @@ test('wire bytes come back byte for byte, also when they are not canonical JSON'
   const relay = await startTestRelay();
   const a = await enrolledHost(relay, 'laptop');
   const b = await enrolledHost(relay, 'desk');
-  const env = sealedEnvelope(a, b, relay.clock.ms);
+  const env = sealedEnvelope(a, b, relay.clock.now);
   const parsed = JSON.parse(env.wire) as Record<string, unknown>;
   // pretty-printed, keys in another order, an escaped character: not canonical, still the sender's bytes
   const odd = '{\n  "subject": "caf\\u00e9",\n' + JSON.stringify({ ...parsed, subject: undefined }, null, 3).slice(1);
@@ -135,7 +125,7 @@ test('a receipt item signed by the pushing host is accepted and pulled by its ta
   const relay = await startTestRelay();
   const sender = await enrolledHost(relay, 'laptop');
   const recipient = await enrolledHost(relay, 'desk');
-  const item = receiptItem(recipient, sender, '01JCZ5N0000000000000000000', 'delivered', 1, relay.clock.ms);
+  const item = receiptItem(recipient, sender, '01JCZ5N0000000000000000000', 'delivered', 1, relay.clock.now);
   const result = await pushOne(recipient, item);
   assert.equal(result.status, 'accepted');
   const queue = await pulled(sender);

@@ -10,7 +10,7 @@ import { signSenderList, type SenderListRecord } from '../../src/protocol/record
 import { REFUSAL_HEADER, REFUSALS, type RefusalCode } from '../../src/protocol/relay-api/refusals.ts';
 import type { EnrolmentAuthority, EnrolmentDecision } from '../../src/relay/authority/enrolment-authority.ts';
 import { MAX_OPEN_CHALLENGES } from '../../src/relay/config.ts';
-import { enrolledHost, makeHost, signedRotation, startTestRelay, type TestHost, type TestRelay } from '../helpers/relay-fixture.ts';
+import { enrolledHost, testHost, signedRotation, startTestRelay, type TestHost, type TestRelay } from '../helpers/relay-fixture.ts';
 
 /** Codes proved through the real HTTP face by another test, which owns their setup. */
 const PROVED_ELSEWHERE: Partial<Record<RefusalCode, string>> = {
@@ -76,7 +76,7 @@ function senderList(host: TestHost, iatMs: number, signer = host.key): { list: S
 
 test('the HTTP layer, the hop, enrolment, push, pull, ack, sender lists, rotation and enc-key ads: each code as catalogued', { timeout: 60_000 }, async () => {
   const relay = await startTestRelay({ maxLiveEnrolments: 3, limits: { max_batch: 2 } });
-  const now = relay.clock.now();
+  const now = relay.clock.nowMs();
   const a = await enrolledHost(relay, 'laptop');
   const b = await enrolledHost(relay, 'desk');
 
@@ -92,7 +92,7 @@ test('the HTTP layer, the hop, enrolment, push, pull, ack, sender lists, rotatio
 
   // enrolment
   expectRefusal('BAD_ENROLMENT', await fetched(relay, 'POST', '/v1/relay/challenge', JSON.stringify({ host: 'no spaces allowed', pubkey: a.key.publicKey })));
-  const stranger = makeHost(relay, 'stranger');
+  const stranger = testHost(relay, 'stranger');
   const enrolBody = (host: TestHost, challenge: string, signer = host.key) => JSON.stringify({
     host: host.name, pubkey: host.key.publicKey, owner_fp: '', sig: signer.sign(canonicalJson({ v: 1, challenge, host: host.name, pubkey: host.key.publicKey, owner_fp: '' })),
   });
@@ -135,9 +135,9 @@ test('the HTTP layer, the hop, enrolment, push, pull, ack, sender lists, rotatio
 
   // capacity: three live enrolments (laptop's new key, desk, one more), then full
   await enrolledHost(relay, 'third');
-  expectRefusal('ENROLMENTS_FULL', await viaApi(makeHost(relay, 'fourth').api.enrol()));
+  expectRefusal('ENROLMENTS_FULL', await viaApi(testHost(relay, 'fourth').api.enrol()));
   const challenges = relay.service.core.context.challenges;
-  for (let i = 0; challenges.size < MAX_OPEN_CHALLENGES; i++) challenges.issue(`filler-${i}`, relay.clock.now());
+  for (let i = 0; challenges.size < MAX_OPEN_CHALLENGES; i++) challenges.issue(`filler-${i}`, relay.clock.nowMs());
   expectRefusal('CHALLENGES_FULL', await fetched(relay, 'POST', '/v1/relay/challenge', JSON.stringify({ host: 'late', pubkey: generateSigningKey().publicKey })));
   // the per-address budget (enrol_per_minute) runs out; no clock moves, so it stays out
   let rate: Seen | null = null;
@@ -162,15 +162,15 @@ class ScriptedAuthority implements EnrolmentAuthority {
 test("the authority's answers: DENIED, AUTHORITY_UNAVAILABLE, NAME_TAKEN, and INTERNAL for a failure nobody expected", async () => {
   const authority = new ScriptedAuthority();
   const relay = await startTestRelay({ authority });
-  const first = makeHost(relay, 'macbook');
+  const first = testHost(relay, 'macbook');
   assert.equal((await first.api.enrol()).status, 200);
-  expectRefusal('NAME_TAKEN', await viaApi(makeHost(relay, 'macbook').api.enrol()));
+  expectRefusal('NAME_TAKEN', await viaApi(testHost(relay, 'macbook').api.enrol()));
   authority.next = { ok: false, reason: 'not on the list' };
-  expectRefusal('DENIED', await viaApi(makeHost(relay, 'a').api.enrol()));
+  expectRefusal('DENIED', await viaApi(testHost(relay, 'a').api.enrol()));
   authority.next = { ok: false, reason: 'the issuer is down', unavailable: true };
-  expectRefusal('AUTHORITY_UNAVAILABLE', await viaApi(makeHost(relay, 'b').api.enrol()));
+  expectRefusal('AUTHORITY_UNAVAILABLE', await viaApi(testHost(relay, 'b').api.enrol()));
   authority.next = 'throw';
-  const internal = await viaApi(makeHost(relay, 'c').api.enrol());
+  const internal = await viaApi(testHost(relay, 'c').api.enrol());
   expectRefusal('INTERNAL', internal);
   assert.deepEqual(internal.body, { error: 'internal error' }, 'no stack, no detail');
 });

@@ -5,13 +5,12 @@ import { generateSigningKey, type SigningKey } from '../../src/protocol/keys.ts'
 import { signRotation, type HostRotation } from '../../src/protocol/records/rotation.ts';
 import { signSenderList } from '../../src/protocol/records/sender-list.ts';
 import type { EnrolmentAuthority } from '../../src/relay/authority/enrolment-authority.ts';
-import { enrolledHost, envelopeItem, makeHost, sealedEnvelope, signedRotation, startTestRelay, type TestHost, type TestRelay } from '../helpers/relay-fixture.ts';
+import { enrolledHost, pushEnvelope, signedRotation, startTestRelay, testHost, type PushedEnvelope, type TestHost, type TestRelay } from '../helpers/relay-fixture.ts';
 
-type Result = { status: string; targets: Array<{ host_pubkey: string; seq: number }> };
 type Page = { items: Array<{ seq: number; item_id: string; sender_pubkey: string; wire_b64: string }>; head_seq: number };
 
 function rotation(relay: TestRelay, host: string, oldKey: SigningKey, newKey: SigningKey): HostRotation {
-  return signedRotation(host, oldKey, newKey, relay.clock.ms);
+  return signedRotation(host, oldKey, newKey, relay.clock.now);
 }
 
 async function rotate(relay: TestRelay, record: unknown) {
@@ -19,12 +18,6 @@ async function rotate(relay: TestRelay, record: unknown) {
     method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ rotation: record }),
   });
   return { status: response.status, body: (await response.json()) as Record<string, unknown> };
-}
-
-async function pushTo(relay: TestRelay, from: TestHost, to: TestHost, wire = sealedEnvelope(from, to, relay.clock.ms)): Promise<Result & { id: string; wire: string }> {
-  const answer = await from.api.push([envelopeItem(wire.id, [{ host: to, wire: wire.wire }])]);
-  const result = (answer.body['results'] as Result[])[0] as Result;
-  return { ...result, id: wire.id, wire: wire.wire };
 }
 
 async function page(host: TestHost): Promise<Page> {
@@ -39,7 +32,7 @@ test('the queue moves to the new key in order, re-sequenced; dedup rows follow; 
   const old = await enrolledHost(relay, 'desk');
   const pushed = [];
   for (let i = 0; i < 3; i++) {
-    pushed.push(await pushTo(relay, sender, old));
+    pushed.push(await pushEnvelope(sender, old, relay.clock.now));
     relay.clock.advance(10);
   }
   const oldSeqs = pushed.map((p) => p.targets[0]?.seq ?? 0);
@@ -49,7 +42,7 @@ test('the queue moves to the new key in order, re-sequenced; dedup rows follow; 
   const moved = await rotate(relay, rotation(relay, 'desk', old.key, newKey));
   assert.deepEqual([moved.status, moved.body], [200, { moved: 3 }]);
 
-  const renewed = { ...makeHost(relay, 'desk', newKey), enc: old.enc };
+  const renewed = { ...testHost(relay, 'desk', newKey), enc: old.enc };
   const queue = await page(renewed);
   assert.deepEqual(queue.items.map((i) => i.item_id), pushed.map((p) => p.id), 'same order');
   const newSeqs = queue.items.map((i) => i.seq);
@@ -60,9 +53,9 @@ test('the queue moves to the new key in order, re-sequenced; dedup rows follow; 
   assert.equal(((await renewed.api.info()).body['you'] as { host: string } | undefined)?.host, 'desk', 'the name moved');
 
   // a retry by the sender to the old key finds no target; to the new key it is a duplicate with the new seq
-  const first = pushed[0] as Result & { id: string; wire: string };
-  assert.equal((await pushTo(relay, sender, old, first)).status, 'rejected:target not enrolled');
-  const retry = await pushTo(relay, sender, renewed, first);
+  const first = pushed[0] as PushedEnvelope;
+  assert.equal((await pushEnvelope(sender, old, relay.clock.now, first)).status, 'rejected:target not enrolled');
+  const retry = await pushEnvelope(sender, renewed, relay.clock.now, first);
   assert.equal(retry.status, 'duplicate');
   assert.deepEqual(retry.targets, [{ host_pubkey: newKey.publicKey, seq: newSeqs[0] }]);
   assert.equal((await page(renewed)).items.length, 3, 'nothing stored twice');
@@ -79,7 +72,7 @@ test('allowlists: the target\'s own list moves; other targets\' lists have the o
   const stranger = await enrolledHost(relay, 'server');
   const old = await enrolledHost(relay, 'desk');
   const peer = await enrolledHost(relay, 'phone');
-  const iat = new Date(relay.clock.ms).toISOString();
+  const iat = new Date(relay.clock.now).toISOString();
   const own = { v: 1 as const, type: 'relay-senders' as const, host_pubkey: old.key.publicKey, senders: [friend.key.publicKey], iat };
   assert.equal((await old.api.call('POST', '/v2/relay/senders', { list: own, sig: signSenderList(own, old.key) })).status, 200);
   const peers = { v: 1 as const, type: 'relay-senders' as const, host_pubkey: peer.key.publicKey, senders: [old.key.publicKey, friend.key.publicKey], iat };
@@ -87,15 +80,15 @@ test('allowlists: the target\'s own list moves; other targets\' lists have the o
 
   const newKey = generateSigningKey();
   assert.equal((await rotate(relay, rotation(relay, 'desk', old.key, newKey))).status, 200);
-  const renewed = { ...makeHost(relay, 'desk', newKey), enc: old.enc };
+  const renewed = { ...testHost(relay, 'desk', newKey), enc: old.enc };
 
-  assert.equal((await pushTo(relay, friend, renewed)).status, 'accepted', 'the moved list still names the friend');
-  assert.equal((await pushTo(relay, stranger, renewed)).status, 'rejected:sender not accepted by target', 'the moved list still binds');
-  assert.equal((await pushTo(relay, renewed, peer)).status, 'accepted', "the peer's list now names the new key");
-  assert.equal((await pushTo(relay, friend, peer)).status, 'accepted', "the peer's other entries stay");
+  assert.equal((await pushEnvelope(friend, renewed, relay.clock.now)).status, 'accepted', 'the moved list still names the friend');
+  assert.equal((await pushEnvelope(stranger, renewed, relay.clock.now)).status, 'rejected:sender not accepted by target', 'the moved list still binds');
+  assert.equal((await pushEnvelope(renewed, peer, relay.clock.now)).status, 'accepted', "the peer's list now names the new key");
+  assert.equal((await pushEnvelope(friend, peer, relay.clock.now)).status, 'accepted', "the peer's other entries stay");
 
   // the moved list keeps its iat: an older list for the new key is still refused
-  const stale = { ...own, host_pubkey: newKey.publicKey, senders: [], iat: new Date(relay.clock.ms - 1_000).toISOString() };
+  const stale = { ...own, host_pubkey: newKey.publicKey, senders: [], iat: new Date(relay.clock.now - 1_000).toISOString() };
   assert.equal((await renewed.api.call('POST', '/v2/relay/senders', { list: stale, sig: signSenderList(stale, newKey) })).status, 409);
 });
 
@@ -104,11 +97,11 @@ test('the old queue is appended after the new key\'s existing items', async () =
   const sender = await enrolledHost(relay, 'laptop');
   const old = await enrolledHost(relay, 'desk');
   const fresh = await enrolledHost(relay, 'desk');
-  const early = await pushTo(relay, sender, old);
+  const early = await pushEnvelope(sender, old, relay.clock.now);
   relay.clock.advance(10);
-  const onNew = await pushTo(relay, sender, fresh);
+  const onNew = await pushEnvelope(sender, fresh, relay.clock.now);
   relay.clock.advance(10);
-  const late = await pushTo(relay, sender, old);
+  const late = await pushEnvelope(sender, old, relay.clock.now);
 
   const moved = await rotate(relay, rotation(relay, 'desk', old.key, fresh.key));
   assert.deepEqual(moved.body, { moved: 2 });
@@ -123,13 +116,13 @@ test('a retry of the same rotation → 200 {moved:0}', async () => {
   const relay = await startTestRelay();
   const sender = await enrolledHost(relay, 'laptop');
   const old = await enrolledHost(relay, 'desk');
-  await pushTo(relay, sender, old);
+  await pushEnvelope(sender, old, relay.clock.now);
   const newKey = generateSigningKey();
   const record = rotation(relay, 'desk', old.key, newKey);
   assert.deepEqual((await rotate(relay, record)).body, { moved: 1 });
   relay.clock.advance(60_000);
   assert.deepEqual(await rotate(relay, record), { status: 200, body: { moved: 0 } });
-  assert.equal((await page(makeHost(relay, 'desk', newKey))).items.length, 1);
+  assert.equal((await page(testHost(relay, 'desk', newKey))).items.length, 1);
 });
 
 test('refusals: 404 unknown old key, 409 revoked new key, 400 BAD_ROTATION', async () => {
@@ -170,14 +163,14 @@ test('name and account move to a new key that enrolled on its own before the rot
   };
   const relay = await startTestRelay({ authority: byOwner, limits: { max_owner_items: 1 } });
   const sender = await enrolledHost(relay, 'laptop');
-  const old = makeHost(relay, 'desk');
+  const old = testHost(relay, 'desk');
   assert.equal((await old.api.enrol('acme')).status, 200);
-  const fresh = makeHost(relay, 'desk-new');
+  const fresh = testHost(relay, 'desk-new');
   assert.equal((await fresh.api.enrol()).status, 200, 'the new key enrolled first, without an account');
 
   assert.deepEqual((await rotate(relay, rotation(relay, 'desk', old.key, fresh.key))).body, { moved: 0 });
   const you = (await fresh.api.info()).body['you'] as { host: string };
   assert.equal(you.host, 'desk', 'the name moved');
-  assert.equal((await pushTo(relay, sender, fresh)).status, 'accepted');
-  assert.equal((await pushTo(relay, sender, fresh)).status, 'rejected:quota:account_items', 'the account moved: its quota applies');
+  assert.equal((await pushEnvelope(sender, fresh, relay.clock.now)).status, 'accepted');
+  assert.equal((await pushEnvelope(sender, fresh, relay.clock.now)).status, 'rejected:quota:account_items', 'the account moved: its quota applies');
 });

@@ -8,7 +8,7 @@ import { test } from 'node:test';
 import { fromBase64 } from '../../src/protocol/base64.ts';
 import { fingerprint } from '../../src/protocol/fingerprint.ts';
 import { signingKeyFromSeed } from '../../src/protocol/keys.ts';
-import { enrolledHost, envelopeItem, makeHost, sealedEnvelope, type TestHost } from '../helpers/relay-fixture.ts';
+import { enrolledHost, envelopeItem, testHost, sealedEnvelope, type TestHost } from '../helpers/relay-fixture.ts';
 import { runCli, tempDir } from '../helpers/processes.ts';
 import { spawnRelay } from '../helpers/relay-process.ts';
 
@@ -127,7 +127,7 @@ test('the store survives SIGKILL: committed items are there after the restart', 
 
   const second = await spawnRelay(dir);
   assert.equal(second.epoch, first.epoch);
-  const b2: TestHost = { ...makeHost(second, 'desk', b.key), enc: b.enc };
+  const b2: TestHost = { ...testHost(second, 'desk', b.key), enc: b.enc };
   const page = (await b2.api.pull(0)).body as { items: Array<{ item_id: string }> };
   assert.deepEqual(page.items.map((i) => i.item_id), ids);
 });

@@ -3,7 +3,7 @@
 // SQLite's "disk I/O error" or "unable to open database file". A refused write leaves nothing
 // half-written (every store write is one transaction), so the fix is always "make room, try again".
 import { accessSync, constants } from 'node:fs';
-import { bytesText, diskFaultOf, freeBytes, sqliteResultCode, type DiskFault } from '../../common/disk-fault.ts';
+import { diskFaultOf, diskFaultSentence, freeBytes, sqliteResultCode, type DiskFault } from '../../common/disk-fault.ts';
 
 /**
  * Below this much free space the disk holding a home counts as full: SQLite needs room for the WAL
@@ -32,11 +32,10 @@ export function homeDiskState(home: string): Exclude<DiskFault, 'io'> | null {
 
 /** The sentence for a disk fault under `home`: what it is, the free space, and what to do. */
 export function diskFaultText(fault: DiskFault, home: string): string {
-  if (fault === 'full') {
-    return `the disk holding ${home} is full (${bytesText(freeBytes(home) ?? 0)} free): free some space on it, then try again (nothing was half-written)`;
-  }
-  if (fault === 'read-only') return `the disk holding ${home} is read-only: remount it read-write (or point MBX_HOME elsewhere), then try again`;
-  return `the disk holding ${home} failed a read or write (I/O error): check the disk, then try again`;
+  return diskFaultSentence(fault, {
+    disk: `the disk holding ${home}`, freeOn: home, then: ', then try again (nothing was half-written)',
+    ...(fault === 'read-only' ? { fixHint: ' (or point MBX_HOME elsewhere)' } : {}),
+  });
 }
 
 /**

@@ -29,6 +29,4 @@ export interface CoreContext {
   hopVerifier: HopVerifier;
 }
 
-export function isoTime(ms: number): string {
-  return new Date(ms).toISOString();
-}
+export { isoTime } from '../../common/time-text.ts';

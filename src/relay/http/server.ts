@@ -1,7 +1,6 @@
 // The relay's HTTP face (protocol.md §3): routes, hop verification, client address, body caps,
 // enrolment rate limits and status codes. Thin: parse, call the core, answer JSON.
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
-import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { ENROL_BODY_MAX_BYTES, MAX_RATE_ADDRESSES, type RelayConfig } from '../config.ts';
@@ -20,6 +19,7 @@ import { parseRotationRequest } from '../../protocol/relay-api/rotation.ts';
 import { parseSenderListRequest } from '../../protocol/relay-api/senders.ts';
 import { parseV1AckRequest, parseV1PullQuery, parseV1PushRequest } from '../../protocol/relay-api/v1-messages.ts';
 import { RateWindow } from '../../common/rate-window.ts';
+import { endWithJson } from '../../common/raw-http.ts';
 import type { Enrolment } from '../store/relay-store.ts';
 import { StoreClosedError, StoreDiskError, StoreOverloadedError, type StoreDiskFault } from '../store/sqlite/index.ts';
 import type { BoundPort } from './bound-port.ts';
@@ -155,17 +155,14 @@ const CLIENT_ERROR_ANSWERS = new Map<string | undefined, SocketRefusal>([
 ]);
 
 /** Writes a JSON refusal straight to a socket that no Fastify reply owns, and closes it. */
-function endWithJson(socket: Duplex, code: SocketRefusal): void {
-  if (!socket.writable) return;
-  const body = JSON.stringify(new Refusal(code).body());
-  const { status } = REFUSALS[code];
-  socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ''}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n`
-    + `${REFUSAL_HEADER}: ${code}\r\nconnection: close\r\n\r\n${body}`);
+/** A coded refusal written straight to a socket that no Fastify reply owns, which is then closed. */
+function refuseOnSocket(socket: Duplex, code: SocketRefusal): void {
+  endWithJson(socket, REFUSALS[code].status, new Refusal(code).body(), { [REFUSAL_HEADER]: code });
 }
 
 /** Answers HTTP-layer refusals (malformed request line or headers, timeouts) as JSON too (protocol.md §7.18). */
 function clientErrorHandler(error: Error & { code?: string }, socket: Socket): void {
-  endWithJson(socket, CLIENT_ERROR_ANSWERS.get(error.code) ?? 'MALFORMED_HTTP');
+  refuseOnSocket(socket, CLIENT_ERROR_ANSWERS.get(error.code) ?? 'MALFORMED_HTTP');
 }
 
 /** The operator's view (metrics, logs, health: observability.ts), kept out of the routes. */
@@ -204,7 +201,7 @@ export function buildRelayHttp(core: RelayCore, config: RelayConfig, port: Bound
     if (closing) reply.header('connection', 'close');
   });
   // Without a listener Node drops a CONNECT without a word; the relay is no proxy and says so.
-  app.server.on('connect', (_request, socket: Duplex) => endWithJson(socket, 'METHOD_NOT_ALLOWED'));
+  app.server.on('connect', (_request, socket: Duplex) => refuseOnSocket(socket, 'METHOD_NOT_ALLOWED'));
   const enrolmentRate = new RateWindow(config.enrol_per_minute, MAX_RATE_ADDRESSES);
 
   // Bodies arrive as raw bytes whatever their content type: the hop signs them byte for byte.

@@ -52,11 +52,11 @@ test('an EPOCH refusal behind any status starts the position over; a BAD_HOP one
 
   // the reset asks for a new session (an epoch change may be a new relay): open it again, a second
   // later, so that the enc-key ad it publishes again is newer than the stored one
-  world.testClock.advance(1000);
+  world.clock.advance(1000);
   const reopened = await ensureSession(node);
   assert.ok(reopened.ok, reopened.ok ? '' : reopened.reason);
   assert.notEqual(node.store.relay.get()?.session, null);
-  const impostor = new RelayApi({ baseUrl: proxyUrl, hostName: node.config.host, key: generateSigningKey(), nowMs: world.testClock.now });
+  const impostor = new RelayApi({ baseUrl: proxyUrl, hostName: node.config.host, key: generateSigningKey(), nowMs: world.clock.nowMs });
   const refused = await pullRelay(node, { ...reopened.session, api: impostor });
   assert.match(refused.error ?? '', /relay pull answered HTTP 418: bad relay hop/);
   assert.equal(node.store.relay.get()?.session, null, 'BAD_HOP (as 418) dropped the session');

@@ -8,8 +8,9 @@ import type { FlushReport } from '../../../src/host/outbox.ts';
 import type { HostNode } from '../../../src/host/node.ts';
 import type { RelayLink } from '../../../src/host/transport/relay/relay-link.ts';
 import { setRelay } from '../../../src/host/transport/relay/relay-pin.ts';
-import { startTestRelay, TestClock, type TestHost, type TestRelay, type TestRelayOptions } from '../../helpers/relay-fixture.ts';
-import { makeHost, pin, type Clock } from '../fixtures.ts';
+import { startTestRelay, type TestHost, type TestRelay, type TestRelayOptions } from '../../helpers/relay-fixture.ts';
+import { TestClock } from '../../helpers/clock.ts';
+import { makeHost, pin } from '../fixtures.ts';
 
 /** A LAN address nothing listens on. */
 export const CLOSED_ADDR = 'http://127.0.0.1:9';
@@ -27,21 +28,10 @@ export interface RelayedHost {
 }
 
 export interface RelayWorld {
-  clock: Clock;
-  testClock: TestClock;
+  clock: TestClock;
   relay: TestRelay;
   a: RelayedHost;
   b: RelayedHost;
-}
-
-/**
- * A host clock and the relay's TestClock as one. It starts at the wall clock, because the relay's
- * Date header (which explains refused hops as clock skew) always tells the wall clock.
- */
-export function sharedClock(start = Date.now()): { clock: Clock; testClock: TestClock } {
-  const testClock = new TestClock(start);
-  const clock = { get now() { return testClock.ms; }, set now(v: number) { testClock.ms = v; } };
-  return { clock, testClock };
 }
 
 export function relayed(node: HostNode): RelayedHost {
@@ -52,12 +42,12 @@ export function relayed(node: HostNode): RelayedHost {
 }
 
 /**
- * Two hosts pointed at a new relay on `clocks` (a fresh shared clock by default); with `front`, at
+ * Two hosts pointed at a new relay, all on `clock`; it starts at the wall clock by default, because
+ * the relay's Date header (which explains refused hops as clock skew) always tells the wall clock. With `front`, at
  * the URL it puts in front of the relay's (a proxy) instead.
  */
-export async function relayWorld(options: TestRelayOptions = {}, clocks = sharedClock(), front?: (relayUrl: string) => Promise<string>): Promise<RelayWorld> {
-  const { clock, testClock } = clocks;
-  const relay = await startTestRelay({ ...options, clock: testClock });
+export async function relayWorld(options: TestRelayOptions = {}, clock = new TestClock(Date.now()), front?: (relayUrl: string) => Promise<string>): Promise<RelayWorld> {
+  const relay = await startTestRelay({ ...options, clock });
   const hostsUrl = front === undefined ? relay.url : await front(relay.url);
   const a = makeHost('alpha', clock, ['ann']);
   const b = makeHost('beta', clock, ['bob']);
@@ -65,7 +55,7 @@ export async function relayWorld(options: TestRelayOptions = {}, clocks = shared
   pin(b, a, CLOSED_ADDR);
   await setRelay(a, hostsUrl);
   await setRelay(b, hostsUrl);
-  return { clock, testClock, relay, a: relayed(a), b: relayed(b) };
+  return { clock, relay, a: relayed(a), b: relayed(b) };
 }
 
 /** One daemon tick of `host`, and what it started; `report` hears each row's result. */
@@ -93,10 +83,10 @@ export async function tickUntilRow(world: RelayWorld, host: RelayedHost, msgId: 
 export async function restartRelay(world: RelayWorld, dir = world.relay.dir): Promise<void> {
   const port = Number(new URL(world.relay.url).port);
   await world.relay.stop();
-  world.relay = await startTestRelay({ dir, clock: world.testClock, port });
+  world.relay = await startTestRelay({ dir, clock: world.clock, port });
 }
 
 /** A raw relay client speaking as `node` (its real host key) with its own enc key pair for sealing tests. */
 export function rawHost(world: RelayWorld, node: HostNode, enc = generateEncKeyPair()): TestHost {
-  return { name: node.config.host, key: node.keys.hostKey, enc, api: new RelayApi({ baseUrl: world.relay.url, hostName: node.config.host, key: node.keys.hostKey, nowMs: world.testClock.now }) };
+  return { name: node.config.host, key: node.keys.hostKey, enc, api: new RelayApi({ baseUrl: world.relay.url, hostName: node.config.host, key: node.keys.hostKey, nowMs: world.clock.nowMs }) };
 }

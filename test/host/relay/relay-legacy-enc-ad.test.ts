@@ -15,13 +15,14 @@ import { generateSigningKey } from '../../../src/protocol/keys.ts';
 import { signEncAdV1, verifyEncAdV1 } from '../../../src/protocol/records/enc-ad.ts';
 import { isPlainObject } from '../../../src/protocol/records/validate.ts';
 import { startLegacyRelayProxy, type LegacyRelayProxy } from '../../helpers/legacy-relay-proxy.ts';
-import { makeHost, newClock, pin } from '../fixtures.ts';
-import { rawHost, relayWorld, sharedClock, tick, tickUntilRow, type RelayWorld } from './relay-fixtures.ts';
+import { makeHost, pin } from '../fixtures.ts';
+import { rawHost, relayWorld, tick, tickUntilRow, type RelayWorld } from './relay-fixtures.ts';
+import { TestClock } from '../../helpers/clock.ts';
 
 /** Two hosts on cut networks whose relay URL is a legacy proxy in front of the real relay. */
 async function legacyWorld(keepInfo = false): Promise<{ world: RelayWorld; proxy: LegacyRelayProxy }> {
   let proxy: LegacyRelayProxy | undefined;
-  const world = await relayWorld({}, sharedClock(), async (relayUrl) => {
+  const world = await relayWorld({}, new TestClock(Date.now()), async (relayUrl) => {
     proxy = await startLegacyRelayProxy(relayUrl, keepInfo);
     return proxy.url;
   });
@@ -116,7 +117,7 @@ test('two hosts on cut networks exchange mail both ways through an older relay, 
 });
 
 test('a v1 lookup answer is taken only signed by the pinned key, and never over an enc key we hold', () => {
-  const clock = newClock();
+  const clock = new TestClock();
   const alpha = makeHost('alpha', clock);
   const beta = makeHost('beta', clock);
   pin(alpha, beta, 'http://127.0.0.1:9');

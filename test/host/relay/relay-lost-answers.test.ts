@@ -12,10 +12,11 @@ import { tempDir } from '../../helpers/processes.ts';
 import { spawnRelay, type RelayProcess } from '../../helpers/relay-process.ts';
 import { makeHost, pin } from '../fixtures.ts';
 import { CLOSED_ADDR, relayed, tick, type RelayedHost } from './relay-fixtures.ts';
+import { TestClock } from '../../helpers/clock.ts';
 
 /** Hosts on the wall clock (the relay child runs on it), both pointed at `relay`. */
-async function hostsFor(relay: RelayProcess): Promise<{ clock: { now: number }; a: RelayedHost; b: RelayedHost }> {
-  const clock = { now: Date.now() };
+async function hostsFor(relay: RelayProcess): Promise<{ clock: TestClock; a: RelayedHost; b: RelayedHost }> {
+  const clock = new TestClock(Date.now());
   const a = makeHost('alpha', clock, ['ann']);
   const b = makeHost('beta', clock, ['bob']);
   pin(a, b, CLOSED_ADDR);

@@ -235,7 +235,7 @@ test('pinning another relay lets rows the old one refused for good go to the rel
   world.a.node.store.outbox.refuseOnRelay(rowOf(world.a.node, id).id, 'relay: rejected:item over size limit', world.clock.now);
   await setRelay(world.a.node, world.relay.url);
   assert.notEqual(rowOf(world.a.node, id).relay_refused, null, 'the same relay again: still refused');
-  const other = await startTestRelay({ clock: world.testClock });
+  const other = await startTestRelay({ clock: world.clock });
   await setRelay(world.a.node, other.url);
   assert.equal(rowOf(world.a.node, id).relay_refused, null);
   await other.stop();

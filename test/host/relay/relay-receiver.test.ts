@@ -89,7 +89,7 @@ test('receipts travel as relay items: an ack on beta reaches alpha\'s status', a
 
 test('a name squatter never receives a host\'s mail: items go by the pinned key', async () => {
   const world = await relayWorld();
-  const squatter = await enrolledHost({ url: world.relay.url, clock: world.testClock }, 'beta');
+  const squatter = await enrolledHost({ url: world.relay.url, clock: world.clock }, 'beta');
   const [id] = await relayAcceptedMail(world, ['for the real beta']);
   const stolen = await squatter.api.pull(0);
   assert.equal(stolen.status, 200);

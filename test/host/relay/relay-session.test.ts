@@ -17,7 +17,8 @@ import { isPlainObject } from '../../../src/protocol/records/validate.ts';
 import { backupRelayStore } from '../../../src/relay/ops/backup.ts';
 import { restoreRelayStore } from '../../../src/relay/ops/restore.ts';
 import { tempDir } from '../../helpers/processes.ts';
-import { signedEncAd, startTestRelay, TestClock } from '../../helpers/relay-fixture.ts';
+import { signedEncAd, startTestRelay } from '../../helpers/relay-fixture.ts';
+import { TestClock } from '../../helpers/clock.ts';
 import { makeHost } from '../fixtures.ts';
 import { rawHost, relayWorld, restartRelay, tick, tickUntilRow, type RelayWorld } from './relay-fixtures.ts';
 
@@ -48,7 +49,7 @@ test('after a relay restart the hosts carry on in the same epoch', async () => {
 test('after a restore (new epoch, enrolments gone) hosts re-enrol, senders re-push and receivers re-pull', async () => {
   const world = await relayWorld();
   const backup = join(tempDir('mbx-relay-backup-'), 'relay.db');
-  await backupRelayStore({ storeDir: world.relay.dir, file: backup, nowMs: world.testClock.now });
+  await backupRelayStore({ storeDir: world.relay.dir, file: backup, nowMs: world.clock.nowMs });
   await tick(world.b);
   const oldEpoch = world.b.node.store.relay.get()?.epoch;
   const m1 = sendMail(world.a.node, { from: 'ann', to: ['bob@beta'], subject: 'pulled before', body: 'x' }).id;
@@ -57,7 +58,7 @@ test('after a restore (new epoch, enrolments gone) hosts re-enrol, senders re-pu
   const m2 = sendMail(world.a.node, { from: 'ann', to: ['bob@beta'], subject: 'lost by the restore', body: 'x' }).id;
   await tickUntilRow(world, world.a, m2, 'relay-accepted');
   await world.relay.stop();
-  const restored = await restoreRelayStore({ storeDir: world.relay.dir, file: backup, env: {}, nowMs: world.testClock.now });
+  const restored = await restoreRelayStore({ storeDir: world.relay.dir, file: backup, env: {}, nowMs: world.clock.nowMs });
   assert.notEqual(restored.epoch, oldEpoch);
   await restartRelay(world);
   await run(world, 6);
@@ -82,7 +83,7 @@ test('a delivery receipt the relay lost in a restore is sent again when its send
   const { a, b } = world;
   const backup = join(tempDir('mbx-relay-backup-'), 'relay.db');
   await tick(b);
-  await backupRelayStore({ storeDir: world.relay.dir, file: backup, nowMs: world.testClock.now });
+  await backupRelayStore({ storeDir: world.relay.dir, file: backup, nowMs: world.clock.nowMs });
   const id = sendMail(a.node, { from: 'ann', to: ['bob@beta'], subject: 'receipt lost', body: 'x' }).id;
   await tickUntilRow(world, a, id, 'relay-accepted');
   // beta takes it and hands its receipt to the relay; alpha never pulls it before the restore
@@ -94,7 +95,7 @@ test('a delivery receipt the relay lost in a restore is sent again when its send
   // the restore comes days later: a receipt sent again is not given up at its first 72 h deadline
   world.clock.now += 4 * 24 * 60 * 60 * 1000;
   await world.relay.stop();
-  await restoreRelayStore({ storeDir: world.relay.dir, file: backup, env: {}, nowMs: world.testClock.now });
+  await restoreRelayStore({ storeDir: world.relay.dir, file: backup, env: {}, nowMs: world.clock.nowMs });
   await restartRelay(world);
   await run(world, 5);
   assert.equal(a.node.store.outbox.forMessage(id)[0]?.state, 'settled', 'the re-pushed mail drew its receipt again');
@@ -145,7 +146,7 @@ test('our own rotation reaches the relay and the enc-ad is published again for t
 test('a relay refusing our hops while its Date header is far from our clock is reported as clock-skew', async () => {
   const relayClock = new TestClock(Date.now());
   const relay = await startTestRelay({ clock: relayClock });
-  const hostClock = { now: Date.now() + 10 * 60 * 1000 };
+  const hostClock = new TestClock(Date.now() + 10 * 60 * 1000);
   const node = makeHost('skewed', hostClock, ['sam']);
   await setRelay(node, relay.url);
   const result = await ensureSession(node);

@@ -206,7 +206,7 @@ test('relay set keeps the command for the same URL and drops it for another; a c
   assert.equal(world.a.node.store.relay.get()?.token_command, `${world.mint.command} --again`);
   await assert.rejects(setRelay(world.a.node, world.relay.url, undefined, '  '), /token command must be/);
   await assert.rejects(setRelay(world.a.node, world.relay.url, undefined, 'get-token\0'), /without NUL/);
-  const other = await startTestRelay({ clock: world.testClock });
+  const other = await startTestRelay({ clock: world.clock });
   assert.equal((await setRelay(world.a.node, other.url)).token_command, false, 'another relay starts without a command');
   assert.equal(world.a.node.store.relay.get()?.token_command, null);
 });

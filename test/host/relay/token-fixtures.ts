@@ -14,7 +14,8 @@ import type { Enrolment } from '../../../src/relay/store/relay-store.ts';
 import { tempDir } from '../../helpers/processes.ts';
 import type { TestRelay } from '../../helpers/relay-fixture.ts';
 import { ISSUER, startTokenIssuer, type TokenIssuer } from '../../helpers/token-issuer.ts';
-import { relayWorld, sharedClock, type RelayWorld } from './relay-fixtures.ts';
+import { relayWorld, type RelayWorld } from './relay-fixtures.ts';
+import { TestClock } from '../../helpers/clock.ts';
 
 export const AUDIENCE = 'https://relay.test.example';
 
@@ -96,10 +97,10 @@ export interface HostedWorld extends RelayWorld {
 
 /** relayWorld on a hosted relay, both hosts with the mint server's token command. */
 export async function hostedWorld(): Promise<HostedWorld> {
-  const clocks = sharedClock();
-  const issuer = await startTokenIssuer(clocks.testClock.now);
+  const clock = new TestClock(Date.now());
+  const issuer = await startTokenIssuer(clock.nowMs);
   const mint = await startMintServer(issuer);
-  const world = await relayWorld({ config: hostedConfig(issuer) }, clocks);
+  const world = await relayWorld({ config: hostedConfig(issuer) }, clock);
   for (const host of [world.a, world.b]) await setRelay(host.node, world.relay.url, undefined, mint.command);
   return { ...world, issuer, mint };
 }

@@ -8,16 +8,16 @@ import { generateSigningKey, type SigningKey } from '../../../src/protocol/keys.
 import { AccountTokenAuthority, MAX_TOKEN_LIFETIME_S } from '../../../src/relay/authority/account-token.ts';
 import type { EnrolmentDecision } from '../../../src/relay/authority/enrolment-authority.ts';
 import { httpJwksFetch, JWKS_STALE_LIMIT_MS, JwksCache } from '../../../src/relay/authority/jwks-cache.ts';
-import { TestClock } from '../../helpers/relay-fixture.ts';
+import { TestClock } from '../../helpers/clock.ts';
 import { accountTokenProof, cloudIdentity, ISSUER, startTokenIssuer, type CloudIdentity, type MintOptions } from '../../helpers/token-issuer.ts';
 
 const RELAY = 'https://relay.test.example';
 
 async function setup() {
   const clock = new TestClock();
-  const issuer = await startTokenIssuer(clock.now);
-  const keys = new JwksCache({ fetchJwks: httpJwksFetch(issuer.jwksUrl), nowMs: clock.now });
-  const authority = new AccountTokenAuthority({ issuer: ISSUER, audience: RELAY, keys, nowMs: clock.now });
+  const issuer = await startTokenIssuer(clock.nowMs);
+  const keys = new JwksCache({ fetchJwks: httpJwksFetch(issuer.jwksUrl), nowMs: clock.nowMs });
+  const authority = new AccountTokenAuthority({ issuer: ISSUER, audience: RELAY, keys, nowMs: clock.nowMs });
   const host = generateSigningKey();
   const id = await cloudIdentity('acct-1', 'host-1', { org: 'org-1' });
   /** asks the authority for `hostKey` holding `who`'s cloud key, with a token minted by `options` */

@@ -5,13 +5,13 @@ import { test } from 'node:test';
 import {
   httpJwksFetch, JWKS_MAX_BYTES, JWKS_MIN_FETCH_INTERVAL_MS, JWKS_REFRESH_MS, JWKS_STALE_LIMIT_MS, JwksCache, MIN_RSA_KEY_BITS, type KeyLookup,
 } from '../../../src/relay/authority/jwks-cache.ts';
-import { TestClock } from '../../helpers/relay-fixture.ts';
+import { TestClock } from '../../helpers/clock.ts';
 import { startTokenIssuer } from '../../helpers/token-issuer.ts';
 
 async function setup(kids = ['k1']) {
   const clock = new TestClock();
-  const issuer = await startTokenIssuer(clock.now, kids);
-  const cache = new JwksCache({ fetchJwks: httpJwksFetch(issuer.jwksUrl), nowMs: clock.now });
+  const issuer = await startTokenIssuer(clock.nowMs, kids);
+  const cache = new JwksCache({ fetchJwks: httpJwksFetch(issuer.jwksUrl), nowMs: clock.nowMs });
   return { clock, issuer, cache };
 }
 
@@ -104,7 +104,7 @@ test('a bad answer is a failed fetch and keeps the last good set; private and fo
   const { clock, cache } = await setup();
   const documents: unknown[] = [];
   let calls = 0;
-  const scripted = new JwksCache({ nowMs: clock.now, fetchJwks: async () => { calls += 1; return documents.shift(); } });
+  const scripted = new JwksCache({ nowMs: clock.nowMs, fetchJwks: async () => { calls += 1; return documents.shift(); } });
   documents.push({ keys: [
     { kty: 'OKP', crv: 'Ed25519', x: '11qYAYKxCrfVS_7TyWQHOg7hcvPapiMlrwIaaPcHURo', kid: 'good' },
     { kty: 'OKP', crv: 'Ed25519', x: '11qYAYKxCrfVS_7TyWQHOg7hcvPapiMlrwIaaPcHURo', kid: 'private', d: 'nWGxne_9WmC6hEr0kuwsxERJxWl7MmkZcDusAxyuf2A' },
@@ -140,7 +140,7 @@ test('kept: RSA of 2048 bits or more (RS256, PS256 when its JWK says so), EC P-2
     jwk(weak, 'rsa-1024'), jwk(rsa, 'rsa-rs512', { alg: 'RS512' }), jwk(p256, 'p256-hs256', { alg: 'HS256' }), jwk(p384, 'p384'), jwk(ed, 'ed-es256', { alg: 'ES256' }),
     { kty: 'oct', k: 'c2VjcmV0LXNoYXJlZC13aXRoLWV2ZXJ5b25l', kid: 'oct', alg: 'HS256' },
   ] };
-  const cache = new JwksCache({ nowMs: clock.now, fetchJwks: async () => document });
+  const cache = new JwksCache({ nowMs: clock.nowMs, fetchJwks: async () => document });
   const algorithms = async (kid: string) => {
     const lookup = await cache.lookup(kid);
     return lookup.ok ? lookup.key.algorithms : refusal(lookup).unavailable ? 'unavailable' : 'ignored';

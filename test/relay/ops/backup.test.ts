@@ -23,7 +23,7 @@ test('a backup taken by another process while a writer keeps pushing is a health
   let backupRunning = false;
   const writer = (async () => {
     while (!stop) {
-      const env = sealedEnvelope(a, b, relay.clock.ms);
+      const env = sealedEnvelope(a, b, relay.clock.now);
       const result = (await a.api.push([envelopeItem(env.id, [{ host: b, wire: env.wire }])])).body['results'] as Array<{ status: string }>;
       assert.equal(result[0]?.status, 'accepted');
       accepted += 1;

@@ -2,12 +2,11 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { DEFAULT_CONFIG } from '../../../src/relay/config.ts';
 import { HEARTBEAT_MAX_AHEAD_MS, HEARTBEAT_STALE_MS, staleHeartbeatReason } from '../../../src/relay/ops/heartbeat.ts';
-import { startRelayService } from '../../../src/relay/relay-service.ts';
 import { readStoreMeta } from '../../../src/relay/store/sqlite/index.ts';
 import { readOpsLogOfStore } from '../../../src/relay/store/sqlite/store-files.ts';
-import { startTestRelay, TestClock } from '../../helpers/relay-fixture.ts';
+import { startTestRelay } from '../../helpers/relay-fixture.ts';
+import { TestClock } from '../../helpers/clock.ts';
 import { tempDir } from '../../helpers/processes.ts';
 
 test('the rule: older than 10 minutes or more than 1 minute ahead rotates; none (a new store) does not', () => {
@@ -24,7 +23,7 @@ async function restartAfter(moveMs: number) {
   const clock = new TestClock();
   const first = await startTestRelay({ dir, clock });
   assert.equal(first.service.epochRotatedAtStart, null, 'a new store has no heartbeat yet');
-  assert.equal(readStoreMeta(dir).heartbeatAt, clock.ms, 'the first heartbeat is written at start');
+  assert.equal(readStoreMeta(dir).heartbeatAt, clock.now, 'the first heartbeat is written at start');
   await first.stop();
   clock.advance(moveMs);
   const second = await startTestRelay({ dir, clock });
@@ -45,7 +44,7 @@ test('a stale heartbeat at start rotates the epoch and logs why', async () => {
   assert.deepEqual(second.epochRotatedAtStart, { from: first.epoch, to: second.epoch, reason: 'the last heartbeat is 600 s old' });
   const [entry] = readOpsLogOfStore(dir, 10);
   assert.equal(entry?.kind, 'epoch-rotated');
-  assert.deepEqual(entry?.detail, { reason: 'the last heartbeat is 600 s old', from: first.epoch, to: second.epoch, heartbeat_at: new TestClock().ms });
+  assert.deepEqual(entry?.detail, { reason: 'the last heartbeat is 600 s old', from: first.epoch, to: second.epoch, heartbeat_at: new TestClock().now });
 });
 
 test('a heartbeat ahead of the clock at start rotates the epoch', async () => {
@@ -57,14 +56,12 @@ test('a heartbeat ahead of the clock at start rotates the epoch', async () => {
 test('a running relay writes its heartbeat on every interval', async () => {
   const clock = new TestClock();
   const dir = tempDir();
-  const relay = await startRelayService({
-    storeDir: dir, port: 0, bind: '127.0.0.1', config: DEFAULT_CONFIG, env: {}, nowMs: clock.now, heartbeatIntervalMs: 10,
-  });
+  const relay = await startTestRelay({ dir, clock, heartbeatIntervalMs: 10 });
   for (const step of [1_000, 2_000]) {
     clock.advance(step);
     // wait for the timer to write the moved clock (bounded: the interval is 10 ms)
-    for (let i = 0; i < 500 && readStoreMeta(dir).heartbeatAt !== clock.ms; i += 1) await sleep(10);
-    assert.equal(readStoreMeta(dir).heartbeatAt, clock.ms);
+    for (let i = 0; i < 500 && readStoreMeta(dir).heartbeatAt !== clock.now; i += 1) await sleep(10);
+    assert.equal(readStoreMeta(dir).heartbeatAt, clock.now);
   }
-  await relay.close();
+  await relay.stop();
 });

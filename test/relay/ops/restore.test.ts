@@ -11,20 +11,13 @@ import { rotateEpochOffline } from '../../../src/relay/ops/epoch.ts';
 import { RelayOpsError } from '../../../src/relay/ops/ops-error.ts';
 import { restoreRelayStore } from '../../../src/relay/ops/restore.ts';
 import { MIGRATIONS, readStoreMeta, RELAY_DB_FILE, openSqliteRelayStore, type Migration } from '../../../src/relay/store/sqlite/index.ts';
-import { enrolledHost, envelopeItem, makeHost, sealedEnvelope, startTestRelay, TestClock, type TestHost, type TestRelay } from '../../helpers/relay-fixture.ts';
+import { enrolledHost, pushAccepted, startTestRelay, testHost, type TestHost, type TestRelay } from '../../helpers/relay-fixture.ts';
+import { TestClock } from '../../helpers/clock.ts';
 import { runCli, tempDir } from '../../helpers/processes.ts';
 
-type Results = Array<{ status: string; targets: Array<{ seq: number }> }>;
-
-async function pushTo(relay: TestRelay, a: TestHost, b: TestHost): Promise<number> {
-  const env = sealedEnvelope(a, b, relay.clock.ms);
-  const result = ((await a.api.push([envelopeItem(env.id, [{ host: b, wire: env.wire }])])).body['results'] as Results)[0];
-  assert.equal(result?.status, 'accepted');
-  return result?.targets[0]?.seq ?? 0;
-}
 
 function rejoin(relay: TestRelay, host: TestHost): TestHost {
-  return { ...makeHost(relay, host.name, host.key), enc: host.enc };
+  return { ...testHost(relay, host.name, host.key), enc: host.enc };
 }
 
 /** A stopped relay's store with one enrolled host and a backup of it. */
@@ -107,31 +100,31 @@ test('restore keeps a rollback copy, carries forward what restricts, and rotates
   const dir = tempDir();
   const first = await startTestRelay({ dir, clock });
   const [a, b, c] = [await enrolledHost(first, 'laptop'), await enrolledHost(first, 'desk'), await enrolledHost(first, 'tablet')];
-  const s1 = await pushTo(first, a, b);
-  const s2 = await pushTo(first, a, b);
+  const s1 = await pushAccepted(a, b, first.clock.now);
+  const s2 = await pushAccepted(a, b, first.clock.now);
   await first.stop();
   const file = join(tempDir(), 'before.db');
-  await backupRelayStore({ storeDir: dir, file, nowMs: clock.now });
+  await backupRelayStore({ storeDir: dir, file, nowMs: clock.nowMs });
 
   // after the backup: b acks everything, more mail flows, c is revoked, b publishes a sender list and a newer enc-ad
   clock.advance(1_000);
   const live = await startTestRelay({ dir, clock });
   const [a2, b2] = [rejoin(live, a), rejoin(live, b)];
-  const s3 = await pushTo(live, a2, b2);
+  const s3 = await pushAccepted(a2, b2, live.clock.now);
   assert.equal((await b2.api.ack(s3, live.service.epoch)).status, 200);
-  const s4 = await pushTo(live, a2, b2);
+  const s4 = await pushAccepted(a2, b2, live.clock.now);
   await live.service.core.context.store.transaction(async (tx) => {
     const enrolment = await tx.getEnrolment(c.key.publicKey);
     assert.ok(enrolment);
-    await tx.putEnrolment({ ...enrolment, revokedAt: clock.ms });
-    await tx.putSenderList({ targetPubkey: b.key.publicKey, senders: [a.key.publicKey], iat: clock.ms, record: '{"list":"b"}', sig: 'sig-b' });
-    await tx.putEncAd({ hostPubkey: b.key.publicKey, encPub: b.enc.publicKey, version: 2, record: '{"ad":"new"}', sig: 'sig-ad', iat: clock.ms, exp: clock.ms + 1_000, at: clock.ms });
+    await tx.putEnrolment({ ...enrolment, revokedAt: clock.now });
+    await tx.putSenderList({ targetPubkey: b.key.publicKey, senders: [a.key.publicKey], iat: clock.now, record: '{"list":"b"}', sig: 'sig-b' });
+    await tx.putEncAd({ hostPubkey: b.key.publicKey, encPub: b.enc.publicKey, version: 2, record: '{"ad":"new"}', sig: 'sig-ad', iat: clock.now, exp: clock.now + 1_000, at: clock.now });
   });
   await live.stop();
 
   clock.advance(1_000);
   // in process, on the test clock (the drill in test/drills/relay-restore.test.ts runs the CLI)
-  const receipt = await restoreRelayStore({ storeDir: dir, file, env: {}, nowMs: clock.now });
+  const receipt = await restoreRelayStore({ storeDir: dir, file, env: {}, nowMs: clock.nowMs });
   assert.ok(receipt.carried_forward !== null && receipt.rollback !== null);
   assert.equal(receipt.previous_epoch, live.service.epoch);
   assert.equal(receipt.backup_epoch, first.service.epoch);
@@ -154,7 +147,7 @@ test('restore keeps a rollback copy, carries forward what restricts, and rotates
   assert.deepEqual(page.items, [], 'mail acked after the backup is not delivered again');
   assert.equal(page.head_seq, s4, 'the live store\'s higher next_seq came over');
   assert.ok(s1 < s2 && s2 < s3);
-  assert.ok(await pushTo(restored, a3, b3) > s4, 'new seqs stay above everything handed out before');
+  assert.ok(await pushAccepted(a3, b3, restored.clock.now) > s4, 'new seqs stay above everything handed out before');
   await restored.service.core.context.store.transaction(async (tx) => {
     assert.notEqual((await tx.getEnrolment(c.key.publicKey))?.revokedAt, null, 'the revocation came over');
     assert.equal((await tx.getSenderList(b.key.publicKey))?.sig, 'sig-b');

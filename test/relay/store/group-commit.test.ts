@@ -6,13 +6,14 @@ import type { GroupScheduler } from '../../../src/relay/store/sqlite/index.ts';
 import { openSqliteRelayStore, type SqliteRelayStore } from '../../../src/relay/store/sqlite/index.ts';
 import { lingers } from '../../../src/relay/store/sqlite/group-commit.ts';
 import { spawnNode, tempDir } from '../../helpers/processes.ts';
+import { TestClock } from '../../helpers/clock.ts';
 import { freshStore, inspect, item, RELAY_KEY } from './store-fixtures.ts';
 
 /** A clock that moves only when told and a defer queue that runs only when told. */
-function manualScheduler(): { scheduler: GroupScheduler; clock: { now: number }; deferred: Array<() => void> } {
-  const clock = { now: 1_000 };
+function manualScheduler(): { scheduler: GroupScheduler; clock: TestClock; deferred: Array<() => void> } {
+  const clock = new TestClock(1_000);
   const deferred: Array<() => void> = [];
-  return { clock, deferred, scheduler: { nowMs: () => clock.now, defer: (fn) => { deferred.push(fn); } } };
+  return { clock, deferred, scheduler: { nowMs: clock.nowMs, defer: (fn) => { deferred.push(fn); } } };
 }
 
 /** Real event-loop turns, but a clock that never moves: groups close only on an empty queue, the size cap or a read. */

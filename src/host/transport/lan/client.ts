@@ -1,5 +1,6 @@
 // The LAN client: signed calls to a peer's daemon, and the LAN transport over them.
 import { connect } from 'node:net';
+import { errorText } from '../../../common/answer-error.ts';
 import { fetchFailureText } from '../../../common/fetch-failure.ts';
 import { AnswerTooLargeError, readCappedText } from '../../../common/read-capped.ts';
 import { signLanHop } from '../../../protocol/lan-hop.ts';
@@ -96,11 +97,6 @@ export async function lanCall(addr: string, method: 'GET' | 'POST', path: string
   return { status: res.status, body: parsed };
 }
 
-
-export function errorText(answer: LanAnswer): string {
-  const error = isPlainObject(answer.body) && typeof answer.body.error === 'string' ? answer.body.error : 'no error text';
-  return `HTTP ${answer.status}: ${error}`;
-}
 
 /** Fetches and checks a peer's enc key (signed by its pinned host key), and stores it. */
 export async function fetchPeerEncKey(node: HostNode, peer: PeerRow): Promise<string> {

@@ -20,6 +20,7 @@ import {
   PAIR_NONCES_MAX, PEER_CALLS_PER_MINUTE, RATE_TABLE_MAX, STATUS_CHALLENGE_MAX_CHARS,
 } from './limits.ts';
 import { RateWindow } from '../../../common/rate-window.ts';
+import { endWithJson } from '../../../common/raw-http.ts';
 
 export const LAN_VERSION = '0.6.0';
 
@@ -166,9 +167,7 @@ export function createLanServer(node: HostNode, options: LanServerOptions = {}):
     });
   });
   server.on('clientError', (_err, socket) => {
-    const text = JSON.stringify({ error: 'malformed request' });
-    if (socket.writable) socket.end(`HTTP/1.1 400 Bad Request\r\ncontent-type: application/json\r\ncontent-length: ${text.length}\r\nconnection: close\r\n\r\n${text}`);
-    else socket.destroy();
+    endWithJson(socket, 400, { error: 'malformed request' });
   });
   return server;
 }

@@ -2,18 +2,13 @@
 // whether it knows this host under its current key (G13), the stored state, the relay rows per
 // state with the oldest waiting one, the quarantine, and the last epoch change. With a token command
 // (a hosted relay), doctor gets a token itself (running the command) and signs its info call with it.
+import { ageText } from '../../../common/time-text.ts';
 import { fingerprint } from '../../../protocol/fingerprint.ts';
 import { readInfoAnswer } from '../../../protocol/relay-api/info.ts';
 import type { DoctorCheck } from '../../doctor.ts';
 import type { HostNode } from '../../node.ts';
 import { relayAccess, TokenCommandError } from './relay-access.ts';
 import { CLOCK_SKEW_MAX_MS, clockSkewMs, relayApiFor } from './relay-session.ts';
-
-function age(ms: number): string {
-  if (ms < 60_000) return `${Math.round(ms / 1000)} s`;
-  if (ms < 3_600_000) return `${Math.round(ms / 60_000)} min`;
-  return `${(ms / 3_600_000).toFixed(1)} h`;
-}
 
 async function liveCheck(node: HostNode, timeoutMs: number): Promise<DoctorCheck> {
   const relay = node.store.relay.get();
@@ -60,7 +55,7 @@ function rowsCheck(node: HostNode): DoctorCheck {
   const counts = node.store.outbox.relayCountsByState();
   const text = Object.entries(counts).map(([state, n]) => `${n} ${state}`).join(', ');
   const oldest = node.store.outbox.oldestIn(['relay-accepted']);
-  const oldestText = oldest === undefined ? '' : `; oldest waiting: ${oldest.kind} ${oldest.item_id} -> ${oldest.peer_host}, accepted by the relay (seq ${oldest.relay_seq}) ${age(node.nowMs() - (oldest.relay_accepted_at ?? oldest.created_at))} ago, waiting for its delivery receipt`;
+  const oldestText = oldest === undefined ? '' : `; oldest waiting: ${oldest.kind} ${oldest.item_id} -> ${oldest.peer_host}, accepted by the relay (seq ${oldest.relay_seq}) ${ageText(node.nowMs() - (oldest.relay_accepted_at ?? oldest.created_at))} ago, waiting for its delivery receipt`;
   const givenUp = (counts['unconfirmed'] ?? 0) + (counts['expired'] ?? 0);
   return {
     check: 'relay rows', level: givenUp > 0 ? 'warn' : 'ok',

@@ -1,6 +1,6 @@
 // Why a relay store could not be opened, and how a running store refuses work. Messages are one
 // sentence for an operator; they name key fingerprints, never key text.
-import { diskFaultOf, freeSpaceText } from '../../../common/disk-fault.ts';
+import { diskFaultOf, diskFaultSentence } from '../../../common/disk-fault.ts';
 
 /** A store that must not be used as it is: the relay refuses to start. */
 export class StoreOpenError extends Error {
@@ -61,15 +61,16 @@ export class StoreDiskError extends Error {
   readonly fault: StoreDiskFault;
   /** the message says the free space on `dir`, never the path (it goes to clients of /healthz) */
   constructor(fault: StoreDiskFault, dir: string, options?: ErrorOptions) {
-    super(diskFaultSentence(fault, dir), options);
+    super(storeFaultSentence(fault, dir), options);
     this.fault = fault;
   }
 }
 
-function diskFaultSentence(fault: StoreDiskFault, dir: string): string {
-  if (fault === 'full') return `the disk holding the relay store is full (${freeSpaceText(dir)}): free space there; writes resume by themselves`;
-  if (fault === 'io') return 'the disk holding the relay store failed a write (I/O error or read-only): check the disk; writes resume once one succeeds';
-  return 'the relay store could not sync its log to disk: check the disk, then restart the relay';
+function storeFaultSentence(fault: StoreDiskFault, dir: string): string {
+  if (fault === 'sync') return 'the relay store could not sync its log to disk: check the disk, then restart the relay';
+  const disk = 'the disk holding the relay store';
+  return fault === 'full' ? diskFaultSentence('full', { disk, freeOn: dir, then: '; writes resume by themselves' })
+    : diskFaultSentence('io', { disk, fixHint: ' (or remount it read-write if it turned read-only)', then: '; writes resume once one succeeds' });
 }
 
 /** `error` as a StoreDiskError when the disk caused it (SQLITE_FULL, SQLITE_IOERR, ENOSPC, EIO…), else null. */

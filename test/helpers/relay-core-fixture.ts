@@ -1,0 +1,76 @@
+// The relay's rules without HTTP: a RelayCore over a real SQLite store in a temporary directory, on
+// a TestClock. For tests whose subject is a core rule (expiry, dedup, quotas, allow-lists), not the
+// HTTP face: no service, listener, worker pool or timers start, so a test costs a store, not a relay.
+// Hosts enrol through the core's own challenge and enrolment rules; their `api` pushes and pulls
+// straight into the core, so the push helpers of relay-fixture.ts work on them unchanged.
+import { after } from 'node:test';
+import { canonicalJson } from '../../src/protocol/canonical.ts';
+import { generateSigningKey } from '../../src/protocol/keys.ts';
+import type { RelayAnswer } from '../../src/host/transport/relay/relay-api.ts';
+import type { CoreContext } from '../../src/relay/core/context.ts';
+import { EncodedJson } from '../../src/relay/core/encoded-json.ts';
+import { createRelayCore, type RelayCore } from '../../src/relay/core/relay-core.ts';
+import { parseAckRequest } from '../../src/protocol/relay-api/ack.ts';
+import { parseEnrolRequest } from '../../src/protocol/relay-api/enrolment.ts';
+import { parsePullQuery } from '../../src/protocol/relay-api/pull.ts';
+import { parsePushRequest } from '../../src/protocol/relay-api/push.ts';
+import { takeParsed } from '../../src/protocol/relay-api/refusals.ts';
+import type { Enrolment } from '../../src/relay/store/relay-store.ts';
+import { openSqliteRelayStore } from '../../src/relay/store/sqlite/index.ts';
+import { TestClock } from './clock.ts';
+import { tempDir } from './processes.ts';
+import { hostKeys, testConfig, type HostKeys, type TestRelayOptions } from './relay-fixture.ts';
+
+export interface TestCore {
+  core: RelayCore;
+  /** what the core's rules (sweep, push…) take */
+  context: CoreContext;
+  clock: TestClock;
+  relayPubkey: string;
+}
+
+/** A core on a fresh store, closed after the test. */
+export async function startTestCore(options: Pick<TestRelayOptions, 'clock' | 'limits' | 'config' | 'authority' | 'maxLiveEnrolments'> = {}): Promise<TestCore> {
+  const { clock = new TestClock(), limits, config: settings, ...extras } = options;
+  const config = testConfig(settings, limits);
+  const relayKey = generateSigningKey();
+  const store = await openSqliteRelayStore({ dir: tempDir('agentmbx-core-'), relayPubkey: relayKey.publicKey, nowMs: clock.nowMs });
+  after(() => store.close());
+  const core = await createRelayCore({ store, relayKey, config, version: 'test', nowMs: clock.nowMs, ...extras });
+  return { core, context: core.context, clock, relayPubkey: relayKey.publicKey };
+}
+
+/** A host enrolled at a core: push and pull answer as RelayApi's do (a refusal throws the core's RelayError). */
+export interface CoreHost extends HostKeys {
+  enrolment: Enrolment;
+  api: {
+    push(items: unknown[]): Promise<RelayAnswer>;
+    pull(after: number, limit?: number): Promise<RelayAnswer>;
+    ack(through: number, epoch: string): Promise<RelayAnswer>;
+  };
+}
+
+function answer(body: unknown): RelayAnswer {
+  const parsed = body instanceof EncodedJson ? JSON.parse(body.bytes.toString('utf8')) as Record<string, unknown> : body as Record<string, unknown>;
+  return { status: 200, body: parsed, refusalCode: null, date: null, retryAfter: null };
+}
+
+/** Enrols `name` with a new key through the core's challenge (protocol.md §3.2). */
+export async function enrolledAtCore(relay: TestCore, name: string): Promise<CoreHost> {
+  const host = hostKeys(name);
+  const { key } = host;
+  const { challenge } = await relay.core.challenge({ host: name, pubkey: key.publicKey });
+  const sig = key.sign(canonicalJson({ v: 1, challenge, host: name, pubkey: key.publicKey, owner_fp: '' }));
+  await relay.core.enrol(takeParsed(parseEnrolRequest({ host: name, pubkey: key.publicKey, owner_fp: '', sig })));
+  const enrolment = await relay.context.store.transaction((tx) => tx.getEnrolment(key.publicKey), { readOnly: true });
+  if (enrolment === null) throw new Error(`enrol ${name}: no enrolment stored`);
+  return {
+    ...host, enrolment,
+    api: {
+      push: async (items) => answer(await relay.core.push(enrolment, takeParsed(parsePushRequest({ items }, relay.context.config.limits.max_batch)))),
+      pull: async (after, limit) => answer(await relay.core.pull(enrolment, takeParsed(parsePullQuery(
+        { after: String(after), ...(limit === undefined ? {} : { limit: String(limit) }) }, { epoch: relay.context.epoch, maxPull: relay.context.config.limits.max_pull })))),
+      ack: async (through, epoch) => answer(await relay.core.ack(enrolment, parseAckRequest({ through, epoch }, relay.context.epoch))),
+    },
+  };
+}
