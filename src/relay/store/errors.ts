@@ -44,7 +44,7 @@ export class StoreOverloadedError extends Error {
   }
 }
 
-/** A RelayTx used after its transaction ended, or a transaction opened inside another one. */
+/** A reader or transactor used after its transaction ended, or a transaction opened inside another one. */
 export class TransactionMisuseError extends Error {
   override name = 'TransactionMisuseError';
 }
