@@ -150,10 +150,10 @@ export interface QueueRef {
   senderPubkey: string;
 }
 
-/** Where an item sits: its target's queue and its seq there. */
-export interface ItemPlace {
-  targetPubkey: string;
-  seq: number;
+/** One item's move in a rotation: its seq in the old queue and the seq allocated for it in the new. */
+export interface SeqMove {
+  from: number;
+  to: number;
 }
 
 /** Names one dedup row of a target: who sent which item. */
@@ -244,14 +244,17 @@ export interface ItemTransactor extends ItemReader {
   deleteDedupRows(ids: readonly number[]): Promise<number>;
   /** allocates `count` consecutive seqs for the target from max(next_seq, nowMs), never reused; returns the first */
   allocateSeqs(targetPubkey: string, count: number, nowMs: number): Promise<number>;
-  /** moves one item to a place allocated for it, moving its usage charge with it; its dedup row stays where it is */
-  moveItem(from: ItemPlace, to: ItemPlace): Promise<void>;
   /**
-   * Re-points dedup rows of `fromTarget` to `toTarget`: the one row of `item` (taking its new seq),
-   * or, without `item`, every row left (keeping their seqs). A row `toTarget` already has for the
-   * same sender and item id wins: the `fromTarget` row stays behind. Returns the rows moved.
+   * Moves items of `fromTarget` to seqs allocated for them in `toTarget`, moving their usage
+   * charges with them; their dedup rows stay where they are. Refuses a move whose item is missing.
    */
-  repointDedup(fromTarget: string, toTarget: string, item?: DedupKey & { seq: number }): Promise<number>;
+  moveItems(fromTarget: string, toTarget: string, moves: readonly SeqMove[]): Promise<void>;
+  /**
+   * Re-points dedup rows of `fromTarget` to `toTarget`: the rows of `items` (each taking its new
+   * seq), or, without `items`, every row left (keeping their seqs). A row `toTarget` already has for
+   * the same sender and item id wins: the `fromTarget` row stays behind. Returns the rows moved.
+   */
+  repointDedup(fromTarget: string, toTarget: string, items?: ReadonlyArray<DedupKey & { seq: number }>): Promise<number>;
   /** deletes the target's dedup rows whose item no longer exists; returns how many */
   deleteTombstonesOf(targetPubkey: string): Promise<number>;
 }

@@ -1,7 +1,7 @@
 // Key rotation (design §2 "Rotation", protocol §3.7), written once over the store's primitives so
 // that every backend re-sequences alike. Runs inside the caller's transaction; the caller checked
 // the rotation record and that the new key is not revoked. Seq allocation and usage charging stay
-// inside the primitives (allocateSeqs, moveItem), where their atomicity lives.
+// inside the primitives (allocateSeqs, moveItems), where their atomicity lives.
 import type { RelayTransactor, RotationResult } from '../relay-store.ts';
 
 /**
@@ -41,11 +41,8 @@ async function moveQueue(tx: RelayTransactor, oldKey: string, newKey: string, no
   const queue = await tx.items.queueRefs(oldKey);
   if (queue.length > 0) {
     const first = await tx.items.allocateSeqs(newKey, queue.length, nowMs);
-    for (const [index, item] of queue.entries()) {
-      const seq = first + index;
-      await tx.items.moveItem({ targetPubkey: oldKey, seq: item.seq }, { targetPubkey: newKey, seq });
-      await tx.items.repointDedup(oldKey, newKey, { senderPubkey: item.senderPubkey, itemId: item.itemId, seq });
-    }
+    await tx.items.moveItems(oldKey, newKey, queue.map((item, index) => ({ from: item.seq, to: first + index })));
+    await tx.items.repointDedup(oldKey, newKey, queue.map((item, index) => ({ ...item, seq: first + index })));
   }
   await tx.items.repointDedup(oldKey, newKey);
   // what stayed behind collided with the new key's rows; its items have all moved

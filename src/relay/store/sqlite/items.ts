@@ -3,7 +3,7 @@
 // the same statement group; the sweep and rotation rules over these live in ../rules/.
 import type { SQLTagStore } from 'node:sqlite';
 import type {
-  DedupRow, DedupWalkRow, ItemHeader, ItemKind, ItemPlace, ItemReader, ItemTransactor, NewItem, PulledItem, PullPage, QueueRef, QueueTotals,
+  DedupKey, DedupRow, DedupWalkRow, ItemHeader, ItemKind, ItemReader, ItemTransactor, NewItem, PulledItem, PullPage, QueueRef, QueueTotals, SeqMove,
 } from '../relay-store.ts';
 import { assertInteger, blob, int, text, textOrNull, type Row, type UseSql } from './columns.ts';
 import { chargeUsage, usageGroups } from './usage.ts';
@@ -170,24 +170,37 @@ export function queueTotals(sql: SQLTagStore): QueueTotals {
   return { items: total === undefined ? 0 : int(total, 'items'), oldestAcceptedAt: oldest === undefined ? null : int(oldest, 'accepted_at') };
 }
 
-/** Moves one item to a place allocated for it; its usage charge moves with it, its dedup row does not. */
-export function moveItem(sql: SQLTagStore, from: ItemPlace, to: ItemPlace): void {
-  assertInteger(from.seq, 'seq');
-  assertInteger(to.seq, 'seq');
-  const row = sql.get`SELECT sender_pubkey, account, bytes FROM items WHERE target_pubkey = ${from.targetPubkey} AND seq = ${from.seq}`;
-  if (row === undefined) throw new RangeError(`no item at seq ${from.seq} to move`);
-  const charge = { senderPubkey: text(row, 'sender_pubkey'), account: textOrNull(row, 'account'), items: 1, bytes: int(row, 'bytes') };
-  sql.run`UPDATE items SET target_pubkey = ${to.targetPubkey}, seq = ${to.seq} WHERE target_pubkey = ${from.targetPubkey} AND seq = ${from.seq}`;
-  chargeUsage(sql, { ...charge, targetPubkey: from.targetPubkey }, -1);
-  chargeUsage(sql, { ...charge, targetPubkey: to.targetPubkey }, 1);
+/** Moves items to seqs allocated for them; their usage moves with them (one charge per sender and account), their dedup rows do not. */
+export function moveItems(sql: SQLTagStore, fromTarget: string, toTarget: string, moves: readonly SeqMove[]): void {
+  for (const move of moves) {
+    assertInteger(move.from, 'seq');
+    assertInteger(move.to, 'seq');
+  }
+  const fromSeqs = JSON.stringify(moves.map((move) => move.from));
+  const groups = sql.all`SELECT sender_pubkey, account, count(*) AS items, sum(bytes) AS bytes FROM items
+                         WHERE target_pubkey = ${fromTarget} AND seq IN (SELECT value FROM json_each(${fromSeqs}))
+                         GROUP BY sender_pubkey, account`
+    .map((row) => ({ targetPubkey: fromTarget, senderPubkey: text(row, 'sender_pubkey'), account: textOrNull(row, 'account'), items: int(row, 'items'), bytes: int(row, 'bytes') }));
+  for (const move of moves) {
+    const { changes } = sql.run`UPDATE items SET target_pubkey = ${toTarget}, seq = ${move.to} WHERE target_pubkey = ${fromTarget} AND seq = ${move.from}`;
+    if (Number(changes) !== 1) throw new RangeError(`no item at seq ${move.from} to move`);
+  }
+  for (const group of groups) {
+    chargeUsage(sql, group, -1);
+    chargeUsage(sql, { ...group, targetPubkey: toTarget }, 1);
+  }
 }
 
 /** OR IGNORE: a row the destination already has for the same (sender, item id) wins; the source row stays. */
-export function repointDedup(sql: SQLTagStore, fromTarget: string, toTarget: string, item?: { senderPubkey: string; itemId: string; seq: number }): number {
-  if (item === undefined) return Number(sql.run`UPDATE OR IGNORE dedup SET target_pubkey = ${toTarget} WHERE target_pubkey = ${fromTarget}`.changes);
-  assertInteger(item.seq, 'seq');
-  return Number(sql.run`UPDATE OR IGNORE dedup SET target_pubkey = ${toTarget}, seq = ${item.seq}
-                        WHERE target_pubkey = ${fromTarget} AND item_id = ${item.itemId} AND sender_pubkey = ${item.senderPubkey}`.changes);
+export function repointDedup(sql: SQLTagStore, fromTarget: string, toTarget: string, items?: ReadonlyArray<DedupKey & { seq: number }>): number {
+  if (items === undefined) return Number(sql.run`UPDATE OR IGNORE dedup SET target_pubkey = ${toTarget} WHERE target_pubkey = ${fromTarget}`.changes);
+  let moved = 0;
+  for (const item of items) {
+    assertInteger(item.seq, 'seq');
+    moved += Number(sql.run`UPDATE OR IGNORE dedup SET target_pubkey = ${toTarget}, seq = ${item.seq}
+                            WHERE target_pubkey = ${fromTarget} AND item_id = ${item.itemId} AND sender_pubkey = ${item.senderPubkey}`.changes);
+  }
+  return moved;
 }
 
 export function deleteTombstonesOf(sql: SQLTagStore, target: string): number {
@@ -216,8 +229,8 @@ export function itemTransactor(use: UseSql): ItemTransactor {
     async delete(targetPubkey, seq) { deleteItem(use(), targetPubkey, seq); },
     async deleteDedupRows(ids) { return deleteDedupRows(use(), ids); },
     async allocateSeqs(targetPubkey, count, nowMs) { return allocateSeqs(use(), targetPubkey, count, nowMs); },
-    async moveItem(from, to) { moveItem(use(), from, to); },
-    async repointDedup(fromTarget, toTarget, item) { return repointDedup(use(), fromTarget, toTarget, item); },
+    async moveItems(fromTarget, toTarget, moves) { moveItems(use(), fromTarget, toTarget, moves); },
+    async repointDedup(fromTarget, toTarget, items) { return repointDedup(use(), fromTarget, toTarget, items); },
     async deleteTombstonesOf(targetPubkey) { return deleteTombstonesOf(use(), targetPubkey); },
   };
 }

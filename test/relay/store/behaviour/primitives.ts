@@ -31,11 +31,14 @@ export function describePrimitives(open: OpenStoreUnderTest): void {
     assert.equal(await store.transaction((tx) => tx.items.insert(item({ targetPubkey: 'T', itemId: 'x' }), 0)), 1_001);
   });
 
-  storeTest(open, 'moveItem moves an item and its usage, not its dedup row; a missing item is refused', async ({ store }) => {
-    const seq = await store.transaction((tx) => tx.items.insert(item({ targetPubkey: 'OLD', itemId: 'm', senderPubkey: 'S', account: 'acct' }, 12), 5));
+  storeTest(open, 'moveItems moves items and their usage, not their dedup rows; a missing item is refused and nothing moves', async ({ store }) => {
+    const [seq, stays] = await store.transaction(async (tx) => [
+      await tx.items.insert(item({ targetPubkey: 'OLD', itemId: 'm', senderPubkey: 'S', account: 'acct' }, 12), 5),
+      await tx.items.insert(item({ targetPubkey: 'OLD', itemId: 'n', senderPubkey: 'R' }, 3), 5),
+    ]);
     await store.transaction(async (tx) => {
       const to = await tx.items.allocateSeqs('NEW', 1, 7);
-      await tx.items.moveItem({ targetPubkey: 'OLD', seq }, { targetPubkey: 'NEW', seq: to });
+      await tx.items.moveItems('OLD', 'NEW', [{ from: seq, to }]);
     });
     const state = await store.read(async (reader) => ({
       newPage: (await reader.items.pull('NEW', 0, 10, 10_000)).items.map((i) => [i.seq, i.itemId]),
@@ -46,12 +49,14 @@ export function describePrimitives(open: OpenStoreUnderTest): void {
       dedup: await reader.items.dedup('S', 'm', 'OLD'),
     }));
     assert.deepEqual(state.newPage, [[7, 'm']]);
-    assert.deepEqual(state.oldPage, []);
-    assert.deepEqual(state.queues, [{ items: 0, bytes: 0 }, { items: 1, bytes: 12 }]);
+    assert.deepEqual(state.oldPage.map((i) => i.seq), [stays]);
+    assert.deepEqual(state.queues, [{ items: 1, bytes: 3 }, { items: 1, bytes: 12 }]);
     assert.deepEqual(state.shares, [{ items: 0, bytes: 0 }, { items: 1, bytes: 12 }]);
     assert.deepEqual(state.account, { items: 1, bytes: 12 });
     assert.equal(state.dedup?.seq, seq, 'the dedup row stays until repointed');
-    await assert.rejects(store.transaction((tx) => tx.items.moveItem({ targetPubkey: 'OLD', seq }, { targetPubkey: 'NEW', seq: 99 })));
+    await assert.rejects(store.transaction((tx) => tx.items.moveItems('OLD', 'NEW', [{ from: stays, to: 98 }, { from: seq, to: 99 }])));
+    assert.deepEqual(await store.read(async (reader) => [await reader.usage.queue('OLD'), (await reader.items.pull('NEW', 0, 10, 10_000)).items.length]),
+      [{ items: 1, bytes: 3 }, 1], 'the refused move left everything where it was');
   });
 
   storeTest(open, 'repointDedup moves rows that do not collide (one with its new seq, or all left); deleteTombstonesOf drops what stayed', async ({ store }) => {
@@ -61,8 +66,8 @@ export function describePrimitives(open: OpenStoreUnderTest): void {
       await tx.items.ack('OLD', 3); // every OLD item gone: its rows are tombstones
     });
     const moved = await store.transaction(async (tx) => [
-      await tx.items.repointDedup('OLD', 'NEW', { senderPubkey: 'sender', itemId: 'one', seq: 70 }),
-      await tx.items.repointDedup('OLD', 'NEW', { senderPubkey: 'sender', itemId: 'both', seq: 71 }),
+      await tx.items.repointDedup('OLD', 'NEW', [{ senderPubkey: 'sender', itemId: 'one', seq: 70 }, { senderPubkey: 'sender', itemId: 'both', seq: 71 }]),
+      await tx.items.repointDedup('OLD', 'NEW', []),
       await tx.items.repointDedup('OLD', 'NEW'),
     ]);
     assert.deepEqual(moved, [1, 0, 1], 'the colliding row stays behind both times');
