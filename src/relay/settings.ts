@@ -11,7 +11,7 @@
 // default). RelayConfig gains the typed field, `relay serve` the flag. Then describe it in
 // docs/relay-operator.md: test/relay/settings.test.ts fails until the docs have a row for it.
 import { MAX_HOP_VERIFY_THREADS } from './crypto/hop-verify-pool.ts';
-import { DEFAULT_GROUP_COMMIT, MAX_GROUP_COMMIT_ITEMS, MAX_GROUP_COMMIT_WAIT_MS } from './store/sqlite/group-commit.ts';
+import { DEFAULT_GROUP_COMMIT, MAX_GROUP_COMMIT_ITEMS, MAX_GROUP_COMMIT_WAIT_MS } from './store/group-commit-policy.ts';
 import { ENROL_BODY_MAX_BYTES, MAX_TIMER_MS, MIN_SWEEP_INTERVAL_MS } from './fixed-limits.ts';
 
 /** What a setting accepts. A `choice` with `anyCase` also takes its values in any letter case, trimmed. */

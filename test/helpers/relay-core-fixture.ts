@@ -16,7 +16,7 @@ import { parsePullQuery } from '../../src/protocol/relay-api/pull.ts';
 import { parsePushRequest } from '../../src/protocol/relay-api/push.ts';
 import { takeParsed } from '../../src/protocol/relay-api/refusals.ts';
 import type { Enrolment } from '../../src/relay/store/relay-store.ts';
-import { openSqliteRelayStore } from '../../src/relay/store/sqlite/index.ts';
+import { openRelayStore } from '../../src/relay/store/open-relay-store.ts';
 import { TestClock } from './clock.ts';
 import { tempDir } from './processes.ts';
 import { hostKeys, testConfig, type HostKeys, type TestRelayOptions } from './relay-fixture.ts';
@@ -34,7 +34,7 @@ export async function startTestCore(options: Pick<TestRelayOptions, 'clock' | 'l
   const { clock = new TestClock(), limits, config: settings, ...extras } = options;
   const config = testConfig(settings, limits);
   const relayKey = generateSigningKey();
-  const store = await openSqliteRelayStore({ dir: tempDir('agentmbx-core-'), relayPubkey: relayKey.publicKey, nowMs: clock.nowMs });
+  const store = await openRelayStore({ location: tempDir('agentmbx-core-'), relayPubkey: relayKey.publicKey, nowMs: clock.nowMs });
   after(() => store.close());
   const core = await createRelayCore({ store, relayKey, config, version: 'test', nowMs: clock.nowMs, ...extras });
   return { core, context: core.context, clock, relayPubkey: relayKey.publicKey };
@@ -62,7 +62,7 @@ export async function enrolledAtCore(relay: TestCore, name: string): Promise<Cor
   const { challenge } = await relay.core.challenge({ host: name, pubkey: key.publicKey });
   const sig = key.sign(canonicalJson({ v: 1, challenge, host: name, pubkey: key.publicKey, owner_fp: '' }));
   await relay.core.enrol(takeParsed(parseEnrolRequest({ host: name, pubkey: key.publicKey, owner_fp: '', sig })));
-  const enrolment = await relay.context.store.transaction((tx) => tx.getEnrolment(key.publicKey), { readOnly: true });
+  const enrolment = await relay.context.store.read((tx) => tx.enrolments.get(key.publicKey));
   if (enrolment === null) throw new Error(`enrol ${name}: no enrolment stored`);
   return {
     ...host, enrolment,

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { bytesText, diskFaultOf, diskFaultSentence, sqliteResultCode } from '../../src/common/disk-fault.ts';
 import { diskFaultText, nameDiskError } from '../../src/host/store/disk-errors.ts';
-import { StoreDiskError } from '../../src/relay/store/sqlite/errors.ts';
+import { StoreDiskError } from '../../src/relay/store/errors.ts';
 import { tempDir } from '../helpers/processes.ts';
 
 const SQLITE_FULL = 13;

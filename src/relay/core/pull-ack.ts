@@ -12,11 +12,11 @@ import { encodePullPage } from './pull-page.ts';
 
 export async function pull(ctx: CoreContext, caller: Enrolment, { after, limit }: PullRequest): Promise<EncodedJson> {
   const answer = await ctx.store.transaction(async (tx) => {
-    const page = await tx.pull(caller.hostPubkey, after, limit, ctx.config.limits.max_pull_bytes);
-    const headSeq = await tx.headSeq(caller.hostPubkey);
+    const page = await tx.items.pull(caller.hostPubkey, after, limit, ctx.config.limits.max_pull_bytes);
+    const headSeq = await tx.items.headSeq(caller.hostPubkey);
     const lastSeq = page.items.at(-1)?.seq ?? after;
     return encodePullPage({ epoch: ctx.epoch, headSeq, lastSeq, more: page.more }, page.items);
-  }, { readOnly: true });
+  });
   failPoint('relay.pull.before-response');
   return answer;
 }
@@ -24,14 +24,14 @@ export async function pull(ctx: CoreContext, caller: Enrolment, { after, limit }
 /** `request` as parsed, refusal included: an EPOCH refusal names the caller's head_seq, which only the store knows. */
 export async function ack(ctx: CoreContext, caller: Enrolment, request: Parsed<{ through: number }>) {
   if (!request.ok && request.refusal.code === 'EPOCH') {
-    request.refusal.withMembers({ head_seq: await ctx.store.transaction((tx) => tx.headSeq(caller.hostPubkey), { readOnly: true }) });
+    request.refusal.withMembers({ head_seq: await ctx.store.read((tx) => tx.items.headSeq(caller.hostPubkey)) });
   }
   const { through } = takeParsed(request);
   const answer = await ctx.store.transaction(async (tx) => {
-    const headSeq = await tx.headSeq(caller.hostPubkey);
+    const headSeq = await tx.items.headSeq(caller.hostPubkey);
     if (through > headSeq) throw ackBeyondHead();
-    const deleted = await tx.ack(caller.hostPubkey, through);
-    const ackedThrough = await tx.ackedThrough(caller.hostPubkey);
+    const deleted = await tx.items.ack(caller.hostPubkey, through);
+    const ackedThrough = await tx.items.ackedThrough(caller.hostPubkey);
     failPoint('relay.ack.before-commit');
     return { acked_through: ackedThrough, deleted, head_seq: headSeq };
   });

@@ -7,9 +7,9 @@ import type { CoreContext } from './context.ts';
 
 export async function publishSenderList(ctx: CoreContext, caller: Enrolment, checked: SenderListRequest): Promise<{ ok: true }> {
   await ctx.store.transaction(async (tx) => {
-    const stored = await tx.getSenderList(caller.hostPubkey);
+    const stored = await tx.hostRecords.senderList(caller.hostPubkey);
     if (stored !== null && stored.iat >= checked.iatMs) throw new Refusal('SENDER_LIST_NOT_NEWER');
-    await tx.putSenderList({
+    await tx.hostRecords.putSenderList({
       targetPubkey: caller.hostPubkey,
       senders: [...new Set(checked.list.senders)],
       iat: checked.iatMs,

@@ -21,7 +21,7 @@ import { parseV1AckRequest, parseV1PullQuery, parseV1PushRequest } from '../../p
 import { RateWindow } from '../../common/rate-window.ts';
 import { endWithJson } from '../../common/raw-http.ts';
 import type { Enrolment } from '../store/relay-store.ts';
-import { StoreClosedError, StoreDiskError, StoreOverloadedError, type StoreDiskFault } from '../store/sqlite/index.ts';
+import { StoreClosedError, StoreDiskError, StoreOverloadedError, type StoreDiskFault } from '../store/errors.ts';
 import type { BoundPort } from './bound-port.ts';
 import { clientAddress, rateKey } from './client-address.ts';
 

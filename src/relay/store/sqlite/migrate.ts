@@ -3,7 +3,7 @@
 // leaves the store exactly as it was. The relay keeps its schema version in the meta table.
 import type { DatabaseSync, SQLTagStore } from 'node:sqlite';
 import { applyMigrations as runMigrations } from '../../../common/sqlite-migrations.ts';
-import { StoreMigrationError } from './errors.ts';
+import { StoreMigrationError } from '../errors.ts';
 import { META_SCHEMA_VERSION, writeMeta } from './meta.ts';
 import type { Migration } from './migrations/index.ts';
 

@@ -1,13 +1,14 @@
-// Why a relay store could not be opened, and how a running store refuses work. Messages are one
-// sentence for an operator; they name key fingerprints, never key text.
-import { diskFaultOf, diskFaultSentence } from '../../../common/disk-fault.ts';
+// Why a relay store could not be opened, and how a running store refuses work, for every backend
+// (each maps its own failures to these). Messages are one sentence for an operator; they name key
+// fingerprints, never key text.
+import { diskFaultOf, diskFaultSentence } from '../../common/disk-fault.ts';
 
 /** A store that must not be used as it is: the relay refuses to start. */
 export class StoreOpenError extends Error {
   override name = 'StoreOpenError';
 }
 
-/** The file is not SQLite, or is SQLite without relay meta. */
+/** The location holds something that is not a relay store (not SQLite, or SQLite without relay meta). */
 export class NotARelayStoreError extends StoreOpenError {
   override name = 'NotARelayStoreError';
 }
@@ -35,7 +36,7 @@ export class StoreClosedError extends Error {
   }
 }
 
-/** More transactions are waiting than the queue holds (see MAX_QUEUED_TRANSACTIONS). */
+/** More transactions are waiting than the backend's queue holds (SQLite: MAX_QUEUED_TRANSACTIONS). */
 export class StoreOverloadedError extends Error {
   override name = 'StoreOverloadedError';
   constructor() {
@@ -43,7 +44,7 @@ export class StoreOverloadedError extends Error {
   }
 }
 
-/** A RelayTx used after its transaction ended, or a transaction opened inside another one. */
+/** A reader or transactor used after its transaction ended, or a transaction opened inside another one. */
 export class TransactionMisuseError extends Error {
   override name = 'TransactionMisuseError';
 }
@@ -71,12 +72,4 @@ function storeFaultSentence(fault: StoreDiskFault, dir: string): string {
   const disk = 'the disk holding the relay store';
   return fault === 'full' ? diskFaultSentence('full', { disk, freeOn: dir, then: '; writes resume by themselves' })
     : diskFaultSentence('io', { disk, fixHint: ' (or remount it read-write if it turned read-only)', then: '; writes resume once one succeeds' });
-}
-
-/** `error` as a StoreDiskError when the disk caused it (SQLITE_FULL, SQLITE_IOERR, ENOSPC, EIO…), else null. */
-export function storeDiskError(error: unknown, dir: string): StoreDiskError | null {
-  if (error instanceof StoreDiskError) return error;
-  const fault = diskFaultOf(error);
-  if (fault === null) return null;
-  return new StoreDiskError(fault === 'full' ? 'full' : 'io', dir, { cause: error });
 }
