@@ -38,9 +38,7 @@ async function main(): Promise<void> {
     log('ceilings: node:sqlite 1 row/commit, 100 rows/commit, Ed25519 signs');
     const ceilings = measureCeilings(dir, CEILING_BUDGET_MS);
     log('PostgreSQL comparison');
-    // its own temporary directory: the cluster's owner (postgres) must be able to enter it
-    const pgDir = mkdtempSync(join(tmpdir(), 'agentmbx-bench-pg-'));
-    const postgres = await measurePostgres(pgDir, [8, 32], POSTGRES_INSERTS_PER_LEVEL).finally(() => rmSync(pgDir, { recursive: true, force: true }));
+    const postgres = await measurePostgres(dir, [8, 32], POSTGRES_INSERTS_PER_LEVEL);
     if (!postgres.available) log(postgres.reason);
 
     const relay = await startRelayChild(dir, BENCH_SETTINGS);
