@@ -5,7 +5,7 @@ import { assertInteger, int, text } from './columns.ts';
 
 /** Entries kept; appending beyond it drops the oldest (an operator log, not an audit archive). */
 export const MAX_OPS_LOG_ENTRIES = 10_000;
-const KINDS: readonly OpsLogKind[] = ['restore', 'epoch-rotated', 'backup'];
+export const OPS_LOG_KINDS: readonly OpsLogKind[] = ['restore', 'epoch-rotated', 'backup'];
 
 export function appendOpsLog(sql: SQLTagStore, entry: OpsLogEntry): void {
   assertInteger(entry.at, 'at');
@@ -17,7 +17,7 @@ export function readOpsLog(sql: SQLTagStore, limit: number): StoredOpsLogEntry[]
   assertInteger(limit, 'limit');
   return sql.all`SELECT id, at, kind, detail FROM ops_log ORDER BY id DESC LIMIT ${limit}`.map((row) => {
     const kind = text(row, 'kind');
-    if (!(KINDS as readonly string[]).includes(kind)) throw new Error(`relay store damaged: ops_log kind ${kind}`);
+    if (!(OPS_LOG_KINDS as readonly string[]).includes(kind)) throw new Error(`relay store damaged: ops_log kind ${kind}`);
     const detail: unknown = JSON.parse(text(row, 'detail'));
     if (typeof detail !== 'object' || detail === null || Array.isArray(detail)) throw new Error('relay store damaged: ops_log detail is not an object');
     return { id: int(row, 'id'), at: int(row, 'at'), kind: kind as OpsLogKind, detail: detail as Record<string, unknown> };

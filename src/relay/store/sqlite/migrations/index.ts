@@ -14,7 +14,7 @@ export const MIGRATIONS: readonly Migration[] = [migration001, migration002, mig
 export const SCHEMA_VERSION = latestVersion(MIGRATIONS);
 
 /** The version a migration list brings a store to; throws unless it is numbered 1, 2, 3… */
-export function latestVersion(migrations: readonly Migration[]): number {
+export function latestVersion(migrations: readonly { version: number }[]): number {
   migrations.forEach((migration, index) => {
     if (migration.version !== index + 1) {
       throw new TypeError(`relay store migrations must be numbered 1..N in order; found ${migration.version} at position ${index + 1}`);
