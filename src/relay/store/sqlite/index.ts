@@ -6,4 +6,4 @@ export { MIGRATIONS, SCHEMA_VERSION, type Migration } from './migrations/index.t
 export {
   StoreOpenError, NotARelayStoreError, StoreKeyMismatchError, StoreSchemaTooNewError, StoreMigrationError,
   StoreClosedError, StoreOverloadedError, TransactionMisuseError, StoreDiskError, type StoreDiskFault,
-} from './errors.ts';
+} from '../errors.ts';

@@ -4,7 +4,7 @@ import type { SQLTagStore } from 'node:sqlite';
 import type { RelayTx } from '../relay-store.ts';
 import { assertInteger } from './columns.ts';
 import * as enrolments from './enrolments.ts';
-import { TransactionMisuseError } from './errors.ts';
+import { TransactionMisuseError } from '../errors.ts';
 import * as hostRecords from './host-records.ts';
 import { hostedTx } from './hosted.ts';
 import * as items from './items.ts';
