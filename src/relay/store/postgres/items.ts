@@ -187,9 +187,9 @@ async function dedupWalk(sql: Sql, after: number, limit: number): Promise<DedupW
   assertInteger(after, 'after');
   assertInteger(limit, 'limit');
   return (await sql.rows(`SELECT d.id, d.accepted_at,
-        EXISTS (SELECT 1 FROM items AS i WHERE i.target_pubkey = d.target_pubkey AND i.seq = d.seq) AS live
+        EXISTS (SELECT 1 FROM items AS i WHERE i.target_pubkey = d.target_pubkey AND i.seq = d.seq)::int AS live
       FROM dedup AS d WHERE d.id > $1 ORDER BY d.id LIMIT $2`, [after, limit]))
-    .map((row) => ({ id: int(row, 'id'), acceptedAt: int(row, 'accepted_at'), live: row['live'] === true }));
+    .map((row) => ({ id: int(row, 'id'), acceptedAt: int(row, 'accepted_at'), live: int(row, 'live') === 1 }));
 }
 
 async function queueRefs(sql: Sql, target: string): Promise<QueueRef[]> {

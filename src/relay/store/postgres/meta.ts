@@ -1,9 +1,9 @@
 // The meta table in PostgreSQL: epoch, relay key, schema version, heartbeat (names as in the SQLite store).
-import type { MetaReader, MetaTransactor, OpsLogEntry, StoredOpsLogEntry, StoreMeta } from '../relay-store.ts';
+import { MAX_OPS_LOG_ENTRIES, type MetaReader, type MetaTransactor, type OpsLogEntry, type StoredOpsLogEntry, type StoreMeta } from '../relay-store.ts';
 import { assertInteger, int, text } from '../sqlite/columns.ts';
-import { NotARelayStoreError } from '../sqlite/errors.ts';
+import { NotARelayStoreError } from '../errors.ts';
 import { META_EPOCH, META_HEARTBEAT_AT, META_RELAY_PUBKEY, META_SCHEMA_VERSION } from '../sqlite/meta.ts';
-import { MAX_OPS_LOG_ENTRIES, OPS_LOG_KINDS } from '../sqlite/ops-log.ts';
+import { OPS_LOG_KINDS } from '../sqlite/ops-log.ts';
 import type { Sql, UsePg } from './sql.ts';
 
 export async function writeMeta(sql: Sql, key: string, value: string): Promise<void> {

@@ -8,6 +8,7 @@ import { NotARelayStoreError, StoreMigrationError, StoreOpenError } from '../err
 import { randomEpoch } from '../random-epoch.ts';
 import type { StoreMeta } from '../relay-store.ts';
 import { META_CREATED_AT, META_EPOCH, META_RELAY_PUBKEY, META_SCHEMA_VERSION } from '../sqlite/meta.ts';
+import { int, type Row } from '../sqlite/columns.ts';
 import { checkStore } from '../sqlite/open-store.ts';
 import { latestVersion } from '../sqlite/migrations/index.ts';
 import { readMeta, writeMeta } from './meta.ts';
@@ -21,6 +22,12 @@ export const POSTGRES_POOL_SIZE = 16;
 export const POSTGRES_CONNECT_TIMEOUT_MS = 10_000;
 /** The advisory lock that serializes schema set-up among relay processes starting at once. */
 const SCHEMA_LOCK = 'agentmbx-relay-schema';
+/**
+ * The store's lock, PostgreSQL's twin of the SQLite writer lock: every serving relay process holds it
+ * shared, an offline operation (rotate-epoch, a restore step) exclusively, for as long as its store
+ * is open. A session lock on a connection of its own: the server drops it when the process dies.
+ */
+const STORE_LOCK = 'agentmbx-relay-store';
 
 export interface OpenPostgresRelayStoreOptions {
   /** postgres://user[:password]@host[:port]/database[?…] */
@@ -35,6 +42,8 @@ export interface OpenPostgresRelayStoreOptions {
   migrations?: readonly PostgresMigration[];
   /** connections kept (default POSTGRES_POOL_SIZE) */
   poolSize?: number;
+  /** an offline operation: refused while any relay process serves the store, and no relay starts meanwhile */
+  exclusive?: boolean;
 }
 
 /** A store URL for a message: scheme, user, host and database, never a password. */
@@ -66,6 +75,7 @@ function cannotConnect(where: string, error: unknown): StoreOpenError {
 export async function openPostgresRelayStore(options: OpenPostgresRelayStoreOptions): Promise<PostgresRelayStore> {
   const where = describePostgresUrl(options.url);
   const migrations = options.migrations ?? POSTGRES_MIGRATIONS;
+  const lock = await takeStoreLock(options.url, where, options.exclusive === true);
   const pool = new pg.Pool({ ...clientConfig(options.url), max: options.poolSize ?? POSTGRES_POOL_SIZE });
   // an idle connection the server dropped (a restart) is replaced on the next checkout; its error must not end the process
   pool.on('error', () => {});
@@ -83,9 +93,28 @@ export async function openPostgresRelayStore(options: OpenPostgresRelayStoreOpti
     }
   } catch (error) {
     await pool.end();
+    await lock.end();
     throw error;
   }
-  return new PostgresRelayStore(pool, where);
+  return new PostgresRelayStore(pool, where, () => lock.end());
+}
+
+/** Connects the store lock's own client and takes the lock (shared to serve, exclusive offline), or refuses. */
+async function takeStoreLock(url: string, where: string, exclusive: boolean): Promise<pg.Client> {
+  const client = new pg.Client(clientConfig(url));
+  client.on('error', () => {});
+  try {
+    await client.connect();
+  } catch (error) {
+    throw cannotConnect(where, error);
+  }
+  const take = exclusive ? 'pg_try_advisory_lock' : 'pg_try_advisory_lock_shared';
+  const { rows } = await client.query(`SELECT ${take}(hashtextextended($1, 0)) AS taken`, [STORE_LOCK]);
+  if (rows[0]?.taken === true) return client;
+  await client.end();
+  throw new StoreOpenError(exclusive
+    ? `a relay process is serving the store at ${where}: stop every relay process using it first`
+    : `an offline operation (rotate-epoch, restore) holds the store at ${where}: wait for it to finish`);
 }
 
 async function setUpSchema(sql: Sql, where: string, migrations: readonly PostgresMigration[], options: OpenPostgresRelayStoreOptions): Promise<void> {
@@ -120,10 +149,10 @@ async function setUpSchema(sql: Sql, where: string, migrations: readonly Postgre
 
 /** The store's meta, or null for a database without tables of its own (a new store). */
 async function probeStore(sql: Sql, where: string): Promise<StoreMeta | null> {
-  const row = await sql.row(`SELECT to_regclass('meta') IS NOT NULL AS has_meta,
-      EXISTS (SELECT 1 FROM pg_tables WHERE schemaname = current_schema()) AS has_tables`);
-  if (row?.['has_meta'] === true) return readMeta(sql, where);
-  if (row?.['has_tables'] === true) throw new NotARelayStoreError(`${where} is a PostgreSQL database with tables of its own, not a relay store`);
+  const row = await sql.row(`SELECT (to_regclass('meta') IS NOT NULL)::int AS has_meta,
+      EXISTS (SELECT 1 FROM pg_tables WHERE schemaname = current_schema())::int AS has_tables`) as Row;
+  if (int(row, 'has_meta') === 1) return readMeta(sql, where);
+  if (int(row, 'has_tables') === 1) throw new NotARelayStoreError(`${where} is a PostgreSQL database with tables of its own, not a relay store`);
   return null;
 }
 

@@ -17,10 +17,11 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import type pg from 'pg';
 import { StoreClosedError, StoreOverloadedError, TransactionMisuseError, type StoreDiskError } from '../errors.ts';
 import type { RelayReader, RelayStore, RelayTransactor } from '../relay-store.ts';
-import { MAX_QUEUED_TRANSACTIONS } from '../sqlite/sqlite-relay-store.ts';
 import { guardClient, relayReader, relayTransactor } from './relay-tx.ts';
 import { sqlState } from './sql.ts';
 
+/** Reads and transactions waiting for a connection or running; beyond this the store refuses new ones (StoreOverloadedError). */
+export const MAX_PENDING_TRANSACTIONS = 10_000;
 /** Runs of one transaction's fn at most, when the server aborts it as a deadlock or serialization victim. */
 export const MAX_TRANSACTION_ATTEMPTS = 5;
 /** SQLSTATEs after which the whole transaction may simply run again. */
@@ -36,10 +37,13 @@ export class PostgresRelayStore implements RelayStore {
   /** reads and transactions started and not yet settled (waiting for a connection or running) */
   #open = 0;
   #closed = false;
+  readonly #releaseLock: () => Promise<void>;
 
-  constructor(pool: pg.Pool, where: string) {
+  /** `releaseLock` drops the store lock (open-store.ts) once the pool has closed. */
+  constructor(pool: pg.Pool, where: string, releaseLock: () => Promise<void>) {
     this.#pool = pool;
     this.where = where;
+    this.#releaseLock = releaseLock;
   }
 
   transaction<T>(fn: (tx: RelayTransactor) => Promise<T>): Promise<T> {
@@ -81,6 +85,7 @@ export class PostgresRelayStore implements RelayStore {
     this.#closed = true;
     // waits for the connections still checked out, so reads and transactions in flight finish
     await this.#pool.end();
+    await this.#releaseLock();
   }
 
   async #run<T>(body: (client: pg.PoolClient, connection: Connection) => Promise<T>): Promise<T> {
@@ -89,7 +94,7 @@ export class PostgresRelayStore implements RelayStore {
     if (current !== undefined && !current.ended) {
       throw new TransactionMisuseError('a relay store transaction was started inside another one (it would wait for itself)');
     }
-    if (this.#open >= MAX_QUEUED_TRANSACTIONS) throw new StoreOverloadedError();
+    if (this.#open >= MAX_PENDING_TRANSACTIONS) throw new StoreOverloadedError();
     this.#open += 1;
     let client: pg.PoolClient | null = null;
     const connection: Connection = { broken: false };

@@ -118,7 +118,7 @@ function probeStore(db: DatabaseSync, dir: string): StoreMeta | null {
   return readMeta(db.createTagStore(4), `${join(dir, RELAY_DB_FILE)}`);
 }
 
-function checkStore(meta: StoreMeta, dir: string, binaryVersion: number, relayPubkey: string | undefined): void {
+export function checkStore(meta: StoreMeta, dir: string, binaryVersion: number, relayPubkey: string | undefined): void {
   if (meta.schemaVersion > binaryVersion) {
     throw new StoreSchemaTooNewError(`store schema ${meta.schemaVersion} is newer than this agentmbx (${binaryVersion}): upgrade agentmbx`);
   }
