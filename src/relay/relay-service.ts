@@ -21,7 +21,8 @@ import { checkHeartbeatAtStart, writeHeartbeat } from './ops/heartbeat.ts';
 import { startPeriodic } from './ops/periodic.ts';
 import { loadOrCreateRelayKey } from './ops/relay-key.ts';
 import { acquireWriterLock } from './ops/writer-lock.ts';
-import { openSqliteRelayStore, StoreDiskError } from './store/sqlite/index.ts';
+import { StoreDiskError } from './store/errors.ts';
+import { openRelayStore } from './store/open-relay-store.ts';
 import { freeSpaceText } from '../common/disk-fault.ts';
 
 export const RELAY_VERSION = (createRequire(import.meta.url)('../../package.json') as { version: string }).version;
@@ -95,8 +96,8 @@ export async function startRelayService(options: RelayServiceOptions): Promise<R
     const hopVerifier = threads === 0 ? INLINE_HOP_VERIFIER : hopVerifyPool({ threads, onFailure: (reason) => log(`agentmbx relay: ${reason}`) });
     // closed after the HTTP face (cleanups run in reverse), so requests in flight still get their checks
     cleanups.push(() => hopVerifier.close());
-    const store = await openSqliteRelayStore({
-      dir: options.storeDir, relayPubkey: relayKey.publicKey, groupCommit, onGroupCommit: (size, ms) => metrics.groupCommitted(size, ms),
+    const store = await openRelayStore({
+      location: options.storeDir, relayPubkey: relayKey.publicKey, groupCommit, onGroupCommit: (size, ms) => metrics.groupCommitted(size, ms),
       writersPending: () => pendingWriters.any(),
       onDiskRefusal: (fault) => metrics.diskRefused(fault.fault),
       onDiskState: (fault) => log(diskStateLine(options.storeDir, fault)),
@@ -107,7 +108,7 @@ export async function startRelayService(options: RelayServiceOptions): Promise<R
     const rotation = await checkHeartbeatAtStart(store, nowMs());
     if (rotation !== null) log(`agentmbx relay: epoch rotated at start (${rotation.reason}): ${rotation.from} -> ${rotation.to}`);
     if (rotation !== null) metrics.epochRotated();
-    metrics.attachQueue(() => store.queueTotals(), nowMs);
+    metrics.attachQueue(() => store.read((reader) => reader.items.queueTotals()), nowMs);
     const core = await createRelayCore({
       store, relayKey, config: options.config, version: RELAY_VERSION, hopVerifier, pendingWriters,
       ...(options.authority ? { authority: options.authority } : {}),

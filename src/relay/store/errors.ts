@@ -1,6 +1,6 @@
 // Why a relay store could not be opened, and how a running store refuses work, for every backend
-// (each maps its own failures to these). Messages are one
-// sentence for an operator; they name key fingerprints, never key text.
+// (each maps its own failures to these). Messages are one sentence for an operator; they name key
+// fingerprints, never key text.
 import { freeSpaceText } from '../../common/disk-fault.ts';
 
 /** A store that must not be used as it is: the relay refuses to start. */
@@ -36,7 +36,7 @@ export class StoreClosedError extends Error {
   }
 }
 
-/** More transactions are waiting than the queue holds (see MAX_QUEUED_TRANSACTIONS). */
+/** More transactions are waiting than the backend's queue holds (SQLite: MAX_QUEUED_TRANSACTIONS). */
 export class StoreOverloadedError extends Error {
   override name = 'StoreOverloadedError';
   constructor() {
@@ -44,7 +44,7 @@ export class StoreOverloadedError extends Error {
   }
 }
 
-/** A RelayTx used after its transaction ended, or a transaction opened inside another one. */
+/** A reader or transactor used after its transaction ended, or a transaction opened inside another one. */
 export class TransactionMisuseError extends Error {
   override name = 'TransactionMisuseError';
 }

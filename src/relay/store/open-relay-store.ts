@@ -4,8 +4,9 @@
 // `postgres://` URLs in `storeBackendOf` and a case in each switch below.
 import type { GroupCommitPolicy } from './group-commit-policy.ts';
 import { StoreOpenError, type StoreDiskError } from './errors.ts';
-import type { RelayStore, StoreMeta } from './relay-store.ts';
+import type { OpsLogEntry, RelayStore, StoredOpsLogEntry, StoreMeta } from './relay-store.ts';
 import { openSqliteRelayStore, readStoreMeta } from './sqlite/index.ts';
+import { appendOpsLogToStore, readOpsLogOfStore } from './sqlite/store-files.ts';
 
 export type StoreBackend = 'sqlite';
 
@@ -63,5 +64,19 @@ export async function openRelayStore(options: OpenRelayStoreOptions): Promise<Re
 export function readRelayStoreMeta(location: string, options: { relayPubkey?: string } = {}): StoreMeta {
   switch (storeBackendOf(location)) {
     case 'sqlite': return readStoreMeta(location, options);
+  }
+}
+
+/** The newest `limit` entries of the operations log, read without opening the store for writing (safe while a relay serves it). */
+export function readRelayStoreOpsLog(location: string, limit: number): StoredOpsLogEntry[] {
+  switch (storeBackendOf(location)) {
+    case 'sqlite': return readOpsLogOfStore(location, limit);
+  }
+}
+
+/** Appends one entry to the operations log from outside the serving relay (a backup records itself). */
+export function appendRelayStoreOpsLog(location: string, entry: OpsLogEntry): void {
+  switch (storeBackendOf(location)) {
+    case 'sqlite': appendOpsLogToStore(location, entry); return;
   }
 }

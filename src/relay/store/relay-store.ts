@@ -291,7 +291,7 @@ export interface RelayStore {
    * durably (on disk: it survives a power cut); if `fn` throws, nothing it wrote remains and the error is rethrown.
    * Transactions run one at a time. A backend MAY commit several concurrent transactions together
    * (each inside its own savepoint, so each stays all-or-nothing); each still resolves only after
-   * the shared commit. A transaction started inside another one is refused (TransactionMisuseError).
+   * the shared commit.
    */
   transaction<T>(fn: (tx: RelayTransactor) => Promise<T>): Promise<T>;
   /**
