@@ -10,7 +10,8 @@ import { openPostgresRelayStore } from '../../../src/relay/store/postgres/open-s
 import type { PostgresRelayStore } from '../../../src/relay/store/postgres/postgres-relay-store.ts';
 import { freshPostgresDatabase } from '../../helpers/postgres-test-cluster.ts';
 import { waitUntil } from '../../helpers/wait.ts';
-import { item, newKey, RELAY_KEY } from './store-fixtures.ts';
+import { item } from './behaviour/harness.ts';
+import { newKey, RELAY_KEY } from './store-fixtures.ts';
 
 /** Writers per pool in the concurrent run, and items each writes. */
 const WRITERS_PER_POOL = 8;

@@ -1,4 +1,4 @@
-// Per-target (and per-account) locks of one write transaction, held until it ends. SQLite runs
+// Per-target (and per-account) locks of one write transaction (a commit group), held until it ends. SQLite runs
 // transactions one at a time; PostgreSQL runs them side by side, from every relay process. The
 // core's push reads (dedup row, quota counters) and then writes; taking the target's lock before
 // the first such read makes that read-then-write run one transaction at a time per target, as on
@@ -17,9 +17,14 @@ export const MAX_LOCKS_PER_TRANSACTION = 10_000;
 export interface TargetLocks {
   target(targetPubkey: string): Promise<void>;
   account(account: string): Promise<void>;
+  /** how many locks are held: a mark for forgetSince */
+  held(): number;
+  /** forgets the locks taken after `mark` (a rolled-back savepoint released them) */
+  forgetSince(mark: number): void;
 }
 
 export function transactionLocks(use: UsePg): TargetLocks {
+  // in the order taken, so that the ones a savepoint took can be forgotten
   const held = new Set<string>();
   const take = async (key: string): Promise<void> => {
     if (held.has(key)) return;
@@ -30,5 +35,9 @@ export function transactionLocks(use: UsePg): TargetLocks {
   return {
     target: (targetPubkey) => take(`target:${targetPubkey}`),
     account: (account) => take(`account:${account}`),
+    held: () => held.size,
+    forgetSince(mark) {
+      for (const key of [...held].slice(mark)) held.delete(key);
+    },
   };
 }

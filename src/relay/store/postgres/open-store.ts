@@ -5,13 +5,14 @@
 // failure leaves the database exactly as it was.
 import pg from 'pg';
 import { NotARelayStoreError, StoreMigrationError, StoreOpenError } from '../errors.ts';
+import { DEFAULT_GROUP_COMMIT, type GroupCommitPolicy } from '../group-commit-policy.ts';
 import { randomEpoch } from '../random-epoch.ts';
-import type { StoreMeta } from '../relay-store.ts';
+import type { StoredOpsLogEntry, StoreMeta } from '../relay-store.ts';
 import { META_CREATED_AT, META_EPOCH, META_RELAY_PUBKEY, META_SCHEMA_VERSION } from '../sqlite/meta.ts';
 import { int, type Row } from '../sqlite/columns.ts';
 import { checkStore } from '../sqlite/open-store.ts';
 import { latestVersion } from '../sqlite/migrations/index.ts';
-import { readMeta, writeMeta } from './meta.ts';
+import { metaReader, readMeta, writeMeta } from './meta.ts';
 import { POSTGRES_MIGRATIONS, type PostgresMigration } from './migrations/index.ts';
 import { PostgresRelayStore } from './postgres-relay-store.ts';
 import { sqlOver, STORE_TYPES, type Sql } from './sql.ts';
@@ -44,6 +45,8 @@ export interface OpenPostgresRelayStoreOptions {
   poolSize?: number;
   /** an offline operation: refused while any relay process serves the store, and no relay starts meanwhile */
   exclusive?: boolean;
+  /** how many transactions one commit group takes at most (maxItems; default DEFAULT_GROUP_COMMIT) */
+  groupCommit?: GroupCommitPolicy;
 }
 
 /** A store URL for a message: scheme, user, host and database, never a password. */
@@ -96,7 +99,7 @@ export async function openPostgresRelayStore(options: OpenPostgresRelayStoreOpti
     await lock.end();
     throw error;
   }
-  return new PostgresRelayStore(pool, where, () => lock.end());
+  return new PostgresRelayStore(pool, where, options.groupCommit ?? DEFAULT_GROUP_COMMIT, () => lock.end());
 }
 
 /** Connects the store lock's own client and takes the lock (shared to serve, exclusive offline), or refuses. */
@@ -162,8 +165,22 @@ async function probeStore(sql: Sql, where: string): Promise<StoreMeta | null> {
  * StoreKeyMismatchError when `relayPubkey` is given and differs.
  */
 export async function readPostgresStoreMeta(url: string, options: { relayPubkey?: string } = {}): Promise<StoreMeta> {
+  return readOnly(url, async (_sql, meta) => {
+    checkStore(meta, describePostgresUrl(url), latestVersion(POSTGRES_MIGRATIONS), options.relayPubkey);
+    return meta;
+  });
+}
+
+/** The newest `limit` entries of the operations log of the store at `url`, read-only (safe while relays serve it). */
+export async function readPostgresOpsLog(url: string, limit: number): Promise<StoredOpsLogEntry[]> {
+  return readOnly(url, (sql) => metaReader(() => sql, describePostgresUrl(url)).opsLog(limit));
+}
+
+/** Runs `fn` in a read-only transaction on a connection of its own, once the database proved to hold a relay store. */
+async function readOnly<T>(url: string, fn: (sql: Sql, meta: StoreMeta) => Promise<T>): Promise<T> {
   const where = describePostgresUrl(url);
   const client = new pg.Client(clientConfig(url));
+  client.on('error', () => {});
   try {
     await client.connect();
   } catch (error) {
@@ -174,9 +191,9 @@ export async function readPostgresStoreMeta(url: string, options: { relayPubkey?
     await sql.exec('BEGIN READ ONLY');
     const found = await probeStore(sql, where);
     if (found === null) throw new NotARelayStoreError(`${where} is an empty database, not a relay store`);
-    checkStore(found, where, latestVersion(POSTGRES_MIGRATIONS), options.relayPubkey);
+    const value = await fn(sql, found);
     await sql.exec('COMMIT');
-    return found;
+    return value;
   } finally {
     await client.end();
   }

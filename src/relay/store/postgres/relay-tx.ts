@@ -8,7 +8,7 @@ import { accountReader, accountTransactor } from './accounts.ts';
 import { enrolmentReader, enrolmentTransactor } from './enrolments.ts';
 import { hostRecordReader, hostRecordTransactor } from './host-records.ts';
 import { itemReader, itemTransactor } from './items.ts';
-import { transactionLocks } from './locks.ts';
+import type { TargetLocks } from './locks.ts';
 import { metaReader, metaTransactor } from './meta.ts';
 import { sqlOver, type UsePg } from './sql.ts';
 import { usageReader, usageTransactor } from './usage.ts';
@@ -42,8 +42,8 @@ export function relayReader(use: UsePg, where: string): RelayReader {
   };
 }
 
-export function relayTransactor(use: UsePg, where: string): RelayTransactor {
-  const locks = transactionLocks(use);
+/** `locks` are the group transaction's, shared by its members. */
+export function relayTransactor(use: UsePg, where: string, locks: TargetLocks): RelayTransactor {
   return {
     meta: metaTransactor(use, where),
     enrolments: enrolmentTransactor(use),

@@ -38,12 +38,20 @@ export interface Sql {
 export type UsePg = () => Sql;
 
 export function sqlOver(client: pg.ClientBase): Sql {
-  const query = (text: string, values: unknown[] = []): Promise<pg.QueryResult> => client.query({ name: statementName(text), text, values });
+  // one statement at a time on the connection: a caller that runs reads side by side (Promise.all)
+  // gets them in order, as pg will require
+  let last: Promise<unknown> = Promise.resolve();
+  const inTurn = <T>(send: () => Promise<T>): Promise<T> => {
+    const next = last.then(send, send);
+    last = next.catch(() => {});
+    return next;
+  };
+  const query = (text: string, values: unknown[] = []): Promise<pg.QueryResult> => inTurn(() => client.query({ name: statementName(text), text, values }));
   return {
     async rows(text, values) { return (await query(text, values)).rows as Row[]; },
     async row(text, values) { return (await query(text, values)).rows[0] as Row | undefined; },
     async run(text, values) { return (await query(text, values)).rowCount ?? 0; },
-    async exec(text) { await client.query(text); },
+    async exec(text) { await inTurn(() => client.query(text)); },
   };
 }
 
