@@ -47,6 +47,12 @@ function storeDirOf(flags: { storeDir?: string }): string {
   return resolveServeOptions({ ...(flags.storeDir === undefined ? {} : { storeDir: flags.storeDir }) }, process.env).storeDir;
 }
 
+/** The store exactly as `relay serve` resolves it: --store or MBX_RELAY_STORE (a postgres:// URL), else the store directory. */
+function storeOf(flags: { storeDir?: string; store?: string }): string {
+  const resolved = resolveServeOptions({ ...(flags.storeDir === undefined ? {} : { storeDir: flags.storeDir }), ...(flags.store === undefined ? {} : { store: flags.store }) }, process.env);
+  return resolved.store ?? resolved.storeDir;
+}
+
 /** The request log's level: --log-level, else MBX_RELAY_LOG_LEVEL, else info. */
 function logLevelOf(flag: string | undefined): RelayLogLevel {
   const level = flag ?? (process.env.MBX_RELAY_LOG_LEVEL || undefined) ?? 'info';
@@ -101,8 +107,8 @@ export async function restore(file: string, flags: { storeDir?: string }): Promi
   process.stderr.write('restored: start the relay; hosts see the new epoch, senders re-push and receivers pull again\n');
 }
 
-export async function rotateEpoch(flags: { storeDir?: string; json?: boolean }): Promise<void> {
-  const rotation = await operate(() => rotateEpochOffline({ storeDir: storeDirOf(flags) }));
+export async function rotateEpoch(flags: { storeDir?: string; store?: string; json?: boolean }): Promise<void> {
+  const rotation = await operate(() => rotateEpochOffline({ storeDir: storeDirOf(flags), store: storeOf(flags) }));
   printResult(flags.json, { from: rotation.from, to: rotation.to }, `epoch rotated: ${rotation.from} -> ${rotation.to}`);
 }
 
@@ -114,9 +120,9 @@ function logLine(entry: StoredOpsLogEntry): string {
   return `${new Date(entry.at).toISOString()} ${entry.kind} ${detail}`.trimEnd();
 }
 
-export async function showLog(flags: { storeDir?: string; json?: boolean; limit?: string }, defaultLimit: number): Promise<void> {
+export async function showLog(flags: { storeDir?: string; store?: string; json?: boolean; limit?: string }, defaultLimit: number): Promise<void> {
   const limit = flags.limit === undefined ? defaultLimit : positiveInteger(flags.limit, '--limit', MAX_OPS_LOG_ENTRIES);
-  const entries = await operate(() => readRelayStoreOpsLog(storeDirOf(flags), limit));
+  const entries = await operate(() => readRelayStoreOpsLog(storeOf(flags), limit));
   if (flags.json === true) printJson(entries);
   else process.stdout.write(entries.length === 0 ? 'the operations log is empty\n' : `${entries.map(logLine).join('\n')}\n`);
 }

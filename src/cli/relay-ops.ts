@@ -3,6 +3,7 @@
 import type { Command } from 'commander';
 
 const STORE_DIR_HELP = 'store directory (env MBX_RELAY_DIR; default ~/.local/share/agentmbx-relay)';
+const STORE_URL_HELP = 'a postgres:// URL: the PostgreSQL store (env MBX_RELAY_STORE)';
 /** Entries `relay log` shows unless --limit says otherwise. */
 const DEFAULT_LOG_LIMIT = 50;
 
@@ -21,14 +22,16 @@ export function registerRelayOpsCommands(relay: Command): void {
     .option('--json', 'the receipt is always JSON')
     .action(async (file: string, flags: { storeDir?: string }) => (await actions()).restore(file, flags));
   relay.command('rotate-epoch')
-    .description('give the store a new epoch (the relay must be stopped); needed after restoring a store by any other means')
+    .description('give the store a new epoch (every relay using it must be stopped); needed after restoring a store by any other means')
     .option('--store-dir <dir>', STORE_DIR_HELP)
+    .option('--store <url>', STORE_URL_HELP)
     .option('--json', 'print JSON')
-    .action(async (flags: { storeDir?: string; json?: boolean }) => (await actions()).rotateEpoch(flags));
+    .action(async (flags: { storeDir?: string; store?: string; json?: boolean }) => (await actions()).rotateEpoch(flags));
   relay.command('log')
     .description('show the operations log (restores, epoch rotations, backups), newest first')
     .option('--store-dir <dir>', STORE_DIR_HELP)
+    .option('--store <url>', STORE_URL_HELP)
     .option('--json', 'print JSON')
     .option('--limit <n>', `entries to show (default ${DEFAULT_LOG_LIMIT})`)
-    .action(async (flags: { storeDir?: string; json?: boolean; limit?: string }) => (await actions()).showLog(flags, DEFAULT_LOG_LIMIT));
+    .action(async (flags: { storeDir?: string; store?: string; json?: boolean; limit?: string }) => (await actions()).showLog(flags, DEFAULT_LOG_LIMIT));
 }

@@ -8,8 +8,9 @@ const actions = () => import('./relay-actions.ts');
 export function registerRelayCommands(program: Command): void {
   const relay = program.command('relay').description('run and operate a relay');
   relay.command('serve')
-    .description('serve a relay on an embedded SQLite store')
+    .description('serve a relay on an embedded SQLite store, or on a PostgreSQL database several relay processes share')
     .option('--store-dir <dir>', 'store directory (env MBX_RELAY_DIR; default ~/.local/share/agentmbx-relay)')
+    .option('--store <url>', 'a postgres:// URL: keep the store in that PostgreSQL database instead (env MBX_RELAY_STORE)')
     .option('--port <n>', 'TCP port (env PORT; default 7374)')
     .option('--bind <addr>', 'address to listen on (default 127.0.0.1)')
     .option('--config <file>', 'JSON file overriding the default limits')

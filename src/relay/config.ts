@@ -354,6 +354,7 @@ export function dedupHorizonMs(config: RelayConfig): number {
 
 export interface ServeFlags {
   storeDir?: string;
+  store?: string;
   port?: string;
   bind?: string;
   config?: string;
@@ -364,6 +365,8 @@ export interface ServeFlags {
 export interface ServeOptions {
   /** absolute path of the store directory (relay.db, relay.lock, relay.key) */
   storeDir: string;
+  /** the store when it is not the SQLite store in storeDir: a postgres:// URL (--store, MBX_RELAY_STORE) */
+  store?: string;
   port: number;
   bind: string;
   /** absolute path of the config file that was read, if any */
@@ -409,7 +412,8 @@ function readConfigText(path: string): string {
 
 /**
  * Everything `agentmbx relay serve` needs to start, from its flags and environment:
- * store dir = --store-dir, MBX_RELAY_DIR, ~/.local/share/agentmbx-relay; port = --port, PORT, 7374;
+ * store dir = --store-dir, MBX_RELAY_DIR, ~/.local/share/agentmbx-relay; store = --store, MBX_RELAY_STORE
+ * (a postgres:// URL; default the SQLite store in the store dir); port = --port, PORT, 7374;
  * bind = --bind, 127.0.0.1; settings from --config (optional) and resolveRelayConfig.
  */
 export function resolveServeOptions(flags: ServeFlags, env: NodeJS.ProcessEnv): ServeOptions {
@@ -425,8 +429,10 @@ export function resolveServeOptions(flags: ServeFlags, env: NodeJS.ProcessEnv): 
   const configPath = configFlag === undefined ? null : resolve(expandHome(configFlag, env));
   const file = configPath === null ? undefined : parseConfigFile(readConfigText(configPath), configPath);
   const metricsBind = nonEmptyFlag(flags.metricsBind, '--metrics-bind');
+  const store = nonEmptyFlag(flags.store, '--store') ?? envValue(env, 'MBX_RELAY_STORE');
   return {
     ...(metricsBind === undefined ? {} : { metricsBind: parseMetricsBind(metricsBind) }),
+    ...(store === undefined ? {} : { store: store.trim() }),
     storeDir: resolve(expandHome(dir, env)),
     port,
     bind,

@@ -22,13 +22,15 @@ import { startPeriodic } from './ops/periodic.ts';
 import { loadOrCreateRelayKey } from './ops/relay-key.ts';
 import { acquireWriterLock } from './ops/writer-lock.ts';
 import { StoreDiskError } from './store/errors.ts';
-import { openRelayStore } from './store/open-relay-store.ts';
+import { openRelayStore, storeBackendOf } from './store/open-relay-store.ts';
 import { freeSpaceText } from '../common/disk-fault.ts';
 
 export const RELAY_VERSION = (createRequire(import.meta.url)('../../package.json') as { version: string }).version;
 
 export interface RelayServiceOptions {
   storeDir: string;
+  /** a postgres:// URL: the store several relay processes share (default: the SQLite store in storeDir) */
+  store?: string;
   port: number;
   bind: string;
   config: RelayConfig;
@@ -81,8 +83,11 @@ async function checkBindable(host: string, port: number): Promise<void> {
 export async function startRelayService(options: RelayServiceOptions): Promise<RelayService> {
   await checkBindable(options.bind, options.port);
   if (options.metricsBind !== undefined) await checkBindable(options.metricsBind.host, options.metricsBind.port);
-  const lock = await acquireWriterLock(options.storeDir, { waitMs: options.lockWaitMs ?? 0 });
-  const cleanups: Array<() => Promise<void> | void> = [() => lock.release()];
+  const location = options.store ?? options.storeDir;
+  // a SQLite store has one writer process; a PostgreSQL store is shared, and its own lock (taken
+  // shared when it opens) keeps offline operations out instead
+  const lock = storeBackendOf(location) === 'sqlite' ? await acquireWriterLock(options.storeDir, { waitMs: options.lockWaitMs ?? 0 }) : null;
+  const cleanups: Array<() => Promise<void> | void> = [() => lock?.release()];
   const unwind = async (): Promise<void> => {
     for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
   };
@@ -97,7 +102,7 @@ export async function startRelayService(options: RelayServiceOptions): Promise<R
     // closed after the HTTP face (cleanups run in reverse), so requests in flight still get their checks
     cleanups.push(() => hopVerifier.close());
     const store = await openRelayStore({
-      location: options.storeDir, relayPubkey: relayKey.publicKey, groupCommit, onGroupCommit: (size, ms) => metrics.groupCommitted(size, ms),
+      location, relayPubkey: relayKey.publicKey, groupCommit, onGroupCommit: (size, ms) => metrics.groupCommitted(size, ms),
       writersPending: () => pendingWriters.any(),
       onDiskRefusal: (fault) => metrics.diskRefused(fault.fault),
       onDiskState: (fault) => log(diskStateLine(options.storeDir, fault)),
