@@ -1,6 +1,6 @@
 // The SQLite backend of RelayStore (design §2): open a store, read its meta, the schema it writes.
 // Only src/relay/store/ (open-relay-store.ts) and tests import it.
-export { openSqliteRelayStore, readStoreMeta, RELAY_DB_FILE, BUSY_TIMEOUT_MS, type OpenSqliteRelayStoreOptions } from './open-store.ts';
-export { SqliteRelayStore, MAX_QUEUED_TRANSACTIONS, STATEMENT_CACHE_SIZE, type SqliteRelayStoreOptions, type GroupCommitStats } from './sqlite-relay-store.ts';
+export { openSqliteRelayStore, readStoreMeta, RELAY_DB_FILE, type OpenSqliteRelayStoreOptions } from './open-store.ts';
+export { SqliteRelayStore, MAX_QUEUED_TRANSACTIONS } from './sqlite-relay-store.ts';
 export type { GroupScheduler } from './group-commit.ts';
 export { MIGRATIONS, SCHEMA_VERSION, type Migration } from './migrations/index.ts';

@@ -18,6 +18,21 @@ export interface StoreUnderTest {
 /** Opens a new, empty store. */
 export type OpenStoreUnderTest = () => Promise<StoreUnderTest>;
 
+/** A StoreUnderTest over `openStore`, which opens the same store each time it is called. */
+export async function storeUnderTest(openStore: () => Promise<RelayStore>, relayPubkey: string): Promise<StoreUnderTest> {
+  const under: StoreUnderTest = {
+    store: await openStore(),
+    relayPubkey,
+    async reopen() {
+      await under.store.close();
+      under.store = await openStore();
+      return under.store;
+    },
+    close: () => under.store.close(),
+  };
+  return under;
+}
+
 /** A test on a fresh store that is closed and thrown away however the test ends. */
 export function storeTest(open: OpenStoreUnderTest, name: string, fn: (under: StoreUnderTest) => Promise<void>): void {
   test(name, async () => {
