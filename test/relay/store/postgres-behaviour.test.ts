@@ -3,7 +3,7 @@
 import { test } from 'node:test';
 import { openRelayStore } from '../../../src/relay/store/open-relay-store.ts';
 import { freshPostgresDatabase, testPostgres } from '../../helpers/postgres-test-cluster.ts';
-import { describeRelayStore } from './behaviour/index.ts';
+import { describeRelayStore, storeUnderTest } from './behaviour/index.ts';
 import { RELAY_KEY } from './store-fixtures.ts';
 
 const cluster = await testPostgres();
@@ -11,18 +11,7 @@ if (cluster.available) {
   describeRelayStore('postgres', async () => {
     const database = await freshPostgresDatabase();
     if ('skip' in database) throw new Error(database.skip);
-    const open = () => openRelayStore({ location: database.url, relayPubkey: RELAY_KEY });
-    const under = {
-      store: await open(),
-      relayPubkey: RELAY_KEY,
-      async reopen() {
-        await under.store.close();
-        under.store = await open();
-        return under.store;
-      },
-      close: () => under.store.close(),
-    };
-    return under;
+    return storeUnderTest(() => openRelayStore({ location: database.url, relayPubkey: RELAY_KEY }), RELAY_KEY);
   });
 } else {
   test('RelayStore behaviour: postgres', { skip: cluster.reason }, () => {});

@@ -211,10 +211,9 @@ async function moveItem(sql: Sql, from: { targetPubkey: string; seq: number }, t
       u_new AS (INSERT INTO sender_usage (sender_pubkey, target_pubkey, items, bytes) SELECT sender_pubkey, $3, 1, bytes FROM moved
         ON CONFLICT (sender_pubkey, target_pubkey) DO UPDATE SET items = sender_usage.items + 1, bytes = sender_usage.bytes + excluded.bytes)
       SELECT count(*) AS n FROM moved`, [from.targetPubkey, from.seq, to.targetPubkey, to.seq]);
-  if (int(row as Row, 'n') > 0) {
-    await sql.run(`WITH q AS (DELETE FROM queue_usage WHERE target_pubkey = $1 AND items <= 0)
-        DELETE FROM sender_usage WHERE target_pubkey = $1 AND items <= 0`, [from.targetPubkey]);
-  }
+  if (int(row as Row, 'n') === 0) throw new RangeError(`no item at seq ${from.seq} to move`);
+  await sql.run(`WITH q AS (DELETE FROM queue_usage WHERE target_pubkey = $1 AND items <= 0)
+      DELETE FROM sender_usage WHERE target_pubkey = $1 AND items <= 0`, [from.targetPubkey]);
 }
 
 async function repointDedup(sql: Sql, fromTarget: string, toTarget: string, item?: { senderPubkey: string; itemId: string; seq: number }): Promise<number> {
