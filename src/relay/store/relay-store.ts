@@ -4,6 +4,7 @@
 //
 // Times are Unix milliseconds (numbers) throughout; the core turns them into ISO strings on the wire.
 import type { HostedTx } from './hosted-store.ts';
+import type { ChallengeTransactor, RateWindowTransactor } from './shared-state.ts';
 
 export interface Enrolment {
   hostPubkey: string;
@@ -142,6 +143,10 @@ export interface RotationResult {
 
 /** Everything the core may read or write, valid only inside `RelayStore.transaction`. */
 export interface RelayTx extends HostedTx {
+  /** enrolment challenges shared by a relay's processes */
+  challenges: ChallengeTransactor;
+  /** request windows shared by a relay's processes */
+  rateWindows: RateWindowTransactor;
   meta(): Promise<StoreMeta>;
   setEpoch(epoch: string): Promise<void>;
   writeHeartbeat(atMs: number): Promise<void>;

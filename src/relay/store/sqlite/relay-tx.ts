@@ -11,6 +11,7 @@ import * as items from './items.ts';
 import { appendOpsLog, readOpsLog } from './ops-log.ts';
 import { META_EPOCH, META_HEARTBEAT_AT, readMeta, writeMeta } from './meta.ts';
 import { rotate } from './rotate.ts';
+import { challengeTransactor, rateWindowTransactor } from './shared-state.ts';
 import * as usage from './usage.ts';
 
 export interface OpenTx {
@@ -27,6 +28,8 @@ export function openRelayTx(sql: SQLTagStore, where: string): OpenTx {
   };
   const tx: RelayTx = {
     ...hostedTx(use),
+    challenges: challengeTransactor(use),
+    rateWindows: rateWindowTransactor(use),
     async meta() { return readMeta(use(), where); },
     async setEpoch(epoch) { writeMeta(use(), META_EPOCH, epoch); },
     async writeHeartbeat(atMs) {
