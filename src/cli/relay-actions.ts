@@ -12,10 +12,9 @@ import { WriterLockBusyError } from '../relay/ops/writer-lock.ts';
 import { createRelayLogger, isRelayLogLevel, RELAY_LOG_LEVELS, type RelayLogLevel } from '../relay/http/logging.ts';
 import { exitWithPrimary, reportReady, startWorkerGroup, type WorkerGroup } from '../relay/relay-group.ts';
 import { startRelayLeader, startRelayService } from '../relay/relay-service.ts';
-import type { StoredOpsLogEntry } from '../relay/store/relay-store.ts';
-import { StoreOpenError } from '../relay/store/sqlite/index.ts';
-import { MAX_OPS_LOG_ENTRIES } from '../relay/store/sqlite/ops-log.ts';
-import { readOpsLogOfStore } from '../relay/store/sqlite/store-files.ts';
+import { MAX_OPS_LOG_ENTRIES, type StoredOpsLogEntry } from '../relay/store/relay-store.ts';
+import { StoreOpenError } from '../relay/store/errors.ts';
+import { readRelayStoreOpsLog } from '../relay/store/open-relay-store.ts';
 import { CliError } from './cli-error.ts';
 import { diskFaultOf, type DiskFault } from '../common/disk-fault.ts';
 
@@ -167,7 +166,7 @@ function logLine(entry: StoredOpsLogEntry): string {
 
 export async function showLog(flags: { storeDir?: string; json?: boolean; limit?: string }, defaultLimit: number): Promise<void> {
   const limit = flags.limit === undefined ? defaultLimit : positiveInteger(flags.limit, '--limit', MAX_OPS_LOG_ENTRIES);
-  const entries = await operate(() => readOpsLogOfStore(storeDirOf(flags), limit));
+  const entries = await operate(() => readRelayStoreOpsLog(storeDirOf(flags), limit));
   if (flags.json === true) printJson(entries);
   else process.stdout.write(entries.length === 0 ? 'the operations log is empty\n' : `${entries.map(logLine).join('\n')}\n`);
 }

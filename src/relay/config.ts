@@ -5,7 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { availableParallelism, homedir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { DEFAULT_GROUP_COMMIT, MAX_GROUP_COMMIT_ITEMS, MAX_GROUP_COMMIT_WAIT_MS } from './store/sqlite/group-commit.ts';
+import { DEFAULT_GROUP_COMMIT, MAX_GROUP_COMMIT_ITEMS, MAX_GROUP_COMMIT_WAIT_MS } from './store/group-commit-policy.ts';
 import { MAX_HOP_VERIFY_THREADS } from './crypto/hop-verify-pool.ts';
 
 export type TrustProxy = 'none' | 'xff' | 'cloudflare';

@@ -23,7 +23,9 @@ import { checkHeartbeatAtStart, writeHeartbeat } from './ops/heartbeat.ts';
 import { startPeriodic } from './ops/periodic.ts';
 import { loadOrCreateRelayKey } from './ops/relay-key.ts';
 import { acquireWriterLock } from './ops/writer-lock.ts';
-import { openSqliteRelayStore, StoreDiskError, type SqliteRelayStore } from './store/sqlite/index.ts';
+import { StoreDiskError } from './store/errors.ts';
+import { openRelayStore } from './store/open-relay-store.ts';
+import type { RelayStore } from './store/relay-store.ts';
 import type { SigningKey } from '../protocol/keys.ts';
 import { freeSpaceText } from '../common/disk-fault.ts';
 
@@ -106,7 +108,7 @@ export async function startRelayService(options: RelayServiceOptions & { role?: 
     const rotation = worker ? null : await checkHeartbeatAtStart(store, nowMs());
     if (rotation !== null) log(`agentmbx relay: epoch rotated at start (${rotation.reason}): ${rotation.from} -> ${rotation.to}`);
     if (rotation !== null) metrics.epochRotated();
-    metrics.attachQueue(() => store.queueTotals(), nowMs);
+    metrics.attachQueue(() => store.read((reader) => reader.items.queueTotals()), nowMs);
     const core = await createRelayCore({
       store, relayKey, config: options.config, version: RELAY_VERSION, hopVerifier, pendingWriters,
       ...(worker ? { pushRate: storePushRate(store, options.config.pushes_per_minute), challenges: storeChallenges(store) } : {}),
@@ -194,7 +196,7 @@ type Cleanup = () => Promise<void> | void;
 async function openRelayState(
   options: Omit<RelayServiceOptions, 'requestLog'>,
   how: { takesLock: boolean; shared: boolean; metrics: RelayMetrics; log: (line: string) => void; pendingWriters: PendingWriters },
-): Promise<{ store: SqliteRelayStore; relayKey: SigningKey; nowMs: () => number; cleanups: Cleanup[]; unwind: () => Promise<void> }> {
+): Promise<{ store: RelayStore; relayKey: SigningKey; nowMs: () => number; cleanups: Cleanup[]; unwind: () => Promise<void> }> {
   const cleanups: Cleanup[] = [];
   const unwind = async (): Promise<void> => {
     for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
@@ -207,8 +209,8 @@ async function openRelayState(
     const relayKey = loadOrCreateRelayKey(options.storeDir, options.env);
     const { metrics, log, pendingWriters } = how;
     const groupCommit = { maxItems: options.config.group_commit_max_items, maxWaitMs: options.config.group_commit_max_wait_ms };
-    const store = await openSqliteRelayStore({
-      dir: options.storeDir, relayPubkey: relayKey.publicKey, groupCommit, onGroupCommit: (size, ms) => metrics.groupCommitted(size, ms),
+    const store = await openRelayStore({
+      location: options.storeDir, relayPubkey: relayKey.publicKey, groupCommit, onGroupCommit: (size, ms) => metrics.groupCommitted(size, ms),
       writersPending: () => pendingWriters.any(),
       onDiskRefusal: (fault) => metrics.diskRefused(fault.fault),
       onDiskState: (fault) => log(diskStateLine(options.storeDir, fault)),

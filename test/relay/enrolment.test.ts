@@ -227,7 +227,7 @@ test('a weaker authority never overwrites the account a stronger one recorded', 
 
   const store = await openSqliteRelayStore({ dir, relayPubkey });
   try {
-    const row = await store.transaction((tx) => tx.getEnrolment(key.publicKey), { readOnly: true });
+    const row = await store.read((tx) => tx.enrolments.get(key.publicKey));
     assert.equal(row?.account, 'acct-1');
     assert.equal(row?.authorizedBy, 'account-token');
   } finally {

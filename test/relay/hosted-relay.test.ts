@@ -94,7 +94,7 @@ test('a host enrols with its account token; the account is recorded; every hop n
   const h = await startHosted();
   const a = await hostedHost(h, 'macbook', 'acct-1');
   const b = await hostedHost(h, 'desk', 'acct-1');
-  const stored = await h.relay.service.core.context.store.transaction((tx) => tx.getEnrolment(a.key.publicKey), { readOnly: true });
+  const stored = await h.relay.service.core.context.store.read((tx) => tx.enrolments.get(a.key.publicKey));
   assert.equal(stored?.account, 'acct-1');
   assert.equal(stored?.authorizedBy, 'account-token');
 
@@ -131,7 +131,7 @@ test('an issuer signing with RS256 and ES256 keys beside its EdDSA one: hosts en
     assert.equal(pulled.status, 200, host.name);
     assert.equal((pulled.body['items'] as unknown[]).length, 1, host.name);
   }
-  const stored = await h.relay.service.core.context.store.transaction((tx) => tx.getEnrolment(es.key.publicKey), { readOnly: true });
+  const stored = await h.relay.service.core.context.store.read((tx) => tx.enrolments.get(es.key.publicKey));
   assert.equal(stored?.account, 'acct-2');
   const mismatched = await hop(h, rs, 'GET', '/v2/relay/items?after=0', undefined, await h.issuer.mint(AUDIENCE, rs.id.claims, { kid: 'rs', alg: 'PS256' }));
   assert.deepEqual([mismatched.status, mismatched.body['code']], [401, 'TOKEN_INVALID'], 'the RS256 key signing PS256');

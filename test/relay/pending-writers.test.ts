@@ -29,7 +29,7 @@ test('a POST caller is a pending writer until identified; a GET caller never is'
   const host = generateSigningKey();
   const store = await openSqliteRelayStore({ dir: tempDir(), relayPubkey: relayKey.publicKey });
   after(() => store.close());
-  await store.transaction((tx) => tx.putEnrolment({
+  await store.transaction((tx) => tx.enrolments.put({
     hostPubkey: host.publicKey, hostName: 'laptop', ownerFp: 'owner', account: null, org: null, authorizedBy: 'host-key', enrolledAt: NOW, revokedAt: null,
   }));
   const verifier = heldVerifier();

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { fromBase64 } from '../../src/protocol/base64.ts';
 import { expiredItemId, verifyExpiredNotice } from '../../src/protocol/records/expired.ts';
+import { sweepDedupStep } from '../../src/relay/store/rules/dedup-sweep.ts';
 import { dedupHorizonMs, retentionMs } from '../../src/relay/config.ts';
 import { sweep } from '../../src/relay/core/sweep.ts';
 import { enrolledHost, envelopeItem, makeHost, receiptItem, sealedEnvelope, startTestRelay, TestClock, type TestHost, type TestRelay } from '../helpers/relay-fixture.ts';
@@ -25,11 +26,11 @@ async function setup(): Promise<{ relay: TestRelay; a: TestHost; b: TestHost }> 
  */
 async function keepPastHorizon(relay: TestRelay, a: TestHost, b: TestHost, itemId: string): Promise<void> {
   await relay.service.core.context.store.transaction(async (tx) => {
-    const row = await tx.getDedup(a.key.publicKey, itemId, b.key.publicKey);
+    const row = await tx.items.dedup(a.key.publicKey, itemId, b.key.publicKey);
     assert.ok(row);
-    await tx.deleteItem(b.key.publicKey, row.seq);
-    await tx.sweepDedup(Number.MAX_SAFE_INTEGER, Number.MAX_SAFE_INTEGER, { after: 0, limit: 10, maxWalk: 10 });
-    await tx.insertItem({
+    await tx.items.delete(b.key.publicKey, row.seq);
+    await sweepDedupStep(tx.items, Number.MAX_SAFE_INTEGER, Number.MAX_SAFE_INTEGER, { after: 0, limit: 10, maxWalk: 10 });
+    await tx.items.insert({
       targetPubkey: b.key.publicKey, kind: 'envelope', itemId, senderPubkey: a.key.publicKey, wire: new TextEncoder().encode('{}'),
       wireHash: row.wireHash, acceptedAt: row.acceptedAt, expiresAt: row.acceptedAt + 100 * DAY_MS, account: null,
     }, relay.clock.ms);
@@ -81,15 +82,15 @@ test('receipts expire silently, and a revoked sender gets no notice', async () =
   await c.api.push([receiptItem(c, a, '01JCZ8Q0000000000000000000', 'delivered', 1, relay.clock.ms)]);
   await pushEnvelope(relay, b, a);
   await relay.service.core.context.store.transaction(async (tx) => {
-    const enrolment = await tx.getEnrolment(b.key.publicKey);
+    const enrolment = await tx.enrolments.get(b.key.publicKey);
     assert.ok(enrolment);
-    await tx.putEnrolment({ ...enrolment, revokedAt: relay.clock.ms });
+    await tx.enrolments.put({ ...enrolment, revokedAt: relay.clock.ms });
   });
   relay.clock.advance(retentionMs(relay.service.core.context.config));
   assert.deepEqual(await sweep(relay.service.core.context), { expired: 2, notices: 0, dedupSwept: 0 });
   assert.equal(((await a.api.pull(0)).body as Page).items.length, 0);
   assert.equal(((await c.api.pull(0)).body as Page).head_seq, 0, 'no notice for the receipt\'s sender');
-  const bQueue = await relay.service.core.context.store.transaction((tx) => tx.headSeq(b.key.publicKey), { readOnly: true });
+  const bQueue = await relay.service.core.context.store.read((tx) => tx.items.headSeq(b.key.publicKey));
   assert.equal(bQueue, 0, 'none for the revoked sender');
 });
 
@@ -115,8 +116,8 @@ test('dedup rows go after the horizon, never while their item exists', async () 
   const second = await sweep(ctx);
   assert.equal(second.dedupSwept, 1, 'only the tombstone of the expired item');
   await ctx.store.transaction(async (tx) => {
-    assert.equal(await tx.getDedup(a.key.publicKey, sent.id, b.key.publicKey), null);
-    assert.notEqual(await tx.getDedup(a.key.publicKey, kept.id, b.key.publicKey), null, 'its item still exists');
+    assert.equal(await tx.items.dedup(a.key.publicKey, sent.id, b.key.publicKey), null);
+    assert.notEqual(await tx.items.dedup(a.key.publicKey, kept.id, b.key.publicKey), null, 'its item still exists');
   });
   const again = ((await a.api.push([sent.item])).body['results'] as Results)[0];
   assert.equal(again?.status, 'accepted', 'past the horizon the id is new again');

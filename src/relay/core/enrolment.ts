@@ -41,7 +41,7 @@ export async function enrol(ctx: CoreContext, body: unknown): Promise<{ ok: true
   const signed = canonicalJson({ v: 1, challenge, host, pubkey, owner_fp: ownerFp });
   if (!verifySignature(pubkey, signed, sig)) throw new RelayError(401, 'bad enrolment signature');
 
-  const known = await ctx.store.transaction((tx) => tx.getEnrolment(pubkey), { readOnly: true });
+  const known = await ctx.store.read((tx) => tx.enrolments.get(pubkey));
   if (known?.revokedAt != null) throw revoked();
 
   const decision = await ctx.authority.authorize({ host_name: host, host_pubkey: pubkey, owner_fp: ownerFp, proof: field(body, 'proof'), challenge });
@@ -51,9 +51,9 @@ export async function enrol(ctx: CoreContext, body: unknown): Promise<{ ok: true
   }
 
   await ctx.store.transaction(async (tx) => {
-    const existing = await tx.getEnrolment(pubkey);
+    const existing = await tx.enrolments.get(pubkey);
     if (existing?.revokedAt != null) throw revoked();
-    if (existing === null && (await tx.countLiveEnrolments()) >= ctx.maxLiveEnrolments) {
+    if (existing === null && (await tx.enrolments.countLive()) >= ctx.maxLiveEnrolments) {
       throw new RelayError(503, 'this relay has reached its enrolment capacity');
     }
     const keepStronger = existing !== null && existing.account !== null && authorityStrength(existing.authorizedBy) > ctx.authority.strength;
@@ -67,10 +67,10 @@ export async function enrol(ctx: CoreContext, body: unknown): Promise<{ ok: true
       enrolledAt: existing?.enrolledAt ?? ctx.nowMs(),
       revokedAt: null,
     };
-    if (next.account !== null && (await tx.nameTakenInAccount(next.account, host, pubkey))) {
+    if (next.account !== null && (await tx.enrolments.nameTakenInAccount(next.account, host, pubkey))) {
       throw new RelayError(409, `the name ${host} is already enrolled in this account`, 'NAME_TAKEN');
     }
-    await tx.putEnrolment(next);
+    await tx.enrolments.put(next);
     if (decision.binding !== undefined) await bindCloudKey(tx, pubkey, decision.binding, ctx.nowMs());
   });
   return { ok: true };

@@ -6,7 +6,7 @@ import { isPublicKey } from '../../protocol/keys.ts';
 import { relayHopTimeIsFresh, type RelayHopRequest } from '../../protocol/relay-hop.ts';
 import { CROWDED_NAME_HOSTS } from '../config.ts';
 import type { HopVerifier } from '../crypto/hop-verifier.ts';
-import type { Enrolment, RelayTx } from '../store/relay-store.ts';
+import type { Enrolment, RelayReader } from '../store/relay-store.ts';
 import { RelayError } from './relay-error.ts';
 
 export interface HopHeaders {
@@ -19,16 +19,16 @@ export interface HopHeaders {
 export const badHop = (): RelayError => new RelayError(401, 'bad relay hop');
 
 /** The live enrolments that may have signed this request (none when the hop is malformed or stale). */
-export async function hopCandidates(tx: RelayTx, headers: HopHeaders, nowMs: number): Promise<Enrolment[]> {
+export async function hopCandidates(tx: RelayReader, headers: HopHeaders, nowMs: number): Promise<Enrolment[]> {
   const { host, key, ts, sig } = headers;
   if (ts === undefined || sig === undefined || !relayHopTimeIsFresh(ts, nowMs)) return [];
   if (key !== undefined) {
     if (!isPublicKey(key)) return [];
-    const enrolment = await tx.getEnrolment(key);
+    const enrolment = await tx.enrolments.get(key);
     return enrolment === null || enrolment.revokedAt !== null ? [] : [enrolment];
   }
   if (host === undefined || host === '') return [];
-  const named = await tx.liveEnrolmentsByName(host, CROWDED_NAME_HOSTS + 1);
+  const named = await tx.enrolments.liveByName(host, CROWDED_NAME_HOSTS + 1);
   return named.length > CROWDED_NAME_HOSTS ? [] : named;
 }
 

@@ -7,8 +7,8 @@ import { sha256Hex } from '../../protocol/hash.ts';
 import { MAX_CLAIM_CHARS, MAX_TOKEN_LIFETIME_S, type AccountTokenAuthority } from '../authority/account-token.ts';
 import type { CloudKeyBinding } from '../authority/enrolment-authority.ts';
 import { SessionCache } from '../authority/session-cache.ts';
-import type { DenyEntry } from '../store/hosted-store.ts';
-import type { Enrolment, RelayTx } from '../store/relay-store.ts';
+import type { DenyEntry } from '../store/accounts.ts';
+import type { Enrolment, RelayTransactor } from '../store/relay-store.ts';
 import type { CoreContext } from './context.ts';
 import { badRequest, RelayError } from './relay-error.ts';
 
@@ -40,15 +40,15 @@ const denied = (entry: DenyEntry): RelayError =>
  * Inside the enrol transaction: refuses a denied host or client, and a cloud key already bound to
  * another live host key; then binds the cloud key to this host key.
  */
-export async function bindCloudKey(tx: RelayTx, hostPubkey: string, binding: CloudKeyBinding, nowMs: number): Promise<void> {
-  const deny = await tx.findDenyEntry(fingerprint(hostPubkey), binding.clientId, nowMs);
+export async function bindCloudKey(tx: RelayTransactor, hostPubkey: string, binding: CloudKeyBinding, nowMs: number): Promise<void> {
+  const deny = await tx.accounts.findDenyEntry(fingerprint(hostPubkey), binding.clientId, nowMs);
   if (deny !== null) throw denied(deny);
-  const owner = await tx.cloudKeyOwner(binding.jkt);
+  const owner = await tx.accounts.cloudKeyOwner(binding.jkt);
   if (owner !== null && owner !== hostPubkey) {
-    const other = await tx.getEnrolment(owner);
+    const other = await tx.enrolments.get(owner);
     if (other !== null && other.revokedAt === null) throw new RelayError(403, 'enrolment denied: this cloud key is certified by another live host key', 'DENIED');
   }
-  await tx.bindCloudKey(hostPubkey, binding.jkt, nowMs);
+  await tx.accounts.bindCloudKey(hostPubkey, binding.jkt, nowMs);
 }
 
 /** The token of `authorization: Bearer <token>`, or null. */
@@ -92,10 +92,10 @@ export async function sessionRefusal(ctx: CoreContext, hosted: HostedRelay, call
     session = { jti: verifiedJti, tokenHash, hostPubkey: caller.hostPubkey, hostFp, clientId, jkt, expMs: exp * 1000 };
   }
   const clientId = session.clientId;
-  const { jkt, deny } = await ctx.store.transaction(async (tx) => ({
-    jkt: await tx.cloudKeyOf(caller.hostPubkey),
-    deny: await tx.findDenyEntry(hostFp, clientId, now),
-  }), { readOnly: true });
+  const { jkt, deny } = await ctx.store.read(async (tx) => ({
+    jkt: await tx.accounts.cloudKeyOf(caller.hostPubkey),
+    deny: await tx.accounts.findDenyEntry(hostFp, clientId, now),
+  }));
   if (deny !== null) return denied(deny);
   if (jkt === null || jkt !== session.jkt) return tokenRefused("it is not bound to this host's certified cloud key: enrol again");
   hosted.sessions.put(session);
@@ -144,10 +144,10 @@ export async function addDenyEntries(ctx: CoreContext, hosted: HostedRelay, auth
   const now = ctx.nowMs();
   const entries = parseDenyEntries(body, now);
   await ctx.store.transaction(async (tx) => {
-    if ((await tx.countLiveDenyEntries(now)) + entries.length > MAX_LIVE_DENY_ENTRIES) {
+    if ((await tx.accounts.countLiveDenyEntries(now)) + entries.length > MAX_LIVE_DENY_ENTRIES) {
       throw new RelayError(503, `the deny-list is full (${MAX_LIVE_DENY_ENTRIES} live entries)`);
     }
-    await tx.putDenyEntries(entries, now);
+    await tx.accounts.putDenyEntries(entries, now);
   });
   const hostFps = new Set(entries.filter((e) => e.kind === 'host_fp').map((e) => e.value));
   const clientIds = new Set(entries.filter((e) => e.kind === 'client_id').map((e) => e.value));

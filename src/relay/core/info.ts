@@ -12,15 +12,15 @@ function advertisedLimits(limits: RelayLimits) {
 export async function info(ctx: CoreContext, caller: Enrolment | null) {
   const base = { v: 2, relay_pubkey: ctx.relayKey.publicKey, epoch: ctx.epoch, version: ctx.version, limits: advertisedLimits(ctx.config.limits) };
   if (caller === null) return base;
-  const you = await ctx.store.transaction(async (tx) => {
-    const ad = await tx.getEncAd(caller.hostPubkey);
+  const you = await ctx.store.read(async (tx) => {
+    const ad = await tx.hostRecords.encAd(caller.hostPubkey);
     return {
       host: caller.hostName,
       pubkey: caller.hostPubkey,
-      head_seq: await tx.headSeq(caller.hostPubkey),
-      acked_through: await tx.ackedThrough(caller.hostPubkey),
+      head_seq: await tx.items.headSeq(caller.hostPubkey),
+      acked_through: await tx.items.ackedThrough(caller.hostPubkey),
       enc_ad: ad === null ? null : { enc_pub: ad.encPub, exp: ad.exp === null ? null : isoTime(ad.exp) },
     };
-  }, { readOnly: true });
+  });
   return { ...base, you };
 }

@@ -37,19 +37,19 @@ export async function pull(ctx: CoreContext, caller: Enrolment, query: PullQuery
   const after = Number(afterText);
   if (!DECIMAL.test(afterText) || !Number.isSafeInteger(after)) throw badRequest('after must be a non-negative integer');
   const limit = clampLimit(query.limit, ctx.config.limits.max_pull);
-  const answer = await ctx.store.transaction(async (tx) => {
-    const page = await tx.pull(caller.hostPubkey, after, limit, ctx.config.limits.max_pull_bytes);
-    const headSeq = await tx.headSeq(caller.hostPubkey);
+  const answer = await ctx.store.read(async (tx) => {
+    const page = await tx.items.pull(caller.hostPubkey, after, limit, ctx.config.limits.max_pull_bytes);
+    const headSeq = await tx.items.headSeq(caller.hostPubkey);
     const lastSeq = page.items.at(-1)?.seq ?? after;
     return encodePullPage({ epoch: ctx.epoch, headSeq, lastSeq, more: page.more }, page.items);
-  }, { readOnly: true });
+  });
   failPoint('relay.pull.before-response');
   return answer;
 }
 
 export async function ack(ctx: CoreContext, caller: Enrolment, body: unknown) {
   const fields = typeof body === 'object' && body !== null ? (body as Record<string, unknown>) : {};
-  const headOf = () => ctx.store.transaction((tx) => tx.headSeq(caller.hostPubkey), { readOnly: true });
+  const headOf = () => ctx.store.read((tx) => tx.items.headSeq(caller.hostPubkey));
   const epoch = fields['epoch'];
   if (epoch !== ctx.epoch) {
     const named = epoch !== undefined && epoch !== null && epoch !== '';
@@ -57,13 +57,13 @@ export async function ack(ctx: CoreContext, caller: Enrolment, body: unknown) {
   }
   const through = fields['through'];
   const answer = await ctx.store.transaction(async (tx) => {
-    const headSeq = await tx.headSeq(caller.hostPubkey);
+    const headSeq = await tx.items.headSeq(caller.hostPubkey);
     if (typeof through !== 'number' || !Number.isSafeInteger(through) || through < 0) {
       throw new RelayError(400, 'through must be a non-negative integer', 'BAD_ACK');
     }
     if (through > headSeq) throw new RelayError(400, 'ack beyond the last allocated seq: treat as an epoch change', 'BAD_ACK');
-    const deleted = await tx.ack(caller.hostPubkey, through);
-    const ackedThrough = await tx.ackedThrough(caller.hostPubkey);
+    const deleted = await tx.items.ack(caller.hostPubkey, through);
+    const ackedThrough = await tx.items.ackedThrough(caller.hostPubkey);
     failPoint('relay.ack.before-commit');
     return { acked_through: ackedThrough, deleted, head_seq: headSeq };
   });

@@ -5,7 +5,7 @@
 import { failPoint } from '../../failpoint.ts';
 import { signAccept, type RelayAccept } from '../../protocol/records/accept.ts';
 import { retentionMs } from '../config.ts';
-import type { Enrolment, RelayTx, Usage } from '../store/relay-store.ts';
+import type { Enrolment, RelayReader, RelayTransactor, Usage } from '../store/relay-store.ts';
 import { checkItem, type CheckedItem } from './item-checks.ts';
 import { isoTime, type CoreContext } from './context.ts';
 import { badRequest } from './relay-error.ts';
@@ -86,15 +86,15 @@ async function pushItem(ctx: CoreContext, sender: Enrolment, item: CheckedItem):
 }
 
 /** Runs the store checks in protocol order, then writes every new target. Throws ItemRejected to roll back. */
-async function storeItem(ctx: CoreContext, tx: RelayTx, sender: Enrolment, item: CheckedItem): Promise<StoredTarget[]> {
+async function storeItem(ctx: CoreContext, tx: RelayTransactor, sender: Enrolment, item: CheckedItem): Promise<StoredTarget[]> {
   const enrolments: Enrolment[] = [];
   for (const key of item.targetKeys) {
-    const target = await tx.getEnrolment(key);
+    const target = await tx.enrolments.get(key);
     if (target === null || target.revokedAt !== null) throw new ItemRejected('target not enrolled');
     enrolments.push(target);
   }
   for (const key of item.targetKeys) {
-    const list = await tx.getSenderList(key);
+    const list = await tx.hostRecords.senderList(key);
     if (list !== null && !list.senders.includes(sender.hostPubkey)) throw new ItemRejected('sender not accepted by target');
   }
   if (item.failure !== null) throw new ItemRejected(item.failure.reason);
@@ -102,7 +102,7 @@ async function storeItem(ctx: CoreContext, tx: RelayTx, sender: Enrolment, item:
   const now = ctx.nowMs();
   const stored: StoredTarget[] = [];
   for (const target of item.targets) {
-    const seen = await tx.getDedup(sender.hostPubkey, item.itemId, target.hostPubkey);
+    const seen = await tx.items.dedup(sender.hostPubkey, item.itemId, target.hostPubkey);
     if (seen !== null && seen.wireHash !== target.wireHash) throw new ItemRejected('conflict');
     stored.push(seen === null
       ? { hostPubkey: target.hostPubkey, seq: 0, wireHash: target.wireHash, acceptedAt: now, isNew: true }
@@ -113,7 +113,7 @@ async function storeItem(ctx: CoreContext, tx: RelayTx, sender: Enrolment, item:
   for (const [i, target] of item.targets.entries()) {
     const entry = stored[i];
     if (entry === undefined || !entry.isNew) continue;
-    entry.seq = await tx.insertItem({
+    entry.seq = await tx.items.insert({
       targetPubkey: target.hostPubkey,
       kind: item.kind,
       itemId: item.itemId,
@@ -129,16 +129,16 @@ async function storeItem(ctx: CoreContext, tx: RelayTx, sender: Enrolment, item:
 }
 
 /** Quotas charge only what the relay can prove: the target key, the (sender, target) share, the target's proven account. */
-async function checkQuotas(ctx: CoreContext, tx: RelayTx, sender: Enrolment, item: CheckedItem, enrolments: Enrolment[], stored: StoredTarget[]): Promise<void> {
+async function checkQuotas(ctx: CoreContext, tx: RelayReader, sender: Enrolment, item: CheckedItem, enrolments: Enrolment[], stored: StoredTarget[]): Promise<void> {
   const limits = ctx.config.limits;
   const accountAdds = new Map<string, Usage>();
   for (const [i, target] of item.targets.entries()) {
     if (stored[i]?.isNew !== true) continue;
     const bytes = target.wire.length;
-    const queue = await tx.queueUsage(target.hostPubkey);
+    const queue = await tx.usage.queue(target.hostPubkey);
     if (queue.items + 1 > limits.max_queue_items) throw new ItemRejected('quota:queue_items');
     if (queue.bytes + bytes > limits.max_queue_bytes) throw new ItemRejected('quota:queue_bytes');
-    const share = await tx.senderUsage(sender.hostPubkey, target.hostPubkey);
+    const share = await tx.usage.sender(sender.hostPubkey, target.hostPubkey);
     if (share.items + 1 > limits.max_sender_items) throw new ItemRejected('quota:sender_items');
     if (share.bytes + bytes > limits.max_sender_bytes) throw new ItemRejected('quota:sender_bytes');
     const account = enrolments[i]?.account ?? null;
@@ -147,7 +147,7 @@ async function checkQuotas(ctx: CoreContext, tx: RelayTx, sender: Enrolment, ite
     pending.items += 1;
     pending.bytes += bytes;
     accountAdds.set(account, pending);
-    const used = await tx.accountUsage(account);
+    const used = await tx.usage.account(account);
     if (used.items + pending.items > limits.max_owner_items) throw new ItemRejected('quota:account_items');
     if (used.bytes + pending.bytes > limits.max_owner_bytes) throw new ItemRejected('quota:account_bytes');
   }

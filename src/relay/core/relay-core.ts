@@ -46,7 +46,7 @@ export interface RelayCoreOptions {
 export type RelayCore = Awaited<ReturnType<typeof createRelayCore>>;
 
 export async function createRelayCore(options: RelayCoreOptions) {
-  const meta = await options.store.transaction((tx) => tx.meta(), { readOnly: true });
+  const meta = await options.store.read((tx) => tx.meta.get());
   const nowMs = options.nowMs ?? Date.now;
   const authority = options.authority ?? authorityFromConfig(options.config, nowMs);
   const pendingWriters = options.pendingWriters ?? new PendingWriters();
@@ -69,7 +69,7 @@ export async function createRelayCore(options: RelayCoreOptions) {
     /** the live enrolment that signed the request, or null */
     caller: async (headers: HopHeaders, request: RelayHopRequest): Promise<Enrolment | null> => {
       const identify = async (): Promise<Enrolment | null> => {
-        const candidates = await ctx.store.transaction((tx) => hopCandidates(tx, headers, ctx.nowMs()), { readOnly: true });
+        const candidates = await ctx.store.read((tx) => hopCandidates(tx, headers, ctx.nowMs()));
         return hopSigner(ctx.hopVerifier, candidates, headers, request);
       };
       // every hop-signed POST writes; a GET only reads

@@ -19,9 +19,9 @@ export async function publishSenderList(ctx: CoreContext, caller: Enrolment, bod
     }
   }
   await ctx.store.transaction(async (tx) => {
-    const stored = await tx.getSenderList(caller.hostPubkey);
+    const stored = await tx.hostRecords.senderList(caller.hostPubkey);
     if (stored !== null && stored.iat >= checked.iatMs) throw new RelayError(409, 'a sender list at least as new is already stored');
-    await tx.putSenderList({
+    await tx.hostRecords.putSenderList({
       targetPubkey: caller.hostPubkey,
       senders: [...new Set(checked.list.senders)],
       iat: checked.iatMs,

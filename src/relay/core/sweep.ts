@@ -8,7 +8,8 @@ import { RATE_WINDOW_MS } from '../../common/rate-window.ts';
 import { sha256Hex } from '../../protocol/hash.ts';
 import { expiredItemId, signExpiredNotice } from '../../protocol/records/expired.ts';
 import { dedupHorizonMs, retentionMs } from '../config.ts';
-import type { DedupSweepLimits, DedupSweepStep, ItemHeader, RelayTx } from '../store/relay-store.ts';
+import type { ItemHeader, RelayTransactor } from '../store/relay-store.ts';
+import { sweepDedupStep, type DedupSweepLimits, type DedupSweepStep } from '../store/rules/dedup-sweep.ts';
 import { isoTime, type CoreContext } from './context.ts';
 
 /** Expired items handled per transaction: keeps each sweep transaction short for the single writer. */
@@ -46,10 +47,10 @@ export async function sweep(ctx: CoreContext, options: SweepOptions = {}): Promi
   const result: SweepResult = { expired: 0, notices: 0, dedupSwept: 0 };
   for (;;) {
     const batch = await ctx.store.transaction(async (tx) => {
-      const expired = await tx.expiredItems(now, itemBatch);
+      const expired = await tx.items.expired(now, itemBatch);
       let notices = 0;
       for (const item of expired) {
-        await tx.deleteItem(item.targetPubkey, item.seq);
+        await tx.items.delete(item.targetPubkey, item.seq);
         if (item.kind === 'envelope' && await queueNotice(ctx, tx, item, now)) notices += 1;
       }
       return { expired: expired.length, notices };
@@ -63,7 +64,7 @@ export async function sweep(ctx: CoreContext, options: SweepOptions = {}): Promi
   // each step goes on after the rows the one before walked, so no row is walked twice in a sweep
   for (let after: number | null = 0; after !== null;) {
     const limits: DedupSweepLimits = { after, limit: dedupBatch, maxWalk };
-    const step: DedupSweepStep = await ctx.store.transaction((tx) => tx.sweepDedup(horizon, now, limits));
+    const step: DedupSweepStep = await ctx.store.transaction((tx) => sweepDedupStep(tx.items, horizon, now, limits));
     result.dedupSwept += step.deleted;
     after = step.resumeAfter;
   }
@@ -76,12 +77,12 @@ export async function sweep(ctx: CoreContext, options: SweepOptions = {}): Promi
 }
 
 /** Queues the expiry notice of `item` for its sender; false when none is due. */
-async function queueNotice(ctx: CoreContext, tx: RelayTx, item: ItemHeader, now: number): Promise<boolean> {
-  const sender = await tx.getEnrolment(item.senderPubkey);
+async function queueNotice(ctx: CoreContext, tx: RelayTransactor, item: ItemHeader, now: number): Promise<boolean> {
+  const sender = await tx.enrolments.get(item.senderPubkey);
   if (sender === null || sender.revokedAt !== null) return false;
   const relayPubkey = ctx.relayKey.publicKey;
   const itemId = expiredItemId(item.itemId, item.targetPubkey);
-  if (await tx.getDedup(relayPubkey, itemId, sender.hostPubkey) !== null) return false;
+  if (await tx.items.dedup(relayPubkey, itemId, sender.hostPubkey) !== null) return false;
   const wire = new TextEncoder().encode(signExpiredNotice({
     v: 1,
     type: 'relay-expired',
@@ -90,7 +91,7 @@ async function queueNotice(ctx: CoreContext, tx: RelayTx, item: ItemHeader, now:
     accepted_at: isoTime(item.acceptedAt),
     expired_at: isoTime(item.expiresAt),
   }, ctx.relayKey));
-  await tx.insertItem({
+  await tx.items.insert({
     targetPubkey: sender.hostPubkey,
     kind: 'expired',
     itemId,

@@ -4,7 +4,7 @@
 import { toBase64 } from '../../protocol/base64.ts';
 import { parseAddress } from '../../protocol/records/envelope.ts';
 import { parseJsonWire } from '../../protocol/records/validate.ts';
-import type { Enrolment, RelayTx } from '../store/relay-store.ts';
+import type { Enrolment, RelayReader } from '../store/relay-store.ts';
 import type { CoreContext } from './context.ts';
 import { push } from './push.ts';
 import { badRequest } from './relay-error.ts';
@@ -12,7 +12,7 @@ import { resolveV1Name } from './v1-names.ts';
 
 type V1Route = { item: unknown } | { error: string };
 
-async function routeEnvelope(tx: RelayTx, caller: Enrolment, envelope: unknown): Promise<V1Route> {
+async function routeEnvelope(tx: RelayReader, caller: Enrolment, envelope: unknown): Promise<V1Route> {
   const fields = typeof envelope === 'object' && envelope !== null ? (envelope as Record<string, unknown>) : null;
   const id = fields?.['id'];
   const to = fields?.['to'];
@@ -37,11 +37,11 @@ export async function pushV1(ctx: CoreContext, caller: Enrolment, body: unknown)
   const envelopes = typeof body === 'object' && body !== null ? (body as Record<string, unknown>)['envelopes'] : undefined;
   if (!Array.isArray(envelopes)) throw badRequest('body must be {envelopes:[…]}');
   if (envelopes.length > ctx.config.limits.max_batch) throw badRequest(`at most ${ctx.config.limits.max_batch} envelopes per push`);
-  const routes = await ctx.store.transaction(async (tx) => {
+  const routes = await ctx.store.read(async (tx) => {
     const out: V1Route[] = [];
     for (const envelope of envelopes) out.push(await routeEnvelope(tx, caller, envelope));
     return out;
-  }, { readOnly: true });
+  });
   const routable = routes.flatMap((r) => ('item' in r ? [r.item] : []));
   const { results } = await push(ctx, caller, { items: routable });
   let next = 0;
@@ -54,25 +54,25 @@ export async function pushV1(ctx: CoreContext, caller: Enrolment, body: unknown)
 export async function pullV1(ctx: CoreContext, caller: Enrolment, afterText: string | undefined) {
   const after = Number(afterText ?? '0');
   if (!/^(0|[1-9][0-9]*)$/.test(afterText ?? '0') || !Number.isSafeInteger(after)) throw badRequest('after must be a non-negative integer');
-  return ctx.store.transaction(async (tx) => {
-    const page = await tx.pull(caller.hostPubkey, after, ctx.config.limits.max_pull, ctx.config.limits.max_pull_bytes);
+  return ctx.store.read(async (tx) => {
+    const page = await tx.items.pull(caller.hostPubkey, after, ctx.config.limits.max_pull, ctx.config.limits.max_pull_bytes);
     const names = new Map<string, string>();
     const items = [];
     // v1 clients know envelopes only; other kinds are passed over and acked with the cursor
     for (const item of page.items.filter((i) => i.kind === 'envelope')) {
-      if (!names.has(item.senderPubkey)) names.set(item.senderPubkey, (await tx.getEnrolment(item.senderPubkey))?.hostName ?? '');
+      if (!names.has(item.senderPubkey)) names.set(item.senderPubkey, (await tx.enrolments.get(item.senderPubkey))?.hostName ?? '');
       items.push({ seq: item.seq, envelope: parseJsonWire(item.wire) ?? null, from: names.get(item.senderPubkey) });
     }
     return { items, cursor: page.items.at(-1)?.seq ?? after };
-  }, { readOnly: true });
+  });
 }
 
 export async function ackV1(ctx: CoreContext, caller: Enrolment, body: unknown): Promise<{ ok: true }> {
   const cursor = typeof body === 'object' && body !== null ? (body as Record<string, unknown>)['cursor'] : undefined;
   if (typeof cursor !== 'number' || !Number.isFinite(cursor)) throw badRequest('cursor must be a number');
   await ctx.store.transaction(async (tx) => {
-    const through = Math.min(Math.max(0, Math.trunc(cursor)), await tx.headSeq(caller.hostPubkey));
-    await tx.ack(caller.hostPubkey, through);
+    const through = Math.min(Math.max(0, Math.trunc(cursor)), await tx.items.headSeq(caller.hostPubkey));
+    await tx.items.ack(caller.hostPubkey, through);
   });
   return { ok: true };
 }

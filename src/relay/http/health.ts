@@ -34,8 +34,8 @@ export async function checkHealth(options: HealthOptions): Promise<Health> {
   let cancelTimer = (): void => {};
   const timedOut = new Promise<'timeout'>((resolve) => { cancelTimer = (options.startTimer ?? startRealTimer)(() => resolve('timeout'), timeoutMs); });
   const write = options.store.transaction(async (tx) => {
-    const meta = await tx.meta();
-    await tx.setEpoch(meta.epoch);
+    const meta = await tx.meta.get();
+    await tx.meta.setEpoch(meta.epoch);
     return meta.heartbeatAt;
   });
   try {

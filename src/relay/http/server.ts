@@ -11,7 +11,7 @@ import { DENY_BODY_MAX_BYTES } from '../core/hosted.ts';
 import { RelayError } from '../core/relay-error.ts';
 import { RateWindow } from '../../common/rate-window.ts';
 import type { Enrolment } from '../store/relay-store.ts';
-import { StoreClosedError, StoreDiskError, StoreOverloadedError, type StoreDiskFault } from '../store/sqlite/index.ts';
+import { StoreClosedError, StoreDiskError, StoreOverloadedError, type StoreDiskFault } from '../store/errors.ts';
 import { clientAddress, rateKey } from './client-address.ts';
 
 type Method = 'GET' | 'POST';

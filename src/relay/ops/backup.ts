@@ -6,10 +6,8 @@ import { createHash, randomBytes } from 'node:crypto';
 import { closeSync, createReadStream, linkSync, openSync, readdirSync, rmSync, statSync, unlinkSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { fingerprint } from '../../protocol/fingerprint.ts';
-import {
-  appendOpsLogToStore, checkIntegrity, describeStoreFile, makeStandalone, onlineBackup, type StoreCounts,
-} from '../store/sqlite/store-files.ts';
-import { readStoreMeta } from '../store/sqlite/index.ts';
+import { appendRelayStoreOpsLog, readRelayStoreMeta, storeBackendOf } from '../store/open-relay-store.ts';
+import { checkIntegrity, describeStoreFile, makeStandalone, onlineBackup, type StoreCounts } from '../store/store-files.ts';
 import { fsyncPath } from '../../common/fsync-path.ts';
 import { RelayOpsError } from './ops-error.ts';
 
@@ -41,7 +39,8 @@ export async function backupRelayStore(options: BackupOptions): Promise<BackupRe
   const file = resolve(options.file);
   const dir = dirname(file);
   if (exists(file)) throw new RelayOpsError(`${file} already exists: a backup never overwrites a file; pick a new name`);
-  readStoreMeta(options.storeDir); // refuses early when there is no relay store there
+  storeBackendOf(options.storeDir); // a SQLite store: these steps work on its files
+  readRelayStoreMeta(options.storeDir); // refuses early when there is no relay store there
   const temp = join(dir, `.${basename(file)}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`);
   try {
     closeSync(openSync(temp, 'wx', 0o600));
@@ -75,7 +74,7 @@ export async function backupRelayStore(options: BackupOptions): Promise<BackupRe
       pruned: options.keep === undefined ? [] : pruneBackups(file, options.keep),
     };
     try {
-      appendOpsLogToStore(options.storeDir, {
+      appendRelayStoreOpsLog(options.storeDir, {
         at: time, kind: 'backup', detail: { file, bytes: receipt.bytes, sha256, epoch: meta.epoch, pruned: receipt.pruned.length },
       });
     } catch (error) {

@@ -2,8 +2,9 @@
 // every receiver to pull again from 0. Used by a restore, by the start-up heartbeat rule and by
 // `agentmbx relay rotate-epoch`; each rotation is written to the operations log with its reason.
 import { lockForOfflineOperation } from './ops-error.ts';
-import type { RelayTx } from '../store/relay-store.ts';
-import { openSqliteRelayStore, randomEpoch, readStoreMeta } from '../store/sqlite/index.ts';
+import type { RelayTransactor } from '../store/relay-store.ts';
+import { openRelayStore, readRelayStoreMeta } from '../store/open-relay-store.ts';
+import { randomEpoch } from '../store/random-epoch.ts';
 
 export interface EpochRotation {
   from: string;
@@ -12,11 +13,11 @@ export interface EpochRotation {
 }
 
 /** Inside the caller's transaction: writes a new epoch and logs why. */
-export async function rotateEpochInTx(tx: RelayTx, options: { nowMs: number; reason: string; newEpoch?: () => string; detail?: Record<string, unknown> }): Promise<EpochRotation> {
-  const from = (await tx.meta()).epoch;
+export async function rotateEpochInTx(tx: RelayTransactor, options: { nowMs: number; reason: string; newEpoch?: () => string; detail?: Record<string, unknown> }): Promise<EpochRotation> {
+  const from = (await tx.meta.get()).epoch;
   const to = (options.newEpoch ?? randomEpoch)();
-  await tx.setEpoch(to);
-  await tx.appendOpsLog({ at: options.nowMs, kind: 'epoch-rotated', detail: { reason: options.reason, from, to, ...options.detail } });
+  await tx.meta.setEpoch(to);
+  await tx.meta.appendOpsLog({ at: options.nowMs, kind: 'epoch-rotated', detail: { reason: options.reason, from, to, ...options.detail } });
   return { from, to, reason: options.reason };
 }
 
@@ -27,8 +28,8 @@ export async function rotateEpochInTx(tx: RelayTx, options: { nowMs: number; rea
 export async function rotateEpochOffline(options: { storeDir: string; nowMs?: () => number; newEpoch?: () => string }): Promise<EpochRotation> {
   const lock = await lockForOfflineOperation(options.storeDir, 'stop it before rotating the epoch');
   try {
-    const { relayPubkey } = readStoreMeta(options.storeDir);
-    const store = await openSqliteRelayStore({ dir: options.storeDir, relayPubkey });
+    const { relayPubkey } = readRelayStoreMeta(options.storeDir);
+    const store = await openRelayStore({ location: options.storeDir, relayPubkey });
     try {
       const nowMs = (options.nowMs ?? Date.now)();
       return await store.transaction((tx) => rotateEpochInTx(tx, {

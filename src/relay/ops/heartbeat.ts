@@ -25,16 +25,16 @@ export function staleHeartbeatReason(heartbeatAt: number | null, nowMs: number):
  */
 export async function checkHeartbeatAtStart(store: RelayStore, nowMs: number, newEpoch?: () => string): Promise<EpochRotation | null> {
   return store.transaction(async (tx) => {
-    const { heartbeatAt } = await tx.meta();
+    const { heartbeatAt } = await tx.meta.get();
     const reason = staleHeartbeatReason(heartbeatAt, nowMs);
     const rotation = reason === null ? null
       : await rotateEpochInTx(tx, { nowMs, reason, detail: { heartbeat_at: heartbeatAt }, ...(newEpoch ? { newEpoch } : {}) });
-    await tx.writeHeartbeat(nowMs);
+    await tx.meta.writeHeartbeat(nowMs);
     return rotation;
   });
 }
 
 /** One heartbeat write. */
 export function writeHeartbeat(store: RelayStore, nowMs: number): Promise<void> {
-  return store.transaction((tx) => tx.writeHeartbeat(nowMs));
+  return store.transaction((tx) => tx.meta.writeHeartbeat(nowMs));
 }

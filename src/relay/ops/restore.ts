@@ -8,10 +8,10 @@ import { randomBytes } from 'node:crypto';
 import { chmodSync, constants, copyFileSync, existsSync, linkSync, mkdirSync, renameSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { fingerprint } from '../../protocol/fingerprint.ts';
-import {
-  NotARelayStoreError, openSqliteRelayStore, randomEpoch, readStoreMeta, RELAY_DB_FILE, StoreOpenError, StoreSchemaTooNewError,
-} from '../store/sqlite/index.ts';
-import { carryForward, checkIntegrity, settleWal, type CarriedForward } from '../store/sqlite/store-files.ts';
+import { NotARelayStoreError, StoreOpenError, StoreSchemaTooNewError } from '../store/errors.ts';
+import { openRelayStore, readRelayStoreMeta, storeBackendOf } from '../store/open-relay-store.ts';
+import { randomEpoch } from '../store/random-epoch.ts';
+import { carryForward, checkIntegrity, RELAY_DB_FILE, settleWal, type CarriedForward } from '../store/store-files.ts';
 import type { StoreMeta } from '../store/relay-store.ts';
 import { fsyncPath } from '../../common/fsync-path.ts';
 import { lockForOfflineOperation, RelayOpsError } from './ops-error.ts';
@@ -38,6 +38,7 @@ export interface RestoreOptions {
 
 export async function restoreRelayStore(options: RestoreOptions): Promise<RestoreReceipt> {
   const file = resolve(options.file);
+  storeBackendOf(options.storeDir); // a SQLite store: these steps work on its files
   const dir = resolve(options.storeDir);
   if (!existsSync(file)) throw new RelayOpsError(`${file} does not exist`);
   const lock = await lockForOfflineOperation(dir, 'stop it before restoring');
@@ -57,15 +58,15 @@ export async function restoreRelayStore(options: RestoreOptions): Promise<Restor
     const backup = checkBackup(file, staging, staged, relayPubkey);
     const nowMs = (options.nowMs ?? Date.now)();
     const epoch = (options.newEpoch ?? randomEpoch)();
-    const store = await openSqliteRelayStore({ dir: staging, relayPubkey }); // upgrades an older schema
+    const store = await openRelayStore({ location: staging, relayPubkey }); // upgrades an older schema
     let carried: CarriedForward | null = null;
     try {
       carried = live === null ? null : carryForward(staging, dir);
       await store.transaction(async (tx) => {
-        await tx.setEpoch(epoch);
+        await tx.meta.setEpoch(epoch);
         // the relay's start-up check must not count the backup's old heartbeat as an outage
-        await tx.writeHeartbeat(nowMs);
-        await tx.appendOpsLog({
+        await tx.meta.writeHeartbeat(nowMs);
+        await tx.meta.appendOpsLog({
           at: nowMs,
           kind: 'restore',
           detail: { file, backup_epoch: backup.epoch, previous_epoch: live?.epoch ?? null, epoch, carried_forward: carried },
@@ -94,7 +95,7 @@ export async function restoreRelayStore(options: RestoreOptions): Promise<Restor
 /** The live store's meta; a store that cannot be read is refused with what to do (nothing is guessed). */
 function readLiveMeta(dir: string): StoreMeta {
   try {
-    return readStoreMeta(dir);
+    return readRelayStoreMeta(dir);
   } catch (error) {
     if (!(error instanceof StoreOpenError)) throw error;
     throw new RelayOpsError(`${error.message}; to restore without carrying anything forward from it, move the relay.db files out of ${dir} first`);
@@ -113,7 +114,7 @@ function checkBackup(file: string, staging: string, staged: string, relayPubkey:
   let meta: StoreMeta;
   try {
     checkIntegrity(staged, `${file}`);
-    meta = readStoreMeta(staging);
+    meta = readRelayStoreMeta(staging);
   } catch (error) {
     if (error instanceof StoreSchemaTooNewError) throw new RelayOpsError(`${file}: ${error.message}`);
     if (error instanceof NotARelayStoreError) throw new RelayOpsError(`${file} is not a relay store`);

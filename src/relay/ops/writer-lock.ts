@@ -7,7 +7,7 @@ import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { createPrivateFile } from '../store/sqlite/private-file.ts';
+import { createPrivateFile } from '../../common/private-file.ts';
 
 export const WRITER_LOCK_FILE = 'relay.lock';
 /** How often a waiting acquire tries again (the OS gives no wake-up for another process's lock). */

@@ -178,7 +178,7 @@ test('after a host-key rotation the host enrols again with a new cloud-key certi
   assert.equal(world.a.node.store.relay.get()?.state, 'ok', world.a.log.join(' | '));
   const enrolment = await enrolmentOf(world.relay, world.a.node);
   assert.deepEqual([enrolment?.account, enrolment?.authorizedBy], ['acct-1', 'account-token']);
-  const bound = await world.relay.service.core.context.store.transaction((tx) => tx.cloudKeyOf(world.a.node.keys.hostKey.publicKey), { readOnly: true });
+  const bound = await world.relay.service.core.context.store.read((tx) => tx.accounts.cloudKeyOf(world.a.node.keys.hostKey.publicKey));
   assert.equal(bound, jkt, 'the same cloud key, now certified by the new host key');
   assert.equal((await cloudKeyOf(world.a.node)).jkt, jkt, 'the rotation kept the cloud key');
   assert.equal(applyPeerRotation(world.b.node, rotation), 'accepted'); // the record reaches b (over the LAN)

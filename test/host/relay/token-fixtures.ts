@@ -106,5 +106,5 @@ export async function hostedWorld(): Promise<HostedWorld> {
 
 /** The relay's enrolment of `node`'s current key. */
 export async function enrolmentOf(relay: TestRelay, node: HostNode): Promise<Enrolment | null> {
-  return relay.service.core.context.store.transaction((tx) => tx.getEnrolment(node.keys.hostKey.publicKey), { readOnly: true });
+  return relay.service.core.context.store.read((tx) => tx.enrolments.get(node.keys.hostKey.publicKey));
 }

@@ -62,7 +62,7 @@ test('a backup taken by another process while a writer keeps pushing is a health
   mkdirSync(opened);
   copyFileSync(file, join(opened, RELAY_DB_FILE));
   const store = await openSqliteRelayStore({ dir: opened, relayPubkey: relay.service.relayPubkey });
-  const page = await store.transaction((tx) => tx.pull(b.key.publicKey, 0, 1_000, 1 << 30), { readOnly: true });
+  const page = await store.read((tx) => tx.items.pull(b.key.publicKey, 0, 1_000, 1 << 30));
   assert.equal(page.items.length, receipt.counts['items']);
   await store.close();
 

@@ -121,11 +121,11 @@ test('restore keeps a rollback copy, carries forward what restricts, and rotates
   assert.equal((await b2.api.ack(s3, live.service.epoch)).status, 200);
   const s4 = await pushTo(live, a2, b2);
   await live.service.core.context.store.transaction(async (tx) => {
-    const enrolment = await tx.getEnrolment(c.key.publicKey);
+    const enrolment = await tx.enrolments.get(c.key.publicKey);
     assert.ok(enrolment);
-    await tx.putEnrolment({ ...enrolment, revokedAt: clock.ms });
-    await tx.putSenderList({ targetPubkey: b.key.publicKey, senders: [a.key.publicKey], iat: clock.ms, record: '{"list":"b"}', sig: 'sig-b' });
-    await tx.putEncAd({ hostPubkey: b.key.publicKey, encPub: b.enc.publicKey, version: 2, record: '{"ad":"new"}', sig: 'sig-ad', iat: clock.ms, exp: clock.ms + 1_000, at: clock.ms });
+    await tx.enrolments.put({ ...enrolment, revokedAt: clock.ms });
+    await tx.hostRecords.putSenderList({ targetPubkey: b.key.publicKey, senders: [a.key.publicKey], iat: clock.ms, record: '{"list":"b"}', sig: 'sig-b' });
+    await tx.hostRecords.putEncAd({ hostPubkey: b.key.publicKey, encPub: b.enc.publicKey, version: 2, record: '{"ad":"new"}', sig: 'sig-ad', iat: clock.ms, exp: clock.ms + 1_000, at: clock.ms });
   });
   await live.stop();
 
@@ -155,11 +155,11 @@ test('restore keeps a rollback copy, carries forward what restricts, and rotates
   assert.equal(page.head_seq, s4, 'the live store\'s higher next_seq came over');
   assert.ok(s1 < s2 && s2 < s3);
   assert.ok(await pushTo(restored, a3, b3) > s4, 'new seqs stay above everything handed out before');
-  await restored.service.core.context.store.transaction(async (tx) => {
-    assert.notEqual((await tx.getEnrolment(c.key.publicKey))?.revokedAt, null, 'the revocation came over');
-    assert.equal((await tx.getSenderList(b.key.publicKey))?.sig, 'sig-b');
-    assert.equal((await tx.getEncAd(b.key.publicKey))?.sig, 'sig-ad');
-  }, { readOnly: true });
+  await restored.service.core.context.store.read(async (tx) => {
+    assert.notEqual((await tx.enrolments.get(c.key.publicKey))?.revokedAt, null, 'the revocation came over');
+    assert.equal((await tx.hostRecords.senderList(b.key.publicKey))?.sig, 'sig-b');
+    assert.equal((await tx.hostRecords.encAd(b.key.publicKey))?.sig, 'sig-ad');
+  });
   await restored.stop();
 
   const text = (await runCli(['relay', 'log', '--store-dir', dir])).stdout.split('\n');

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import type { RelayTx } from '../../../src/relay/store/relay-store.ts';
+import type { RelayTransactor } from '../../../src/relay/store/relay-store.ts';
 import type { GroupScheduler } from '../../../src/relay/store/sqlite/index.ts';
 import { openSqliteRelayStore, type SqliteRelayStore } from '../../../src/relay/store/sqlite/index.ts';
 import { lingers } from '../../../src/relay/store/sqlite/group-commit.ts';
@@ -29,7 +29,7 @@ function nextTurn(): Promise<void> {
 }
 
 function insert(itemId: string) {
-  return (tx: RelayTx): Promise<number> => tx.insertItem(item({ targetPubkey: 'T', itemId }), 5);
+  return (tx: RelayTransactor): Promise<number> => tx.items.insert(item({ targetPubkey: 'T', itemId }), 5);
 }
 
 function storedIds(dir: string): string[] {
@@ -49,8 +49,8 @@ test('one failing transaction rolls back only its own savepoint', async () => {
   const { store, dir } = await freshStore({ scheduler: FROZEN_CLOCK });
   const first = store.transaction(insert('a'));
   const failing = store.transaction(async (tx) => {
-    await tx.insertItem(item({ targetPubkey: 'T', itemId: 'b' }), 5);
-    await tx.putSenderList({ targetPubkey: 'T', senders: ['S'], iat: 1, record: '{}', sig: 's' });
+    await tx.items.insert(item({ targetPubkey: 'T', itemId: 'b' }), 5);
+    await tx.hostRecords.putSenderList({ targetPubkey: 'T', senders: ['S'], iat: 1, record: '{}', sig: 's' });
     throw new Error('rejected item');
   });
   const third = store.transaction(insert('c'));
@@ -59,7 +59,7 @@ test('one failing transaction rolls back only its own savepoint', async () => {
   assert.equal(await third, 6, 'the rolled-back seq was never handed out');
   assert.deepEqual(groupCounts(store), { commits: 1, transactions: 3, lastGroupSize: 3 });
   assert.deepEqual(storedIds(dir), ['a', 'c']);
-  assert.equal(await store.transaction((tx) => tx.getSenderList('T')), null);
+  assert.equal(await store.transaction((tx) => tx.hostRecords.senderList('T')), null);
   await store.close();
 });
 
@@ -156,7 +156,7 @@ test('a group closes at group_commit_max_items', async () => {
 test('a group closes once it has been open group_commit_max_wait_ms, even with work queued', async () => {
   const { scheduler, clock } = manualScheduler();
   const { store } = await freshStore({ scheduler, groupCommit: { maxItems: 100, maxWaitMs: 5 } });
-  const slow = store.transaction(async (tx) => { clock.now += 5; return tx.insertItem(item({ targetPubkey: 'T', itemId: 'a' }), 5); });
+  const slow = store.transaction(async (tx) => { clock.now += 5; return tx.items.insert(item({ targetPubkey: 'T', itemId: 'a' }), 5); });
   const others = ['b', 'c'].map((id) => store.transaction(insert(id)));
   await Promise.all([slow, ...others]);
   assert.deepEqual(groupCounts(store), { commits: 2, transactions: 3, lastGroupSize: 2 }, 'the first group closed after its slow member');
@@ -170,18 +170,17 @@ test('a read-only transaction never waits for an open write group and sees only 
   let inside = (): void => {};
   const groupOpen = new Promise<void>((resolve) => { inside = resolve; });
   const open = store.transaction(async (tx) => {
-    const seq = await tx.insertItem(item({ targetPubkey: 'T', itemId: 'b' }), 5);
+    const seq = await tx.items.insert(item({ targetPubkey: 'T', itemId: 'b' }), 5);
     await new Promise<void>((resolve) => { release = resolve; inside(); });
     return seq;
   });
   const queuedWrite = store.transaction(insert('c'));
   await groupOpen;
-  const head = await store.transaction((tx) => tx.headSeq('T'), { readOnly: true });
+  const head = await store.read((tx) => tx.items.headSeq('T'));
   assert.equal(head, 5, 'answered while the group is open, from the last commit');
   release();
   assert.deepEqual(await Promise.all([open, queuedWrite]), [6, 7]);
-  assert.equal(await store.transaction((tx) => tx.headSeq('T'), { readOnly: true }), 7);
-  await assert.rejects(store.transaction((tx) => tx.insertItem(item({ targetPubkey: 'T', itemId: 'd' }), 5), { readOnly: true }), /readonly|read-only|query_only/i);
+  assert.equal(await store.read((tx) => tx.items.headSeq('T')), 7);
   await store.close();
 });
 

@@ -5,13 +5,13 @@ import { DatabaseSync } from 'node:sqlite';
 import { test } from 'node:test';
 import { fingerprint } from '../../../src/protocol/fingerprint.ts';
 import {
-  MIGRATIONS, NotARelayStoreError, openSqliteRelayStore, readStoreMeta, RELAY_DB_FILE, SCHEMA_VERSION,
-  StoreKeyMismatchError, StoreMigrationError, StoreOpenError, StoreSchemaTooNewError, type Migration,
-} from '../../../src/relay/store/sqlite/index.ts';
+  NotARelayStoreError, StoreKeyMismatchError, StoreMigrationError, StoreOpenError, StoreSchemaTooNewError,
+} from '../../../src/relay/store/errors.ts';
+import { MIGRATIONS, openSqliteRelayStore, readStoreMeta, RELAY_DB_FILE, SCHEMA_VERSION, type Migration } from '../../../src/relay/store/sqlite/index.ts';
 import { tempDir } from '../../helpers/processes.ts';
 import { freshStore, inspect, item, newKey, RELAY_KEY } from './store-fixtures.ts';
 
-const TABLES = ['account_usage', 'acked', 'cloud_keys', 'counters', 'dedup', 'deny_list', 'enc_ads', 'enrolments', 'items', 'meta', 'ops_log', 'queue_usage', 'sender_lists', 'sender_usage', 'seqs'];
+const TABLES = ['account_usage', 'acked', 'challenges', 'cloud_keys', 'counters', 'dedup', 'deny_list', 'enc_ads', 'enrolments', 'items', 'meta', 'ops_log', 'queue_usage', 'rate_windows', 'sender_lists', 'sender_usage', 'seqs'];
 
 const extraColumn: Migration = {
   version: SCHEMA_VERSION + 1,
@@ -30,7 +30,7 @@ test('a new store has the schema, WAL synced by the store, private files and its
   assert.equal(statSync(dir).mode & 0o777, 0o700);
   assert.equal(statSync(join(dir, RELAY_DB_FILE)).mode & 0o777, 0o600);
   assert.equal(statSync(join(dir, `${RELAY_DB_FILE}-wal`)).mode & 0o777, 0o600);
-  const meta = await store.transaction((tx) => tx.meta(), { readOnly: true });
+  const meta = await store.read((tx) => tx.meta.get());
   assert.deepEqual(meta, { epoch: 'epoch-1', relayPubkey: RELAY_KEY, schemaVersion: SCHEMA_VERSION, heartbeatAt: null });
   assert.equal(inspect(dir, (db) => db.prepare('PRAGMA journal_mode').get()?.journal_mode), 'wal');
   await store.close();
@@ -39,8 +39,8 @@ test('a new store has the schema, WAL synced by the store, private files and its
 test('the default epoch is 16 random bytes in base64url, different per store', async () => {
   const a = await freshStore();
   const b = await freshStore();
-  const epochA = (await a.store.transaction((tx) => tx.meta())).epoch;
-  const epochB = (await b.store.transaction((tx) => tx.meta())).epoch;
+  const epochA = (await a.store.transaction((tx) => tx.meta.get())).epoch;
+  const epochB = (await b.store.transaction((tx) => tx.meta.get())).epoch;
   assert.match(epochA, /^[A-Za-z0-9_-]{22}$/);
   assert.notEqual(epochA, epochB);
   await a.store.close();
@@ -50,13 +50,13 @@ test('the default epoch is 16 random bytes in base64url, different per store', a
 test('committed data, epoch and heartbeat survive close and reopen', async () => {
   const { store, dir } = await freshStore();
   const seq = await store.transaction(async (tx) => {
-    await tx.writeHeartbeat(1234);
-    await tx.setEpoch('epoch-2');
-    return tx.insertItem(item({ targetPubkey: 'T', itemId: 'a' }), 100);
+    await tx.meta.writeHeartbeat(1234);
+    await tx.meta.setEpoch('epoch-2');
+    return tx.items.insert(item({ targetPubkey: 'T', itemId: 'a' }), 100);
   });
   await store.close();
   const again = await openSqliteRelayStore({ dir, relayPubkey: RELAY_KEY, newEpoch: () => 'never-used' });
-  const [meta, page] = await again.transaction(async (tx) => [await tx.meta(), await tx.pull('T', 0, 10, 1_000)] as const);
+  const [meta, page] = await again.transaction(async (tx) => [await tx.meta.get(), await tx.items.pull('T', 0, 10, 1_000)] as const);
   assert.equal(meta.epoch, 'epoch-2');
   assert.equal(meta.heartbeatAt, 1234);
   assert.deepEqual(page.items.map((i) => [i.seq, i.itemId]), [[seq, 'a']]);
@@ -67,7 +67,7 @@ test('an older store is upgraded in one transaction and keeps its epoch', async 
   const { store, dir } = await freshStore({ newEpoch: () => 'kept' });
   await store.close();
   const upgraded = await openSqliteRelayStore({ dir, relayPubkey: RELAY_KEY, migrations: [...MIGRATIONS, extraColumn], newEpoch: () => 'new' });
-  const meta = await upgraded.transaction((tx) => tx.meta());
+  const meta = await upgraded.transaction((tx) => tx.meta.get());
   assert.equal(meta.epoch, 'kept');
   assert.equal(meta.schemaVersion, SCHEMA_VERSION + 1);
   await upgraded.close();
@@ -77,14 +77,14 @@ test('an older store is upgraded in one transaction and keeps its epoch', async 
 
 test('schema 4 keeps every dedup row of a schema-3 store: a retry is still a duplicate with its first seq, also for a tombstone', async () => {
   const { store, dir } = await freshStore({ migrations: MIGRATIONS.slice(0, 3) });
-  const live = await store.transaction((tx) => tx.insertItem(item({ targetPubkey: 'T', itemId: 'live' }), 5));
-  const gone = await store.transaction((tx) => tx.insertItem(item({ targetPubkey: 'T', itemId: 'acked' }), 5));
-  await store.transaction((tx) => tx.ack('T', gone));
+  const live = await store.transaction((tx) => tx.items.insert(item({ targetPubkey: 'T', itemId: 'live' }), 5));
+  const gone = await store.transaction((tx) => tx.items.insert(item({ targetPubkey: 'T', itemId: 'acked' }), 5));
+  await store.transaction((tx) => tx.items.ack('T', gone));
   await store.close();
   assert.equal(inspect(dir, (db) => db.prepare('SELECT count(*) AS n FROM dedup').get()?.n), 2);
   const upgraded = await openSqliteRelayStore({ dir, relayPubkey: RELAY_KEY });
-  assert.equal((await upgraded.transaction((tx) => tx.meta())).schemaVersion, SCHEMA_VERSION);
-  const seen = await upgraded.transaction(async (tx) => [await tx.getDedup('sender', 'live', 'T'), await tx.getDedup('sender', 'acked', 'T')]);
+  assert.equal((await upgraded.transaction((tx) => tx.meta.get())).schemaVersion, SCHEMA_VERSION);
+  const seen = await upgraded.transaction(async (tx) => [await tx.items.dedup('sender', 'live', 'T'), await tx.items.dedup('sender', 'acked', 'T')]);
   assert.deepEqual(seen.map((row) => row?.seq), [live, gone]);
   await upgraded.close();
 });
@@ -92,7 +92,7 @@ test('schema 4 keeps every dedup row of a schema-3 store: a retry is still a dup
 test('schema 5 puts the dedup rows of a schema-4 store in acceptance order behind one key index', async () => {
   const { store, dir } = await freshStore({ migrations: MIGRATIONS.slice(0, 4) });
   await store.transaction(async (tx) => {
-    for (const [itemId, acceptedAt] of [['b', 300], ['a', 100], ['c', 200]] as const) await tx.insertItem(item({ targetPubkey: 'T', itemId, acceptedAt }), 5);
+    for (const [itemId, acceptedAt] of [['b', 300], ['a', 100], ['c', 200]] as const) await tx.items.insert(item({ targetPubkey: 'T', itemId, acceptedAt }), 5);
   });
   await store.close();
   const upgraded = await openSqliteRelayStore({ dir, relayPubkey: RELAY_KEY });
@@ -122,7 +122,7 @@ test('a failing migration leaves the store unchanged, also the steps before it',
   assert.ok(!columns.includes('note'));
   assert.equal(readStoreMeta(dir).schemaVersion, SCHEMA_VERSION);
   const reopened = await openSqliteRelayStore({ dir, relayPubkey: RELAY_KEY });
-  assert.equal((await reopened.transaction((tx) => tx.meta())).epoch, 'kept');
+  assert.equal((await reopened.transaction((tx) => tx.meta.get())).epoch, 'kept');
   await reopened.close();
 });
 
@@ -176,7 +176,7 @@ test('files that are not relay stores are refused and left alone', async () => {
 
 test('readStoreMeta reads a store while it is open, without changing it', async () => {
   const { store, dir } = await freshStore({ newEpoch: () => 'live' });
-  await store.transaction((tx) => tx.writeHeartbeat(77));
+  await store.transaction((tx) => tx.meta.writeHeartbeat(77));
   assert.deepEqual(readStoreMeta(dir), { epoch: 'live', relayPubkey: RELAY_KEY, schemaVersion: SCHEMA_VERSION, heartbeatAt: 77 });
   await store.close();
 });

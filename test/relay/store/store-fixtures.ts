@@ -2,8 +2,6 @@
 import { DatabaseSync } from 'node:sqlite';
 import { join } from 'node:path';
 import { generateSigningKey } from '../../../src/protocol/keys.ts';
-import { sha256Hex } from '../../../src/protocol/hash.ts';
-import type { NewItem } from '../../../src/relay/store/relay-store.ts';
 import { openSqliteRelayStore, RELAY_DB_FILE, type OpenSqliteRelayStoreOptions, type SqliteRelayStore } from '../../../src/relay/store/sqlite/index.ts';
 import { tempDir } from '../../helpers/processes.ts';
 
@@ -19,19 +17,7 @@ export async function freshStore(options: Partial<OpenSqliteRelayStoreOptions> =
   return { store, dir };
 }
 
-export function item(fields: Partial<NewItem> & { targetPubkey: string; itemId: string }, size = 10): NewItem {
-  const wire = fields.wire ?? new TextEncoder().encode(`${fields.itemId}:`.padEnd(size, 'x'));
-  return {
-    kind: 'envelope',
-    senderPubkey: 'sender',
-    acceptedAt: 1_000,
-    expiresAt: 2_000,
-    account: null,
-    wireHash: sha256Hex(wire),
-    ...fields,
-    wire,
-  };
-}
+export { item } from './behaviour/harness.ts';
 
 /** A second, read-only connection to the store file, for checking what is really on disk. */
 export function inspect<T>(dir: string, fn: (db: DatabaseSync) => T): T {

@@ -5,8 +5,9 @@ import assert from 'node:assert/strict';
 import { renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import type { RelayTx } from '../../../src/relay/store/relay-store.ts';
-import { RELAY_DB_FILE, StoreDiskError } from '../../../src/relay/store/sqlite/index.ts';
+import type { RelayTransactor } from '../../../src/relay/store/relay-store.ts';
+import { StoreDiskError } from '../../../src/relay/store/errors.ts';
+import { RELAY_DB_FILE } from '../../../src/relay/store/sqlite/index.ts';
 import { walFileSyncer, type WalSyncer } from '../../../src/relay/store/sqlite/wal-sync.ts';
 import { tempDir } from '../../helpers/processes.ts';
 import { freshStore, inspect, item } from './store-fixtures.ts';
@@ -33,7 +34,7 @@ function heldSyncer(): { syncer: WalSyncer; started: () => number; finish: (erro
 }
 
 function insert(itemId: string) {
-  return (tx: RelayTx): Promise<number> => tx.insertItem(item({ targetPubkey: 'T', itemId }), 5);
+  return (tx: RelayTransactor): Promise<number> => tx.items.insert(item({ targetPubkey: 'T', itemId }), 5);
 }
 
 /** Lets the event loop run until `condition` holds (the store's work is all in-process). */
@@ -93,7 +94,7 @@ test('a failed sync fails the writes it covered, keeps a rejected member\'s own 
   await assert.rejects(good, (error: unknown) => error instanceof StoreDiskError && error.fault === 'sync' && /could not sync its log/.test(error.message));
   await assert.rejects(own, /its own refusal/);
   await assert.rejects(store.transaction(insert('c')), StoreDiskError);
-  await assert.rejects(store.transaction((tx) => tx.headSeq('T'), { readOnly: true }), StoreDiskError);
+  await assert.rejects(store.read((tx) => tx.items.headSeq('T')), StoreDiskError);
   await store.close();
 });
 

@@ -1,8 +1,11 @@
 // Typed reads of node:sqlite result rows. A value of the wrong type means a damaged store: the
 // readers throw rather than hand the core something it did not ask for.
-import type { SQLOutputValue } from 'node:sqlite';
+import type { SQLOutputValue, SQLTagStore } from 'node:sqlite';
 
 export type Row = Record<string, SQLOutputValue>;
+
+/** The statement handle of the transaction in progress; throws once that transaction ended. */
+export type UseSql = () => SQLTagStore;
 
 function damaged(column: string, wanted: string): Error {
   return new Error(`relay store damaged: column ${column} is not ${wanted}`);

@@ -1,8 +1,8 @@
 // Enrolments (design §2): hosts by key, names as labels, and the live-enrolment counter that
 // putEnrolment keeps exact (a revocation is a live key leaving).
 import type { SQLTagStore } from 'node:sqlite';
-import type { Enrolment } from '../relay-store.ts';
-import { assertInteger, int, intOrNull, text, textOrNull, type Row } from './columns.ts';
+import type { Enrolment, EnrolmentReader, EnrolmentTransactor } from '../relay-store.ts';
+import { assertInteger, int, intOrNull, text, textOrNull, type Row, type UseSql } from './columns.ts';
 
 const LIVE_COUNTER = 'live_enrolments';
 
@@ -50,4 +50,17 @@ export function putEnrolment(sql: SQLTagStore, e: Enrolment): void {
             enrolled_at = excluded.enrolled_at, revoked_at = excluded.revoked_at`;
   const liveChange = (e.revokedAt === null ? 1 : 0) - (before !== null && before.revokedAt === null ? 1 : 0);
   if (liveChange !== 0) sql.run`UPDATE counters SET value = value + ${liveChange} WHERE name = ${LIVE_COUNTER}`;
+}
+
+export function enrolmentReader(use: UseSql): EnrolmentReader {
+  return {
+    async get(hostPubkey) { return getEnrolment(use(), hostPubkey); },
+    async liveByName(hostName, limit) { return liveEnrolmentsByName(use(), hostName, limit); },
+    async nameTakenInAccount(account, hostName, exceptPubkey) { return nameTakenInAccount(use(), account, hostName, exceptPubkey); },
+    async countLive() { return countLiveEnrolments(use()); },
+  };
+}
+
+export function enrolmentTransactor(use: UseSql): EnrolmentTransactor {
+  return { ...enrolmentReader(use), async put(enrolment) { putEnrolment(use(), enrolment); } };
 }

@@ -1,7 +1,7 @@
 // What a host publishes about itself: its enc-key advertisement and its sender allowlist.
 import type { SQLTagStore } from 'node:sqlite';
-import type { EncAd, SenderList } from '../relay-store.ts';
-import { int, intOrNull, text, textOrNull } from './columns.ts';
+import type { EncAd, HostRecordReader, HostRecordTransactor, SenderList } from '../relay-store.ts';
+import { int, intOrNull, text, textOrNull, type Row, type UseSql } from './columns.ts';
 
 export function getEncAd(sql: SQLTagStore, hostPubkey: string): EncAd | null {
   const row = sql.get`SELECT * FROM enc_ads WHERE host_pubkey = ${hostPubkey}`;
@@ -36,7 +36,10 @@ function parseSenders(json: string): string[] {
 
 export function getSenderList(sql: SQLTagStore, targetPubkey: string): SenderList | null {
   const row = sql.get`SELECT * FROM sender_lists WHERE target_pubkey = ${targetPubkey}`;
-  if (row === undefined) return null;
+  return row === undefined ? null : senderListFrom(row);
+}
+
+function senderListFrom(row: Row): SenderList {
   return {
     targetPubkey: text(row, 'target_pubkey'),
     senders: parseSenders(text(row, 'senders')),
@@ -54,18 +57,31 @@ export function putSenderList(sql: SQLTagStore, list: SenderList): void {
             record = excluded.record, sig = excluded.sig`;
 }
 
-/** Rotation: the old key becomes the new one in every allowlist that names it, without duplicates. */
-export function replaceSenderInLists(sql: SQLTagStore, oldPubkey: string, newPubkey: string): void {
-  const rows = sql.all`SELECT target_pubkey, senders FROM sender_lists
-                       WHERE EXISTS (SELECT 1 FROM json_each(sender_lists.senders) WHERE value = ${oldPubkey})`;
-  for (const row of rows) {
-    const swapped = parseSenders(text(row, 'senders')).map((key) => (key === oldPubkey ? newPubkey : key));
-    const senders = JSON.stringify([...new Set(swapped)]);
-    sql.run`UPDATE sender_lists SET senders = ${senders} WHERE target_pubkey = ${text(row, 'target_pubkey')}`;
-  }
+/** Every allowlist naming `sender` (rotation swaps the key in them). */
+export function senderListsNaming(sql: SQLTagStore, sender: string): SenderList[] {
+  return sql.all`SELECT * FROM sender_lists
+                 WHERE EXISTS (SELECT 1 FROM json_each(sender_lists.senders) WHERE value = ${sender})
+                 ORDER BY target_pubkey`.map(senderListFrom);
 }
 
-/** Rotation: the old key's allowlist becomes the new key's, unless the new key published its own. */
+/** The old key's allowlist becomes the new key's, unless the new key published its own. */
 export function moveSenderList(sql: SQLTagStore, oldPubkey: string, newPubkey: string): void {
   sql.run`UPDATE OR IGNORE sender_lists SET target_pubkey = ${newPubkey} WHERE target_pubkey = ${oldPubkey}`;
+}
+
+export function hostRecordReader(use: UseSql): HostRecordReader {
+  return {
+    async encAd(hostPubkey) { return getEncAd(use(), hostPubkey); },
+    async senderList(targetPubkey) { return getSenderList(use(), targetPubkey); },
+    async senderListsNaming(senderPubkey) { return senderListsNaming(use(), senderPubkey); },
+  };
+}
+
+export function hostRecordTransactor(use: UseSql): HostRecordTransactor {
+  return {
+    ...hostRecordReader(use),
+    async putEncAd(ad) { putEncAd(use(), ad); },
+    async putSenderList(list) { putSenderList(use(), list); },
+    async moveSenderList(fromPubkey, toPubkey) { moveSenderList(use(), fromPubkey, toPubkey); },
+  };
 }

@@ -1,8 +1,8 @@
 // The hosted relay's tables (design §8, schema 3): the cloud key each host key certified, and the
 // revocation deny-list. An entry outlives nothing: rows past their `until` are ignored and removed.
 import type { DatabaseSync, SQLTagStore } from 'node:sqlite';
-import type { DenyEntry, DenyKind, HostedTx } from '../hosted-store.ts';
-import { assertInteger, int, text, type Row } from './columns.ts';
+import type { AccountReader, AccountTransactor, DenyEntry, DenyKind } from '../accounts.ts';
+import { assertInteger, int, text, type Row, type UseSql } from './columns.ts';
 
 /** Expired deny rows removed per write, so one write never turns into a long delete. */
 const DENY_SWEEP_BATCH = 1000;
@@ -56,15 +56,20 @@ export function countLiveDenyEntries(sql: SQLTagStore, nowMs: number): number {
   return row === undefined ? 0 : int(row, 'n');
 }
 
-/** The HostedTx methods over one transaction's statement handle (`use` asserts it is still open). */
-export function hostedTx(use: () => SQLTagStore): HostedTx {
+export function accountReader(use: UseSql): AccountReader {
   return {
     async cloudKeyOwner(jkt) { return cloudKeyOwner(use(), jkt); },
     async cloudKeyOf(hostPubkey) { return cloudKeyOf(use(), hostPubkey); },
-    async bindCloudKey(hostPubkey, jkt, nowMs) { bindCloudKey(use(), hostPubkey, jkt, nowMs); },
-    async putDenyEntries(entries, nowMs) { putDenyEntries(use(), entries, nowMs); },
     async findDenyEntry(hostFp, clientId, nowMs) { return findDenyEntry(use(), hostFp, clientId, nowMs); },
     async countLiveDenyEntries(nowMs) { return countLiveDenyEntries(use(), nowMs); },
+  };
+}
+
+export function accountTransactor(use: UseSql): AccountTransactor {
+  return {
+    ...accountReader(use),
+    async bindCloudKey(hostPubkey, jkt, nowMs) { bindCloudKey(use(), hostPubkey, jkt, nowMs); },
+    async putDenyEntries(entries, nowMs) { putDenyEntries(use(), entries, nowMs); },
   };
 }
 

@@ -1,11 +1,13 @@
-// Items, their dedup rows and per-target sequences (design §2, §4, §5, §6). Every insert, delete
-// and move of items charges or releases the usage counters in the same statement group.
+// Items, their dedup rows and per-target sequences (design §2, §4, §5, §6): the primitives of the
+// items domain. Every insert, delete and move of items charges or releases the usage counters in
+// the same statement group; the sweep and rotation rules over these live in ../rules/.
 import type { SQLTagStore } from 'node:sqlite';
-import type { DedupRow, DedupSweepLimits, DedupSweepStep, ItemHeader, ItemKind, NewItem, PulledItem, PullPage } from '../relay-store.ts';
-import { assertInteger, blob, int, text, type Row } from './columns.ts';
+import type {
+  DedupRow, DedupWalkRow, ItemHeader, ItemKind, ItemPlace, ItemReader, ItemTransactor, NewItem, PulledItem, PullPage, QueueRef, QueueTotals,
+} from '../relay-store.ts';
+import { assertInteger, blob, int, text, textOrNull, type Row, type UseSql } from './columns.ts';
 import { chargeUsage, usageGroups } from './usage.ts';
 
-const ALL_SEQS = { min: Number.MIN_SAFE_INTEGER, max: Number.MAX_SAFE_INTEGER };
 
 /**
  * Allocates `count` consecutive seqs for a target, starting at max(next_seq, nowMs): a store restored
@@ -121,7 +123,7 @@ function removeItems(sql: SQLTagStore, target: string, minSeq: number, maxSeq: n
 
 export function ack(sql: SQLTagStore, target: string, through: number): number {
   assertInteger(through, 'through');
-  const deleted = removeItems(sql, target, ALL_SEQS.min, through);
+  const deleted = removeItems(sql, target, Number.MIN_SAFE_INTEGER, through);
   sql.run`INSERT INTO acked (target_pubkey, acked_through) VALUES (${target}, ${through})
           ON CONFLICT (target_pubkey) DO UPDATE SET acked_through = max(acked_through, excluded.acked_through)`;
   return deleted;
@@ -134,80 +136,88 @@ export function expiredItems(sql: SQLTagStore, nowMs: number, limit: number): It
                  FROM items WHERE expires_at <= ${nowMs} ORDER BY expires_at, target_pubkey, seq LIMIT ${limit}`.map(headerFrom);
 }
 
-/** Deletes one item; its dedup row stays as the tombstone until sweepDedup. */
+/** Deletes one item; its dedup row stays as the tombstone until the dedup sweep. */
 export function deleteItem(sql: SQLTagStore, target: string, seq: number): void {
   assertInteger(seq, 'seq');
   removeItems(sql, target, seq, seq);
 }
 
-/**
- * Deletes up to `limit` tombstones accepted before `beforeMs`, oldest first. Dedup rows are appended
- * as items are accepted (schema 5), so rowid order is acceptance order: the walk stops at the first
- * row accepted at or after `beforeMs` (a row behind it that is older, after the clock stepped back,
- * waits for a later sweep) and passes over rows whose item still exists. A row stamped after `nowMs`
- * (the clock ran ahead, then was set right) is passed over too: stopping there would keep every
- * later tombstone for as long as the clock was ahead.
- */
-export function sweepDedup(sql: SQLTagStore, beforeMs: number, nowMs: number, step: DedupSweepLimits): DedupSweepStep {
-  assertInteger(beforeMs, 'beforeMs');
-  assertInteger(nowMs, 'nowMs');
-  assertInteger(step.after, 'after');
-  assertInteger(step.limit, 'limit');
-  assertInteger(step.maxWalk, 'maxWalk');
-  // a step that may walk or delete nothing could never move the sweep on
-  if (step.limit < 1 || step.maxWalk < 1) throw new RangeError('a dedup sweep step needs limit and maxWalk of at least 1');
-  let walked = 0;
-  let lastWalked = step.after;
-  let lastFound: number | null = null;
-  let found = 0;
-  let hitLimit = false;
-  const rows = sql.iterate`SELECT d.rowid AS id, d.accepted_at,
-                                  EXISTS (SELECT 1 FROM items AS i WHERE i.target_pubkey = d.target_pubkey AND i.seq = d.seq) AS live
-                           FROM dedup AS d WHERE d.rowid > ${step.after} ORDER BY d.rowid LIMIT ${step.maxWalk}`;
-  for (const row of rows) {
-    hitLimit = found === step.limit;
-    if (hitLimit) break;
-    const acceptedAt = int(row, 'accepted_at');
-    if (acceptedAt >= beforeMs && acceptedAt <= nowMs) break;
-    walked += 1;
-    lastWalked = int(row, 'id');
-    if (acceptedAt >= beforeMs || int(row, 'live') === 1) continue;
-    lastFound = lastWalked;
-    found += 1;
-  }
-  // every row in (after, lastFound] was walked above: this deletes exactly the ones found
-  const deleted = lastFound === null ? 0 : Number(sql.run`DELETE FROM dedup AS d
-      WHERE d.rowid > ${step.after} AND d.rowid <= ${lastFound} AND d.accepted_at < ${beforeMs}
-        AND NOT EXISTS (SELECT 1 FROM items AS i WHERE i.target_pubkey = d.target_pubkey AND i.seq = d.seq)`.changes);
-  // stopped by its limit, or walked its whole allowance: more rows may follow
-  return { deleted, resumeAfter: hitLimit || walked === step.maxWalk ? lastWalked : null };
+/** Dedup rows after `after` in rowid order, which is acceptance order (rows are appended as items are accepted, schema 5). */
+export function dedupWalk(sql: SQLTagStore, after: number, limit: number): DedupWalkRow[] {
+  assertInteger(after, 'after');
+  assertInteger(limit, 'limit');
+  return sql.all`SELECT d.rowid AS id, d.accepted_at,
+                        EXISTS (SELECT 1 FROM items AS i WHERE i.target_pubkey = d.target_pubkey AND i.seq = d.seq) AS live
+                 FROM dedup AS d WHERE d.rowid > ${after} ORDER BY d.rowid LIMIT ${limit}`
+    .map((row) => ({ id: int(row, 'id'), acceptedAt: int(row, 'accepted_at'), live: int(row, 'live') === 1 }));
 }
 
-/**
- * Rotation: appends the old key's queue to the new key's in order, with fresh seqs from
- * max(next_seq, nowMs); each dedup row follows its item, tombstones move as they are (a collision
- * with a row the new key already has keeps the new key's row); usage moves with the items.
- * Returns how many items moved.
- */
-export function moveQueue(sql: SQLTagStore, oldKey: string, newKey: string, nowMs: number): number {
-  const groups = usageGroups(sql, oldKey, ALL_SEQS.min, ALL_SEQS.max);
-  const oldItems = sql.all`SELECT seq, item_id, sender_pubkey FROM items WHERE target_pubkey = ${oldKey} ORDER BY seq`;
-  if (oldItems.length > 0) {
-    const first = allocateSeqs(sql, newKey, oldItems.length, nowMs);
-    oldItems.forEach((row, index) => {
-      const newSeq = first + index;
-      const itemId = text(row, 'item_id');
-      const sender = text(row, 'sender_pubkey');
-      sql.run`UPDATE items SET target_pubkey = ${newKey}, seq = ${newSeq} WHERE target_pubkey = ${oldKey} AND seq = ${int(row, 'seq')}`;
-      sql.run`UPDATE OR IGNORE dedup SET target_pubkey = ${newKey}, seq = ${newSeq}
-              WHERE target_pubkey = ${oldKey} AND item_id = ${itemId} AND sender_pubkey = ${sender}`;
-    });
-  }
-  sql.run`UPDATE OR IGNORE dedup SET target_pubkey = ${newKey} WHERE target_pubkey = ${oldKey}`;
-  sql.run`DELETE FROM dedup WHERE target_pubkey = ${oldKey}`;
-  for (const group of groups) {
-    chargeUsage(sql, group, -1);
-    chargeUsage(sql, { ...group, targetPubkey: newKey }, 1);
-  }
-  return oldItems.length;
+export function deleteDedupRows(sql: SQLTagStore, ids: readonly number[]): number {
+  for (const id of ids) assertInteger(id, 'dedup row id');
+  if (ids.length === 0) return 0;
+  return Number(sql.run`DELETE FROM dedup AS d WHERE d.rowid IN (SELECT value FROM json_each(${JSON.stringify(ids)}))
+      AND NOT EXISTS (SELECT 1 FROM items AS i WHERE i.target_pubkey = d.target_pubkey AND i.seq = d.seq)`.changes);
+}
+
+export function queueRefs(sql: SQLTagStore, target: string): QueueRef[] {
+  return sql.all`SELECT seq, item_id, sender_pubkey FROM items WHERE target_pubkey = ${target} ORDER BY seq`
+    .map((row) => ({ seq: int(row, 'seq'), itemId: text(row, 'item_id'), senderPubkey: text(row, 'sender_pubkey') }));
+}
+
+export function queueTotals(sql: SQLTagStore): QueueTotals {
+  const total = sql.get`SELECT COALESCE(SUM(items), 0) AS items FROM queue_usage`;
+  const oldest = sql.get`SELECT accepted_at FROM items ORDER BY expires_at LIMIT 1`;
+  return { items: total === undefined ? 0 : int(total, 'items'), oldestAcceptedAt: oldest === undefined ? null : int(oldest, 'accepted_at') };
+}
+
+/** Moves one item to a place allocated for it; its usage charge moves with it, its dedup row does not. */
+export function moveItem(sql: SQLTagStore, from: ItemPlace, to: ItemPlace): void {
+  assertInteger(from.seq, 'seq');
+  assertInteger(to.seq, 'seq');
+  const row = sql.get`SELECT sender_pubkey, account, bytes FROM items WHERE target_pubkey = ${from.targetPubkey} AND seq = ${from.seq}`;
+  if (row === undefined) throw new RangeError(`no item at seq ${from.seq} to move`);
+  const charge = { senderPubkey: text(row, 'sender_pubkey'), account: textOrNull(row, 'account'), items: 1, bytes: int(row, 'bytes') };
+  sql.run`UPDATE items SET target_pubkey = ${to.targetPubkey}, seq = ${to.seq} WHERE target_pubkey = ${from.targetPubkey} AND seq = ${from.seq}`;
+  chargeUsage(sql, { ...charge, targetPubkey: from.targetPubkey }, -1);
+  chargeUsage(sql, { ...charge, targetPubkey: to.targetPubkey }, 1);
+}
+
+/** OR IGNORE: a row the destination already has for the same (sender, item id) wins; the source row stays. */
+export function repointDedup(sql: SQLTagStore, fromTarget: string, toTarget: string, item?: { senderPubkey: string; itemId: string; seq: number }): number {
+  if (item === undefined) return Number(sql.run`UPDATE OR IGNORE dedup SET target_pubkey = ${toTarget} WHERE target_pubkey = ${fromTarget}`.changes);
+  assertInteger(item.seq, 'seq');
+  return Number(sql.run`UPDATE OR IGNORE dedup SET target_pubkey = ${toTarget}, seq = ${item.seq}
+                        WHERE target_pubkey = ${fromTarget} AND item_id = ${item.itemId} AND sender_pubkey = ${item.senderPubkey}`.changes);
+}
+
+export function deleteTombstonesOf(sql: SQLTagStore, target: string): number {
+  return Number(sql.run`DELETE FROM dedup AS d WHERE d.target_pubkey = ${target}
+      AND NOT EXISTS (SELECT 1 FROM items AS i WHERE i.target_pubkey = d.target_pubkey AND i.seq = d.seq)`.changes);
+}
+
+export function itemReader(use: UseSql): ItemReader {
+  return {
+    async dedup(senderPubkey, itemId, targetPubkey) { return getDedup(use(), senderPubkey, itemId, targetPubkey); },
+    async pull(targetPubkey, after, limit, maxBytes) { return pull(use(), targetPubkey, after, limit, maxBytes); },
+    async headSeq(targetPubkey) { return headSeq(use(), targetPubkey); },
+    async ackedThrough(targetPubkey) { return ackedThrough(use(), targetPubkey); },
+    async expired(nowMs, limit) { return expiredItems(use(), nowMs, limit); },
+    async dedupWalk(after, limit) { return dedupWalk(use(), after, limit); },
+    async queueRefs(targetPubkey) { return queueRefs(use(), targetPubkey); },
+    async queueTotals() { return queueTotals(use()); },
+  };
+}
+
+export function itemTransactor(use: UseSql): ItemTransactor {
+  return {
+    ...itemReader(use),
+    async insert(item, nowMs) { return insertItem(use(), item, nowMs); },
+    async ack(targetPubkey, through) { return ack(use(), targetPubkey, through); },
+    async delete(targetPubkey, seq) { deleteItem(use(), targetPubkey, seq); },
+    async deleteDedupRows(ids) { return deleteDedupRows(use(), ids); },
+    async allocateSeqs(targetPubkey, count, nowMs) { return allocateSeqs(use(), targetPubkey, count, nowMs); },
+    async moveItem(from, to) { moveItem(use(), from, to); },
+    async repointDedup(fromTarget, toTarget, item) { return repointDedup(use(), fromTarget, toTarget, item); },
+    async deleteTombstonesOf(targetPubkey) { return deleteTombstonesOf(use(), targetPubkey); },
+  };
 }

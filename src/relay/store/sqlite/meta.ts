@@ -1,7 +1,7 @@
 // The meta table: what identifies a store (epoch, relay key, schema version) and its heartbeat.
 import type { SQLTagStore } from 'node:sqlite';
 import type { StoreMeta } from '../relay-store.ts';
-import { NotARelayStoreError } from './errors.ts';
+import { NotARelayStoreError } from '../errors.ts';
 
 export const META_EPOCH = 'epoch';
 export const META_RELAY_PUBKEY = 'relay_pubkey';

@@ -1,7 +1,7 @@
 // Creating and upgrading a store: the missing migrations run in ONE transaction together with the
 // meta rows, so a failure (or a crash) leaves the store exactly as it was.
 import type { DatabaseSync, SQLTagStore } from 'node:sqlite';
-import { StoreMigrationError } from './errors.ts';
+import { StoreMigrationError } from '../errors.ts';
 import { META_SCHEMA_VERSION, writeMeta } from './meta.ts';
 import type { Migration } from './migrations/index.ts';
 

@@ -1,17 +1,17 @@
 // Opening the relay store file: create it (dir 0700, file 0600) or check that it is this relay's
 // store at a schema this binary understands, then upgrade it if it is older.
-import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { fsyncPath } from '../../../common/fsync-path.ts';
 import { fingerprint } from '../../../protocol/fingerprint.ts';
 import type { StoreMeta } from '../relay-store.ts';
-import { NotARelayStoreError, StoreKeyMismatchError, StoreOpenError, StoreSchemaTooNewError } from './errors.ts';
+import { randomEpoch } from '../random-epoch.ts';
+import { NotARelayStoreError, StoreKeyMismatchError, StoreOpenError, StoreSchemaTooNewError } from '../errors.ts';
 import { META_CREATED_AT, META_EPOCH, META_RELAY_PUBKEY, readMeta, writeMeta } from './meta.ts';
 import { applyMigrations } from './migrate.ts';
 import { latestVersion, MIGRATIONS, type Migration } from './migrations/index.ts';
-import { createPrivateFile } from './private-file.ts';
+import { createPrivateFile } from '../../../common/private-file.ts';
 import { SqliteRelayStore, type SqliteRelayStoreOptions } from './sqlite-relay-store.ts';
 import { walFileSyncer, type WalSyncer } from './wal-sync.ts';
 
@@ -32,10 +32,6 @@ export interface OpenSqliteRelayStoreOptions extends Omit<SqliteRelayStoreOption
   newEpoch?: () => string;
   /** the schema steps (default MIGRATIONS); tests add one to prove the upgrade path */
   migrations?: readonly Migration[];
-}
-
-export function randomEpoch(): string {
-  return randomBytes(16).toString('base64url');
 }
 
 export async function openSqliteRelayStore(options: OpenSqliteRelayStoreOptions): Promise<SqliteRelayStore> {

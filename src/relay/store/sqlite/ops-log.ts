@@ -1,10 +1,8 @@
 // The operations log table (schema 2): restores, epoch rotations, backups.
 import type { SQLTagStore } from 'node:sqlite';
-import type { OpsLogEntry, OpsLogKind, StoredOpsLogEntry } from '../relay-store.ts';
+import { MAX_OPS_LOG_ENTRIES, type OpsLogEntry, type OpsLogKind, type StoredOpsLogEntry } from '../relay-store.ts';
 import { assertInteger, int, text } from './columns.ts';
 
-/** Entries kept; appending beyond it drops the oldest (an operator log, not an audit archive). */
-export const MAX_OPS_LOG_ENTRIES = 10_000;
 const KINDS: readonly OpsLogKind[] = ['restore', 'epoch-rotated', 'backup'];
 
 export function appendOpsLog(sql: SQLTagStore, entry: OpsLogEntry): void {

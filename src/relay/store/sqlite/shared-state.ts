@@ -1,12 +1,12 @@
 // The SQLite side of shared-state.ts (schema 6): the challenges and rate_windows tables.
 import type { SQLTagStore } from 'node:sqlite';
 import type { ChallengeTransactor, RateWindowTransactor } from '../shared-state.ts';
-import { assertInteger, int, text } from './columns.ts';
+import { assertInteger, int, text, type UseSql } from './columns.ts';
 
 /** Expired challenges dropped by one `open`, so that one enrolment never turns into a long delete. */
 const EXPIRED_CHALLENGES_PER_OPEN = 100;
 
-export function challengeTransactor(use: () => SQLTagStore): ChallengeTransactor {
+export function challengeTransactor(use: UseSql): ChallengeTransactor {
   return {
     async open(pubkey, challenge, expiresAt, nowMs, maxOpen) {
       assertInteger(expiresAt, 'expiresAt');
@@ -34,7 +34,7 @@ function deleteExpired(sql: SQLTagStore, nowMs: number, limit: number): number {
   return Number(result.changes);
 }
 
-export function rateWindowTransactor(use: () => SQLTagStore): RateWindowTransactor {
+export function rateWindowTransactor(use: UseSql): RateWindowTransactor {
   return {
     async count(key, nowMs, windowMs) {
       assertInteger(nowMs, 'nowMs');

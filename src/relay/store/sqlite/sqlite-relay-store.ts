@@ -3,9 +3,9 @@
 // share one commit (group commit, see group-commit.ts): each runs inside its own SAVEPOINT, so each
 // stays all-or-nothing, and every one of them settles only after the shared COMMIT and the WAL sync
 // that follows it (wal-sync.ts), so a write's promise resolves only once it is durable; the next
-// groups are committed while that sync runs on the thread pool. Read-only transactions
-// run one at a time from their own queue on the reader, so they never wait for a write group and
-// never see what a group has not committed.
+// groups are committed while that sync runs on the thread pool. Reads (store.read) run one at a
+// time from their own queue on the reader, so they never wait for a write group and never see what
+// a group has not committed.
 //
 // Shared by several relay processes (`relay serve --workers N`), each process group-commits its own
 // writes: a group is gathered before it takes SQLite's write lock, so that the lock is held only
@@ -15,10 +15,13 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import { setImmediate as nextTurn, setTimeout as sleep } from 'node:timers/promises';
 import type { DatabaseSync, SQLTagStore } from 'node:sqlite';
 import { freeBytes, sqliteResultCode } from '../../../common/disk-fault.ts';
-import type { RelayStore, RelayTx, TransactionOptions } from '../relay-store.ts';
-import { StoreClosedError, StoreDiskError, storeDiskError, StoreOverloadedError, TransactionMisuseError } from './errors.ts';
-import { closesGroup, DEFAULT_GROUP_COMMIT, lingers, startsAtOnce, SYSTEM_SCHEDULER, type GroupCommitPolicy, type GroupScheduler, type QueueHead } from './group-commit.ts';
-import { openRelayTx } from './relay-tx.ts';
+import type { RelayReader, RelayStore, RelayTransactor } from '../relay-store.ts';
+import { StoreClosedError, StoreDiskError, StoreOverloadedError, TransactionMisuseError } from '../errors.ts';
+import { storeDiskError } from './disk-errors.ts';
+import { DEFAULT_GROUP_COMMIT, type GroupCommitPolicy } from '../group-commit-policy.ts';
+import type { UseSql } from './columns.ts';
+import { closesGroup, lingers, startsAtOnce, SYSTEM_SCHEDULER, type GroupScheduler, type QueueHead } from './group-commit.ts';
+import { guardSql, relayReader, relayTransactor } from './relay-tx.ts';
 import type { WalSyncer } from './wal-sync.ts';
 
 /** Transactions waiting for their turn; beyond this the store refuses new ones (StoreOverloadedError). */
@@ -37,7 +40,8 @@ const WRITE_LOCK_QUICK_TRIES = 2;
 const SQLITE_BUSY = 5;
 
 interface Job {
-  fn: (tx: RelayTx) => Promise<unknown>;
+  /** the caller's fn, handed a reader or a transactor over the guarded statement handle */
+  run: (use: UseSql) => Promise<unknown>;
   readOnly: boolean;
   resolve: (value: unknown) => void;
   reject: (error: unknown) => void;
@@ -75,7 +79,7 @@ export interface SqliteRelayStoreOptions {
 
 /** Counters of the write path since the store opened. */
 export interface GroupCommitStats {
-  /** COMMITs of write groups (read-only transactions are not counted) */
+  /** COMMITs of write groups (reads are not counted) */
   commits: number;
   /** write transactions that went through a group, committed or rolled back */
   transactions: number;
@@ -145,7 +149,19 @@ export class SqliteRelayStore implements RelayStore {
     this.#sharedWriters = options.sharedWriters === true;
   }
 
-  transaction<T>(fn: (tx: RelayTx) => Promise<T>, options: TransactionOptions = {}): Promise<T> {
+  transaction<T>(fn: (tx: RelayTransactor) => Promise<T>): Promise<T> {
+    return this.#enqueue((use) => fn(relayTransactor(use, this.#where)), false);
+  }
+
+  read<T>(fn: (reader: RelayReader) => Promise<T>): Promise<T> {
+    return this.#enqueue((use) => fn(relayReader(use, this.#where)), true);
+  }
+
+  get #where(): string {
+    return `the relay store in ${this.dir}`;
+  }
+
+  #enqueue<T>(run: (use: UseSql) => Promise<T>, readOnly: boolean): Promise<T> {
     // after a failed sync even reads are refused: they could hand out items that never reached the disk
     if (this.#syncFailure !== null) return Promise.reject(this.#refusal(this.#syncFailure.error));
     if (this.#closed) return Promise.reject(new StoreClosedError());
@@ -155,7 +171,7 @@ export class SqliteRelayStore implements RelayStore {
     }
     if (this.#queue.length + this.#readQueue.length >= MAX_QUEUED_TRANSACTIONS) return Promise.reject(new StoreOverloadedError());
     return new Promise<T>((resolve, reject) => {
-      const job: Job = { fn, readOnly: options.readOnly === true, resolve: resolve as (value: unknown) => void, reject };
+      const job: Job = { run, readOnly, resolve: resolve as (value: unknown) => void, reject };
       if (job.readOnly) {
         this.#readQueue.push(job);
         this.#readDraining ??= this.#drainReads();
@@ -171,16 +187,6 @@ export class SqliteRelayStore implements RelayStore {
   groupStats(): GroupCommitStats {
     return { ...this.#stats };
   }
-
-  /** Items queued for all hosts and the acceptance time of the one nearest expiry (for metrics; a read-only transaction). */
-  queueTotals(): Promise<{ items: number; oldestAcceptedAt: number | null }> {
-    return this.transaction(async () => {
-      const total = this.#readerSql.get`SELECT COALESCE(SUM(items), 0) AS items FROM queue_usage`;
-      const oldest = this.#readerSql.get`SELECT accepted_at FROM items ORDER BY expires_at LIMIT 1`;
-      return { items: Number(total?.['items'] ?? 0), oldestAcceptedAt: oldest === undefined ? null : Number(oldest['accepted_at']) };
-    }, { readOnly: true });
-  }
-
 
   /**
    * The writer's durability settings as SQLite reports them, and whether the store syncs the WAL
@@ -214,7 +220,7 @@ export class SqliteRelayStore implements RelayStore {
     this.#readDraining = null;
   }
 
-  /** A read-only transaction on the reader: one snapshot of the last commit, writes refused by query_only. */
+  /** A read on the reader: one snapshot of the last commit, writes refused by query_only. */
   async #runRead(job: Job): Promise<void> {
     let outcome: Outcome;
     try {
@@ -366,10 +372,10 @@ export class SqliteRelayStore implements RelayStore {
   }
 
   async #runOne(job: Job, sql: SQLTagStore): Promise<Outcome> {
-    const { tx, end } = openRelayTx(sql, `the relay store in ${this.dir}`);
+    const { use, end } = guardSql(sql);
     const state = { ended: false };
     try {
-      return { ok: true, value: await runningJob.run(state, () => job.fn(tx)) };
+      return { ok: true, value: await runningJob.run(state, () => job.run(use)) };
     } catch (error) {
       return { ok: false, error };
     } finally {

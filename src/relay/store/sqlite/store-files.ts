@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { backup, DatabaseSync } from 'node:sqlite';
 import type { OpsLogEntry, StoredOpsLogEntry, StoreMeta } from '../relay-store.ts';
 import { int, type Row } from './columns.ts';
-import { NotARelayStoreError, StoreOpenError } from './errors.ts';
+import { NotARelayStoreError, StoreOpenError } from '../errors.ts';
 import { ack } from './items.ts';
 import { readMeta } from './meta.ts';
 import { appendOpsLog, readOpsLog } from './ops-log.ts';

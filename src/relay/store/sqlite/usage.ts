@@ -2,8 +2,8 @@
 // Every change to the items table goes through `chargeUsage`, so the counters always equal the
 // aggregates over items without a quota check ever scanning a queue.
 import type { SQLTagStore } from 'node:sqlite';
-import type { Usage } from '../relay-store.ts';
-import { int, text, textOrNull, type Row } from './columns.ts';
+import type { Usage, UsageReader } from '../relay-store.ts';
+import { int, text, textOrNull, type Row, type UseSql } from './columns.ts';
 
 /** A set of items that share who is charged for them. */
 export interface UsageGroup {
@@ -62,4 +62,12 @@ export function usageGroups(sql: SQLTagStore, target: string, minSeq: number, ma
     items: int(row, 'items'),
     bytes: int(row, 'bytes'),
   }));
+}
+
+export function usageReader(use: UseSql): UsageReader {
+  return {
+    async queue(targetPubkey) { return queueUsage(use(), targetPubkey); },
+    async sender(senderPubkey, targetPubkey) { return senderUsage(use(), senderPubkey, targetPubkey); },
+    async account(account) { return accountUsage(use(), account); },
+  };
 }

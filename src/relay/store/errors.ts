@@ -1,13 +1,14 @@
-// Why a relay store could not be opened, and how a running store refuses work. Messages are one
-// sentence for an operator; they name key fingerprints, never key text.
-import { diskFaultOf, freeSpaceText } from '../../../common/disk-fault.ts';
+// Why a relay store could not be opened, and how a running store refuses work, for every backend
+// (each maps its own failures to these). Messages are one sentence for an operator; they name key
+// fingerprints, never key text.
+import { freeSpaceText } from '../../common/disk-fault.ts';
 
 /** A store that must not be used as it is: the relay refuses to start. */
 export class StoreOpenError extends Error {
   override name = 'StoreOpenError';
 }
 
-/** The file is not SQLite, or is SQLite without relay meta. */
+/** The location holds something that is not a relay store (not SQLite, or SQLite without relay meta). */
 export class NotARelayStoreError extends StoreOpenError {
   override name = 'NotARelayStoreError';
 }
@@ -35,7 +36,7 @@ export class StoreClosedError extends Error {
   }
 }
 
-/** More transactions are waiting than the queue holds (see MAX_QUEUED_TRANSACTIONS). */
+/** More transactions are waiting than the backend's queue holds (SQLite: MAX_QUEUED_TRANSACTIONS). */
 export class StoreOverloadedError extends Error {
   override name = 'StoreOverloadedError';
   constructor() {
@@ -43,7 +44,7 @@ export class StoreOverloadedError extends Error {
   }
 }
 
-/** A RelayTx used after its transaction ended, or a transaction opened inside another one. */
+/** A reader or transactor used after its transaction ended, or a transaction opened inside another one. */
 export class TransactionMisuseError extends Error {
   override name = 'TransactionMisuseError';
 }
@@ -70,12 +71,4 @@ function diskFaultSentence(fault: StoreDiskFault, dir: string): string {
   if (fault === 'full') return `the disk holding the relay store is full (${freeSpaceText(dir)}): free space there; writes resume by themselves`;
   if (fault === 'io') return 'the disk holding the relay store failed a write (I/O error or read-only): check the disk; writes resume once one succeeds';
   return 'the relay store could not sync its log to disk: check the disk, then restart the relay';
-}
-
-/** `error` as a StoreDiskError when the disk caused it (SQLITE_FULL, SQLITE_IOERR, ENOSPC, EIO…), else null. */
-export function storeDiskError(error: unknown, dir: string): StoreDiskError | null {
-  if (error instanceof StoreDiskError) return error;
-  const fault = diskFaultOf(error);
-  if (fault === null) return null;
-  return new StoreDiskError(fault === 'full' ? 'full' : 'io', dir, { cause: error });
 }

@@ -1,0 +1,84 @@
+// The one way to open a relay store, and the one module above the backends that names them: the
+// store setting (`--store`, MBX_RELAY_STORE) picks the backend, as simplexmq's newEnv picks its
+// store by type. Today a setting is a SQLite store directory; a PostgreSQL backend adds its
+// `postgres://` URLs in `storeBackendOf` and a case in each switch below.
+import type { GroupCommitPolicy } from './group-commit-policy.ts';
+import { StoreOpenError, type StoreDiskError } from './errors.ts';
+import type { OpsLogEntry, RelayStore, StoredOpsLogEntry, StoreMeta } from './relay-store.ts';
+import { openSqliteRelayStore, readStoreMeta } from './sqlite/index.ts';
+import { appendOpsLogToStore, readOpsLogOfStore } from './sqlite/store-files.ts';
+
+export type StoreBackend = 'sqlite';
+
+/** Which backend a store setting names; refuses one no backend takes. */
+export function storeBackendOf(location: string): StoreBackend {
+  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(location)) {
+    throw new StoreOpenError(`the relay store ${redactUrl(location)} is not a kind this agentmbx opens: give a directory for a SQLite store`);
+  }
+  return 'sqlite';
+}
+
+/** A URL for a message: its scheme and host, never a password in it. */
+function redactUrl(location: string): string {
+  try {
+    const url = new URL(location);
+    return `${url.protocol}//${url.host}`;
+  } catch {
+    return 'setting';
+  }
+}
+
+export interface OpenRelayStoreOptions {
+  /** the store setting: a directory (SQLite) */
+  location: string;
+  /** base64 public key of the relay running this store (a store of another key is refused) */
+  relayPubkey: string;
+  /** clock for the store's created_at (default Date.now) */
+  nowMs?: () => number;
+  /** the epoch of a new store (default randomEpoch) */
+  newEpoch?: () => string;
+  groupCommit?: GroupCommitPolicy;
+  /** told after every durable commit of a write group: how many transactions it held, how long it took */
+  onGroupCommit?: (size: number, latencyMs: number) => void;
+  /** whether requests that will write are still being identified (a group may linger for them) */
+  writersPending?: () => boolean;
+  /** told once each time the disk's state changes: the fault that now refuses writes, or null when writes are durable again */
+  onDiskState?: (fault: StoreDiskError | null) => void;
+  /** told for every transaction refused because of the disk (for a metric) */
+  onDiskRefusal?: (fault: StoreDiskError) => void;
+  /** other relay processes write to this store too (`relay serve --workers N`); a backend that always shares (a database server) ignores it */
+  sharedWriters?: boolean;
+}
+
+/** Opens (creating or upgrading) the store the setting names. */
+export async function openRelayStore(options: OpenRelayStoreOptions): Promise<RelayStore> {
+  const { location, ...rest } = options;
+  switch (storeBackendOf(location)) {
+    case 'sqlite': return openSqliteRelayStore({ ...rest, dir: location });
+  }
+}
+
+/**
+ * The meta of the store the setting names, without opening it for writing (safe while a relay
+ * serves it). Throws NotARelayStoreError, StoreSchemaTooNewError, or StoreKeyMismatchError when
+ * `relayPubkey` is given and differs.
+ */
+export function readRelayStoreMeta(location: string, options: { relayPubkey?: string } = {}): StoreMeta {
+  switch (storeBackendOf(location)) {
+    case 'sqlite': return readStoreMeta(location, options);
+  }
+}
+
+/** The newest `limit` entries of the operations log, read without opening the store for writing (safe while a relay serves it). */
+export function readRelayStoreOpsLog(location: string, limit: number): StoredOpsLogEntry[] {
+  switch (storeBackendOf(location)) {
+    case 'sqlite': return readOpsLogOfStore(location, limit);
+  }
+}
+
+/** Appends one entry to the operations log from outside the serving relay (a backup records itself). */
+export function appendRelayStoreOpsLog(location: string, entry: OpsLogEntry): void {
+  switch (storeBackendOf(location)) {
+    case 'sqlite': appendOpsLogToStore(location, entry); return;
+  }
+}
