@@ -1,6 +1,8 @@
 // What the `agentmbx relay …` commands do. Loaded only when such a command runs, so that host
 // commands do not pay for the relay's server, store and logging modules at every start.
-import { ConfigError, resolveServeOptions } from '../relay/config.ts';
+import cluster from 'node:cluster';
+import type { Logger } from 'pino';
+import { ConfigError, resolveServeOptions, type ServeOptions } from '../relay/config.ts';
 import { backupRelayStore } from '../relay/ops/backup.ts';
 import { rotateEpochOffline } from '../relay/ops/epoch.ts';
 import { RelayOpsError } from '../relay/ops/ops-error.ts';
@@ -8,7 +10,8 @@ import { generateRelayKeyText, RelayKeyError } from '../relay/ops/relay-key.ts';
 import { restoreRelayStore } from '../relay/ops/restore.ts';
 import { WriterLockBusyError } from '../relay/ops/writer-lock.ts';
 import { createRelayLogger, isRelayLogLevel, RELAY_LOG_LEVELS, type RelayLogLevel } from '../relay/http/logging.ts';
-import { startRelayService } from '../relay/relay-service.ts';
+import { exitWithPrimary, reportReady, startWorkerGroup, type WorkerGroup } from '../relay/relay-group.ts';
+import { startRelayLeader, startRelayService } from '../relay/relay-service.ts';
 import { MAX_OPS_LOG_ENTRIES, type StoredOpsLogEntry } from '../relay/store/relay-store.ts';
 import { StoreOpenError } from '../relay/store/errors.ts';
 import { readRelayStoreOpsLog } from '../relay/store/open-relay-store.ts';
@@ -60,28 +63,75 @@ function logLevelOf(flag: string | undefined): RelayLogLevel {
   return level;
 }
 
-/** `relay serve`; with --json its own lines (listening, stopped) are JSON like the request log. */
+/**
+ * `relay serve`; with --json its own lines (listening, stopped) are JSON like the request log. With
+ * more than one worker this process becomes the group's primary (relay-group.ts) and the workers it
+ * forks come back here as cluster workers.
+ */
 export async function serve(flags: Record<string, string | undefined>, { json, logLevel }: { json: boolean; logLevel: string | undefined }): Promise<void> {
   const requestLog = createRelayLogger(undefined, logLevelOf(logLevel));
-  const service = await operate(() => startRelayService({ ...resolveServeOptions(flags, process.env), env: process.env, requestLog }));
+  const options = await operate(() => resolveServeOptions(flags, process.env));
+  if (cluster.isWorker) return serveAsWorker(options, requestLog);
+  if (options.workers > 1) return serveGroup(options, json);
+  const service = await operate(() => startRelayService({ ...options, env: process.env, requestLog }));
   // listen for the stop signals before the ready line: whoever reads it may signal at once
-  const stopped = new Promise<void>((resolve) => {
-    const stop = (): void => {
-      process.off('SIGTERM', stop);
-      process.off('SIGINT', stop);
-      resolve();
-    };
-    process.on('SIGTERM', stop);
-    process.on('SIGINT', stop);
-  });
+  const stopped = stopSignal();
   printResult(json, { listening: service.url, fingerprint: service.fingerprint, epoch: service.epoch, metrics: service.metricsUrl },
     `agentmbx relay listening on ${service.url} fingerprint ${service.fingerprint} epoch ${service.epoch}`);
   if (service.metricsUrl !== null) process.stderr.write(`agentmbx relay: metrics on ${service.metricsUrl}/metrics\n`);
   await stopped;
   await service.close();
   await new Promise<void>((resolve) => { requestLog.flush(() => resolve()); });
+  printStopped(json);
+}
+
+/** Resolves at the first SIGTERM or SIGINT; later ones are ignored (the process is already stopping). */
+function stopSignal(): Promise<void> {
+  return new Promise<void>((resolve) => {
+    process.on('SIGTERM', () => resolve());
+    process.on('SIGINT', () => resolve());
+  });
+}
+
+function printStopped(json: boolean): void {
   if (json) process.stdout.write(`${JSON.stringify({ stopped: true })}\n`);
   else process.stdout.write('agentmbx relay stopped\n');
+}
+
+const toStderr = (line: string): void => { process.stderr.write(`${line}\n`); };
+
+/** The primary of `relay serve --workers N`: the store's lock and housekeeping here, HTTP in the workers. */
+async function serveGroup(options: ServeOptions, json: boolean): Promise<void> {
+  const leader = await operate(() => startRelayLeader({ ...options, env: process.env }));
+  let group: WorkerGroup;
+  try {
+    group = await startWorkerGroup(options.workers, toStderr);
+  } catch (error) {
+    await leader.close();
+    throw new CliError((error as Error).message);
+  }
+  const stopped = stopSignal();
+  printResult(json, { listening: group.url, fingerprint: leader.fingerprint, epoch: leader.epoch, metrics: group.metricsUrl, workers: options.workers },
+    `agentmbx relay listening on ${group.url} fingerprint ${leader.fingerprint} epoch ${leader.epoch} workers ${options.workers}`);
+  if (group.metricsUrl !== null) process.stderr.write(`agentmbx relay: metrics on ${group.metricsUrl}/metrics (each worker's own figures)\n`);
+  const failure = await Promise.race([stopped.then(() => null), group.failed]);
+  await group.stop();
+  await leader.close();
+  if (failure !== null) throw new CliError(`the relay stopped: ${failure}`);
+  printStopped(json);
+}
+
+/** One worker of a group: serves HTTP on the store its primary holds, and exits with the primary. */
+async function serveAsWorker(options: ServeOptions, requestLog: Logger): Promise<void> {
+  exitWithPrimary(toStderr);
+  const service = await operate(() => startRelayService({ ...options, env: process.env, requestLog, role: 'worker' }));
+  const stopped = stopSignal();
+  reportReady(service.url, service.metricsUrl);
+  await stopped;
+  await service.close();
+  await new Promise<void>((resolve) => { requestLog.flush(() => resolve()); });
+  // the IPC channel to the primary would keep this process alive
+  process.exit(0);
 }
 
 export function keygen(flags: { json?: boolean }): void {

@@ -16,6 +16,7 @@ export function registerRelayCommands(program: Command): void {
     .option('--config <file>', 'JSON file overriding the default limits')
     .option('--trust-proxy <mode>', 'client address from a proxy: xff or cloudflare (env MBX_RELAY_TRUST_PROXY)')
     .option('--metrics-bind <host:port>', 'serve /metrics and /healthz on this separate address instead of the relay port')
+    .option('--workers <n>', 'relay processes serving the port on one store (env MBX_RELAY_WORKERS; default: the machine\'s cores; 1: a single process)')
     .option('--log-level <level>', 'request log: debug (every request), info (polls summarised once a minute; default), warn, error or silent (env MBX_RELAY_LOG_LEVEL)')
     .option('--json', 'print the start and stop lines as JSON')
     .action(async ({ json, logLevel, ...flags }: Record<string, string | undefined> & { json?: boolean }) => (await actions()).serve(flags, { json: json === true, logLevel }));

@@ -3,7 +3,7 @@
 // Every value is checked at start-up; a bad one stops the relay with a message naming it. Messages
 // never echo a string value (an operator may paste a secret into the wrong place), only numbers.
 import { readFileSync } from 'node:fs';
-import { homedir } from 'node:os';
+import { availableParallelism, homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { DEFAULT_GROUP_COMMIT, MAX_GROUP_COMMIT_ITEMS, MAX_GROUP_COMMIT_WAIT_MS } from './store/group-commit-policy.ts';
 import { MAX_HOP_VERIFY_THREADS } from './crypto/hop-verify-pool.ts';
@@ -109,6 +109,8 @@ export const ENROL_BODY_MAX_BYTES = 8192;
 export const MAX_LIVE_ENROLMENTS = 100_000;
 /** Open challenges held in memory at once; over it a challenge request answers 503. */
 export const MAX_OPEN_CHALLENGES = 10_000;
+/** Relay processes `relay serve --workers` starts at most (each is a whole process with its own memory). */
+export const MAX_WORKERS = 64;
 /** A challenge is single use and dies after this long. */
 export const CHALLENGE_LIFE_MS = 300_000;
 /** Client addresses tracked by the enrolment rate limiter (an in-memory table). */
@@ -360,6 +362,7 @@ export interface ServeFlags {
   config?: string;
   trustProxy?: string;
   metricsBind?: string;
+  workers?: string;
 }
 
 export interface ServeOptions {
@@ -374,6 +377,15 @@ export interface ServeOptions {
   config: RelayConfig;
   /** where /metrics and /healthz are served apart from the relay's port (--metrics-bind), if anywhere */
   metricsBind?: { host: string; port: number };
+  /** relay processes serving the port (--workers, MBX_RELAY_WORKERS; default: the machine's available parallelism); 1 is a lone relay */
+  workers: number;
+}
+
+/** `--workers` or MBX_RELAY_WORKERS: an integer from 1 to MAX_WORKERS. */
+function parseWorkers(text: string, source: string): number {
+  const workers = /^\d{1,3}$/.test(text) ? Number(text) : NaN;
+  if (!(workers >= 1 && workers <= MAX_WORKERS)) throw new ConfigError(`${source} must be an integer from 1 to ${MAX_WORKERS}`);
+  return workers;
 }
 
 /** Expands a leading `~` (env files and `--flag=~/x` reach us unexpanded by a shell). */
@@ -430,7 +442,13 @@ export function resolveServeOptions(flags: ServeFlags, env: NodeJS.ProcessEnv): 
   const file = configPath === null ? undefined : parseConfigFile(readConfigText(configPath), configPath);
   const metricsBind = nonEmptyFlag(flags.metricsBind, '--metrics-bind');
   const store = nonEmptyFlag(flags.store, '--store') ?? envValue(env, 'MBX_RELAY_STORE');
+  const workersFlag = nonEmptyFlag(flags.workers, '--workers');
+  const envWorkers = envValue(env, 'MBX_RELAY_WORKERS');
+  const workers = workersFlag !== undefined ? parseWorkers(workersFlag.trim(), '--workers')
+    : envWorkers !== undefined ? parseWorkers(envWorkers, 'MBX_RELAY_WORKERS')
+    : Math.min(availableParallelism(), MAX_WORKERS);
   return {
+    workers,
     ...(metricsBind === undefined ? {} : { metricsBind: parseMetricsBind(metricsBind) }),
     ...(store === undefined ? {} : { store: store.trim() }),
     storeDir: resolve(expandHome(dir, env)),

@@ -7,7 +7,9 @@ import { fingerprint } from '../protocol/fingerprint.ts';
 import type { EnrolmentAuthority } from './authority/enrolment-authority.ts';
 import { JWKS_MIN_FETCH_INTERVAL_MS } from './authority/jwks-cache.ts';
 import { HEARTBEAT_INTERVAL_MS, type RelayConfig } from './config.ts';
+import { storeChallenges } from './core/challenges.ts';
 import { PendingWriters } from './core/pending-writers.ts';
+import { storePushRate } from './core/push-rate.ts';
 import { createRelayCore, type RelayCore } from './core/relay-core.ts';
 import { INLINE_HOP_VERIFIER } from './crypto/hop-verifier.ts';
 import { hopVerifyPool } from './crypto/hop-verify-pool.ts';
@@ -23,6 +25,8 @@ import { loadOrCreateRelayKey } from './ops/relay-key.ts';
 import { acquireWriterLock } from './ops/writer-lock.ts';
 import { StoreDiskError } from './store/errors.ts';
 import { openRelayStore, storeBackendOf } from './store/open-relay-store.ts';
+import type { RelayStore } from './store/relay-store.ts';
+import type { SigningKey } from '../protocol/keys.ts';
 import { freeSpaceText } from '../common/disk-fault.ts';
 
 export const RELAY_VERSION = (createRequire(import.meta.url)('../../package.json') as { version: string }).version;
@@ -80,59 +84,44 @@ async function checkBindable(host: string, port: number): Promise<void> {
   await new Promise<void>((resolve) => probe.close(() => resolve()));
 }
 
-export async function startRelayService(options: RelayServiceOptions): Promise<RelayService> {
-  await checkBindable(options.bind, options.port);
-  if (options.metricsBind !== undefined) await checkBindable(options.metricsBind.host, options.metricsBind.port);
-  const location = options.store ?? options.storeDir;
-  // a SQLite store has one writer process; a PostgreSQL store is shared, and its own lock (taken
-  // shared when it opens) keeps offline operations out instead
-  const lock = storeBackendOf(location) === 'sqlite' ? await acquireWriterLock(options.storeDir, { waitMs: options.lockWaitMs ?? 0 }) : null;
-  const cleanups: Array<() => Promise<void> | void> = [() => lock?.release()];
-  const unwind = async (): Promise<void> => {
-    for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-  };
+/**
+ * Who a process is in the relay: 'alone' (the default) is the whole relay; in a group (`relay serve
+ * --workers N`, relay-group.ts) the primary is the 'leader' (startRelayLeader) and every HTTP
+ * process a 'worker', which takes no lock and runs no heartbeat or sweep: the leader holds the
+ * store for the group and runs those.
+ */
+export type RelayRole = 'alone' | 'worker';
+
+export async function startRelayService(options: RelayServiceOptions & { role?: RelayRole }): Promise<RelayService> {
+  const worker = options.role === 'worker';
+  // a worker's port is the group's: the primary binds it (node:cluster), and checked it at start
+  if (!worker) await checkBindable(options.bind, options.port);
+  if (options.metricsBind !== undefined && !worker) await checkBindable(options.metricsBind.host, options.metricsBind.port);
+  const metrics = new RelayMetrics();
+  const log = options.log ?? ((line: string) => { process.stderr.write(`${line}\n`); });
+  const pendingWriters = new PendingWriters();
+  const state = await openRelayState(options, { takesLock: !worker, shared: worker, metrics, log, pendingWriters });
+  const { store, relayKey, nowMs, cleanups, unwind } = state;
+  // other processes answer for this relay too: a worker's siblings, or every relay process on the PostgreSQL store
+  const sharesState = worker || storeBackendOf(options.store ?? options.storeDir) === 'postgres';
   try {
-    const relayKey = loadOrCreateRelayKey(options.storeDir, options.env);
-    const groupCommit = { maxItems: options.config.group_commit_max_items, maxWaitMs: options.config.group_commit_max_wait_ms };
-    const metrics = new RelayMetrics();
-    const log = options.log ?? ((line: string) => { process.stderr.write(`${line}\n`); });
-    const pendingWriters = new PendingWriters();
     const threads = options.config.hop_verify_threads;
     const hopVerifier = threads === 0 ? INLINE_HOP_VERIFIER : hopVerifyPool({ threads, onFailure: (reason) => log(`agentmbx relay: ${reason}`) });
     // closed after the HTTP face (cleanups run in reverse), so requests in flight still get their checks
     cleanups.push(() => hopVerifier.close());
-    const store = await openRelayStore({
-      location, relayPubkey: relayKey.publicKey, groupCommit, onGroupCommit: (size, ms) => metrics.groupCommitted(size, ms),
-      writersPending: () => pendingWriters.any(),
-      onDiskRefusal: (fault) => metrics.diskRefused(fault.fault),
-      onDiskState: (fault) => log(diskStateLine(options.storeDir, fault)),
-      ...(options.nowMs ? { nowMs: options.nowMs } : {}),
-    });
-    cleanups.push(() => store.close());
-    const nowMs = options.nowMs ?? Date.now;
-    const rotation = await checkHeartbeatAtStart(store, nowMs());
+    const rotation = worker ? null : await checkHeartbeatAtStart(store, nowMs());
     if (rotation !== null) log(`agentmbx relay: epoch rotated at start (${rotation.reason}): ${rotation.from} -> ${rotation.to}`);
     if (rotation !== null) metrics.epochRotated();
     metrics.attachQueue(() => store.read((reader) => reader.items.queueTotals()), nowMs);
     const core = await createRelayCore({
       store, relayKey, config: options.config, version: RELAY_VERSION, hopVerifier, pendingWriters,
+      ...(sharesState ? { pushRate: storePushRate(store, options.config.pushes_per_minute), challenges: storeChallenges(store) } : {}),
       ...(options.authority ? { authority: options.authority } : {}),
       ...(options.nowMs ? { nowMs: options.nowMs } : {}),
       ...(options.maxLiveEnrolments === undefined ? {} : { maxLiveEnrolments: options.maxLiveEnrolments }),
     });
-    const onError = (what: string) => (error: unknown): void => {
-      // a disk fault is logged once when it starts and once when it ends (onDiskState), not per run
-      if (error instanceof StoreDiskError) return;
-      log(`agentmbx relay: ${what} failed: ${error instanceof Error ? error.message : String(error)}`);
-    };
     const heartbeatIntervalMs = options.heartbeatIntervalMs ?? HEARTBEAT_INTERVAL_MS;
-    const heartbeat = startPeriodic(() => writeHeartbeat(store, nowMs()), heartbeatIntervalMs, { onError: onError('heartbeat') });
-    cleanups.push(() => heartbeat.stop());
-    const countedSweep = async (): Promise<void> => {
-      await sweep(core.context).then(() => metrics.swept(true), (error: unknown) => { metrics.swept(false); throw error; });
-    };
-    const sweeper = startPeriodic(countedSweep, options.config.sweep_interval_ms, { runNow: true, onError: onError('expiry sweep') });
-    cleanups.push(() => sweeper.stop());
+    if (!worker) cleanups.push(...startHousekeeping(core, heartbeatIntervalMs, metrics, log));
     const hosted = core.context.hosted;
     if (hosted !== null) {
       // keeps the issuer's keys fresh on a quiet relay, and retries an outage once a minute (docs/hosted-relay.md)
@@ -140,7 +129,7 @@ export async function startRelayService(options: RelayServiceOptions): Promise<R
         const failure = await hosted.authority.refreshKeys();
         if (failure !== null) log(`agentmbx relay: the token issuer's key set could not be fetched (${failure})`);
       };
-      const keys = startPeriodic(refresh, JWKS_MIN_FETCH_INTERVAL_MS, { runNow: true, onError: onError('JWKS refresh') });
+      const keys = startPeriodic(refresh, JWKS_MIN_FETCH_INTERVAL_MS, { runNow: true, onError: onError(log, 'JWKS refresh') });
       cleanups.push(() => keys.stop());
     }
     const observability = {
@@ -170,6 +159,96 @@ export async function startRelayService(options: RelayServiceOptions): Promise<R
     await unwind();
     throw err;
   }
+}
+
+/** The primary of a relay group: the store's writer lock for the whole group, the start-up check, the heartbeat and the sweeps; no HTTP. */
+export interface RelayLeader {
+  epoch: string;
+  fingerprint: string;
+  epochRotatedAtStart: EpochRotation | null;
+  /** stops the heartbeat and sweeps, closes the store, releases the lock */
+  close(): Promise<void>;
+}
+
+export async function startRelayLeader(options: Omit<RelayServiceOptions, 'requestLog'>): Promise<RelayLeader> {
+  // the group's port and metrics port must be free before the epoch may rotate or a heartbeat be written
+  await checkBindable(options.bind, options.port);
+  if (options.metricsBind !== undefined) await checkBindable(options.metricsBind.host, options.metricsBind.port);
+  const metrics = new RelayMetrics();
+  const log = options.log ?? ((line: string) => { process.stderr.write(`${line}\n`); });
+  const state = await openRelayState(options, { takesLock: true, shared: true, metrics, log, pendingWriters: new PendingWriters() });
+  const { store, relayKey, nowMs, cleanups, unwind } = state;
+  try {
+    const rotation = await checkHeartbeatAtStart(store, nowMs());
+    if (rotation !== null) log(`agentmbx relay: epoch rotated at start (${rotation.reason}): ${rotation.from} -> ${rotation.to}`);
+    const core = await createRelayCore({
+      store, relayKey, config: options.config, version: RELAY_VERSION,
+      ...(options.authority ? { authority: options.authority } : {}),
+      ...(options.nowMs ? { nowMs: options.nowMs } : {}),
+    });
+    cleanups.push(...startHousekeeping(core, options.heartbeatIntervalMs ?? HEARTBEAT_INTERVAL_MS, metrics, log));
+    return { epoch: core.context.epoch, fingerprint: fingerprint(relayKey.publicKey), epochRotatedAtStart: rotation, close: unwind };
+  } catch (err) {
+    await unwind();
+    throw err;
+  }
+}
+
+type Cleanup = () => Promise<void> | void;
+
+/** The writer lock (unless a worker's), the relay key and the store, with the cleanups that undo them in reverse. */
+async function openRelayState(
+  options: Omit<RelayServiceOptions, 'requestLog'>,
+  how: { takesLock: boolean; shared: boolean; metrics: RelayMetrics; log: (line: string) => void; pendingWriters: PendingWriters },
+): Promise<{ store: RelayStore; relayKey: SigningKey; nowMs: () => number; cleanups: Cleanup[]; unwind: () => Promise<void> }> {
+  const cleanups: Cleanup[] = [];
+  const unwind = async (): Promise<void> => {
+    for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+  };
+  try {
+    const location = options.store ?? options.storeDir;
+    // a SQLite store's group has one lock file; a PostgreSQL store is shared by design, and its own
+    // lock (taken shared by every process when it opens) keeps offline operations out instead
+    if (how.takesLock && storeBackendOf(location) === 'sqlite') {
+      const lock = await acquireWriterLock(options.storeDir, { waitMs: options.lockWaitMs ?? 0 });
+      cleanups.push(() => lock.release());
+    }
+    const relayKey = loadOrCreateRelayKey(options.storeDir, options.env);
+    const { metrics, log, pendingWriters } = how;
+    const groupCommit = { maxItems: options.config.group_commit_max_items, maxWaitMs: options.config.group_commit_max_wait_ms };
+    const store = await openRelayStore({
+      location, relayPubkey: relayKey.publicKey, groupCommit, onGroupCommit: (size, ms) => metrics.groupCommitted(size, ms),
+      writersPending: () => pendingWriters.any(),
+      onDiskRefusal: (fault) => metrics.diskRefused(fault.fault),
+      onDiskState: (fault) => log(diskStateLine(options.storeDir, fault)),
+      sharedWriters: how.shared,
+      ...(options.nowMs ? { nowMs: options.nowMs } : {}),
+    });
+    cleanups.push(() => store.close());
+    return { store, relayKey, nowMs: options.nowMs ?? Date.now, cleanups, unwind };
+  } catch (err) {
+    await unwind();
+    throw err;
+  }
+}
+
+/** The heartbeat and the expiry sweep: one process of a relay runs them (the lone relay, or a group's leader). */
+function startHousekeeping(core: RelayCore, heartbeatIntervalMs: number, metrics: RelayMetrics, log: (line: string) => void): Cleanup[] {
+  const { store, nowMs, config } = core.context;
+  const heartbeat = startPeriodic(() => writeHeartbeat(store, nowMs()), heartbeatIntervalMs, { onError: onError(log, 'heartbeat') });
+  const countedSweep = async (): Promise<void> => {
+    await sweep(core.context).then(() => metrics.swept(true), (error: unknown) => { metrics.swept(false); throw error; });
+  };
+  const sweeper = startPeriodic(countedSweep, config.sweep_interval_ms, { runNow: true, onError: onError(log, 'expiry sweep') });
+  return [() => heartbeat.stop(), () => sweeper.stop()];
+}
+
+function onError(log: (line: string) => void, what: string) {
+  return (error: unknown): void => {
+    // a disk fault is logged once when it starts and once when it ends (onDiskState), not per run
+    if (error instanceof StoreDiskError) return;
+    log(`agentmbx relay: ${what} failed: ${error instanceof Error ? error.message : String(error)}`);
+  };
 }
 
 /** The operator's line when the store's disk starts or stops refusing writes: the store directory and its free space. */

@@ -10,9 +10,9 @@ import type { SigningKey } from '../../src/protocol/keys.ts';
 import { acceptedTarget, verifyAccept } from '../../src/protocol/records/accept.ts';
 import { RelayApi, type RelayAnswer } from '../../src/host/transport/relay/relay-api.ts';
 import { envelopeItem, sealedEnvelope, type TestHost } from '../helpers/relay-fixture.ts';
-import { CLI_MAIN, spawnNode, tempDir, type Child } from '../helpers/processes.ts';
+import { tempDir, type Child } from '../helpers/processes.ts';
+import { spawnRelay } from '../helpers/relay-process.ts';
 
-const READY = /agentmbx relay listening on (\S+) fingerprint \S+ epoch (\S+)/;
 /** A dead relay answers nothing; a call gives up after this long and is retried. */
 const CALL_TIMEOUT_MS = 5_000;
 
@@ -28,20 +28,19 @@ export interface DrillRelayOptions {
   failpoint?: string;
   /** config keys added to the lifted push rate */
   config?: Record<string, unknown>;
+  /** `--workers` (default 1) */
+  workers?: number;
 }
 
 /** `agentmbx relay serve` on `dir`, with a config that lifts the push rate (drills push fast). */
 export async function spawnDrillRelay(dir: string, options: DrillRelayOptions = {}): Promise<DrillRelay> {
   const config = join(tempDir('agentmbx-drill-config-'), 'relay.json');
   writeFileSync(config, JSON.stringify({ pushes_per_minute: 1_000_000, ...options.config }));
-  const env: NodeJS.ProcessEnv = { ...process.env };
-  delete env['MBX_RELAY_KEY'];
-  delete env['MBX_FAILPOINT'];
-  if (options.failpoint !== undefined) env['MBX_FAILPOINT'] = options.failpoint;
-  const child = spawnNode([CLI_MAIN, 'relay', 'serve', '--store-dir', dir, '--port', '0', '--bind', '127.0.0.1', '--config', config], { env });
-  const [, url, epoch] = READY.exec(await child.waitForLine(READY)) as RegExpExecArray;
-  const info = await fetch(new URL('/v2/relay/info', url)).then((r) => r.json()) as { relay_pubkey: string };
-  return { child, url: url as string, epoch: epoch as string, relayPubkey: info.relay_pubkey };
+  const relay = await spawnRelay(dir, {
+    args: ['--config', config], ...(options.failpoint === undefined ? {} : { failpoint: options.failpoint }), ...(options.workers === undefined ? {} : { workers: options.workers }),
+  });
+  const info = await fetch(new URL('/v2/relay/info', relay.url)).then((r) => r.json()) as { relay_pubkey: string };
+  return { child: relay.child, url: relay.url, epoch: relay.epoch, relayPubkey: info.relay_pubkey };
 }
 
 export function apiFor(relay: DrillRelay, name: string, key: SigningKey): RelayApi {

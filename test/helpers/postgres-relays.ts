@@ -17,7 +17,7 @@ export async function spawnPostgresRelays(url: string, count: number): Promise<R
   const keySeed = generateSigningKey().exportSeed();
   const spawn = (failpoint?: string): Promise<RelayProcess> => spawnRelay(tempDir('agentmbx-pg-relay-'), {
     env: { MBX_RELAY_KEY: keySeed },
-    args: ['--store', url],
+    args: ['--store', url, '--workers', '1'],
     ...(failpoint === undefined ? {} : { failpoint }),
   });
   const relays: RelayProcess[] = [];

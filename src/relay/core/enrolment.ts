@@ -22,9 +22,9 @@ function hostAndKey(body: unknown): { host: string; pubkey: string } {
   return { host, pubkey };
 }
 
-export function issueChallenge(ctx: CoreContext, body: unknown): { challenge: string } {
+export async function issueChallenge(ctx: CoreContext, body: unknown): Promise<{ challenge: string }> {
   const { pubkey } = hostAndKey(body);
-  const challenge = ctx.challenges.issue(pubkey, ctx.nowMs());
+  const challenge = await ctx.challenges.issue(pubkey, ctx.nowMs());
   if (challenge === null) throw new RelayError(503, 'too many open enrolment challenges: try again in a few minutes');
   return { challenge };
 }
@@ -36,7 +36,7 @@ export async function enrol(ctx: CoreContext, body: unknown): Promise<{ ok: true
   if (typeof ownerFp !== 'string' || !OWNER_FP_RE.test(ownerFp)) throw badRequest('missing or malformed owner_fp');
   if (typeof sig !== 'string') throw badRequest('missing signature');
 
-  const challenge = ctx.challenges.take(pubkey, ctx.nowMs());
+  const challenge = await ctx.challenges.take(pubkey, ctx.nowMs());
   if (challenge === null) throw new RelayError(401, 'no open challenge for this key: request a new one');
   const signed = canonicalJson({ v: 1, challenge, host, pubkey, owner_fp: ownerFp });
   if (!verifySignature(pubkey, signed, sig)) throw new RelayError(401, 'bad enrolment signature');

@@ -37,7 +37,7 @@ export async function push(ctx: CoreContext, sender: Enrolment, body: unknown): 
   const items = typeof body === 'object' && body !== null ? (body as Record<string, unknown>)['items'] : undefined;
   if (!Array.isArray(items)) throw badRequest('body must be {items:[…]}');
   if (items.length > ctx.config.limits.max_batch) throw badRequest(`at most ${ctx.config.limits.max_batch} items per push`);
-  const withinRate = ctx.pushRate.take(sender.hostPubkey, ctx.nowMs());
+  const withinRate = await ctx.pushRate.take(sender.hostPubkey, ctx.nowMs());
   // every item is its own transaction, all submitted at once so that they can share one commit
   // (group commit); the store runs them in submission order and the answer keeps that order
   const results = items.map((raw) => {

@@ -1,5 +1,6 @@
 // The relay's HTTP face (protocol.md §3): routes, hop verification, client address, body caps,
 // enrolment rate limits and status codes. Thin: parse, call the core, answer JSON.
+import cluster from 'node:cluster';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
@@ -144,7 +145,11 @@ export interface HttpObserver {
 
 export function buildRelayHttp(core: RelayCore, config: RelayConfig, observer?: HttpObserver): FastifyInstance {
   // Node's own refusal of a request without Host is an empty 400: the relay checks Host itself, below.
-  const app = Fastify({ logger: false, bodyLimit: config.max_body_bytes, clientErrorHandler, return503OnClosing: true, http: { requireHostHeader: false } });
+  // the workers of a relay group share one log: each one's request ids carry its worker id
+  const reqIdPrefix = cluster.isWorker ? `w${cluster.worker?.id ?? 0}-req-` : 'req-';
+  let requests = 0;
+  const genReqId = (): string => `${reqIdPrefix}${(requests = (requests + 1) % Number.MAX_SAFE_INTEGER).toString(36)}`;
+  const app = Fastify({ logger: false, bodyLimit: config.max_body_bytes, clientErrorHandler, return503OnClosing: true, http: { requireHostHeader: false }, genReqId });
   // HTTP/1.1 requires Host (RFC 9112 §3.2); the refusal is JSON like every other answer (protocol.md §7.18).
   app.addHook('onRequest', async (request, reply) => {
     if (request.raw.httpVersion === '1.1' && request.headers.host === undefined) return reply.code(400).send({ error: 'missing Host header' });

@@ -53,6 +53,8 @@ export interface OpenRelayStoreOptions {
    * refused while any relay process serves the store (SQLite's offline operations hold the writer lock file)
    */
   exclusive?: boolean;
+  /** other relay processes write to this store too (`relay serve --workers N`); a backend that always shares (a database server) ignores it */
+  sharedWriters?: boolean;
 }
 
 /** Opens (creating or upgrading) the store the setting names. */

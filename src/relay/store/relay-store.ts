@@ -10,6 +10,7 @@
 // Times are Unix milliseconds (numbers) throughout; the core turns them into ISO strings on the wire.
 import type { AccountReader, AccountTransactor } from './accounts.ts';
 import type { StoreDiskError } from './errors.ts';
+import type { ChallengeTransactor, RateWindowTransactor } from './shared-state.ts';
 
 export interface Enrolment {
   hostPubkey: string;
@@ -283,6 +284,10 @@ export interface RelayTransactor {
   items: ItemTransactor;
   usage: UsageTransactor;
   accounts: AccountTransactor;
+  /** enrolment challenges shared by a relay's processes (shared-state.ts) */
+  challenges: ChallengeTransactor;
+  /** request windows shared by a relay's processes (shared-state.ts) */
+  rateWindows: RateWindowTransactor;
 }
 
 export interface RelayStore {

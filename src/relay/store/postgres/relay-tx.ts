@@ -10,6 +10,7 @@ import { hostRecordReader, hostRecordTransactor } from './host-records.ts';
 import { itemReader, itemTransactor } from './items.ts';
 import type { TargetLocks } from './locks.ts';
 import { metaReader, metaTransactor } from './meta.ts';
+import { challengeTransactor, rateWindowTransactor } from './shared-state.ts';
 import { sqlOver, type UsePg } from './sql.ts';
 import { usageReader, usageTransactor } from './usage.ts';
 
@@ -51,5 +52,7 @@ export function relayTransactor(use: UsePg, where: string, locks: TargetLocks): 
     items: itemTransactor(use, locks),
     usage: usageTransactor(use, locks),
     accounts: accountTransactor(use),
+    challenges: challengeTransactor(use),
+    rateWindows: rateWindowTransactor(use),
   };
 }

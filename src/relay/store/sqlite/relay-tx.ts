@@ -11,6 +11,7 @@ import { accountReader, accountTransactor } from './hosted.ts';
 import { itemReader, itemTransactor } from './items.ts';
 import { META_EPOCH, META_HEARTBEAT_AT, readMeta, writeMeta } from './meta.ts';
 import { appendOpsLog, readOpsLog } from './ops-log.ts';
+import { challengeTransactor, rateWindowTransactor } from './shared-state.ts';
 import { usageReader } from './usage.ts';
 
 export interface Guard {
@@ -69,5 +70,7 @@ export function relayTransactor(use: UseSql, where: string): RelayTransactor {
     items: itemTransactor(use),
     usage: usageReader(use),
     accounts: accountTransactor(use),
+    challenges: challengeTransactor(use),
+    rateWindows: rateWindowTransactor(use),
   };
 }
