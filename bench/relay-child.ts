@@ -65,7 +65,8 @@ function statOrZero(path: string, read: (path: string) => number): number {
   }
 }
 
-export async function startRelayChild(dir: string, settings: Record<string, number>, workers = 1): Promise<RelayChild> {
+/** `extraArgs` go to `relay serve` (e.g. `--store postgres://…`). */
+export async function startRelayChild(dir: string, settings: Record<string, number>, workers = 1, extraArgs: string[] = []): Promise<RelayChild> {
   const config = join(dir, 'bench-relay.json');
   writeFileSync(config, JSON.stringify(settings));
   const env: NodeJS.ProcessEnv = { ...process.env, ...DEPLOYED_ENV };
@@ -74,7 +75,7 @@ export async function startRelayChild(dir: string, settings: Record<string, numb
   // BENCH_RELAY_NODE_ARGS: extra node flags for the relay, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof"
   const nodeArgs = [...DEPLOYED_NODE_FLAGS, ...(process.env['BENCH_RELAY_NODE_ARGS'] ?? '').split(' ').filter((arg) => arg !== '')];
   const child: ChildProcess = spawn(process.execPath, [...nodeArgs, '--disable-warning=ExperimentalWarning', CLI_MAIN, 'relay', 'serve',
-    '--store-dir', join(dir, 'store'), '--port', '0', '--bind', '127.0.0.1', '--config', config, '--workers', String(workers)],
+    '--store-dir', join(dir, 'store'), '--port', '0', '--bind', '127.0.0.1', '--config', config, '--workers', String(workers), ...extraArgs],
     { env, stdio: ['ignore', 'pipe', 'pipe'] });
   let stderr = '';
   const exited = new Promise<void>((resolve) => { child.once('exit', () => resolve()); });

@@ -11,6 +11,7 @@ import { alternatingPushPhases, enrolHost, ITEM_WIRE_BYTES, pullAckPhase, pushPh
 import { machineBusyPercent, sampleMachineCpu } from './machine-cpu.ts';
 import { measurePostgres } from './postgres.ts';
 import { startRelayChild, type ProcessRss, type RelayChild } from './relay-child.ts';
+import { startPostgresCluster } from '../test/helpers/postgres-cluster.ts';
 import { Table, type CpuPerItem } from './table.ts';
 
 const PHASE_SECONDS = 3;
@@ -37,10 +38,9 @@ const BENCH_SETTINGS = {
 };
 
 /**
- * One relay configuration measured with every phase below, side by side with the others. Another
- * store backend adds its setups here (issue 17: PostgreSQL with 1 and 2 relay processes), with a
- * `start` that brings up its server and the relay processes on it; comparisons between setups are
- * made in `compare` below by key.
+ * One relay configuration measured with every phase below, side by side with the others: SQLite with
+ * 1 and N workers, PostgreSQL (a throwaway cluster, synchronous_commit and fsync on) with 1 and 2
+ * relay processes; comparisons between setups are made in `compare` below by key.
  */
 interface RelaySetup {
   key: string;
@@ -48,9 +48,24 @@ interface RelaySetup {
   start(dir: string): Promise<RelayChild>;
 }
 
+/** PostgreSQL with `processes` relay processes (`--workers`) on a throwaway cluster of its own, stopped with the relay. */
+async function startOnPostgres(dir: string, processes: number): Promise<RelayChild> {
+  const start = await startPostgresCluster();
+  if (!start.available) throw new Error(start.reason);
+  try {
+    const relay = await startRelayChild(dir, BENCH_SETTINGS, processes, ['--store', await start.cluster.createDatabase('relay')]);
+    return { ...relay, async stop() { await relay.stop(); await start.cluster.stop(); } };
+  } catch (error) {
+    await start.cluster.stop();
+    throw error;
+  }
+}
+
 const RELAY_SETUPS: RelaySetup[] = [
   { key: 'sqlite-1', label: 'SQLite, --workers 1', start: (dir) => startRelayChild(dir, BENCH_SETTINGS, 1) },
   { key: 'sqlite-n', label: `SQLite, --workers ${CORES}`, start: (dir) => startRelayChild(dir, BENCH_SETTINGS, CORES) },
+  { key: 'postgres-1', label: 'PostgreSQL, 1 relay process', start: (dir) => startOnPostgres(dir, 1) },
+  { key: 'postgres-2', label: 'PostgreSQL, 2 relay processes', start: (dir) => startOnPostgres(dir, 2) },
 ];
 
 interface SetupResult {
@@ -171,8 +186,16 @@ function setupTable(table: Table, setup: RelaySetup, result: SetupResult, ceilin
 
 /** The issue's targets between setups. */
 function compare(table: Table, results: Map<string, SetupResult>): void {
-  const one = results.get('sqlite-1');
   const many = results.get('sqlite-n');
+  const onPostgres = results.get('postgres-2');
+  if (many !== undefined && onPostgres !== undefined) {
+    table.section(`PostgreSQL with 2 relay processes against SQLite --workers ${CORES} (same run)`);
+    const pg = (onPostgres.single[32] as PhaseResult).itemsPerSecond;
+    const ratio = pg / (many.single[32] as PhaseResult).itemsPerSecond;
+    table.row('single-item pushes, 32 senders, PostgreSQL 2 processes (items/s)', pg, (many.single[32] as PhaseResult).itemsPerSecond, `÷ SQLite --workers ${CORES}`,
+      { label: '≥ 0.7 × SQLite', ok: ratio >= 0.7, ratio: ratio / 0.7 });
+  }
+  const one = results.get('sqlite-1');
   if (one === undefined || many === undefined) return;
   const figure = 'single-item pushes, 32 sender(s)';
   table.section(`--workers ${CORES} against --workers 1 (same run)`);

@@ -63,7 +63,8 @@ export async function openRelayStore(options: OpenRelayStoreOptions): Promise<Re
   switch (storeBackendOf(location)) {
     case 'sqlite': return openSqliteRelayStore({ ...rest, dir: location });
     case 'postgres': return openPostgresRelayStore({
-      url: location, relayPubkey: rest.relayPubkey, exclusive: exclusive === true, ...(rest.groupCommit ? { groupCommit: rest.groupCommit } : {}),
+      url: location, relayPubkey: rest.relayPubkey, exclusive: exclusive === true,
+      ...(rest.groupCommit ? { groupCommit: rest.groupCommit } : {}), ...(rest.onGroupCommit ? { onGroupCommit: rest.onGroupCommit } : {}),
       ...(rest.nowMs ? { nowMs: rest.nowMs } : {}), ...(rest.newEpoch ? { newEpoch: rest.newEpoch } : {}),
     });
   }

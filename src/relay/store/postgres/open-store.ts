@@ -47,6 +47,8 @@ export interface OpenPostgresRelayStoreOptions {
   exclusive?: boolean;
   /** how many transactions one commit group takes at most (maxItems; default DEFAULT_GROUP_COMMIT) */
   groupCommit?: GroupCommitPolicy;
+  /** told after every COMMIT of a group: how many transactions it held, how long it took */
+  onGroupCommit?: (size: number, latencyMs: number) => void;
 }
 
 /** A store URL for a message: scheme, user, host and database, never a password. */
@@ -99,7 +101,7 @@ export async function openPostgresRelayStore(options: OpenPostgresRelayStoreOpti
     await lock.end();
     throw error;
   }
-  return new PostgresRelayStore(pool, where, options.groupCommit ?? DEFAULT_GROUP_COMMIT, () => lock.end());
+  return new PostgresRelayStore(pool, where, options.groupCommit ?? DEFAULT_GROUP_COMMIT, () => lock.end(), options.onGroupCommit);
 }
 
 /** Connects the store lock's own client and takes the lock (shared to serve, exclusive offline), or refuses. */

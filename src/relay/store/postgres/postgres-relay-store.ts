@@ -59,12 +59,15 @@ export class PostgresRelayStore implements RelayStore {
   #readsDone: (() => void) | null = null;
   #closing: Promise<void> | null = null;
 
-  /** `releaseLock` drops the store lock (open-store.ts) once the pool has closed. */
-  constructor(pool: pg.Pool, where: string, policy: GroupCommitPolicy, releaseLock: () => Promise<void>) {
+  readonly #onGroupCommit: ((size: number, latencyMs: number) => void) | undefined;
+
+  /** `releaseLock` drops the store lock (open-store.ts) once the pool has closed; `onGroupCommit` hears of every COMMIT of a group (metrics). */
+  constructor(pool: pg.Pool, where: string, policy: GroupCommitPolicy, releaseLock: () => Promise<void>, onGroupCommit?: (size: number, latencyMs: number) => void) {
     this.#pool = pool;
     this.where = where;
     this.#policy = policy;
     this.#releaseLock = releaseLock;
+    this.#onGroupCommit = onGroupCommit;
   }
 
   transaction<T>(fn: (tx: RelayTransactor) => Promise<T>): Promise<T> {
@@ -131,6 +134,7 @@ export class PostgresRelayStore implements RelayStore {
   async #runGroup(jobs: Job[]): Promise<void> {
     const settled: Array<{ job: Job; outcome: Outcome }> = [];
     const again: Job[] = [];
+    const openedAt = performance.now();
     let failure: { error: unknown } | null = null;
     let client: pg.PoolClient | null = null;
     let broken = false;
@@ -165,6 +169,7 @@ export class PostgresRelayStore implements RelayStore {
       client?.release(broken);
     }
     if (failure === null) {
+      this.#onGroupCommit?.(settled.length, performance.now() - openedAt);
       // the deadlock victims go first in the next group, in their order
       this.#queue.unshift(...again);
       for (const { job, outcome } of settled) settle(job, outcome);
