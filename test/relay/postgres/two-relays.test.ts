@@ -4,7 +4,8 @@ import assert from 'node:assert/strict';
 import { before, describe, test } from 'node:test';
 import { enrolledHost, envelopeItem, makeHost, sealedEnvelope, type TestHost } from '../../helpers/relay-fixture.ts';
 import { freshPostgresDatabase } from '../../helpers/postgres-test-cluster.ts';
-import { spawnPostgresRelays } from '../../helpers/postgres-relays.ts';
+import { spawnPostgresRelays, type RelayGroup } from '../../helpers/postgres-relays.ts';
+import { runCli } from '../../helpers/processes.ts';
 import type { RelayProcess } from '../../helpers/relay-process.ts';
 
 type PushResult = { status: string; targets: Array<{ host_pubkey: string; seq: number }> };
@@ -27,12 +28,14 @@ async function pushOne(host: TestHost, item: unknown): Promise<PushResult> {
 }
 
 describe('two relay processes on one PostgreSQL database', { skip: 'skip' in database ? database.skip : false }, () => {
+  const url = 'url' in database ? database.url : '';
+  let group: RelayGroup;
   let first: RelayProcess;
   let second: RelayProcess;
 
   before(async () => {
-    const url = 'url' in database ? database.url : '';
-    [first, second] = (await spawnPostgresRelays(url, 2)).relays as [RelayProcess, RelayProcess];
+    group = await spawnPostgresRelays(url, 2);
+    [first, second] = group.relays as [RelayProcess, RelayProcess];
   });
 
   test('both answer info with one relay key and one epoch', async () => {
@@ -82,5 +85,25 @@ describe('two relay processes on one PostgreSQL database', { skip: 'skip' in dat
     assert.deepEqual(page.items.map((i) => i.seq), [...seqs].sort((x, y) => x - y));
     assert.deepEqual(new Set(page.items.map((i) => i.item_id)), new Set(envelopes.map((e) => e.id)));
     assert.equal(page.head_seq, Math.max(...seqs));
+  });
+
+  // last: it stops the relays
+  test('rotate-epoch is refused while a relay serves; once all stopped it rotates, logs, and restarted relays serve the new epoch', async () => {
+    const refused = await runCli(['relay', 'rotate-epoch', '--store', url]);
+    assert.notEqual(refused.code, 0);
+    assert.match(refused.stderr, /a relay process is serving the store at postgres:\/\/postgres@127\.0\.0\.1:\d+\/\w+: stop every relay process/);
+    for (const relay of [first, second]) {
+      relay.child.kill('SIGTERM');
+      assert.equal(await relay.child.exited, 0);
+    }
+    const rotated = await runCli(['relay', 'rotate-epoch', '--store', url, '--json']);
+    assert.equal(rotated.code, 0, rotated.stderr);
+    const { from, to } = JSON.parse(rotated.stdout) as { from: string; to: string };
+    assert.equal(from, first.epoch);
+    const log = await runCli(['relay', 'log', '--json'], { MBX_RELAY_STORE: url });
+    assert.equal(log.code, 0, log.stderr);
+    assert.deepEqual((JSON.parse(log.stdout) as Array<{ kind: string; detail: { to: string } }>).map((e) => [e.kind, e.detail.to]), [['epoch-rotated', to]]);
+    const restarted = await group.spawn();
+    assert.equal(restarted.epoch, to);
   });
 });

@@ -7,8 +7,9 @@
 // (or rolled back): so seq n+1 can never be committed, and seen by a pull, while n is still in
 // flight, and a receiver that acks through n+1 has really been shown n. Two processes or two pools
 // are no different: the lock lives in the server.
-import type { DedupRow, DedupWalkRow, ItemHeader, ItemKind, ItemReader, ItemTransactor, NewItem, PulledItem, PullPage, QueueRef } from '../relay-store.ts';
-import { assertInteger, blob, int, text, type Row } from '../sqlite/columns.ts';
+import type { DedupRow, DedupWalkRow, ItemHeader, ItemReader, ItemTransactor, NewItem, PullPage, QueueRef } from '../relay-store.ts';
+import { assertInteger, int, text, type Row } from '../sqlite/columns.ts';
+import { headerFrom, pageLength, pulledFrom } from '../sqlite/items.ts';
 import type { TargetLocks } from './locks.ts';
 import type { Sql, UsePg } from './sql.ts';
 
@@ -74,26 +75,6 @@ async function insertItem(sql: Sql, item: NewItem, nowMs: number): Promise<numbe
   return int(row as Row, 'seq');
 }
 
-function kindFrom(row: Row): ItemKind {
-  const kind = text(row, 'kind');
-  if (kind !== 'envelope' && kind !== 'receipt' && kind !== 'expired') throw new Error(`relay store damaged: item kind ${kind}`);
-  return kind;
-}
-
-function headerFrom(row: Row): ItemHeader {
-  return {
-    targetPubkey: text(row, 'target_pubkey'),
-    seq: int(row, 'seq'),
-    kind: kindFrom(row),
-    itemId: text(row, 'item_id'),
-    senderPubkey: text(row, 'sender_pubkey'),
-    wireHash: text(row, 'wire_hash'),
-    bytes: int(row, 'bytes'),
-    acceptedAt: int(row, 'accepted_at'),
-    expiresAt: int(row, 'expires_at'),
-  };
-}
-
 /**
  * A page in seq order: at most `limit` items, stopping before the item that would pass `maxBytes`
  * but at least one when any remain. Sizes are read first so an oversized page is never loaded.
@@ -105,19 +86,11 @@ async function pull(sql: Sql, target: string, after: number, limit: number, maxB
   const sizes = await sql.rows(`SELECT seq, bytes FROM items WHERE target_pubkey = $1 AND seq > $2 ORDER BY seq LIMIT $3`,
     [target, after, Math.max(limit, 0) + 1]);
   if (limit < 1) return { items: [], more: sizes.length > 0 };
-  let count = 0;
-  let total = 0;
-  for (const row of sizes.slice(0, limit)) {
-    const bytes = int(row, 'bytes');
-    if (count > 0 && total + bytes > maxBytes) break;
-    count += 1;
-    total += bytes;
-  }
+  const count = pageLength(sizes, limit, maxBytes);
   if (count === 0) return { items: [], more: false };
   const lastSeq = int(sizes[count - 1] as Row, 'seq');
-  const items: PulledItem[] = (await sql.rows(`SELECT seq, kind, item_id, sender_pubkey, wire FROM items
-      WHERE target_pubkey = $1 AND seq > $2 AND seq <= $3 ORDER BY seq`, [target, after, lastSeq]))
-    .map((row) => ({ seq: int(row, 'seq'), kind: kindFrom(row), itemId: text(row, 'item_id'), senderPubkey: text(row, 'sender_pubkey'), wire: blob(row, 'wire') }));
+  const items = (await sql.rows(`SELECT seq, kind, item_id, sender_pubkey, wire FROM items
+      WHERE target_pubkey = $1 AND seq > $2 AND seq <= $3 ORDER BY seq`, [target, after, lastSeq])).map(pulledFrom);
   return { items, more: sizes.length > count };
 }
 

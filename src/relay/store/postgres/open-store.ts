@@ -77,6 +77,19 @@ function cannotConnect(where: string, error: unknown): StoreOpenError {
   return new StoreOpenError(`cannot connect to the relay store at ${where}: ${(error as Error).message}`, { cause: error });
 }
 
+/** A client of its own (outside the pool), connected, or a StoreOpenError naming the database. */
+async function connectedClient(url: string, where: string): Promise<pg.Client> {
+  const client = new pg.Client(clientConfig(url));
+  // a dropped connection fails its next query; its error event must not end the process
+  client.on('error', () => {});
+  try {
+    await client.connect();
+  } catch (error) {
+    throw cannotConnect(where, error);
+  }
+  return client;
+}
+
 export async function openPostgresRelayStore(options: OpenPostgresRelayStoreOptions): Promise<PostgresRelayStore> {
   const where = describePostgresUrl(options.url);
   const migrations = options.migrations ?? POSTGRES_MIGRATIONS;
@@ -106,13 +119,7 @@ export async function openPostgresRelayStore(options: OpenPostgresRelayStoreOpti
 
 /** Connects the store lock's own client and takes the lock (shared to serve, exclusive offline), or refuses. */
 async function takeStoreLock(url: string, where: string, exclusive: boolean): Promise<pg.Client> {
-  const client = new pg.Client(clientConfig(url));
-  client.on('error', () => {});
-  try {
-    await client.connect();
-  } catch (error) {
-    throw cannotConnect(where, error);
-  }
+  const client = await connectedClient(url, where);
   const take = exclusive ? 'pg_try_advisory_lock' : 'pg_try_advisory_lock_shared';
   const { rows } = await client.query(`SELECT ${take}(hashtextextended($1, 0)) AS taken`, [STORE_LOCK]);
   if (rows[0]?.taken === true) return client;
@@ -181,13 +188,7 @@ export async function readPostgresOpsLog(url: string, limit: number): Promise<St
 /** Runs `fn` in a read-only transaction on a connection of its own, once the database proved to hold a relay store. */
 async function readOnly<T>(url: string, fn: (sql: Sql, meta: StoreMeta) => Promise<T>): Promise<T> {
   const where = describePostgresUrl(url);
-  const client = new pg.Client(clientConfig(url));
-  client.on('error', () => {});
-  try {
-    await client.connect();
-  } catch (error) {
-    throw cannotConnect(where, error);
-  }
+  const client = await connectedClient(url, where);
   try {
     const sql = sqlOver(client);
     await sql.exec('BEGIN READ ONLY');

@@ -1,8 +1,7 @@
 // The readers and transactors handed to one read's or one transaction's fn over its PostgreSQL
-// connection. Every method refuses once that read or transaction ended, so a promise that escapes fn
-// cannot touch the store outside it.
+// connection, each guarded (guard.ts).
 import type pg from 'pg';
-import { TransactionMisuseError } from '../errors.ts';
+import { guardUse, type Guard } from '../guard.ts';
 import type { RelayReader, RelayTransactor } from '../relay-store.ts';
 import { accountReader, accountTransactor } from './accounts.ts';
 import { enrolmentReader, enrolmentTransactor } from './enrolments.ts';
@@ -11,25 +10,11 @@ import { itemReader, itemTransactor } from './items.ts';
 import type { TargetLocks } from './locks.ts';
 import { metaReader, metaTransactor } from './meta.ts';
 import { challengeTransactor, rateWindowTransactor } from './shared-state.ts';
-import { sqlOver, type UsePg } from './sql.ts';
+import { sqlOver, type Sql, type UsePg } from './sql.ts';
 import { usageReader, usageTransactor } from './usage.ts';
 
-export interface Guard {
-  use: UsePg;
-  /** called when the read or transaction ends; `use` refuses from then on */
-  end(): void;
-}
-
-export function guardClient(client: pg.ClientBase): Guard {
-  const sql = sqlOver(client);
-  let live = true;
-  return {
-    use() {
-      if (!live) throw new TransactionMisuseError('a relay store transaction was used after it ended');
-      return sql;
-    },
-    end() { live = false; },
-  };
+export function guardClient(client: pg.ClientBase): Guard<Sql> {
+  return guardUse(sqlOver(client));
 }
 
 export function relayReader(use: UsePg, where: string): RelayReader {
