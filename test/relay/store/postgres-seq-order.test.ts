@@ -99,4 +99,29 @@ describe('PostgreSQL seq allocation', { skip: 'skip' in database ? database.skip
       assert.deepEqual(seen, final.slice(0, seen.length), `a reader saw ${seen.at(-1)} without every seq before it`);
     }
   });
+
+  test('two processes taking two targets in opposite orders: the server picks a deadlock victim, which runs again and commits', async () => {
+    const [left, right] = [newKey(), newKey()];
+    let arrived = 0;
+    let meet!: () => void;
+    const bothHold = new Promise<void>((resolve) => { meet = resolve; });
+    const runs = { first: 0, second: 0 };
+    const crossing = (store: PostgresRelayStore, run: 'first' | 'second', mine: string, theirs: string) => store.transaction(async (tx) => {
+      runs[run] += 1;
+      await tx.items.dedup('sender', `${run}-a`, mine); // takes `mine`'s lock
+      if (runs[run] === 1) {
+        arrived += 1;
+        if (arrived === 2) meet();
+        await bothHold;
+      }
+      await tx.items.dedup('sender', `${run}-b`, theirs); // waits for the other's
+      await tx.items.insert(item({ targetPubkey: theirs, itemId: `${run}-b` }), NOW_MS);
+      return tx.items.insert(item({ targetPubkey: mine, itemId: `${run}-a` }), NOW_MS);
+    });
+    const seqs = await Promise.all([crossing(first, 'first', left, right), crossing(second, 'second', right, left)]);
+    assert.equal(seqs.length, 2);
+    assert.equal(runs.first + runs.second, 3, 'exactly one of the two ran again');
+    assert.deepEqual((await visibleSeqs(first, left)).length, 2);
+    assert.deepEqual((await visibleSeqs(first, right)).length, 2);
+  });
 });

@@ -31,6 +31,12 @@ import { sqlState } from './sql.ts';
 export const MAX_PENDING_TRANSACTIONS = 10_000;
 /** Runs of one transaction's fn at most, when the server picks it as a deadlock or serialization victim. */
 export const MAX_TRANSACTION_ATTEMPTS = 5;
+/**
+ * Locks a group may hold before it takes no more members: each target or account lock is a slot
+ * in the server's lock table, which all connections share (max_locks_per_transaction × connections,
+ * 6,400 by default). One member stays below MAX_LOCKS_PER_TRANSACTION.
+ */
+export const GROUP_LOCK_BUDGET = 1_000;
 /** SQLSTATEs after which a member may simply run again. */
 const RETRYABLE_STATES = new Set(['40001', '40P01']);
 
@@ -84,7 +90,8 @@ export class PostgresRelayStore implements RelayStore {
     if (refusal !== null) throw refusal;
     this.#reads += 1;
     let client: pg.PoolClient | null = null;
-    let broken = false;
+    // a connection that failed before its transaction ended cleanly is closed, not pooled again
+    let broken = true;
     try {
       client = await this.#pool.connect();
       await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY');
@@ -143,7 +150,12 @@ export class PostgresRelayStore implements RelayStore {
       const member = client;
       await member.query('BEGIN');
       const locks = transactionLocks(guardClient(member).use);
-      for (const job of jobs) {
+      for (const [index, job] of jobs.entries()) {
+        if (locks.held() >= GROUP_LOCK_BUDGET) {
+          // the rest wait for the next group: the server's lock table is shared by every connection
+          again.push(...jobs.slice(index));
+          break;
+        }
         await member.query('SAVEPOINT member');
         const before = locks.held();
         job.attempts += 1;
