@@ -51,6 +51,8 @@ interface RelaySetup {
 const RELAY_SETUPS: RelaySetup[] = [
   { key: 'sqlite-1', label: 'SQLite, --workers 1', start: (dir) => startRelayChild(dir, BENCH_SETTINGS, 1) },
   { key: 'sqlite-n', label: `SQLite, --workers ${CORES}`, start: (dir) => startRelayChild(dir, BENCH_SETTINGS, CORES) },
+  // the same with hop signatures checked on each worker's event loop: are verify threads worth it when every core runs a worker?
+  { key: 'sqlite-n-inline', label: `SQLite, --workers ${CORES}, hop_verify_threads 0`, start: (dir) => startRelayChild(dir, { ...BENCH_SETTINGS, hop_verify_threads: 0 }, CORES) },
 ];
 
 interface SetupResult {
