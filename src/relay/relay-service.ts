@@ -2,6 +2,7 @@
 // started in that order and stopped in reverse. `agentmbx relay serve` and the tests use it.
 import { createRequire } from 'node:module';
 import { createServer } from 'node:net';
+import { availableParallelism } from 'node:os';
 import type { Logger } from 'pino';
 import { fingerprint } from '../protocol/fingerprint.ts';
 import type { EnrolmentAuthority } from './authority/enrolment-authority.ts';
@@ -90,7 +91,17 @@ async function checkBindable(host: string, port: number): Promise<void> {
  */
 export type RelayRole = 'alone' | 'worker';
 
-export async function startRelayService(options: RelayServiceOptions & { role?: RelayRole }): Promise<RelayService> {
+/**
+ * A worker's hop-verify threads: at most the setting, and at most its share of the cores that run
+ * no worker. When every core runs a worker, a thread only competes with the event loops, and handing
+ * a check to it (postMessage, the worker's wake-up and answer) costs the event loop more than the
+ * Ed25519 verification itself (docs/benchmark.md), so each worker checks on its own event loop.
+ */
+export function workerVerifyThreads(setting: number, workers: number, cores = availableParallelism()): number {
+  return Math.min(setting, Math.floor(Math.max(0, cores - workers) / workers));
+}
+
+export async function startRelayService(options: RelayServiceOptions & { role?: RelayRole; workers?: number }): Promise<RelayService> {
   const worker = options.role === 'worker';
   // a worker's port is the group's: the primary binds it (node:cluster), and checked it at start
   if (!worker) await checkBindable(options.bind, options.port);
@@ -101,7 +112,7 @@ export async function startRelayService(options: RelayServiceOptions & { role?: 
   const state = await openRelayState(options, { takesLock: !worker, shared: worker, metrics, log, pendingWriters });
   const { store, relayKey, nowMs, cleanups, unwind } = state;
   try {
-    const threads = options.config.hop_verify_threads;
+    const threads = worker ? workerVerifyThreads(options.config.hop_verify_threads, options.workers ?? 1) : options.config.hop_verify_threads;
     const hopVerifier = threads === 0 ? INLINE_HOP_VERIFIER : hopVerifyPool({ threads, onFailure: (reason) => log(`agentmbx relay: ${reason}`) });
     // closed after the HTTP face (cleanups run in reverse), so requests in flight still get their checks
     cleanups.push(() => hopVerifier.close());
