@@ -116,8 +116,7 @@ export async function startRelayService(options: RelayServiceOptions & { role?: 
     const hopVerifier = threads === 0 ? INLINE_HOP_VERIFIER : hopVerifyPool({ threads, onFailure: (reason) => log(`agentmbx relay: ${reason}`) });
     // closed after the HTTP face (cleanups run in reverse), so requests in flight still get their checks
     cleanups.push(() => hopVerifier.close());
-    const rotation = worker ? null : await checkHeartbeatAtStart(store, nowMs());
-    if (rotation !== null) log(`agentmbx relay: epoch rotated at start (${rotation.reason}): ${rotation.from} -> ${rotation.to}`);
+    const rotation = worker ? null : await checkAtStart(store, nowMs(), log);
     if (rotation !== null) metrics.epochRotated();
     metrics.attachQueue(() => store.read((reader) => reader.items.queueTotals()), nowMs);
     const core = await createRelayCore({
@@ -186,8 +185,7 @@ export async function startRelayLeader(options: Omit<RelayServiceOptions, 'reque
   const state = await openRelayState(options, { takesLock: true, shared: true, metrics, log, pendingWriters: new PendingWriters() });
   const { store, relayKey, nowMs, cleanups, unwind } = state;
   try {
-    const rotation = await checkHeartbeatAtStart(store, nowMs());
-    if (rotation !== null) log(`agentmbx relay: epoch rotated at start (${rotation.reason}): ${rotation.from} -> ${rotation.to}`);
+    const rotation = await checkAtStart(store, nowMs(), log);
     const core = await createRelayCore({
       store, relayKey, config: options.config, version: RELAY_VERSION,
       ...(options.authority ? { authority: options.authority } : {}),
@@ -202,6 +200,13 @@ export async function startRelayLeader(options: Omit<RelayServiceOptions, 'reque
 }
 
 type Cleanup = () => Promise<void> | void;
+
+/** The start-up heartbeat check (and epoch rotation, logged) of the process that holds the lock. */
+async function checkAtStart(store: RelayStore, nowMs: number, log: (line: string) => void): Promise<EpochRotation | null> {
+  const rotation = await checkHeartbeatAtStart(store, nowMs);
+  if (rotation !== null) log(`agentmbx relay: epoch rotated at start (${rotation.reason}): ${rotation.from} -> ${rotation.to}`);
+  return rotation;
+}
 
 /** The writer lock (unless a worker's), the relay key and the store, with the cleanups that undo them in reverse. */
 async function openRelayState(
