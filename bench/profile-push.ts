@@ -7,7 +7,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { enrolHost, pushPhase, type Host } from './load.ts';
-import { startRelayChild } from './relay-child.ts';
+import { BENCH_SETTINGS, startRelayChild } from './relay-child.ts';
 
 const SECONDS = 5;
 const SENDERS = 32;
@@ -90,7 +90,7 @@ async function main(): Promise<void> {
   const profileDir = join(dir, 'profiles');
   try {
     process.env['BENCH_RELAY_NODE_ARGS'] = `--cpu-prof --cpu-prof-dir=${profileDir} ${process.env['BENCH_RELAY_NODE_ARGS'] ?? ''}`;
-    const relay = await startRelayChild(dir, { pushes_per_minute: Number.MAX_SAFE_INTEGER, max_queue_items: 1_000_000, max_sender_items: 1_000_000 },
+    const relay = await startRelayChild(dir, BENCH_SETTINGS,
       Number(process.env['PROFILE_WORKERS'] ?? '1'));
     let items = 0;
     let fromUs = 0;

@@ -33,6 +33,12 @@ export interface RelayChild {
   stop(): Promise<void>;
 }
 
+/** Limits out of the way: the bench measures throughput, not quotas or rate limits. */
+export const BENCH_SETTINGS = {
+  pushes_per_minute: Number.MAX_SAFE_INTEGER, enrol_per_minute: 10_000, max_queue_items: 1_000_000, max_queue_bytes: 1e12,
+  max_sender_items: 1_000_000, max_sender_bytes: 1e12,
+};
+
 const READY = /agentmbx relay listening on (\S+)/;
 const WORKER = /agentmbx relay: worker pid (\d+) serving/g;
 /** The heap flags the Dockerfile sets (NODE_OPTIONS): the relay is measured as it is deployed. */

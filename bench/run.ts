@@ -10,7 +10,7 @@ import { measureFloor, type Floor } from './floor.ts';
 import { alternatingPushPhases, enrolHost, ITEM_WIRE_BYTES, pullAckPhase, pushPhase, type Host, type PhaseResult } from './load.ts';
 import { machineBusyPercent, sampleMachineCpu } from './machine-cpu.ts';
 import { measurePostgres } from './postgres.ts';
-import { startRelayChild, type ProcessRss, type RelayChild } from './relay-child.ts';
+import { BENCH_SETTINGS, startRelayChild, type ProcessRss, type RelayChild } from './relay-child.ts';
 import { startPostgresCluster } from '../test/helpers/postgres-cluster.ts';
 import { Table, type CpuPerItem } from './table.ts';
 
@@ -31,11 +31,6 @@ const MiB = 1024 * 1024;
 const RSS_TARGET_BYTES = 200 * 1_000_000;
 const CORES = availableParallelism();
 
-/** Limits out of the way: the bench measures throughput, not quotas or rate limits. */
-const BENCH_SETTINGS = {
-  pushes_per_minute: Number.MAX_SAFE_INTEGER, enrol_per_minute: 10_000, max_queue_items: 1_000_000, max_queue_bytes: 1e12,
-  max_sender_items: 1_000_000, max_sender_bytes: 1e12,
-};
 
 /**
  * One relay configuration measured with every phase below, side by side with the others: SQLite with

@@ -2,6 +2,7 @@
 // started in that order and stopped in reverse. `agentmbx relay serve` and the tests use it.
 import { createRequire } from 'node:module';
 import { createServer } from 'node:net';
+import { availableParallelism } from 'node:os';
 import type { Logger } from 'pino';
 import { fingerprint } from '../protocol/fingerprint.ts';
 import type { EnrolmentAuthority } from './authority/enrolment-authority.ts';
@@ -92,7 +93,17 @@ async function checkBindable(host: string, port: number): Promise<void> {
  */
 export type RelayRole = 'alone' | 'worker';
 
-export async function startRelayService(options: RelayServiceOptions & { role?: RelayRole }): Promise<RelayService> {
+/**
+ * A worker's hop-verify threads: at most the setting, and at most its share of the cores that run
+ * no worker. When every core runs a worker, a thread only competes with the event loops, and handing
+ * a check to it (postMessage, the worker's wake-up and answer) costs the event loop more than the
+ * Ed25519 verification itself (docs/benchmark.md), so each worker checks on its own event loop.
+ */
+export function workerVerifyThreads(setting: number, workers: number, cores = availableParallelism()): number {
+  return Math.min(setting, Math.floor(Math.max(0, cores - workers) / workers));
+}
+
+export async function startRelayService(options: RelayServiceOptions & { role?: RelayRole; workers?: number }): Promise<RelayService> {
   const worker = options.role === 'worker';
   // a worker's port is the group's: the primary binds it (node:cluster), and checked it at start
   if (!worker) await checkBindable(options.bind, options.port);
@@ -105,12 +116,11 @@ export async function startRelayService(options: RelayServiceOptions & { role?: 
   // other processes answer for this relay too: a worker's siblings, or every relay process on the PostgreSQL store
   const sharesState = worker || storeBackendOf(options.store ?? options.storeDir) === 'postgres';
   try {
-    const threads = options.config.hop_verify_threads;
+    const threads = worker ? workerVerifyThreads(options.config.hop_verify_threads, options.workers ?? 1) : options.config.hop_verify_threads;
     const hopVerifier = threads === 0 ? INLINE_HOP_VERIFIER : hopVerifyPool({ threads, onFailure: (reason) => log(`agentmbx relay: ${reason}`) });
     // closed after the HTTP face (cleanups run in reverse), so requests in flight still get their checks
     cleanups.push(() => hopVerifier.close());
-    const rotation = worker ? null : await checkHeartbeatAtStart(store, nowMs());
-    if (rotation !== null) log(`agentmbx relay: epoch rotated at start (${rotation.reason}): ${rotation.from} -> ${rotation.to}`);
+    const rotation = worker ? null : await checkAtStart(store, nowMs(), log);
     if (rotation !== null) metrics.epochRotated();
     metrics.attachQueue(() => store.read((reader) => reader.items.queueTotals()), nowMs);
     const core = await createRelayCore({
@@ -179,8 +189,7 @@ export async function startRelayLeader(options: Omit<RelayServiceOptions, 'reque
   const state = await openRelayState(options, { takesLock: true, shared: true, metrics, log, pendingWriters: new PendingWriters() });
   const { store, relayKey, nowMs, cleanups, unwind } = state;
   try {
-    const rotation = await checkHeartbeatAtStart(store, nowMs());
-    if (rotation !== null) log(`agentmbx relay: epoch rotated at start (${rotation.reason}): ${rotation.from} -> ${rotation.to}`);
+    const rotation = await checkAtStart(store, nowMs(), log);
     const core = await createRelayCore({
       store, relayKey, config: options.config, version: RELAY_VERSION,
       ...(options.authority ? { authority: options.authority } : {}),
@@ -195,6 +204,13 @@ export async function startRelayLeader(options: Omit<RelayServiceOptions, 'reque
 }
 
 type Cleanup = () => Promise<void> | void;
+
+/** The start-up heartbeat check (and epoch rotation, logged) of the process that holds the lock. */
+async function checkAtStart(store: RelayStore, nowMs: number, log: (line: string) => void): Promise<EpochRotation | null> {
+  const rotation = await checkHeartbeatAtStart(store, nowMs);
+  if (rotation !== null) log(`agentmbx relay: epoch rotated at start (${rotation.reason}): ${rotation.from} -> ${rotation.to}`);
+  return rotation;
+}
 
 /** The writer lock (unless a worker's), the relay key and the store, with the cleanups that undo them in reverse. */
 async function openRelayState(

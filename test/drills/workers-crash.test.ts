@@ -54,11 +54,11 @@ test('a worker SIGKILLed during a push storm: every accepted item is pullable ex
     }
   };
   const storm = Promise.all(senders.map((sender, i) => sendLoop(sender, 1 + (i % 3))));
-  await waitUntil('the storm to get going', 60_000, async () => (accepted() >= ACCEPTED_BEFORE_KILL ? null : `${accepted()} accepted`));
+  await waitUntil('the storm to get going', 120_000, async () => (accepted() >= ACCEPTED_BEFORE_KILL ? null : `${accepted()} accepted`));
   inFlightAtKill = inFlight;
   process.kill(victim, 'SIGKILL');
   await storm;
-  await waitUntil('a replacement worker', 30_000, async () => (servingWorkers(relay).length >= 3 ? null : relay.child.stderr().slice(-300)));
+  await waitUntil('a replacement worker', 120_000, async () => (servingWorkers(relay).length >= 3 ? null : relay.child.stderr().slice(-300)));
   assert.match(relay.child.stderr(), new RegExp(`worker pid ${victim} died \\(signal SIGKILL\\): starting another`));
   assert.ok(!alive(victim));
   const live = servingWorkers(relay).filter(alive);

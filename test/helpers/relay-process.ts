@@ -58,7 +58,7 @@ export async function diesAtFailpoint(relay: RelayProcess, call: Promise<unknown
     assert.equal(await relay.child.exited, 'SIGKILL');
     return;
   }
-  await waitUntil('the worker to die at the fault point', 30_000, async () => (/worker pid \d+ died \(signal SIGKILL\)/.test(relay.child.stderr()) ? null : relay.child.stderr().slice(-300)));
+  await waitUntil('the worker to die at the fault point', 60_000, async () => (/worker pid \d+ died \(signal SIGKILL\)/.test(relay.child.stderr()) ? null : relay.child.stderr().slice(-300)));
   relay.child.kill('SIGKILL');
   await relay.child.exited;
 }

@@ -7,7 +7,7 @@ import { test, after } from 'node:test';
 import { canonicalJson } from '../../src/protocol/canonical.ts';
 import { generateSigningKey } from '../../src/protocol/keys.ts';
 import { DEFAULT_CONFIG, type RelayConfig } from '../../src/relay/config.ts';
-import { startRelayLeader, startRelayService, type RelayService } from '../../src/relay/relay-service.ts';
+import { startRelayLeader, startRelayService, workerVerifyThreads, type RelayService } from '../../src/relay/relay-service.ts';
 import { acquireWriterLock, WriterLockBusyError } from '../../src/relay/ops/writer-lock.ts';
 import { enrolledHost, envelopeItem, makeHost, sealedEnvelope, TestClock, type TestHost } from '../helpers/relay-fixture.ts';
 import { tempDir } from '../helpers/processes.ts';
@@ -92,4 +92,11 @@ test('concurrent pushes through both workers: one seq each, pulled in increasing
 test('the leader holds the one writer lock of the group: another relay on the store is refused', async () => {
   const { dir } = await startGroup();
   await assert.rejects(acquireWriterLock(dir), WriterLockBusyError);
+});
+
+test('hop-verify threads are sized to the cores: a worker gets at most its share of the cores no worker runs on', () => {
+  assert.equal(workerVerifyThreads(1, 2, 2), 0, 'every core runs a worker: checks on the event loops');
+  assert.equal(workerVerifyThreads(1, 2, 8), 1, 'the setting caps the share');
+  assert.equal(workerVerifyThreads(4, 2, 8), 3);
+  assert.equal(workerVerifyThreads(2, 4, 2), 0, 'more workers than cores');
 });
