@@ -90,7 +90,7 @@ export function percentile(sorted: number[], p: number): number {
  * runs out builds more as it goes.
  */
 export async function pushPhase(
-  senders: Host[], to: Host, options: { batch: number; seconds: number; maxItems?: number; prebuiltItems?: number; latencies?: number[] },
+  senders: Host[], to: Host, options: { batch: number; seconds: number; maxItems?: number; prebuiltItems?: number; latencies?: number[]; onStart?: () => void },
 ): Promise<PhaseResult> {
   const makers = senders.map((sender) => itemMaker(sender, to));
   const build = (index: number): PreparedCall => {
@@ -106,6 +106,7 @@ export async function pushPhase(
   // the caller's array, when given, receives every request's latency
   const latencies: number[] = options.latencies ?? [];
   let accepted = 0;
+  options.onStart?.();
   const cpuAtStart = process.cpuUsage();
   const start = performance.now();
   const end = start + options.seconds * 1000;

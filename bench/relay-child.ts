@@ -1,27 +1,46 @@
 // The relay under test: `agentmbx relay serve` in a child process on a temporary store, so that its
-// RSS and disk writes are its own (read from /proc) and the load generator has the other core.
+// RSS and disk writes are its own (read from /proc) and the load generator has the other core. With
+// `--workers N` the figures are summed over the primary and its workers (peak RSS is per process).
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 
+/** One process of the relay under test and its peak resident set size. */
+export interface ProcessRss {
+  pid: number;
+  role: 'relay' | 'primary' | 'worker';
+  peakRssBytes: number;
+}
+
 export interface RelayChild {
   url: string;
   pid: number;
+  /** every process of the relay: the child, and with --workers N > 1 its workers */
+  pids(): number[];
+  /** peak RSS of each process so far (VmHWM) */
+  peakRssPerProcess(): ProcessRss[];
   /** bytes this process caused to be written to storage so far (Linux /proc/<pid>/io write_bytes) */
   writeBytes(): number;
-  /** peak resident set size so far, bytes (/proc/<pid>/status VmHWM) */
+  /** the largest peak resident set size of its processes so far, bytes (/proc/<pid>/status VmHWM) */
   peakRss(): number;
-  /** CPU time (user + system) the relay used so far, all its threads, ms (/proc/<pid>/stat, 100 ticks a second) */
+  /** CPU time (user + system) the relay used so far, all its processes and threads, ms (/proc/<pid>/stat, 100 ticks a second) */
   cpuMs(): number;
-  /** CPU time of the relay's main thread (the event loop, which also runs SQLite), ms */
+  /** CPU time of the relay's main threads (the event loops, which also run SQLite), ms */
   mainThreadCpuMs(): number;
-  /** commit groups so far and the transactions they held, from the relay's /metrics */
+  /** commit groups so far and the transactions they held, from the relay's /metrics (with workers: the one that answers) */
   groups(): Promise<{ count: number; members: number }>;
   stop(): Promise<void>;
 }
 
+/** Limits out of the way: the bench measures throughput, not quotas or rate limits. */
+export const BENCH_SETTINGS = {
+  pushes_per_minute: Number.MAX_SAFE_INTEGER, enrol_per_minute: 10_000, max_queue_items: 1_000_000, max_queue_bytes: 1e12,
+  max_sender_items: 1_000_000, max_sender_bytes: 1e12,
+};
+
 const READY = /agentmbx relay listening on (\S+)/;
+const WORKER = /agentmbx relay: worker pid (\d+) serving/g;
 /** The heap flags the Dockerfile sets (NODE_OPTIONS): the relay is measured as it is deployed. */
 export const DEPLOYED_NODE_FLAGS = ['--max-semi-space-size=8', '--max-old-space-size=192'];
 /** The environment the Dockerfile sets for the relay's memory (glibc malloc arenas). */
@@ -33,13 +52,27 @@ function procField(path: string, pattern: RegExp): number {
   return match === null ? Number.NaN : Number(match[1]);
 }
 
+/** CPU time (user + system) of process `pid` so far, all its threads, ms. */
+export function processCpuMs(pid: number): number {
+  return statCpuMs(`/proc/${pid}/stat`);
+}
+
 function statCpuMs(path: string): number {
   // fields after the command name: state is the 1st, utime the 12th, stime the 13th
   const fields = readFileSync(path, 'utf8').split(') ')[1]?.split(' ') ?? [];
   return (Number(fields[11]) + Number(fields[12])) * 10;
 }
 
-export async function startRelayChild(dir: string, settings: Record<string, number>): Promise<RelayChild> {
+function statOrZero(path: string, read: (path: string) => number): number {
+  try {
+    return read(path);
+  } catch {
+    return 0; // a process that is gone adds nothing more
+  }
+}
+
+/** `extraArgs` go to `relay serve` (e.g. `--store postgres://…`). */
+export async function startRelayChild(dir: string, settings: Record<string, number>, workers = 1, extraArgs: string[] = []): Promise<RelayChild> {
   const config = join(dir, 'bench-relay.json');
   writeFileSync(config, JSON.stringify(settings));
   const env: NodeJS.ProcessEnv = { ...process.env, ...DEPLOYED_ENV };
@@ -48,22 +81,33 @@ export async function startRelayChild(dir: string, settings: Record<string, numb
   // BENCH_RELAY_NODE_ARGS: extra node flags for the relay, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof"
   const nodeArgs = [...DEPLOYED_NODE_FLAGS, ...(process.env['BENCH_RELAY_NODE_ARGS'] ?? '').split(' ').filter((arg) => arg !== '')];
   const child: ChildProcess = spawn(process.execPath, [...nodeArgs, '--disable-warning=ExperimentalWarning', CLI_MAIN, 'relay', 'serve',
-    '--store-dir', join(dir, 'store'), '--port', '0', '--bind', '127.0.0.1', '--config', config], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    '--store-dir', join(dir, 'store'), '--port', '0', '--bind', '127.0.0.1', '--config', config, '--workers', String(workers), ...extraArgs],
+    { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stderr = '';
   const exited = new Promise<void>((resolve) => { child.once('exit', () => resolve()); });
   const url = await new Promise<string>((resolve, reject) => {
     const lines = createInterface({ input: child.stdout as NodeJS.ReadableStream });
     lines.on('line', (line) => { const m = READY.exec(line); if (m !== null) resolve(m[1] as string); });
-    child.stderr?.on('data', (chunk: Buffer) => process.stderr.write(chunk));
+    child.stderr?.on('data', (chunk: Buffer) => { stderr += chunk.toString('utf8'); process.stderr.write(chunk); });
     child.once('exit', (code) => reject(new Error(`the relay exited with ${code} before listening`)));
   });
   const pid = child.pid as number;
+  const workerPids = (): number[] => [...stderr.matchAll(WORKER)].map((m) => Number(m[1]));
+  const pids = (): number[] => [pid, ...workerPids()];
+  const sum = (read: (p: number) => number): number => pids().reduce((total, p) => total + read(p), 0);
+  const peakRssPerProcess = (): ProcessRss[] => pids().map((p) => ({
+    pid: p, role: p !== pid ? 'worker' : workers > 1 ? 'primary' : 'relay',
+    peakRssBytes: statOrZero(`/proc/${p}/status`, (path) => procField(path, /^VmHWM:\s+(\d+) kB/m) * 1024),
+  }));
   return {
     url,
     pid,
-    writeBytes: () => procField(`/proc/${pid}/io`, /^write_bytes:\s+(\d+)/m),
-    peakRss: () => procField(`/proc/${pid}/status`, /^VmHWM:\s+(\d+) kB/m) * 1024,
-    cpuMs: () => statCpuMs(`/proc/${pid}/stat`),
-    mainThreadCpuMs: () => statCpuMs(`/proc/${pid}/task/${pid}/stat`),
+    pids,
+    peakRssPerProcess,
+    writeBytes: () => sum((p) => statOrZero(`/proc/${p}/io`, (path) => procField(path, /^write_bytes:\s+(\d+)/m))),
+    peakRss: () => Math.max(...peakRssPerProcess().map((p) => p.peakRssBytes)),
+    cpuMs: () => sum((p) => statOrZero(`/proc/${p}/stat`, statCpuMs)),
+    mainThreadCpuMs: () => sum((p) => statOrZero(`/proc/${p}/task/${p}/stat`, statCpuMs)),
     async groups() {
       const text = await (await fetch(`${url}/metrics`)).text();
       const value = (name: string): number => Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(text)?.[1] ?? Number.NaN);

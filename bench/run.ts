@@ -1,13 +1,17 @@
-// `npm run bench` (issue 7): measures this machine's ceilings and the relay under load in one run,
-// prints a table of every figure beside its ratio to the matching ceiling or target, and writes
-// bench/results.json. A benchmark, not a test: nothing here fails on a missed target.
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+// `npm run bench` (issues 7 and 17): measures this machine's ceilings, the floor of one push, and
+// each relay setup of RELAY_SETUPS under the same load in one run; prints a table of every figure
+// beside its ratio to the matching ceiling, floor or target, and writes bench/results.json. A
+// benchmark, not a test: nothing here fails on a missed target.
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { measureCeilings } from './ceilings.ts';
+import { measureCeilings, type Ceilings } from './ceilings.ts';
+import { measureFloor, type Floor } from './floor.ts';
 import { alternatingPushPhases, enrolHost, ITEM_WIRE_BYTES, pullAckPhase, pushPhase, type Host, type PhaseResult } from './load.ts';
+import { machineBusyPercent, sampleMachineCpu } from './machine-cpu.ts';
 import { measurePostgres } from './postgres.ts';
-import { startRelayChild } from './relay-child.ts';
+import { BENCH_SETTINGS, startRelayChild, type ProcessRss, type RelayChild } from './relay-child.ts';
+import { startPostgresCluster } from '../test/helpers/postgres-cluster.ts';
 import { Table, type CpuPerItem } from './table.ts';
 
 const PHASE_SECONDS = 3;
@@ -21,134 +25,233 @@ const DEPTH_ROUNDS = 4;
 /** Items built and signed before each measured push phase starts (more than any phase here pushes in PHASE_SECONDS). */
 const PREBUILT_ITEMS = 15_000;
 const BIG_QUEUE = 100_000;
+const SINGLE_LEVELS = [1, 8, 32] as const;
+const BATCH_SENDERS = 8;
 const MiB = 1024 * 1024;
+const RSS_TARGET_BYTES = 200 * 1_000_000;
+const CORES = availableParallelism();
 
-/** Limits out of the way: the bench measures throughput, not quotas or rate limits. */
-const BENCH_SETTINGS = {
-  pushes_per_minute: Number.MAX_SAFE_INTEGER, enrol_per_minute: 10_000, max_queue_items: 1_000_000, max_queue_bytes: 1e12,
-  max_sender_items: 1_000_000, max_sender_bytes: 1e12,
-};
+
+/**
+ * One relay configuration measured with every phase below, side by side with the others: SQLite with
+ * 1 and N workers, PostgreSQL (a throwaway cluster, synchronous_commit and fsync on) with 1 and 2
+ * relay processes; comparisons between setups are made in `compare` below by key.
+ */
+interface RelaySetup {
+  key: string;
+  label: string;
+  start(dir: string): Promise<RelayChild>;
+}
+
+/** PostgreSQL with `processes` relay processes (`--workers`) on a throwaway cluster of its own, stopped with the relay. */
+async function startOnPostgres(dir: string, processes: number): Promise<RelayChild> {
+  const start = await startPostgresCluster();
+  if (!start.available) throw new Error(start.reason);
+  try {
+    const relay = await startRelayChild(dir, BENCH_SETTINGS, processes, ['--store', await start.cluster.createDatabase('relay')]);
+    return { ...relay, async stop() { await relay.stop(); await start.cluster.stop(); } };
+  } catch (error) {
+    await start.cluster.stop();
+    throw error;
+  }
+}
+
+const RELAY_SETUPS: RelaySetup[] = [
+  { key: 'sqlite-1', label: 'SQLite, --workers 1', start: (dir) => startRelayChild(dir, BENCH_SETTINGS, 1) },
+  { key: 'sqlite-n', label: `SQLite, --workers ${CORES}`, start: (dir) => startRelayChild(dir, BENCH_SETTINGS, CORES) },
+  { key: 'postgres-1', label: 'PostgreSQL, 1 relay process', start: (dir) => startOnPostgres(dir, 1) },
+  { key: 'postgres-2', label: 'PostgreSQL, 2 relay processes', start: (dir) => startOnPostgres(dir, 2) },
+];
+
+interface SetupResult {
+  single: Record<number, PhaseResult>;
+  batches: PhaseResult;
+  intoEmpty: PhaseResult;
+  intoDeep: PhaseResult;
+  pullAck: PhaseResult;
+  bytesWrittenPerItemAt32: number;
+  peakRssWith100kQueued: ProcessRss[];
+  cpuPerItem: Record<string, CpuPerItem>;
+  /** the whole machine's CPU use during each phase, % of one core */
+  machineBusy: Record<string, number>;
+  /** mean transactions per COMMIT (a lone relay's; a group's workers each have their own) */
+  meanGroupSize: Record<string, number>;
+}
 
 const log = (line: string): void => { process.stderr.write(`bench: ${line}\n`); };
+
+async function measureSetup(setup: RelaySetup, dir: string): Promise<SetupResult> {
+  const relay = await setup.start(dir);
+  try {
+    const senders: Host[] = [];
+    for (let i = 0; i < 32; i += 1) senders.push(await enrolHost(relay.url, `sender-${i}`));
+    const receiver = (name: string): Promise<Host> => enrolHost(relay.url, name);
+    const lone = relay.pids().length === 1;
+    const cpuPerItem: Record<string, CpuPerItem> = {};
+    const machineBusy: Record<string, number> = {};
+    const meanGroupSize: Record<string, number> = {};
+    /** runs one phase, charging its CPU (relay, load generator, machine) and commit groups to `figure` */
+    const measured = async (figure: string, run: () => Promise<PhaseResult>): Promise<PhaseResult> => {
+      const groupsBefore = lone ? await relay.groups() : null;
+      const machineBefore = sampleMachineCpu();
+      const before = { all: relay.cpuMs(), main: relay.mainThreadCpuMs() };
+      const result = await run();
+      cpuPerItem[figure] = {
+        relayMs: (relay.cpuMs() - before.all) / result.items, relayMainThreadMs: (relay.mainThreadCpuMs() - before.main) / result.items,
+        loadGeneratorMs: result.loadCpuMs / result.items, itemsPerSecond: result.itemsPerSecond,
+      };
+      machineBusy[figure] = machineBusyPercent(machineBefore, sampleMachineCpu(), CORES);
+      if (groupsBefore !== null) {
+        const after = await relay.groups();
+        meanGroupSize[figure] = (after.members - groupsBefore.members) / (after.count - groupsBefore.count);
+      }
+      return result;
+    };
+    // a relay in service has its hot paths compiled: the first measured phase must not pay for that
+    log(`${setup.label}: warm-up, ${WARM_UP_SECONDS} s of single-item pushes from 8 senders (not measured)`);
+    await pushPhase(senders.slice(0, 8), await receiver('warm-up'), { batch: 1, seconds: WARM_UP_SECONDS });
+    const single: Record<number, PhaseResult> = {};
+    let bytesWrittenPerItemAt32 = Number.NaN;
+    for (const level of SINGLE_LEVELS) {
+      log(`${setup.label}: single-item pushes, ${level} concurrent senders`);
+      const target = await receiver(`single-${level}`);
+      const written = relay.writeBytes();
+      single[level] = await measured(`single-item pushes, ${level} sender(s)`,
+        () => pushPhase(senders.slice(0, level), target, { batch: 1, seconds: PHASE_SECONDS, prebuiltItems: PREBUILT_ITEMS }));
+      if (level === 32) bytesWrittenPerItemAt32 = (relay.writeBytes() - written) / single[level].items;
+    }
+    log(`${setup.label}: 100-item batches, ${BATCH_SENDERS} concurrent senders`);
+    const batchTarget = await receiver('batches');
+    const batches = await measured('100-item batches', () => pushPhase(senders.slice(0, BATCH_SENDERS), batchTarget, { batch: 100, seconds: PHASE_SECONDS, prebuiltItems: PREBUILT_ITEMS }));
+    log(`${setup.label}: queue depth: filling one queue with ${DEEP_QUEUE} items, then single-item pushes (8 senders) into empty queues and the deep one, in turns`);
+    const deep = await receiver('deep');
+    await pushPhase(senders.slice(0, 8), deep, { batch: 100, seconds: 600, maxItems: DEEP_QUEUE });
+    // in turns, each empty run into a fresh queue, so that the machine's drift hits both sides alike
+    let emptyQueues = 0;
+    const { a: intoEmpty, b: intoDeep } = await alternatingPushPhases(senders.slice(0, 8), {
+      a: () => receiver(`empty-${(emptyQueues += 1)}`), b: async () => deep,
+    }, DEPTH_ROUNDS, { batch: 1, seconds: 2 * PHASE_SECONDS, prebuiltItems: PREBUILT_ITEMS });
+    log(`${setup.label}: filling one queue to ${BIG_QUEUE} items for the RSS figure`);
+    const big = await receiver('big');
+    await pushPhase(senders.slice(0, 8), big, { batch: 100, seconds: 600, maxItems: BIG_QUEUE });
+    const peakRssWith100kQueued = relay.peakRssPerProcess();
+    log(`${setup.label}: pull + ack of the ${BIG_QUEUE}-item queue, pages of 500`);
+    const pullAck = await measured('pull + ack', () => pullAckPhase(big, 500));
+    return { single, batches, intoEmpty, intoDeep, pullAck, bytesWrittenPerItemAt32, peakRssWith100kQueued, cpuPerItem, machineBusy, meanGroupSize };
+  } finally {
+    await relay.stop();
+  }
+}
+
+function setupTable(table: Table, setup: RelaySetup, result: SetupResult, ceilings: Ceilings, floor: Floor): void {
+  const batchCeiling = Math.min(ceilings.sqliteHundredRowsPerCommit, ceilings.ed25519SignsPerSecond);
+  table.section(`${setup.label} (child processes, every answer after the durable commit of its item)`);
+  for (const level of SINGLE_LEVELS) {
+    const phase = result.single[level] as PhaseResult;
+    table.row(`single-item pushes, ${level} sender${level === 1 ? '' : 's'} (items/s)`, phase.itemsPerSecond, ceilings.sqliteOneRowPerCommit, '÷ 1-row ceiling');
+    table.latency('  latency p50 / p99 (ms)', phase.p50Ms, phase.p99Ms, 1000 / ceilings.sqliteOneRowPerCommit);
+  }
+  table.row(`100-item batches, ${BATCH_SENDERS} senders (items/s)`, result.batches.itemsPerSecond, batchCeiling, '÷ min(100-row, sign)',
+    { label: '≥ 0.5 × ceiling', ok: result.batches.itemsPerSecond >= 0.5 * batchCeiling, ratio: result.batches.itemsPerSecond / batchCeiling });
+  table.latency('  latency p50 / p99 (ms, per 100-item request)', result.batches.p50Ms, result.batches.p99Ms, 1000 / ceilings.sqliteOneRowPerCommit);
+  table.row(`single-item pushes into an empty queue, 8 senders, ${DEPTH_ROUNDS} turns (items/s)`, result.intoEmpty.itemsPerSecond, ceilings.sqliteOneRowPerCommit, '÷ 1-row ceiling');
+  table.row(`single-item pushes into a ${DEEP_QUEUE}-item queue, 8 senders, in turns with it (items/s)`, result.intoDeep.itemsPerSecond, result.intoEmpty.itemsPerSecond, '÷ empty queue',
+    { label: '≥ 0.9 × empty', ok: result.intoDeep.itemsPerSecond >= 0.9 * result.intoEmpty.itemsPerSecond, ratio: result.intoDeep.itemsPerSecond / result.intoEmpty.itemsPerSecond });
+  table.row('pull + ack, pages of 500 (items/s)', result.pullAck.itemsPerSecond, ceilings.sqliteHundredRowsPerCommit, '÷ 100-row ceiling',
+    { label: '≥ 20,000/s', ok: result.pullAck.itemsPerSecond >= 20_000, ratio: result.pullAck.itemsPerSecond / 20_000 });
+  table.row(`bytes written to disk per accepted item (${ITEM_WIRE_BYTES}-byte wire), 32 senders`, result.bytesWrittenPerItemAt32, 8 * 1024, '÷ 8 KiB target',
+    { label: '≤ 8 KiB', ok: result.bytesWrittenPerItemAt32 <= 8 * 1024, ratio: result.bytesWrittenPerItemAt32 / (8 * 1024) });
+  for (const proc of result.peakRssWith100kQueued) {
+    table.row(`peak RSS with ${BIG_QUEUE} items queued, ${proc.role} pid ${proc.pid} (MiB)`, proc.peakRssBytes / MiB, RSS_TARGET_BYTES / MiB, '÷ 200 MB target',
+      { label: '< 200 MB', ok: proc.peakRssBytes < RSS_TARGET_BYTES, ratio: proc.peakRssBytes / RSS_TARGET_BYTES });
+  }
+  const single32 = result.cpuPerItem['single-item pushes, 32 sender(s)'] as CpuPerItem;
+  table.row('relay CPU per single-item push at 32 senders (ms)', single32.relayMs, floor.totalMs, '÷ floor',
+    { label: '≤ 1.6 × floor', ok: single32.relayMs <= 1.6 * floor.totalMs, ratio: single32.relayMs / floor.totalMs });
+  table.section(`${setup.label}: CPU per item (user + system ms) of the relay and of the load generator beside it, and the machine's CPU use`);
+  for (const [figure, cpu] of Object.entries(result.cpuPerItem)) {
+    table.cpu(figure, cpu, CORES);
+    table.note(`  machine busy ${(result.machineBusy[figure] ?? Number.NaN).toFixed(0)} % of ${100 * CORES} %`);
+  }
+  if (Object.keys(result.meanGroupSize).length > 0) {
+    table.section(`${setup.label}: group commit, mean transactions per COMMIT`);
+    for (const [figure, size] of Object.entries(result.meanGroupSize)) table.row(figure, size, null, '');
+  }
+}
+
+/** The issue's targets between setups. */
+function compare(table: Table, results: Map<string, SetupResult>): void {
+  const many = results.get('sqlite-n');
+  const onPostgres = results.get('postgres-2');
+  if (many !== undefined && onPostgres !== undefined) {
+    table.section(`PostgreSQL with 2 relay processes against SQLite --workers ${CORES} (same run)`);
+    const pg = (onPostgres.single[32] as PhaseResult).itemsPerSecond;
+    const ratio = pg / (many.single[32] as PhaseResult).itemsPerSecond;
+    table.row('single-item pushes, 32 senders, PostgreSQL 2 processes (items/s)', pg, (many.single[32] as PhaseResult).itemsPerSecond, `÷ SQLite --workers ${CORES}`,
+      { label: '≥ 0.7 × SQLite', ok: ratio >= 0.7, ratio: ratio / 0.7 });
+  }
+  const one = results.get('sqlite-1');
+  if (one === undefined || many === undefined) return;
+  const figure = 'single-item pushes, 32 sender(s)';
+  table.section(`--workers ${CORES} against --workers 1 (same run)`);
+  const ratio = (many.single[32] as PhaseResult).itemsPerSecond / (one.single[32] as PhaseResult).itemsPerSecond;
+  table.row(`single-item pushes, 32 senders, --workers ${CORES} (items/s)`, (many.single[32] as PhaseResult).itemsPerSecond, (one.single[32] as PhaseResult).itemsPerSecond, '÷ --workers 1',
+    { label: '≥ 1.6 × --workers 1', ok: ratio >= 1.6, ratio: ratio / 1.6 });
+  const busy = many.machineBusy[figure] ?? Number.NaN;
+  table.row(`machine busy during it (% of one core, ${CORES} cores)`, busy, 100 * CORES, `÷ ${100 * CORES} %`, { label: '≥ 180 %', ok: busy >= 180, ratio: busy / 180 });
+}
 
 async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'agentmbx-bench-'));
   try {
-    log(`working in ${dir} (same disk as the relay store would be)`);
-    log('ceilings: node:sqlite 1 row/commit, 100 rows/commit, Ed25519 signs');
+    log(`working in ${dir} (same disk as the relay store would be); load average ${loadavg().map((l) => l.toFixed(1)).join(' ')}`);
+    log('ceilings: node:sqlite 1 row/commit, 100 rows/commit, Ed25519 signs and verifies');
     const ceilings = measureCeilings(dir, CEILING_BUDGET_MS);
+    log('floor: one null-server HTTP exchange');
+    const floor = await measureFloor(ceilings, 32, 1_500);
     log('PostgreSQL comparison');
-    // its own temporary directory: the cluster's owner (postgres) must be able to enter it
-    const pgDir = mkdtempSync(join(tmpdir(), 'agentmbx-bench-pg-'));
-    const postgres = await measurePostgres(pgDir, [8, 32], POSTGRES_INSERTS_PER_LEVEL).finally(() => rmSync(pgDir, { recursive: true, force: true }));
+    const postgres = await measurePostgres(dir, [8, 32], POSTGRES_INSERTS_PER_LEVEL);
     if (!postgres.available) log(postgres.reason);
 
-    const relay = await startRelayChild(dir, BENCH_SETTINGS);
-    try {
-      const senders: Host[] = [];
-      for (let i = 0; i < 32; i += 1) senders.push(await enrolHost(relay.url, `sender-${i}`));
-      const receiver = (name: string): Promise<Host> => enrolHost(relay.url, name);
-      const push: Record<string, PhaseResult> = {};
-      const cpuPerItem: Record<string, CpuPerItem> = {};
-      const cpuOf = (result: PhaseResult, before: { all: number; main: number }): CpuPerItem => ({
-        relayMs: (relay.cpuMs() - before.all) / result.items, relayMainThreadMs: (relay.mainThreadCpuMs() - before.main) / result.items,
-        loadGeneratorMs: result.loadCpuMs / result.items, itemsPerSecond: result.itemsPerSecond,
-      });
-      const relayCpu = (): { all: number; main: number } => ({ all: relay.cpuMs(), main: relay.mainThreadCpuMs() });
-      /** mean transactions per COMMIT in a phase (a push item is one; the health check and heartbeat add a few) */
-      const groupSizes: Record<string, number> = {};
-      // a relay in service has its hot paths compiled: the first measured phase must not pay for that
-      log(`warm-up: ${WARM_UP_SECONDS} s of single-item pushes from 8 senders (not measured)`);
-      await pushPhase(senders.slice(0, 8), await receiver('warm-up'), { batch: 1, seconds: WARM_UP_SECONDS });
-      for (const concurrency of [1, 8, 32]) {
-        log(`single-item pushes, ${concurrency} concurrent senders`);
-        const target = await receiver(`single-${concurrency}`);
-        const before = relay.writeBytes();
-        const cpuBefore = relayCpu();
-        const groupsBefore = await relay.groups();
-        push[concurrency] = await pushPhase(senders.slice(0, concurrency), target, { batch: 1, seconds: PHASE_SECONDS, prebuiltItems: PREBUILT_ITEMS });
-        const groupsAfter = await relay.groups();
-        groupSizes[`single-item pushes, ${concurrency} sender(s)`] = (groupsAfter.members - groupsBefore.members) / (groupsAfter.count - groupsBefore.count);
-        cpuPerItem[`single-item pushes, ${concurrency} sender(s)`] = cpuOf(push[concurrency] as PhaseResult, cpuBefore);
-        if (concurrency === 32) push['bytes'] = { ...(push[32] as PhaseResult), itemsPerSecond: (relay.writeBytes() - before) / (push[32] as PhaseResult).items };
-      }
-      log('100-item batches, 8 concurrent senders');
-      const batchCpuBefore = relayCpu();
-      const batchGroupsBefore = await relay.groups();
-      const batches = await pushPhase(senders.slice(0, 8), await receiver('batches'), { batch: 100, seconds: PHASE_SECONDS, prebuiltItems: PREBUILT_ITEMS });
-      const batchGroupsAfter = await relay.groups();
-      groupSizes['100-item batches'] = (batchGroupsAfter.members - batchGroupsBefore.members) / (batchGroupsAfter.count - batchGroupsBefore.count);
-      cpuPerItem['100-item batches'] = cpuOf(batches, batchCpuBefore);
-      log(`queue depth: filling one queue with ${DEEP_QUEUE} items, then single-item pushes (8 senders) into empty queues and the deep one, in turns`);
-      const deep = await receiver('deep');
-      await pushPhase(senders.slice(0, 8), deep, { batch: 100, seconds: 600, maxItems: DEEP_QUEUE });
-      // in turns, each empty run into a fresh queue, so that the machine's drift hits both sides alike
-      let emptyQueues = 0;
-      const { a: intoEmpty, b: intoDeep } = await alternatingPushPhases(senders.slice(0, 8), {
-        a: () => receiver(`empty-${(emptyQueues += 1)}`), b: async () => deep,
-      }, DEPTH_ROUNDS, { batch: 1, seconds: 2 * PHASE_SECONDS, prebuiltItems: PREBUILT_ITEMS });
-      log(`filling one queue to ${BIG_QUEUE} items for the RSS figure`);
-      const big = await receiver('big');
-      await pushPhase(senders.slice(0, 8), big, { batch: 100, seconds: 600, maxItems: BIG_QUEUE });
-      const rssWithBigQueue = relay.peakRss();
-      log(`pull + ack of the ${BIG_QUEUE}-item queue, pages of 500`);
-      const pullCpuBefore = relayCpu();
-      const pullAck = await pullAckPhase(big, 500);
-      cpuPerItem['pull + ack'] = cpuOf(pullAck, pullCpuBefore);
-
-      const bytesPerItem = (push['bytes'] as PhaseResult).itemsPerSecond;
-      const pg = (level: number): number | null => (postgres.available ? postgres.insertsPerSecond[level] ?? null : null);
-      const batchCeiling = Math.min(ceilings.sqliteHundredRowsPerCommit, ceilings.ed25519SignsPerSecond);
-      const table = new Table();
-      table.section('ceilings of this machine (same run)');
-      table.row('node:sqlite, 1 row per commit (commits/s)', ceilings.sqliteOneRowPerCommit, null, '');
-      table.row('node:sqlite, 100 rows per commit (rows/s)', ceilings.sqliteHundredRowsPerCommit, null, '');
-      table.row('Ed25519 signs/s', ceilings.ed25519SignsPerSecond, null, '');
-      for (const level of [8, 32]) {
-        const value = pg(level);
-        if (value !== null) table.row(`PostgreSQL ${level} sessions, 1-row INSERT … ON CONFLICT DO NOTHING (rows/s)`, value, ceilings.sqliteOneRowPerCommit, '÷ 1-row ceiling');
-      }
-      if (!postgres.available) table.note(`PostgreSQL: ${postgres.reason}`);
-      table.section('relay (child process, every answer after the fsync of its commit, group commit)');
-      for (const level of [1, 8, 32]) {
-        const result = push[level] as PhaseResult;
-        const pgValue = level === 1 ? null : pg(level);
-        table.row(`single-item pushes, ${level} sender${level === 1 ? '' : 's'} (items/s)`, result.itemsPerSecond, ceilings.sqliteOneRowPerCommit, '÷ 1-row ceiling',
-          pgValue === null ? undefined : { label: `> PostgreSQL (${pgValue.toFixed(0)}/s)`, ok: result.itemsPerSecond > pgValue, ratio: result.itemsPerSecond / pgValue });
-        table.latency(`  latency p50 / p99 (ms)`, result.p50Ms, result.p99Ms, 1000 / ceilings.sqliteOneRowPerCommit);
-      }
-      table.row('100-item batches, 8 senders (items/s)', batches.itemsPerSecond, batchCeiling, '÷ min(100-row, sign)',
-        { label: '≥ 0.5 × ceiling', ok: batches.itemsPerSecond >= 0.5 * batchCeiling, ratio: batches.itemsPerSecond / batchCeiling });
-      table.latency('  latency p50 / p99 (ms, per 100-item request)', batches.p50Ms, batches.p99Ms, 1000 / ceilings.sqliteOneRowPerCommit);
-      table.row(`single-item pushes into an empty queue, 8 senders, ${DEPTH_ROUNDS} turns (items/s)`, intoEmpty.itemsPerSecond, ceilings.sqliteOneRowPerCommit, '÷ 1-row ceiling');
-      table.row(`single-item pushes into a ${DEEP_QUEUE}-item queue, 8 senders, in turns with it (items/s)`, intoDeep.itemsPerSecond, intoEmpty.itemsPerSecond, '÷ empty queue',
-        { label: '≥ 0.9 × empty', ok: intoDeep.itemsPerSecond >= 0.9 * intoEmpty.itemsPerSecond, ratio: intoDeep.itemsPerSecond / intoEmpty.itemsPerSecond });
-      table.latency('  latency p50 / p99 (ms), deep queue', intoDeep.p50Ms, intoDeep.p99Ms, 1000 / ceilings.sqliteOneRowPerCommit);
-      table.row(`pull + ack, pages of 500 (items/s)`, pullAck.itemsPerSecond, ceilings.sqliteHundredRowsPerCommit, '÷ 100-row ceiling',
-        { label: '≥ 20,000/s', ok: pullAck.itemsPerSecond >= 20_000, ratio: pullAck.itemsPerSecond / 20_000 });
-      table.latency('  latency p50 / p99 (ms, per page pulled and acked)', pullAck.p50Ms, pullAck.p99Ms, 1000 / ceilings.sqliteOneRowPerCommit);
-      table.row(`bytes written to disk per accepted item (${ITEM_WIRE_BYTES}-byte wire), 32 senders`, bytesPerItem, 8 * 1024, '÷ 8 KiB target',
-        { label: '≤ 8 KiB', ok: bytesPerItem <= 8 * 1024, ratio: bytesPerItem / (8 * 1024) });
-      table.row(`relay peak RSS with ${BIG_QUEUE} items queued (MiB)`, rssWithBigQueue / MiB, 200 * 1_000_000 / MiB, '÷ 200 MB target',
-        { label: '< 200 MB', ok: rssWithBigQueue < 200 * 1_000_000, ratio: rssWithBigQueue / (200 * 1_000_000) });
-      table.section(`CPU per item (user + system ms) of the relay and of the load generator beside it; the machine's load average was ${loadavg()[0]?.toFixed(1)} on ${availableParallelism()} cores`);
-      for (const [figure, cpu] of Object.entries(cpuPerItem)) table.cpu(figure, cpu, availableParallelism());
-      table.section('group commit: mean transactions per COMMIT');
-      for (const [figure, size] of Object.entries(groupSizes)) table.row(figure, size, null, '');
-      process.stdout.write(table.render());
-
-      const results = {
-        at: new Date().toISOString(), node: process.version, itemWireBytes: ITEM_WIRE_BYTES, ceilings, postgres,
-        relay: { singleItemPushes: { 1: push[1], 8: push[8], 32: push[32] }, batches100: batches, intoEmptyQueue: intoEmpty, intoDeepQueue: intoDeep,
-          pullAck, bytesWrittenPerItemAt32: bytesPerItem, peakRssBytesWith100kQueued: rssWithBigQueue, cpuMsPerItem: cpuPerItem, meanGroupSize: groupSizes },
-        loadAverage: loadavg(),
-        targets: table.targets(),
-      };
-      writeFileSync(join(import.meta.dirname, 'results.json'), `${JSON.stringify(results, null, 2)}\n`);
-      log('wrote bench/results.json');
-    } finally {
-      await relay.stop();
+    const only = process.env['BENCH_SETUPS']?.split(',');
+    const results = new Map<string, SetupResult>();
+    for (const setup of RELAY_SETUPS.filter((s) => only === undefined || only.includes(s.key))) {
+      const setupDir = join(dir, setup.key);
+      mkdirSync(setupDir);
+      results.set(setup.key, await measureSetup(setup, setupDir));
     }
+
+    const table = new Table();
+    table.section(`ceilings of this machine (same run; load average at the end ${loadavg()[0]?.toFixed(1)} on ${CORES} cores)`);
+    table.row('node:sqlite, 1 row per commit (commits/s)', ceilings.sqliteOneRowPerCommit, null, '');
+    table.row('node:sqlite, 100 rows per commit (rows/s)', ceilings.sqliteHundredRowsPerCommit, null, '');
+    table.row('Ed25519 signs/s', ceilings.ed25519SignsPerSecond, null, '');
+    for (const level of [8, 32]) {
+      const value = postgres.available ? postgres.insertsPerSecond[level] ?? null : null;
+      if (value !== null) table.row(`PostgreSQL ${level} sessions, 1-row INSERT … ON CONFLICT DO NOTHING (rows/s)`, value, ceilings.sqliteOneRowPerCommit, '÷ 1-row ceiling');
+    }
+    if (!postgres.available) table.note(`PostgreSQL: ${postgres.reason}`);
+    table.section('the floor of one single-item push: CPU ms of the work no relay avoids (same run)');
+    table.row('Ed25519 verify of the hop signature', floor.verifyMs, null, '');
+    table.row('Ed25519 signature of the accept', floor.signMs, null, '');
+    table.row('one HTTP exchange with a null server (its CPU, 32 keep-alive clients)', floor.httpExchangeMs, null, '');
+    table.row('one 1 KiB row of a 100-row commit', floor.rowOfHundredMs, null, '');
+    table.row('floor', floor.totalMs, null, '');
+    for (const setup of RELAY_SETUPS) {
+      const result = results.get(setup.key);
+      if (result !== undefined) setupTable(table, setup, result, ceilings, floor);
+    }
+    compare(table, results);
+    process.stdout.write(table.render());
+
+    const report = {
+      at: new Date().toISOString(), node: process.version, cores: CORES, itemWireBytes: ITEM_WIRE_BYTES, ceilings, floor, postgres,
+      setups: Object.fromEntries(RELAY_SETUPS.filter((s) => results.has(s.key)).map((s) => [s.key, { label: s.label, ...results.get(s.key) }])),
+      loadAverage: loadavg(),
+      targets: table.targets(),
+    };
+    writeFileSync(join(import.meta.dirname, 'results.json'), `${JSON.stringify(report, null, 2)}\n`);
+    log('wrote bench/results.json');
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

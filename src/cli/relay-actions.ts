@@ -1,7 +1,9 @@
 // What the `agentmbx relay …` commands do. Loaded only when such a command runs, so that host
 // commands do not pay for the relay's server, store and logging modules at every start.
+import cluster from 'node:cluster';
+import type { Logger } from 'pino';
 import { ConfigError } from '../relay/config.ts';
-import { resolveServeOptions } from './relay-serve-flags.ts';
+import { resolveServeOptions, type ServeOptions } from './relay-serve-flags.ts';
 import { backupRelayStore } from '../relay/ops/backup.ts';
 import { rotateEpochOffline } from '../relay/ops/epoch.ts';
 import { RelayOpsError } from '../relay/ops/ops-error.ts';
@@ -10,7 +12,8 @@ import { restoreRelayStore } from '../relay/ops/restore.ts';
 import { WriterLockBusyError } from '../relay/ops/writer-lock.ts';
 import { createRelayLogger, isRelayLogLevel, RELAY_LOG_LEVELS, type RelayLogLevel } from '../relay/http/logging.ts';
 import { PortBindError } from '../relay/http/bound-port.ts';
-import { startRelayService } from '../relay/relay-service.ts';
+import { exitWithPrimary, reportReady, startWorkerGroup, type WorkerGroup } from '../relay/relay-group.ts';
+import { startRelayLeader, startRelayService } from '../relay/relay-service.ts';
 import { MAX_OPS_LOG_ENTRIES, type StoredOpsLogEntry } from '../relay/store/relay-store.ts';
 import { StoreOpenError } from '../relay/store/errors.ts';
 import { readRelayStoreOpsLog } from '../relay/store/open-relay-store.ts';
@@ -39,6 +42,12 @@ function storeDirOf(flags: { storeDir?: string }): string {
   return resolveServeOptions({ ...(flags.storeDir === undefined ? {} : { storeDir: flags.storeDir }) }, process.env).storeDir;
 }
 
+/** The store exactly as `relay serve` resolves it: --store or MBX_RELAY_STORE (a postgres:// URL), else the store directory. */
+function storeOf(flags: { storeDir?: string; store?: string }): string {
+  const resolved = resolveServeOptions({ ...(flags.storeDir === undefined ? {} : { storeDir: flags.storeDir }), ...(flags.store === undefined ? {} : { store: flags.store }) }, process.env);
+  return resolved.store ?? resolved.storeDir;
+}
+
 /** The request log's level: --log-level, else MBX_RELAY_LOG_LEVEL, else info. */
 function logLevelOf(flag: string | undefined): RelayLogLevel {
   const level = flag ?? (process.env.MBX_RELAY_LOG_LEVEL || undefined) ?? 'info';
@@ -46,28 +55,75 @@ function logLevelOf(flag: string | undefined): RelayLogLevel {
   return level;
 }
 
-/** `relay serve`; with --json its own lines (listening, stopped) are JSON like the request log. */
+/**
+ * `relay serve`; with --json its own lines (listening, stopped) are JSON like the request log. With
+ * more than one worker this process becomes the group's primary (relay-group.ts) and the workers it
+ * forks come back here as cluster workers.
+ */
 export async function serve(flags: Record<string, string | undefined>, { json, logLevel }: { json: boolean; logLevel: string | undefined }): Promise<void> {
   const requestLog = createRelayLogger(undefined, logLevelOf(logLevel));
-  const service = await operate(() => startRelayService({ ...resolveServeOptions(flags, process.env), env: process.env, requestLog }));
+  const options = await operate(() => resolveServeOptions(flags, process.env));
+  if (cluster.isWorker) return serveAsWorker(options, requestLog);
+  if (options.workers > 1) return serveGroup(options, json);
+  const service = await operate(() => startRelayService({ ...options, env: process.env, requestLog }));
   // listen for the stop signals before the ready line: whoever reads it may signal at once
-  const stopped = new Promise<void>((resolve) => {
-    const stop = (): void => {
-      process.off('SIGTERM', stop);
-      process.off('SIGINT', stop);
-      resolve();
-    };
-    process.on('SIGTERM', stop);
-    process.on('SIGINT', stop);
-  });
+  const stopped = stopSignal();
   printResult(json, { listening: service.url, fingerprint: service.fingerprint, epoch: service.epoch, metrics: service.metricsUrl },
     `agentmbx relay listening on ${service.url} fingerprint ${service.fingerprint} epoch ${service.epoch}`);
   if (service.metricsUrl !== null) process.stderr.write(`agentmbx relay: metrics on ${service.metricsUrl}/metrics\n`);
   await stopped;
   await service.close();
   await new Promise<void>((resolve) => { requestLog.flush(() => resolve()); });
+  printStopped(json);
+}
+
+/** Resolves at the first SIGTERM or SIGINT; later ones are ignored (the process is already stopping). */
+function stopSignal(): Promise<void> {
+  return new Promise<void>((resolve) => {
+    process.on('SIGTERM', () => resolve());
+    process.on('SIGINT', () => resolve());
+  });
+}
+
+function printStopped(json: boolean): void {
   if (json) printJsonLine({ stopped: true });
   else process.stdout.write('agentmbx relay stopped\n');
+}
+
+const toStderr = (line: string): void => { process.stderr.write(`${line}\n`); };
+
+/** The primary of `relay serve --workers N`: the store's lock and housekeeping here, HTTP in the workers. */
+async function serveGroup(options: ServeOptions, json: boolean): Promise<void> {
+  const leader = await operate(() => startRelayLeader({ ...options, env: process.env }));
+  let group: WorkerGroup;
+  try {
+    group = await startWorkerGroup(options.workers, toStderr);
+  } catch (error) {
+    await leader.close();
+    throw new CliError((error as Error).message);
+  }
+  const stopped = stopSignal();
+  printResult(json, { listening: group.url, fingerprint: leader.fingerprint, epoch: leader.epoch, metrics: group.metricsUrl, workers: options.workers },
+    `agentmbx relay listening on ${group.url} fingerprint ${leader.fingerprint} epoch ${leader.epoch} workers ${options.workers}`);
+  if (group.metricsUrl !== null) process.stderr.write(`agentmbx relay: metrics on ${group.metricsUrl}/metrics (each worker's own figures)\n`);
+  const failure = await Promise.race([stopped.then(() => null), group.failed]);
+  await group.stop();
+  await leader.close();
+  if (failure !== null) throw new CliError(`the relay stopped: ${failure}`);
+  printStopped(json);
+}
+
+/** One worker of a group: serves HTTP on the store its primary holds, and exits with the primary. */
+async function serveAsWorker(options: ServeOptions, requestLog: Logger): Promise<void> {
+  exitWithPrimary(toStderr);
+  const service = await operate(() => startRelayService({ ...options, env: process.env, requestLog, role: 'worker' }));
+  const stopped = stopSignal();
+  reportReady(service.url, service.metricsUrl);
+  await stopped;
+  await service.close();
+  await new Promise<void>((resolve) => { requestLog.flush(() => resolve()); });
+  // the IPC channel to the primary would keep this process alive
+  process.exit(0);
 }
 
 export function keygen(flags: { json?: boolean }): void {
@@ -93,8 +149,8 @@ export async function restore(file: string, flags: { storeDir?: string }): Promi
   process.stderr.write('restored: start the relay; hosts see the new epoch, senders re-push and receivers pull again\n');
 }
 
-export async function rotateEpoch(flags: { storeDir?: string; json?: boolean }): Promise<void> {
-  const rotation = await operate(() => rotateEpochOffline({ storeDir: storeDirOf(flags) }));
+export async function rotateEpoch(flags: { storeDir?: string; store?: string; json?: boolean }): Promise<void> {
+  const rotation = await operate(() => rotateEpochOffline({ storeDir: storeDirOf(flags), store: storeOf(flags) }));
   printResult(flags.json, { from: rotation.from, to: rotation.to }, `epoch rotated: ${rotation.from} -> ${rotation.to}`);
 }
 
@@ -106,9 +162,9 @@ function logLine(entry: StoredOpsLogEntry): string {
   return `${new Date(entry.at).toISOString()} ${entry.kind} ${detail}`.trimEnd();
 }
 
-export async function showLog(flags: { storeDir?: string; json?: boolean; limit?: string }, defaultLimit: number): Promise<void> {
+export async function showLog(flags: { storeDir?: string; store?: string; json?: boolean; limit?: string }, defaultLimit: number): Promise<void> {
   const limit = flags.limit === undefined ? defaultLimit : positiveInteger(flags.limit, '--limit', MAX_OPS_LOG_ENTRIES);
-  const entries = await operate(() => readRelayStoreOpsLog(storeDirOf(flags), limit));
+  const entries = await operate(() => readRelayStoreOpsLog(storeOf(flags), limit));
   if (flags.json === true) printJson(entries);
   else process.stdout.write(entries.length === 0 ? 'the operations log is empty\n' : `${entries.map(logLine).join('\n')}\n`);
 }

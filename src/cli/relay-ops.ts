@@ -1,7 +1,7 @@
 // `agentmbx relay backup|restore|rotate-epoch|log`: the operator's recovery tools (design §5).
 // Thin over src/relay/ops/ (through relay-actions.ts); every refusal is one line, never a stack trace.
 import type { Command } from 'commander';
-import { STORE_DIR_HELP } from './relay-serve-flags.ts';
+import { STORE_DIR_HELP, STORE_URL_HELP } from './relay-serve-flags.ts';
 
 /** Entries `relay log` shows unless --limit says otherwise. */
 const DEFAULT_LOG_LIMIT = 50;
@@ -21,14 +21,16 @@ export function registerRelayOpsCommands(relay: Command): void {
     .option('--json', 'the receipt is always JSON')
     .action(async (file: string, flags: { storeDir?: string }) => (await actions()).restore(file, flags));
   relay.command('rotate-epoch')
-    .description('give the store a new epoch (the relay must be stopped); needed after restoring a store by any other means')
+    .description('give the store a new epoch (every relay using it must be stopped); needed after restoring a store by any other means')
     .option('--store-dir <dir>', STORE_DIR_HELP)
+    .option('--store <url>', STORE_URL_HELP)
     .option('--json', 'print JSON')
-    .action(async (flags: { storeDir?: string; json?: boolean }) => (await actions()).rotateEpoch(flags));
+    .action(async (flags: { storeDir?: string; store?: string; json?: boolean }) => (await actions()).rotateEpoch(flags));
   relay.command('log')
     .description('show the operations log (restores, epoch rotations, backups), newest first')
     .option('--store-dir <dir>', STORE_DIR_HELP)
+    .option('--store <url>', STORE_URL_HELP)
     .option('--json', 'print JSON')
     .option('--limit <n>', `entries to show (default ${DEFAULT_LOG_LIMIT})`)
-    .action(async (flags: { storeDir?: string; json?: boolean; limit?: string }) => (await actions()).showLog(flags, DEFAULT_LOG_LIMIT));
+    .action(async (flags: { storeDir?: string; store?: string; json?: boolean; limit?: string }) => (await actions()).showLog(flags, DEFAULT_LOG_LIMIT));
 }

@@ -28,7 +28,7 @@ export interface MigrationRun {
 }
 
 /** The version a migration list brings a database to; throws unless it is numbered 1, 2, 3… */
-export function latestVersion(migrations: readonly Migration[]): number {
+export function latestVersion(migrations: readonly { version: number }[]): number {
   migrations.forEach((migration, index) => {
     if (migration.version !== index + 1) {
       throw new TypeError(`migrations must be numbered 1..N in order; found ${migration.version} at position ${index + 1}`);

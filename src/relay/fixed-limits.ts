@@ -7,6 +7,8 @@ export const ENROL_BODY_MAX_BYTES = 8192;
 export const MAX_LIVE_ENROLMENTS = 100_000;
 /** Open challenges held in memory at once; over it a challenge request answers 503. */
 export const MAX_OPEN_CHALLENGES = 10_000;
+/** Relay processes `relay serve --workers` starts at most (each is a whole process with its own memory). */
+export const MAX_WORKERS = 64;
 /** A challenge is single use and dies after this long. */
 export const CHALLENGE_LIFE_MS = 300_000;
 /** Client addresses tracked by the enrolment rate limiter (an in-memory table). */

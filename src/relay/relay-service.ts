@@ -1,21 +1,24 @@
 // One running relay: the writer lock, the relay key, the store, the core and the HTTP face,
 // started in that order and stopped in reverse. `agentmbx relay serve` and the tests use it.
 import { createRequire } from 'node:module';
+import { availableParallelism } from 'node:os';
 import type { Logger } from 'pino';
-import type { Ticker } from './http/logging.ts';
 import { fingerprint } from '../protocol/fingerprint.ts';
 import type { EnrolmentAuthority } from './authority/enrolment-authority.ts';
 import { JWKS_MIN_FETCH_INTERVAL_MS } from './authority/jwks-cache.ts';
 import { HEARTBEAT_INTERVAL_MS, type RelayConfig } from './config.ts';
+import { storeChallenges } from './core/challenges.ts';
 import { PendingWriters } from './core/pending-writers.ts';
+import { storePushRate } from './core/push-rate.ts';
 import { createRelayCore, type RelayCore } from './core/relay-core.ts';
 import { INLINE_HOP_VERIFIER } from './crypto/hop-verifier.ts';
 import { hopVerifyPool } from './crypto/hop-verify-pool.ts';
 import { sweep } from './core/sweep.ts';
 import { checkHealth } from './http/health.ts';
 import { RelayMetrics } from './http/metrics.ts';
-import { bindPort } from './http/bound-port.ts';
 import { relayObserver, serveMetrics } from './http/observability.ts';
+import type { Ticker } from './http/logging.ts';
+import { bindPort, probePort, type BoundPort } from './http/bound-port.ts';
 import { buildRelayHttp } from './http/server.ts';
 import type { EpochRotation } from './ops/epoch.ts';
 import { checkHeartbeatAtStart, writeHeartbeat } from './ops/heartbeat.ts';
@@ -23,13 +26,17 @@ import { startPeriodic } from './ops/periodic.ts';
 import { loadOrCreateRelayKey } from './ops/relay-key.ts';
 import { acquireWriterLock } from './ops/writer-lock.ts';
 import { StoreDiskError } from './store/errors.ts';
-import { openRelayStore } from './store/open-relay-store.ts';
+import { openRelayStore, storeBackendOf } from './store/open-relay-store.ts';
+import type { RelayStore } from './store/relay-store.ts';
+import type { SigningKey } from '../protocol/keys.ts';
 import { freeSpaceText } from '../common/disk-fault.ts';
 
 export const RELAY_VERSION = (createRequire(import.meta.url)('../../package.json') as { version: string }).version;
 
 export interface RelayServiceOptions {
   storeDir: string;
+  /** a postgres:// URL: the store several relay processes share (default: the SQLite store in storeDir) */
+  store?: string;
   port: number;
   bind: string;
   config: RelayConfig;
@@ -46,10 +53,10 @@ export interface RelayServiceOptions {
   log?: (line: string) => void;
   /** structured request logs (logging.ts), or none */
   requestLog?: Logger;
-  /** what ends the request log's poll-summary windows (default: an unref'd one-minute timer) */
-  pollSummaryTicker?: Ticker;
   /** serve /metrics (and /healthz) on this separate address instead of the relay's port */
   metricsBind?: { host: string; port: number };
+  /** the request log's poll-summary timer (default: every POLL_SUMMARY_WINDOW_MS, unref'd; tests fire it by hand) */
+  pollSummaryTicker?: Ticker;
 }
 
 export interface RelayService {
@@ -67,59 +74,65 @@ export interface RelayService {
   close(): Promise<void>;
 }
 
-export async function startRelayService(options: RelayServiceOptions): Promise<RelayService> {
-  // the ports first (bound-port.ts): a start that cannot serve must not rotate the epoch or write a heartbeat
-  const relayPort = await bindPort(options.bind, options.port, '--port (env PORT) or --bind');
-  const cleanups: Array<() => Promise<void> | void> = [() => relayPort.close()];
-  const unwind = async (): Promise<void> => {
-    for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-  };
+/**
+ * Who a process is in the relay: 'alone' (the default) is the whole relay; in a group (`relay serve
+ * --workers N`, relay-group.ts) the primary is the 'leader' (startRelayLeader) and every HTTP
+ * process a 'worker', which takes no lock and runs no heartbeat or sweep: the leader holds the
+ * store for the group and runs those.
+ */
+export type RelayRole = 'alone' | 'worker';
+
+/**
+ * A worker's hop-verify threads: at most the setting, and at most its share of the cores that run
+ * no worker. When every core runs a worker, a thread only competes with the event loops, and handing
+ * a check to it (postMessage, the worker's wake-up and answer) costs the event loop more than the
+ * Ed25519 verification itself (docs/benchmark.md), so each worker checks on its own event loop.
+ */
+export function workerVerifyThreads(setting: number, workers: number, cores = availableParallelism()): number {
+  return Math.min(setting, Math.floor(Math.max(0, cores - workers) / workers));
+}
+
+export async function startRelayService(options: RelayServiceOptions & { role?: RelayRole; workers?: number }): Promise<RelayService> {
+  const worker = options.role === 'worker';
+  // the ports first (bound-port.ts): a start that cannot serve must not rotate the epoch or write a
+  // heartbeat. A worker's ports are the group's: node:cluster shares the primary's listening handle.
+  const ports: BoundPort[] = [];
+  const closePorts = async (): Promise<void> => { for (const port of ports.splice(0).reverse()) await port.close(); };
+  const metrics = new RelayMetrics();
+  const log = options.log ?? ((line: string) => { process.stderr.write(`${line}\n`); });
+  const pendingWriters = new PendingWriters();
+  let state: Awaited<ReturnType<typeof openRelayState>>;
   try {
-    const metricsPort = options.metricsBind === undefined ? null : await bindPort(options.metricsBind.host, options.metricsBind.port, '--metrics-bind');
-    if (metricsPort !== null) cleanups.push(() => metricsPort.close());
-    const lock = await acquireWriterLock(options.storeDir, { waitMs: options.lockWaitMs ?? 0 });
-    cleanups.push(() => lock.release());
-    const relayKey = loadOrCreateRelayKey(options.storeDir, options.env);
-    const groupCommit = { maxItems: options.config.group_commit_max_items, maxWaitMs: options.config.group_commit_max_wait_ms };
-    const metrics = new RelayMetrics();
-    const log = options.log ?? ((line: string) => { process.stderr.write(`${line}\n`); });
-    const pendingWriters = new PendingWriters();
-    const threads = options.config.hop_verify_threads;
+    ports.push(await bindPort(options.bind, options.port, '--port (env PORT) or --bind', { shared: worker }));
+    if (options.metricsBind !== undefined) ports.push(await bindPort(options.metricsBind.host, options.metricsBind.port, '--metrics-bind', { shared: worker }));
+    state = await openRelayState(options, { takesLock: !worker, shared: worker, metrics, log, pendingWriters });
+  } catch (err) {
+    await closePorts();
+    throw err;
+  }
+  const [relayPort, metricsPort = null] = ports;
+  const { store, relayKey, nowMs, cleanups, unwind } = state;
+  // closed last (cleanups run in reverse), once the HTTP face has answered its last request
+  cleanups.unshift(closePorts);
+  // other processes answer for this relay too: a worker's siblings, or every relay process on the PostgreSQL store
+  const sharesState = worker || storeBackendOf(options.store ?? options.storeDir) === 'postgres';
+  try {
+    const threads = worker ? workerVerifyThreads(options.config.hop_verify_threads, options.workers ?? 1) : options.config.hop_verify_threads;
     const hopVerifier = threads === 0 ? INLINE_HOP_VERIFIER : hopVerifyPool({ threads, onFailure: (reason) => log(`agentmbx relay: ${reason}`) });
     // closed after the HTTP face (cleanups run in reverse), so requests in flight still get their checks
     cleanups.push(() => hopVerifier.close());
-    const store = await openRelayStore({
-      location: options.storeDir, relayPubkey: relayKey.publicKey, groupCommit, onGroupCommit: (size, ms) => metrics.groupCommitted(size, ms),
-      writersPending: () => pendingWriters.any(),
-      onDiskRefusal: (fault) => metrics.diskRefused(fault.fault),
-      onDiskState: (fault) => log(diskStateLine(options.storeDir, fault)),
-      ...(options.nowMs ? { nowMs: options.nowMs } : {}),
-    });
-    cleanups.push(() => store.close());
-    const nowMs = options.nowMs ?? Date.now;
-    const rotation = await checkHeartbeatAtStart(store, nowMs());
-    if (rotation !== null) log(`agentmbx relay: epoch rotated at start (${rotation.reason}): ${rotation.from} -> ${rotation.to}`);
+    const rotation = worker ? null : await checkAtStart(store, nowMs(), log);
     if (rotation !== null) metrics.epochRotated();
     metrics.attachQueue(() => store.read((reader) => reader.items.queueTotals()), nowMs);
     const core = await createRelayCore({
       store, relayKey, config: options.config, version: RELAY_VERSION, hopVerifier, pendingWriters,
+      ...(sharesState ? { pushRate: storePushRate(store, options.config.pushes_per_minute), challenges: storeChallenges(store) } : {}),
       ...(options.authority ? { authority: options.authority } : {}),
       ...(options.nowMs ? { nowMs: options.nowMs } : {}),
       ...(options.maxLiveEnrolments === undefined ? {} : { maxLiveEnrolments: options.maxLiveEnrolments }),
     });
-    const onError = (what: string) => (error: unknown): void => {
-      // a disk fault is logged once when it starts and once when it ends (onDiskState), not per run
-      if (error instanceof StoreDiskError) return;
-      log(`agentmbx relay: ${what} failed: ${error instanceof Error ? error.message : String(error)}`);
-    };
     const heartbeatIntervalMs = options.heartbeatIntervalMs ?? HEARTBEAT_INTERVAL_MS;
-    const heartbeat = startPeriodic(() => writeHeartbeat(store, nowMs()), heartbeatIntervalMs, { onError: onError('heartbeat') });
-    cleanups.push(() => heartbeat.stop());
-    const countedSweep = async (): Promise<void> => {
-      await sweep(core.context).then(() => metrics.swept(true), (error: unknown) => { metrics.swept(false); throw error; });
-    };
-    const sweeper = startPeriodic(countedSweep, options.config.sweep_interval_ms, { runNow: true, onError: onError('expiry sweep') });
-    cleanups.push(() => sweeper.stop());
+    if (!worker) cleanups.push(...startHousekeeping(core, heartbeatIntervalMs, metrics, log));
     const hosted = core.context.hosted;
     if (hosted !== null) {
       // keeps the issuer's keys fresh on a quiet relay, and retries an outage once a minute (docs/hosted-relay.md)
@@ -127,7 +140,7 @@ export async function startRelayService(options: RelayServiceOptions): Promise<R
         const failure = await hosted.authority.refreshKeys();
         if (failure !== null) log(`agentmbx relay: the token issuer's key set could not be fetched (${failure})`);
       };
-      const keys = startPeriodic(refresh, JWKS_MIN_FETCH_INTERVAL_MS, { runNow: true, onError: onError('JWKS refresh') });
+      const keys = startPeriodic(refresh, JWKS_MIN_FETCH_INTERVAL_MS, { runNow: true, onError: onError(log, 'JWKS refresh') });
       cleanups.push(() => keys.stop());
     }
     const observability = {
@@ -138,6 +151,7 @@ export async function startRelayService(options: RelayServiceOptions): Promise<R
     const observer = relayObserver(observability);
     // the last poll summary is written once the HTTP face has answered its last request
     cleanups.push(() => observer.close());
+    if (relayPort === undefined) throw new Error('the relay port was not bound');
     const app = buildRelayHttp(core, options.config, relayPort, observer);
     cleanups.push(() => app.close());
     await app.ready();
@@ -158,6 +172,104 @@ export async function startRelayService(options: RelayServiceOptions): Promise<R
     await unwind();
     throw err;
   }
+}
+
+/** The primary of a relay group: the store's writer lock for the whole group, the start-up check, the heartbeat and the sweeps; no HTTP. */
+export interface RelayLeader {
+  epoch: string;
+  fingerprint: string;
+  epochRotatedAtStart: EpochRotation | null;
+  /** stops the heartbeat and sweeps, closes the store, releases the lock */
+  close(): Promise<void>;
+}
+
+export async function startRelayLeader(options: Omit<RelayServiceOptions, 'requestLog'>): Promise<RelayLeader> {
+  // the group's port and metrics port must be free before the epoch may rotate or a heartbeat be
+  // written. The workers bind them (node:cluster creates the shared handle at the first worker's
+  // listen), so the primary can only check them here: a narrow window remains in a group.
+  await probePort(options.bind, options.port, '--port (env PORT) or --bind');
+  if (options.metricsBind !== undefined) await probePort(options.metricsBind.host, options.metricsBind.port, '--metrics-bind');
+  const metrics = new RelayMetrics();
+  const log = options.log ?? ((line: string) => { process.stderr.write(`${line}\n`); });
+  const state = await openRelayState(options, { takesLock: true, shared: true, metrics, log, pendingWriters: new PendingWriters() });
+  const { store, relayKey, nowMs, cleanups, unwind } = state;
+  try {
+    const rotation = await checkAtStart(store, nowMs(), log);
+    const core = await createRelayCore({
+      store, relayKey, config: options.config, version: RELAY_VERSION,
+      ...(options.authority ? { authority: options.authority } : {}),
+      ...(options.nowMs ? { nowMs: options.nowMs } : {}),
+    });
+    cleanups.push(...startHousekeeping(core, options.heartbeatIntervalMs ?? HEARTBEAT_INTERVAL_MS, metrics, log));
+    return { epoch: core.context.epoch, fingerprint: fingerprint(relayKey.publicKey), epochRotatedAtStart: rotation, close: unwind };
+  } catch (err) {
+    await unwind();
+    throw err;
+  }
+}
+
+type Cleanup = () => Promise<void> | void;
+
+/** The start-up heartbeat check (and epoch rotation, logged) of the process that holds the lock. */
+async function checkAtStart(store: RelayStore, nowMs: number, log: (line: string) => void): Promise<EpochRotation | null> {
+  const rotation = await checkHeartbeatAtStart(store, nowMs);
+  if (rotation !== null) log(`agentmbx relay: epoch rotated at start (${rotation.reason}): ${rotation.from} -> ${rotation.to}`);
+  return rotation;
+}
+
+/** The writer lock (unless a worker's), the relay key and the store, with the cleanups that undo them in reverse. */
+async function openRelayState(
+  options: Omit<RelayServiceOptions, 'requestLog'>,
+  how: { takesLock: boolean; shared: boolean; metrics: RelayMetrics; log: (line: string) => void; pendingWriters: PendingWriters },
+): Promise<{ store: RelayStore; relayKey: SigningKey; nowMs: () => number; cleanups: Cleanup[]; unwind: () => Promise<void> }> {
+  const cleanups: Cleanup[] = [];
+  const unwind = async (): Promise<void> => {
+    for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+  };
+  try {
+    const location = options.store ?? options.storeDir;
+    // a SQLite store's group has one lock file; a PostgreSQL store is shared by design, and its own
+    // lock (taken shared by every process when it opens) keeps offline operations out instead
+    if (how.takesLock && storeBackendOf(location) === 'sqlite') {
+      const lock = await acquireWriterLock(options.storeDir, { waitMs: options.lockWaitMs ?? 0 });
+      cleanups.push(() => lock.release());
+    }
+    const relayKey = loadOrCreateRelayKey(options.storeDir, options.env);
+    const { metrics, log, pendingWriters } = how;
+    const groupCommit = { maxItems: options.config.group_commit_max_items, maxWaitMs: options.config.group_commit_max_wait_ms };
+    const store = await openRelayStore({
+      location, relayPubkey: relayKey.publicKey, groupCommit, onGroupCommit: (size, ms) => metrics.groupCommitted(size, ms),
+      writersPending: () => pendingWriters.any(),
+      onDiskRefusal: (fault) => metrics.diskRefused(fault.fault),
+      onDiskState: (fault) => log(diskStateLine(options.storeDir, fault)),
+      sharedWriters: how.shared,
+      ...(options.nowMs ? { nowMs: options.nowMs } : {}),
+    });
+    cleanups.push(() => store.close());
+    return { store, relayKey, nowMs: options.nowMs ?? Date.now, cleanups, unwind };
+  } catch (err) {
+    await unwind();
+    throw err;
+  }
+}
+
+/** The heartbeat and the expiry sweep: one process of a relay runs them (the lone relay, or a group's leader). */
+function startHousekeeping(core: RelayCore, heartbeatIntervalMs: number, metrics: RelayMetrics, log: (line: string) => void): Cleanup[] {
+  const { store, nowMs, config } = core.context;
+  const heartbeat = startPeriodic(() => writeHeartbeat(store, nowMs()), heartbeatIntervalMs, { onError: onError(log, 'heartbeat') });
+  const countedSweep = async (): Promise<void> => {
+    await sweep(core.context).then(() => metrics.swept(true), (error: unknown) => { metrics.swept(false); throw error; });
+  };
+  const sweeper = startPeriodic(countedSweep, config.sweep_interval_ms, { runNow: true, onError: onError(log, 'expiry sweep') });
+  return [() => heartbeat.stop(), () => sweeper.stop()];
+}
+
+function onError(log: (line: string) => void, what: string) {
+  return (error: unknown): void => {
+    // a disk fault is logged once when it starts and once when it ends (onDiskState), not per run
+    if (error instanceof StoreDiskError) return;
+    log(`agentmbx relay: ${what} failed: ${error instanceof Error ? error.message : String(error)}`);
+  };
 }
 
 /** The operator's line when the store's disk starts or stops refusing writes: the store directory and its free space. */

@@ -28,15 +28,19 @@ export interface DrillRelayOptions {
   failpoint?: string;
   /** config keys added to the lifted push rate */
   config?: Record<string, unknown>;
+  /** `--workers` (default 1) */
+  workers?: number;
 }
 
 /** `agentmbx relay serve` on `dir` (spawnRelay), with a config that lifts the push rate (drills push fast). */
 export async function spawnDrillRelay(dir: string, options: DrillRelayOptions = {}): Promise<DrillRelay> {
   const config = join(tempDir('agentmbx-drill-config-'), 'relay.json');
   writeFileSync(config, JSON.stringify({ pushes_per_minute: 1_000_000, ...options.config }));
-  const { child, url, epoch } = await spawnRelay(dir, { ...(options.failpoint === undefined ? {} : { failpoint: options.failpoint }), args: ['--config', config] });
-  const info = await fetch(new URL('/v2/relay/info', url)).then((r) => r.json()) as { relay_pubkey: string };
-  return { child, url, epoch, relayPubkey: info.relay_pubkey };
+  const relay = await spawnRelay(dir, {
+    args: ['--config', config], ...(options.failpoint === undefined ? {} : { failpoint: options.failpoint }), ...(options.workers === undefined ? {} : { workers: options.workers }),
+  });
+  const info = await fetch(new URL('/v2/relay/info', relay.url)).then((r) => r.json()) as { relay_pubkey: string };
+  return { child: relay.child, url: relay.url, epoch: relay.epoch, relayPubkey: info.relay_pubkey };
 }
 
 export function apiFor(relay: DrillRelay, name: string, key: SigningKey): RelayApi {

@@ -20,44 +20,44 @@ function counterRandom(): (n: number) => Uint8Array {
 
 const keyOf = (i: number): string => `key-${i}`;
 
-test('challenge table: full of live challenges → null; expired ones are dropped first', () => {
+test('challenge table: full of live challenges → null; expired ones are dropped first', async () => {
   const table = new ChallengeTable(counterRandom());
   const t0 = 1_000_000;
-  for (let i = 0; i < MAX_OPEN_CHALLENGES; i++) assert.notEqual(table.issue(keyOf(i), t0), null);
+  for (let i = 0; i < MAX_OPEN_CHALLENGES; i++) assert.notEqual(await table.issue(keyOf(i), t0), null);
   assert.equal(table.size, MAX_OPEN_CHALLENGES);
-  assert.equal(table.issue('one-too-many', t0 + 1), null, 'over the cap while all are live');
+  assert.equal(await table.issue('one-too-many', t0 + 1), null, 'over the cap while all are live');
   assert.equal(table.size, MAX_OPEN_CHALLENGES);
 
   // a key that already holds a challenge may replace it even when the table is full
-  assert.notEqual(table.issue(keyOf(5), t0 + 2), null);
+  assert.notEqual(await table.issue(keyOf(5), t0 + 2), null);
   assert.equal(table.size, MAX_OPEN_CHALLENGES);
 
   // once the first ones expire, room is made by dropping them, never a live one
   const later = t0 + CHALLENGE_LIFE_MS;
-  const fresh = table.issue('late-comer', later);
+  const fresh = await table.issue('late-comer', later);
   assert.notEqual(fresh, null);
   assert.ok(table.size <= MAX_OPEN_CHALLENGES);
-  assert.equal(table.take(keyOf(0), later), null, 'the expired one is gone');
-  assert.notEqual(table.take(keyOf(5), later), null, 'the replaced (younger) one is still live');
-  assert.equal(table.take('late-comer', later + 1), fresh);
+  assert.equal(await table.take(keyOf(0), later), null, 'the expired one is gone');
+  assert.notEqual(await table.take(keyOf(5), later), null, 'the replaced (younger) one is still live');
+  assert.equal(await table.take('late-comer', later + 1), fresh);
 });
 
-test('challenge table: single use, replaced by a new one, dead after five minutes', () => {
+test('challenge table: single use, replaced by a new one, dead after five minutes', async () => {
   const table = new ChallengeTable(counterRandom());
-  const first = table.issue('k', 0);
-  const second = table.issue('k', 1);
+  const first = await table.issue('k', 0);
+  const second = await table.issue('k', 1);
   assert.notEqual(first, second);
   assert.equal(table.size, 1, 'one open challenge per key');
-  assert.equal(table.take('k', 2), second);
-  assert.equal(table.take('k', 3), null, 'single use');
-  table.issue('k', 10);
-  assert.equal(table.take('k', 10 + CHALLENGE_LIFE_MS), null, 'expired at five minutes');
+  assert.equal(await table.take('k', 2), second);
+  assert.equal(await table.take('k', 3), null, 'single use');
+  await table.issue('k', 10);
+  assert.equal(await table.take('k', 10 + CHALLENGE_LIFE_MS), null, 'expired at five minutes');
 });
 
 test('a full challenge table makes the challenge route answer 503', async () => {
   const relay = await startTestRelay();
   const challenges = relay.service.core.context.challenges;
-  for (let i = 0; i < MAX_OPEN_CHALLENGES; i++) assert.notEqual(challenges.issue(keyOf(i), relay.clock.now), null);
+  for (let i = 0; i < MAX_OPEN_CHALLENGES; i++) assert.notEqual(await challenges.issue(keyOf(i), relay.clock.now), null);
   const answer = await fetch(`${relay.url}/v1/relay/challenge`, {
     method: 'POST', headers: { 'content-type': 'application/json' },
     body: JSON.stringify({ host: 'laptop', pubkey: generateSigningKey().publicKey }),

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { mkdirSync, writeFileSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { generateSigningKey } from '../../src/protocol/keys.ts';
@@ -9,6 +10,7 @@ import {
   SENDER_LIST_MAX_FUTURE_MS, dedupHorizonMs, parseConfigFile, resolveRelayConfig, retentionMs, type RelayConfigFile,
 } from '../../src/relay/config.ts';
 import { resolveServeOptions } from '../../src/cli/relay-serve-flags.ts';
+import { MAX_WORKERS } from '../../src/relay/fixed-limits.ts';
 import { tempDir } from '../helpers/processes.ts';
 
 const MiB = 1_048_576;
@@ -224,7 +226,19 @@ describe('serve options', () => {
   test('defaults', () => {
     assert.deepEqual(resolveServeOptions({}, { HOME: home }), {
       storeDir: '/home/operator/.local/share/agentmbx-relay', port: 7374, bind: '127.0.0.1', configPath: null, config: SECTION_6,
+      workers: Math.min(availableParallelism(), MAX_WORKERS),
     });
+  });
+
+  test('workers: flag > MBX_RELAY_WORKERS > the machine\'s available parallelism; 1 to MAX_WORKERS', () => {
+    assert.equal(resolveServeOptions({ workers: '3' }, { HOME: home, MBX_RELAY_WORKERS: '5' }).workers, 3);
+    assert.equal(resolveServeOptions({}, { HOME: home, MBX_RELAY_WORKERS: '5' }).workers, 5);
+    assert.equal(resolveServeOptions({ workers: '1' }, { HOME: home }).workers, 1);
+    assert.equal(resolveServeOptions({ workers: String(MAX_WORKERS) }, { HOME: home }).workers, MAX_WORKERS);
+    for (const bad of ['0', '-1', '1.5', 'two', String(MAX_WORKERS + 1), '1e2']) {
+      assert.equal(configError(() => resolveServeOptions({ workers: bad }, { HOME: home })), `--workers must be an integer from 1 to ${MAX_WORKERS}`);
+    }
+    assert.equal(configError(() => resolveServeOptions({}, { HOME: home, MBX_RELAY_WORKERS: 'many' })), `MBX_RELAY_WORKERS must be an integer from 1 to ${MAX_WORKERS}`);
   });
 
   test('store dir: flag > MBX_RELAY_DIR > default; resolved to an absolute path, ~ expanded', () => {

@@ -137,7 +137,7 @@ test('the HTTP layer, the hop, enrolment, push, pull, ack, sender lists, rotatio
   await enrolledHost(relay, 'third');
   expectRefusal('ENROLMENTS_FULL', await viaApi(testHost(relay, 'fourth').api.enrol()));
   const challenges = relay.service.core.context.challenges;
-  for (let i = 0; challenges.size < MAX_OPEN_CHALLENGES; i++) challenges.issue(`filler-${i}`, relay.clock.nowMs());
+  for (let i = 0; i < MAX_OPEN_CHALLENGES; i++) if (await challenges.issue(`filler-${i}`, relay.clock.nowMs()) === null) break;
   expectRefusal('CHALLENGES_FULL', await fetched(relay, 'POST', '/v1/relay/challenge', JSON.stringify({ host: 'late', pubkey: generateSigningKey().publicKey })));
   // the per-address budget (enrol_per_minute) runs out; no clock moves, so it stays out
   let rate: Seen | null = null;

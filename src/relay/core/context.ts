@@ -5,9 +5,9 @@ import type { EnrolmentAuthority } from '../authority/enrolment-authority.ts';
 import type { RelayConfig } from '../config.ts';
 import type { HopVerifier } from '../crypto/hop-verifier.ts';
 import type { RelayStore } from '../store/relay-store.ts';
-import type { ChallengeTable } from './challenges.ts';
+import type { Challenges } from './challenges.ts';
 import type { HostedRelay } from './hosted.ts';
-import type { RateWindow } from '../../common/rate-window.ts';
+import type { PushRate } from './push-rate.ts';
 
 export interface CoreContext {
   store: RelayStore;
@@ -20,9 +20,9 @@ export interface CoreContext {
   version: string;
   /** the store's epoch, read at start; it changes only while no relay serves the store */
   epoch: string;
-  challenges: ChallengeTable;
+  challenges: Challenges;
   /** push requests per sender key per minute */
-  pushRate: RateWindow;
+  pushRate: PushRate;
   /** live enrolments this relay admits (MAX_LIVE_ENROLMENTS unless a test sets it lower) */
   maxLiveEnrolments: number;
   /** checks hop signatures (on worker threads in a served relay) */

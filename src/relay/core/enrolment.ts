@@ -10,14 +10,14 @@ import type { Enrolment } from '../store/relay-store.ts';
 import type { CoreContext } from './context.ts';
 import { bindCloudKey } from './hosted.ts';
 
-export function issueChallenge(ctx: CoreContext, { pubkey }: ChallengeRequest): { challenge: string } {
-  const challenge = ctx.challenges.issue(pubkey, ctx.nowMs());
+export async function issueChallenge(ctx: CoreContext, { pubkey }: ChallengeRequest): Promise<{ challenge: string }> {
+  const challenge = await ctx.challenges.issue(pubkey, ctx.nowMs());
   if (challenge === null) throw new Refusal('CHALLENGES_FULL');
   return { challenge };
 }
 
 export async function enrol(ctx: CoreContext, { host, pubkey, ownerFp, sig, proof }: EnrolRequest): Promise<{ ok: true }> {
-  const challenge = ctx.challenges.take(pubkey, ctx.nowMs());
+  const challenge = await ctx.challenges.take(pubkey, ctx.nowMs());
   if (challenge === null) throw new Refusal('NO_CHALLENGE');
   const signed = canonicalJson({ v: 1, challenge, host, pubkey, owner_fp: ownerFp });
   if (!verifySignature(pubkey, signed, sig)) throw new Refusal('BAD_ENROLMENT_SIGNATURE');

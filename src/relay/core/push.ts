@@ -21,7 +21,7 @@ interface StoredTarget {
 }
 
 export async function push(ctx: CoreContext, sender: Enrolment, { items }: PushRequest): Promise<{ results: PushResult[] }> {
-  const withinRate = ctx.pushRate.take(sender.hostPubkey, ctx.nowMs());
+  const withinRate = await ctx.pushRate.take(sender.hostPubkey, ctx.nowMs());
   // every item is its own transaction, all submitted at once so that they can share one commit
   // (group commit); the store runs them in submission order and the answer keeps that order
   const results = items.map((raw) => {

@@ -5,10 +5,10 @@ import type { EnrolmentAuthority } from '../authority/enrolment-authority.ts';
 import { INLINE_HOP_VERIFIER, type HopVerifier } from '../crypto/hop-verifier.ts';
 import { AccountTokenAuthority } from '../authority/account-token.ts';
 import { authorityFromConfig } from '../authority/from-config.ts';
-import { MAX_LIVE_ENROLMENTS, MAX_RATE_ADDRESSES, type RelayConfig } from '../config.ts';
-import { RateWindow } from '../../common/rate-window.ts';
+import { MAX_LIVE_ENROLMENTS, type RelayConfig } from '../config.ts';
 import type { Enrolment, RelayStore } from '../store/relay-store.ts';
-import { ChallengeTable } from './challenges.ts';
+import { ChallengeTable, type Challenges } from './challenges.ts';
+import { memoryPushRate, type PushRate } from './push-rate.ts';
 import { PendingWriters } from './pending-writers.ts';
 import type { CoreContext } from './context.ts';
 import { enrol, issueChallenge } from './enrolment.ts';
@@ -44,6 +44,10 @@ export interface RelayCoreOptions {
   hopVerifier?: HopVerifier;
   /** counts write requests (POST) while their callers are identified; the service shares it with the store */
   pendingWriters?: PendingWriters;
+  /** where enrolment challenges live (default: in memory; a relay group's workers keep them in the store) */
+  challenges?: Challenges;
+  /** where push requests are counted (default: in memory; a relay group's workers count in the store) */
+  pushRate?: PushRate;
 }
 
 export type RelayCore = Awaited<ReturnType<typeof createRelayCore>>;
@@ -62,8 +66,8 @@ export async function createRelayCore(options: RelayCoreOptions) {
     nowMs,
     version: options.version,
     epoch: meta.epoch,
-    challenges: new ChallengeTable(options.random),
-    pushRate: new RateWindow(options.config.pushes_per_minute, MAX_RATE_ADDRESSES),
+    challenges: options.challenges ?? new ChallengeTable(options.random),
+    pushRate: options.pushRate ?? memoryPushRate(options.config.pushes_per_minute),
     maxLiveEnrolments: options.maxLiveEnrolments ?? MAX_LIVE_ENROLMENTS,
     hopVerifier: options.hopVerifier ?? INLINE_HOP_VERIFIER,
   };

@@ -4,6 +4,7 @@
 // by the relay key (once: the notice's own dedup row, with sender = the relay key, guards it); none
 // goes to a revoked or unknown sender key, and receipts (advisory) and notices expire silently.
 // Dedup rows are swept once older than the dedup horizon, never while their item exists.
+import { RATE_WINDOW_MS } from '../../common/rate-window.ts';
 import { sha256Hex } from '../../protocol/hash.ts';
 import { expiredItemId, signExpiredNotice } from '../../protocol/records/expired.ts';
 import { dedupHorizonMs, retentionMs } from '../config.ts';
@@ -20,6 +21,8 @@ export const SWEEP_BATCH_DEDUP = 2_000;
  * pile up at the head after retention was lowered): the next transaction goes on after them.
  */
 export const SWEEP_WALK_DEDUP = 10_000;
+/** Expired challenges and ended rate windows (shared-state.ts) deleted per transaction. */
+export const SWEEP_BATCH_SHARED = 2_000;
 
 export interface SweepResult {
   /** items deleted because they expired */
@@ -64,6 +67,11 @@ export async function sweep(ctx: CoreContext, options: SweepOptions = {}): Promi
     const step: DedupSweepStep = await ctx.store.transaction((tx) => sweepDedupStep(tx.items, horizon, now, limits));
     result.dedupSwept += step.deleted;
     after = step.resumeAfter;
+  }
+  // what a relay group shares: challenges past their life, rate windows past their minute
+  for (let deleted = SWEEP_BATCH_SHARED; deleted >= SWEEP_BATCH_SHARED;) {
+    deleted = await ctx.store.transaction(async (tx) =>
+      Math.max(await tx.challenges.deleteExpired(now, SWEEP_BATCH_SHARED), await tx.rateWindows.deleteEnded(now, RATE_WINDOW_MS, SWEEP_BATCH_SHARED)));
   }
   return result;
 }

@@ -41,9 +41,10 @@ export class PortBindError extends Error {
 
 /**
  * Binds `host:port` (0: any free port) or throws PortBindError; `setting` names what sets the
- * address (e.g. "--metrics-bind"), for the operator.
+ * address (e.g. "--metrics-bind"), for the operator. `shared`: a worker of a relay group, whose
+ * listen goes through node:cluster to the group's one handle (exclusive would bind its own).
  */
-export async function bindPort(host: string, port: number, setting: string): Promise<BoundPort> {
+export async function bindPort(host: string, port: number, setting: string, options: { shared?: boolean } = {}): Promise<BoundPort> {
   // HTTP/1.1 without Host is refused by the relay itself, as JSON (server.ts); Node's own refusal is an empty 400.
   const server = createServer({ requireHostHeader: false }, answerStarting);
   // what Fastify sets on a server it creates itself: idle keep-alive connections last 72 s, no
@@ -54,7 +55,7 @@ export async function bindPort(host: string, port: number, setting: string): Pro
   await new Promise<void>((resolve, reject) => {
     const refused = (error: NodeJS.ErrnoException): void => reject(new PortBindError(`${shownHost}:${port}`, setting, error));
     server.once('error', refused);
-    server.listen({ host, port, exclusive: true }, () => { server.off('error', refused); resolve(); });
+    server.listen({ host, port, exclusive: options.shared !== true }, () => { server.off('error', refused); resolve(); });
   });
   const address = server.address();
   const boundPort = typeof address === 'object' && address !== null ? address.port : port;
@@ -80,4 +81,14 @@ export async function bindPort(host: string, port: number, setting: string): Pro
       return closed;
     },
   };
+}
+
+/**
+ * Checks that `host:port` can be bound, then releases it: for a relay group's primary, whose
+ * workers bind the port through node:cluster once it has started. Port 0 always binds.
+ */
+export async function probePort(host: string, port: number, setting: string): Promise<void> {
+  if (port === 0) return;
+  const probe = await bindPort(host, port, setting);
+  await probe.close();
 }

@@ -1,5 +1,6 @@
 // The relay's HTTP face (protocol.md §3): routes, hop verification, client address, body caps,
 // enrolment rate limits and status codes. Thin: parse, call the core, answer JSON.
+import cluster from 'node:cluster';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
@@ -178,8 +179,12 @@ export interface HttpObserver {
  * the caller has awaited `app.ready()` and opened the port; `app.close()` closes the port too.
  */
 export function buildRelayHttp(core: RelayCore, config: RelayConfig, port: BoundPort, observer?: HttpObserver): FastifyInstance {
+  // the workers of a relay group share one log: each one's request ids carry its worker id
+  const reqIdPrefix = cluster.isWorker ? `w${cluster.worker?.id ?? 0}-req-` : 'req-';
+  let requests = 0;
+  const genReqId = (): string => `${reqIdPrefix}${(requests = (requests + 1) % Number.MAX_SAFE_INTEGER).toString(36)}`;
   const app = Fastify({
-    logger: false, bodyLimit: config.max_body_bytes, clientErrorHandler, return503OnClosing: true, serverFactory: (handler) => port.adopt(handler),
+    logger: false, bodyLimit: config.max_body_bytes, clientErrorHandler, return503OnClosing: true, serverFactory: (handler) => port.adopt(handler), genReqId,
     // a URL the router cannot decode (bad percent-encoding) is refused like any malformed request
     frameworkErrors: (_error, _request, reply) => { sendRefusal(reply, new Refusal('MALFORMED_REQUEST')); },
   });

@@ -40,7 +40,7 @@ export async function backupRelayStore(options: BackupOptions): Promise<BackupRe
   const dir = dirname(file);
   if (exists(file)) throw new RelayOpsError(`${file} already exists: a backup never overwrites a file; pick a new name`);
   storeBackendOf(options.storeDir); // a SQLite store: these steps work on its files
-  readRelayStoreMeta(options.storeDir); // refuses early when there is no relay store there
+  await readRelayStoreMeta(options.storeDir); // refuses early when there is no relay store there
   const temp = join(dir, `.${basename(file)}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`);
   try {
     closeSync(openSync(temp, 'wx', 0o600));

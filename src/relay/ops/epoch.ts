@@ -3,7 +3,7 @@
 // `agentmbx relay rotate-epoch`; each rotation is written to the operations log with its reason.
 import { lockForOfflineOperation } from './ops-error.ts';
 import type { RelayTransactor } from '../store/relay-store.ts';
-import { openRelayStore, readRelayStoreMeta } from '../store/open-relay-store.ts';
+import { openRelayStore, readRelayStoreMeta, storeBackendOf } from '../store/open-relay-store.ts';
 import { randomEpoch } from '../store/random-epoch.ts';
 
 export interface EpochRotation {
@@ -22,14 +22,16 @@ export async function rotateEpochInTx(tx: RelayTransactor, options: { nowMs: num
 }
 
 /**
- * `agentmbx relay rotate-epoch`: takes the writer lock (so it is refused while a relay serves the
- * store, and no relay can start meanwhile), rotates, releases.
+ * `agentmbx relay rotate-epoch`: takes the store's lock for itself (so it is refused while a relay
+ * serves the store, and no relay can start meanwhile): the writer lock file of a SQLite store, the
+ * exclusive store lock of a PostgreSQL one (`store`, a postgres:// URL); rotates, releases.
  */
-export async function rotateEpochOffline(options: { storeDir: string; nowMs?: () => number; newEpoch?: () => string }): Promise<EpochRotation> {
-  const lock = await lockForOfflineOperation(options.storeDir, 'stop it before rotating the epoch');
+export async function rotateEpochOffline(options: { storeDir: string; store?: string; nowMs?: () => number; newEpoch?: () => string }): Promise<EpochRotation> {
+  const location = options.store ?? options.storeDir;
+  const lock = storeBackendOf(location) === 'sqlite' ? await lockForOfflineOperation(location, 'stop it before rotating the epoch') : null;
   try {
-    const { relayPubkey } = readRelayStoreMeta(options.storeDir);
-    const store = await openRelayStore({ location: options.storeDir, relayPubkey });
+    const { relayPubkey } = await readRelayStoreMeta(location);
+    const store = await openRelayStore({ location, relayPubkey, exclusive: true });
     try {
       const nowMs = (options.nowMs ?? Date.now)();
       return await store.transaction((tx) => rotateEpochInTx(tx, {
@@ -39,6 +41,6 @@ export async function rotateEpochOffline(options: { storeDir: string; nowMs?: ()
       await store.close();
     }
   } finally {
-    lock.release();
+    lock?.release();
   }
 }

@@ -45,7 +45,7 @@ export async function restoreRelayStore(options: RestoreOptions): Promise<Restor
   const staging = join(dir, `.restore-${randomBytes(6).toString('hex')}`);
   try {
     const liveDb = join(dir, RELAY_DB_FILE);
-    const live = existsSync(liveDb) ? readLiveMeta(dir) : null;
+    const live = existsSync(liveDb) ? await readLiveMeta(dir) : null;
     const relayPubkey = relayPubkeyFor(dir, options.env, live);
     if (live !== null && live.relayPubkey !== relayPubkey) {
       throw new RelayOpsError(`the live store in ${dir} belongs to relay key ${fingerprint(live.relayPubkey)}, not to this relay's key ${fingerprint(relayPubkey)}`);
@@ -55,7 +55,7 @@ export async function restoreRelayStore(options: RestoreOptions): Promise<Restor
     const staged = join(staging, RELAY_DB_FILE);
     copyFileSync(file, staged, constants.COPYFILE_EXCL);
     chmodSync(staged, 0o600);
-    const backup = checkBackup(file, staging, staged, relayPubkey);
+    const backup = await checkBackup(file, staging, staged, relayPubkey);
     const nowMs = (options.nowMs ?? Date.now)();
     const epoch = (options.newEpoch ?? randomEpoch)();
     const store = await openRelayStore({ location: staging, relayPubkey }); // upgrades an older schema
@@ -93,9 +93,9 @@ export async function restoreRelayStore(options: RestoreOptions): Promise<Restor
 }
 
 /** The live store's meta; a store that cannot be read is refused with what to do (nothing is guessed). */
-function readLiveMeta(dir: string): StoreMeta {
+async function readLiveMeta(dir: string): Promise<StoreMeta> {
   try {
-    return readRelayStoreMeta(dir);
+    return await readRelayStoreMeta(dir);
   } catch (error) {
     if (!(error instanceof StoreOpenError)) throw error;
     throw new RelayOpsError(`${error.message}; to restore without carrying anything forward from it, move the relay.db files out of ${dir} first`);
@@ -110,11 +110,11 @@ function relayPubkeyFor(dir: string, env: NodeJS.ProcessEnv, live: StoreMeta | n
 }
 
 /** Refuses a backup that is not a healthy store of `relayPubkey` at a schema this binary knows; returns its meta. */
-function checkBackup(file: string, staging: string, staged: string, relayPubkey: string): StoreMeta {
+async function checkBackup(file: string, staging: string, staged: string, relayPubkey: string): Promise<StoreMeta> {
   let meta: StoreMeta;
   try {
     checkIntegrity(staged, `${file}`);
-    meta = readRelayStoreMeta(staging);
+    meta = await readRelayStoreMeta(staging);
   } catch (error) {
     if (error instanceof StoreSchemaTooNewError) throw new RelayOpsError(`${file}: ${error.message}`);
     if (error instanceof NotARelayStoreError) throw new RelayOpsError(`${file} is not a relay store`);

@@ -1,19 +1,21 @@
 // The one way to open a relay store, and the one module above the backends that names them: the
 // store setting (`--store`, MBX_RELAY_STORE) picks the backend, as simplexmq's newEnv picks its
-// store by type. Today a setting is a SQLite store directory; a PostgreSQL backend adds its
-// `postgres://` URLs in `storeBackendOf` and a case in each switch below.
+// store by type: a `postgres://` (or `postgresql://`) URL is a PostgreSQL store, anything else a
+// SQLite store directory.
 import type { GroupCommitPolicy } from './group-commit-policy.ts';
 import { StoreOpenError, type StoreDiskError } from './errors.ts';
 import type { OpsLogEntry, RelayStore, StoredOpsLogEntry, StoreMeta } from './relay-store.ts';
+import { openPostgresRelayStore, readPostgresOpsLog, readPostgresStoreMeta } from './postgres/open-store.ts';
 import { openSqliteRelayStore, readStoreMeta } from './sqlite/index.ts';
 import { appendOpsLogToStore, readOpsLogOfStore } from './sqlite/store-files.ts';
 
-export type StoreBackend = 'sqlite';
+export type StoreBackend = 'sqlite' | 'postgres';
 
 /** Which backend a store setting names; refuses one no backend takes. */
 export function storeBackendOf(location: string): StoreBackend {
+  if (/^postgres(ql)?:\/\//i.test(location)) return 'postgres';
   if (/^[a-z][a-z0-9+.-]*:\/\//i.test(location)) {
-    throw new StoreOpenError(`the relay store ${redactUrl(location)} is not a kind this agentmbx opens: give a directory for a SQLite store`);
+    throw new StoreOpenError(`the relay store ${redactUrl(location)} is not a kind this agentmbx opens: give a directory for a SQLite store, or a postgres:// URL`);
   }
   return 'sqlite';
 }
@@ -29,7 +31,7 @@ function redactUrl(location: string): string {
 }
 
 export interface OpenRelayStoreOptions {
-  /** the store setting: a directory (SQLite) */
+  /** the store setting: a directory (SQLite) or a postgres:// URL */
   location: string;
   /** base64 public key of the relay running this store (a store of another key is refused) */
   relayPubkey: string;
@@ -46,13 +48,25 @@ export interface OpenRelayStoreOptions {
   onDiskState?: (fault: StoreDiskError | null) => void;
   /** told for every transaction refused because of the disk (for a metric) */
   onDiskRefusal?: (fault: StoreDiskError) => void;
+  /**
+   * an offline operation (rotate-epoch): on PostgreSQL the store lock is taken exclusively, so it is
+   * refused while any relay process serves the store (SQLite's offline operations hold the writer lock file)
+   */
+  exclusive?: boolean;
+  /** other relay processes write to this store too (`relay serve --workers N`); a backend that always shares (a database server) ignores it */
+  sharedWriters?: boolean;
 }
 
 /** Opens (creating or upgrading) the store the setting names. */
 export async function openRelayStore(options: OpenRelayStoreOptions): Promise<RelayStore> {
-  const { location, ...rest } = options;
+  const { location, exclusive, ...rest } = options;
   switch (storeBackendOf(location)) {
     case 'sqlite': return openSqliteRelayStore({ ...rest, dir: location });
+    case 'postgres': return openPostgresRelayStore({
+      url: location, relayPubkey: rest.relayPubkey, exclusive: exclusive === true,
+      ...(rest.groupCommit ? { groupCommit: rest.groupCommit } : {}), ...(rest.onGroupCommit ? { onGroupCommit: rest.onGroupCommit } : {}),
+      ...(rest.nowMs ? { nowMs: rest.nowMs } : {}), ...(rest.newEpoch ? { newEpoch: rest.newEpoch } : {}),
+    });
   }
 }
 
@@ -61,22 +75,25 @@ export async function openRelayStore(options: OpenRelayStoreOptions): Promise<Re
  * serves it). Throws NotARelayStoreError, StoreSchemaTooNewError, or StoreKeyMismatchError when
  * `relayPubkey` is given and differs.
  */
-export function readRelayStoreMeta(location: string, options: { relayPubkey?: string } = {}): StoreMeta {
+export async function readRelayStoreMeta(location: string, options: { relayPubkey?: string } = {}): Promise<StoreMeta> {
   switch (storeBackendOf(location)) {
     case 'sqlite': return readStoreMeta(location, options);
+    case 'postgres': return readPostgresStoreMeta(location, options);
   }
 }
 
 /** The newest `limit` entries of the operations log, read without opening the store for writing (safe while a relay serves it). */
-export function readRelayStoreOpsLog(location: string, limit: number): StoredOpsLogEntry[] {
+export async function readRelayStoreOpsLog(location: string, limit: number): Promise<StoredOpsLogEntry[]> {
   switch (storeBackendOf(location)) {
     case 'sqlite': return readOpsLogOfStore(location, limit);
+    case 'postgres': return readPostgresOpsLog(location, limit);
   }
 }
 
-/** Appends one entry to the operations log from outside the serving relay (a backup records itself). */
+/** Appends one entry to the operations log of a SQLite store from outside the serving relay (a backup records itself). */
 export function appendRelayStoreOpsLog(location: string, entry: OpsLogEntry): void {
   switch (storeBackendOf(location)) {
     case 'sqlite': appendOpsLogToStore(location, entry); return;
+    case 'postgres': throw new StoreOpenError('relay backup works on a SQLite store: back a PostgreSQL store up with pg_dump (docs/postgres.md)');
   }
 }

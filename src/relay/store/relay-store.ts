@@ -13,6 +13,7 @@ import type { StoreDiskError } from './errors.ts';
 import type {
   DedupKey, DedupRow, DedupWalkRow, EncAd, Enrolment, ItemHeader, NewItem, OpsLogEntry, PullPage, QueueRef, QueueTotals, SenderList, SeqMove, StoreMeta, StoredOpsLogEntry, Usage,
 } from './records.ts';
+import type { ChallengeTransactor, RateWindowTransactor } from './shared-state.ts';
 
 export { MAX_OPS_LOG_ENTRIES } from './records.ts';
 export type * from './records.ts';
@@ -134,6 +135,10 @@ export interface RelayTransactor {
   items: ItemTransactor;
   usage: UsageTransactor;
   accounts: AccountTransactor;
+  /** enrolment challenges shared by a relay's processes (shared-state.ts) */
+  challenges: ChallengeTransactor;
+  /** request windows shared by a relay's processes (shared-state.ts) */
+  rateWindows: RateWindowTransactor;
 }
 
 export interface RelayStore {

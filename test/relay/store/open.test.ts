@@ -11,7 +11,7 @@ import { MIGRATIONS, openSqliteRelayStore, readStoreMeta, RELAY_DB_FILE, SCHEMA_
 import { tempDir } from '../../helpers/processes.ts';
 import { freshStore, inspect, item, newKey, RELAY_KEY } from './store-fixtures.ts';
 
-const TABLES = ['account_usage', 'acked', 'cloud_keys', 'counters', 'dedup', 'deny_list', 'enc_ads', 'enrolments', 'items', 'meta', 'ops_log', 'queue_usage', 'sender_lists', 'sender_usage', 'seqs'];
+const TABLES = ['account_usage', 'acked', 'challenges', 'cloud_keys', 'counters', 'dedup', 'deny_list', 'enc_ads', 'enrolments', 'items', 'meta', 'ops_log', 'queue_usage', 'rate_windows', 'sender_lists', 'sender_usage', 'seqs'];
 
 const extraColumn: Migration = {
   version: SCHEMA_VERSION + 1,

@@ -4,9 +4,9 @@ import type { SQLTagStore } from 'node:sqlite';
 import type { Enrolment, EnrolmentReader, EnrolmentTransactor } from '../relay-store.ts';
 import { assertInteger, int, intOrNull, text, textOrNull, type Row, type UseSql } from './columns.ts';
 
-const LIVE_COUNTER = 'live_enrolments';
+export const LIVE_COUNTER = 'live_enrolments';
 
-function enrolmentFrom(row: Row): Enrolment {
+export function enrolmentFrom(row: Row): Enrolment {
   return {
     hostPubkey: text(row, 'host_pubkey'),
     hostName: text(row, 'host_name'),

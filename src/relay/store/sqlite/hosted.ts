@@ -24,7 +24,7 @@ export function bindCloudKey(sql: SQLTagStore, hostPubkey: string, jkt: string, 
   sql.run`INSERT INTO cloud_keys (host_pubkey, jkt, bound_at) VALUES (${hostPubkey}, ${jkt}, ${nowMs})`;
 }
 
-function denyFrom(row: Row): DenyEntry {
+export function denyFrom(row: Row): DenyEntry {
   return { kind: text(row, 'kind') as DenyKind, value: text(row, 'value'), reason: text(row, 'reason'), untilMs: int(row, 'until_ms'), addedAt: int(row, 'added_at') };
 }
 

@@ -56,13 +56,13 @@ export function insertItem(sql: SQLTagStore, item: NewItem, nowMs: number): numb
   return seq;
 }
 
-function kindFrom(row: Row): ItemKind {
+export function kindFrom(row: Row): ItemKind {
   const kind = text(row, 'kind');
   if (kind !== 'envelope' && kind !== 'receipt' && kind !== 'expired') throw new Error(`relay store damaged: item kind ${kind}`);
   return kind;
 }
 
-function headerFrom(row: Row): ItemHeader {
+export function headerFrom(row: Row): ItemHeader {
   return {
     targetPubkey: text(row, 'target_pubkey'),
     seq: int(row, 'seq'),
@@ -88,6 +88,20 @@ export function pull(sql: SQLTagStore, target: string, after: number, limit: num
   if (limit < 1) return { items: [], more: hasItemsAfter(sql, target, after) };
   const sizes = sql.all`SELECT seq, bytes FROM items WHERE target_pubkey = ${target} AND seq > ${after}
                         ORDER BY seq LIMIT ${limit + 1}`;
+  const count = pageLength(sizes, limit, maxBytes);
+  if (count === 0) return { items: [], more: false };
+  const lastSeq = int(sizes[count - 1] as Row, 'seq');
+  const items = sql.all`SELECT seq, kind, item_id, sender_pubkey, wire FROM items
+                        WHERE target_pubkey = ${target} AND seq > ${after} AND seq <= ${lastSeq} ORDER BY seq`.map(pulledFrom);
+  return { items, more: sizes.length > count };
+}
+
+/**
+ * How many of `sizes` (seq, bytes rows in seq order, one more than `limit` read to tell whether
+ * more remain) make the page: at most `limit`, stopping before the one that would pass `maxBytes`,
+ * but at least one. Every backend pages alike.
+ */
+export function pageLength(sizes: Row[], limit: number, maxBytes: number): number {
   let count = 0;
   let total = 0;
   for (const row of sizes.slice(0, limit)) {
@@ -96,12 +110,11 @@ export function pull(sql: SQLTagStore, target: string, after: number, limit: num
     count += 1;
     total += bytes;
   }
-  if (count === 0) return { items: [], more: false };
-  const lastSeq = int(sizes[count - 1] as Row, 'seq');
-  const items: PulledItem[] = sql.all`SELECT seq, kind, item_id, sender_pubkey, wire FROM items
-                                      WHERE target_pubkey = ${target} AND seq > ${after} AND seq <= ${lastSeq} ORDER BY seq`
-    .map((row) => ({ seq: int(row, 'seq'), kind: kindFrom(row), itemId: text(row, 'item_id'), senderPubkey: text(row, 'sender_pubkey'), wire: blob(row, 'wire') }));
-  return { items, more: sizes.length > count };
+  return count;
+}
+
+export function pulledFrom(row: Row): PulledItem {
+  return { seq: int(row, 'seq'), kind: kindFrom(row), itemId: text(row, 'item_id'), senderPubkey: text(row, 'sender_pubkey'), wire: blob(row, 'wire') };
 }
 
 function hasItemsAfter(sql: SQLTagStore, target: string, after: number): boolean {

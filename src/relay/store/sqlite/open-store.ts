@@ -69,6 +69,8 @@ export async function openSqliteRelayStore(options: OpenSqliteRelayStoreOptions)
   // Commits only reach the OS; the store syncs the WAL itself before it settles them (wal-sync.ts).
   // The WAL file exists now and stays while the store is open: its directory entry is made durable once.
   db.exec('PRAGMA synchronous = NORMAL');
+  // a store shared by several relay processes waits for the write lock on timers, not in SQLite's busy handler
+  if (options.sharedWriters === true) db.exec('PRAGMA busy_timeout = 0');
   fsyncPath(dir);
   const reader = openDatabase(path, dir, false);
   reader.exec('PRAGMA query_only = ON');
@@ -118,7 +120,7 @@ function probeStore(db: DatabaseSync, dir: string): StoreMeta | null {
   return readMeta(db.createTagStore(4), `${join(dir, RELAY_DB_FILE)}`);
 }
 
-function checkStore(meta: StoreMeta, dir: string, binaryVersion: number, relayPubkey: string | undefined): void {
+export function checkStore(meta: StoreMeta, dir: string, binaryVersion: number, relayPubkey: string | undefined): void {
   if (meta.schemaVersion > binaryVersion) {
     throw new StoreSchemaTooNewError(`store schema ${meta.schemaVersion} is newer than this agentmbx (${binaryVersion}): upgrade agentmbx`);
   }

@@ -2,7 +2,7 @@
 // once that read or transaction ended, so a promise that escapes fn cannot touch the store outside
 // it (the PDS transactor's guard).
 import type { SQLTagStore } from 'node:sqlite';
-import { TransactionMisuseError } from '../errors.ts';
+import { guardUse, type Guard } from '../guard.ts';
 import type { MetaReader, MetaTransactor, RelayReader, RelayTransactor } from '../relay-store.ts';
 import { assertInteger, type UseSql } from './columns.ts';
 import { enrolmentReader, enrolmentTransactor } from './enrolments.ts';
@@ -11,23 +11,11 @@ import { accountReader, accountTransactor } from './hosted.ts';
 import { itemReader, itemTransactor } from './items.ts';
 import { META_EPOCH, META_HEARTBEAT_AT, readMeta, writeMeta } from './meta.ts';
 import { appendOpsLog, readOpsLog } from './ops-log.ts';
+import { challengeTransactor, rateWindowTransactor } from './shared-state.ts';
 import { usageReader } from './usage.ts';
 
-export interface Guard {
-  use: UseSql;
-  /** called when the read or transaction ends (commit or rollback); `use` refuses from then on */
-  end(): void;
-}
-
-export function guardSql(sql: SQLTagStore): Guard {
-  let live = true;
-  return {
-    use() {
-      if (!live) throw new TransactionMisuseError('a relay store transaction was used after it ended');
-      return sql;
-    },
-    end() { live = false; },
-  };
+export function guardSql(sql: SQLTagStore): Guard<SQLTagStore> {
+  return guardUse(sql);
 }
 
 /** `where` names the store in the error when its meta is missing. */
@@ -69,5 +57,7 @@ export function relayTransactor(use: UseSql, where: string): RelayTransactor {
     items: itemTransactor(use),
     usage: usageReader(use),
     accounts: accountTransactor(use),
+    challenges: challengeTransactor(use),
+    rateWindows: rateWindowTransactor(use),
   };
 }

@@ -6,9 +6,15 @@
 // groups are committed while that sync runs on the thread pool. Reads (store.read) run one at a
 // time from their own queue on the reader, so they never wait for a write group and never see what
 // a group has not committed.
+//
+// Shared by several relay processes (`relay serve --workers N`), each process group-commits its own
+// writes: a group is gathered before it takes SQLite's write lock, so that the lock is held only
+// while its members run and COMMIT, never across event-loop turns or a WAL sync, and a process that
+// finds the lock taken waits for it on timers instead of SQLite's blocking busy handler.
 import { AsyncLocalStorage } from 'node:async_hooks';
+import { setImmediate as nextTurn, setTimeout as sleep } from 'node:timers/promises';
 import type { DatabaseSync, SQLTagStore } from 'node:sqlite';
-import { freeBytes } from '../../../common/disk-fault.ts';
+import { freeBytes, sqliteResultCode } from '../../../common/disk-fault.ts';
 import type { RelayReader, RelayStore, RelayTransactor } from '../relay-store.ts';
 import { StoreClosedError, StoreDiskError, StoreOverloadedError, TransactionMisuseError } from '../errors.ts';
 import { storeDiskError } from './disk-errors.ts';
@@ -27,6 +33,11 @@ export const MAX_QUEUED_TRANSACTIONS = 10_000;
 export const FULL_DISK_HEALED_AT_BYTES = 1024 * 1024;
 /** Prepared statements kept by the tag store (the code has far fewer distinct ones). */
 export const STATEMENT_CACHE_SIZE = 200;
+/** How long a group of a shared store waits for another process to release SQLite's write lock before it fails. */
+export const SHARED_WRITE_LOCK_WAIT_MS = 5_000;
+/** Tries at the write lock on the next event-loop turn before a shared store waits a millisecond between tries. */
+const WRITE_LOCK_QUICK_TRIES = 2;
+const SQLITE_BUSY = 5;
 
 interface Job {
   /** the caller's fn, handed a reader or a transactor over the guarded statement handle */
@@ -59,6 +70,11 @@ export interface SqliteRelayStoreOptions {
   onDiskState?: (fault: StoreDiskError | null) => void;
   /** told for every transaction refused because of the disk (for a metric) */
   onDiskRefusal?: (fault: StoreDiskError) => void;
+  /**
+   * other processes write to the same file (`relay serve --workers N`): gather each group before
+   * taking the write lock and wait for that lock on timers (the writer's busy timeout must be 0)
+   */
+  sharedWriters?: boolean;
 }
 
 /** Counters of the write path since the store opened. */
@@ -111,6 +127,7 @@ export class SqliteRelayStore implements RelayStore {
   readonly #writersPending: () => boolean;
   readonly #onDiskState: ((fault: StoreDiskError | null) => void) | undefined;
   readonly #onDiskRefusal: ((fault: StoreDiskError) => void) | undefined;
+  readonly #sharedWriters: boolean;
   /** the disk fault that refused the last write, until a write is durable again (a failed sync stays) */
   #diskFault: StoreDiskError | null = null;
   #closed = false;
@@ -129,6 +146,7 @@ export class SqliteRelayStore implements RelayStore {
     this.#writersPending = options.writersPending ?? (() => false);
     this.#onDiskState = options.onDiskState;
     this.#onDiskRefusal = options.onDiskRefusal;
+    this.#sharedWriters = options.sharedWriters === true;
   }
 
   transaction<T>(fn: (tx: RelayTransactor) => Promise<T>): Promise<T> {
@@ -221,11 +239,16 @@ export class SqliteRelayStore implements RelayStore {
     const openedAt = this.#scheduler.nowMs();
     const members: Member[] = [];
     let failure: { error: unknown } | null = null;
+    // a shared store gathers the whole group before it takes the write lock; a lone one takes
+    // members while the group is open (and holds the lock meanwhile: no other process wants it)
+    const gathered = this.#sharedWriters ? await this.#gather(first, openedAt) : null;
+    const next = gathered === null ? (size: number) => this.#nextMember(size, openedAt) : (size: number) => gathered[size];
     // taken from the queue but not yet a member: it fails with the group if BEGIN or its SAVEPOINT does
     let taken: Job | undefined = first;
     try {
-      this.#db.exec('BEGIN IMMEDIATE');
-      for (let job: Job | undefined = first; job !== undefined; job = await this.#nextMember(members.length, openedAt)) {
+      if (gathered === null) this.#db.exec('BEGIN IMMEDIATE');
+      else await this.#beginShared();
+      for (let job: Job | undefined = first; job !== undefined; job = await next(members.length)) {
         taken = job;
         this.#db.exec(`SAVEPOINT ${SAVEPOINT}`);
         const outcome = await this.#runOne(job, this.#sql);
@@ -243,7 +266,8 @@ export class SqliteRelayStore implements RelayStore {
     const cleanup = failure === null ? null : this.#rollBack();
     this.#stats.transactions += members.length;
     this.#stats.lastGroupSize = members.length;
-    if (taken !== undefined) this.#settle(taken, { ok: false, error: failure?.error });
+    const unrun = gathered === null ? (taken === undefined ? [] : [taken]) : gathered.slice(members.length);
+    for (const job of unrun) this.#settle(job, { ok: false, error: failure?.error });
     if (failure === null) {
       this.#stats.commits += 1;
       this.#lastCommitAt = this.#scheduler.nowMs();
@@ -307,6 +331,27 @@ export class SqliteRelayStore implements RelayStore {
     const next: QueueHead = this.#queue.length === 0 ? 'empty' : 'write';
     if (closesGroup(this.#policy, size, openedAt, this.#scheduler.nowMs(), next)) return undefined;
     return this.#queue.shift();
+  }
+
+  /** The members of a shared store's next group, gathered by the same rules as an open group takes them. */
+  async #gather(first: Job, openedAt: number): Promise<Job[]> {
+    const jobs = [first];
+    for (let job = await this.#nextMember(1, openedAt); job !== undefined; job = await this.#nextMember(jobs.length, openedAt)) jobs.push(job);
+    return jobs;
+  }
+
+  /** BEGIN IMMEDIATE on a shared store: while another process holds the write lock, tries again on timers. */
+  async #beginShared(): Promise<void> {
+    const deadline = performance.now() + SHARED_WRITE_LOCK_WAIT_MS;
+    for (let tries = 1; ; tries += 1) {
+      try {
+        this.#db.exec('BEGIN IMMEDIATE');
+        return;
+      } catch (error) {
+        if (sqliteResultCode(error) !== SQLITE_BUSY || performance.now() >= deadline) throw error;
+      }
+      await (tries <= WRITE_LOCK_QUICK_TRIES ? nextTurn() : sleep(1));
+    }
   }
 
   #groupShape(size: number, openedAt: number): { size: number; previousSize: number; openedAt: number; writersPending: boolean } {

@@ -8,6 +8,7 @@ import { describeMetaAndAccounts } from './meta-accounts.ts';
 import { describePrimitives } from './primitives.ts';
 import { describeRecords } from './records.ts';
 import { describeRotation } from './rotation.ts';
+import { describeSharedState } from './shared-state.ts';
 import { describeTransactions } from './transactions.ts';
 import { describeUsage } from './usage.ts';
 
@@ -23,5 +24,6 @@ export function describeRelayStore(name: string, open: OpenStoreUnderTest): void
     describe('rotation', () => describeRotation(open));
     describe('enrolments and host records', () => describeRecords(open));
     describe('meta and accounts', () => describeMetaAndAccounts(open));
+    describe('state shared by relay processes', () => describeSharedState(open));
   });
 }

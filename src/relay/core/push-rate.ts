@@ -1,0 +1,28 @@
+// The push rate limit (config pushes_per_minute): push requests per sender key in fixed one-minute
+// windows. A lone relay counts in memory; the processes of a relay group count in the store, in a
+// write transaction that joins the push's commit group, so the limit holds for the whole relay
+// exactly (docs/relay-operations.md "Several relay processes").
+import { RATE_WINDOW_MS, RateWindow } from '../../common/rate-window.ts';
+import { MAX_RATE_ADDRESSES } from '../config.ts';
+import type { RelayStore } from '../store/relay-store.ts';
+
+export interface PushRate {
+  /** Counts one push request of `senderPubkey`; false when it is over the limit. */
+  take(senderPubkey: string, nowMs: number): Promise<boolean>;
+}
+
+export function memoryPushRate(perMinute: number): PushRate {
+  const windows = new RateWindow(perMinute, MAX_RATE_ADDRESSES);
+  return { take: async (senderPubkey, nowMs) => windows.take(senderPubkey, nowMs) };
+}
+
+/** The store's window key of a sender's pushes. */
+export function pushRateKey(senderPubkey: string): string {
+  return `push:${senderPubkey}`;
+}
+
+export function storePushRate(store: RelayStore, perMinute: number): PushRate {
+  return {
+    take: (senderPubkey, nowMs) => store.transaction(async (tx) => (await tx.rateWindows.count(pushRateKey(senderPubkey), nowMs, RATE_WINDOW_MS)) <= perMinute),
+  };
+}

@@ -1,0 +1,69 @@
+// What a host publishes about itself, in PostgreSQL: its enc-key advertisement and its sender allowlist.
+import type { EncAd, HostRecordReader, HostRecordTransactor, SenderList } from '../relay-store.ts';
+import type { Row } from '../sqlite/columns.ts';
+import { int, intOrNull, text, textOrNull } from '../sqlite/columns.ts';
+import type { Sql, UsePg } from './sql.ts';
+
+async function getEncAd(sql: Sql, hostPubkey: string): Promise<EncAd | null> {
+  const row = await sql.row('SELECT * FROM enc_ads WHERE host_pubkey = $1', [hostPubkey]);
+  if (row === undefined) return null;
+  return {
+    hostPubkey: text(row, 'host_pubkey'),
+    encPub: text(row, 'enc_pub'),
+    version: int(row, 'version') === 1 ? 1 : 2,
+    record: textOrNull(row, 'record'),
+    sig: text(row, 'sig'),
+    iat: int(row, 'iat'),
+    exp: intOrNull(row, 'exp'),
+    at: int(row, 'at'),
+  };
+}
+
+async function putEncAd(sql: Sql, ad: EncAd): Promise<void> {
+  await sql.run(`INSERT INTO enc_ads (host_pubkey, enc_pub, version, record, sig, iat, exp, at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+      ON CONFLICT (host_pubkey) DO UPDATE SET enc_pub = excluded.enc_pub, version = excluded.version,
+        record = excluded.record, sig = excluded.sig, iat = excluded.iat, exp = excluded.exp, at = excluded.at`,
+  [ad.hostPubkey, ad.encPub, ad.version, ad.record, ad.sig, ad.iat, ad.exp, ad.at]);
+}
+
+function sendersOf(value: unknown): string[] {
+  if (!Array.isArray(value) || !value.every((key) => typeof key === 'string')) throw new Error('relay store damaged: sender_lists.senders is not an array of keys');
+  return value;
+}
+
+async function getSenderList(sql: Sql, targetPubkey: string): Promise<SenderList | null> {
+  const row = await sql.row('SELECT * FROM sender_lists WHERE target_pubkey = $1', [targetPubkey]);
+  return row === undefined ? null : senderListFrom(row);
+}
+
+function senderListFrom(row: Row): SenderList {
+  return { targetPubkey: text(row, 'target_pubkey'), senders: sendersOf(row['senders']), iat: int(row, 'iat'), record: text(row, 'record'), sig: text(row, 'sig') };
+}
+
+async function putSenderList(sql: Sql, list: SenderList): Promise<void> {
+  await sql.run(`INSERT INTO sender_lists (target_pubkey, senders, iat, record, sig) VALUES ($1, $2, $3, $4, $5)
+      ON CONFLICT (target_pubkey) DO UPDATE SET senders = excluded.senders, iat = excluded.iat, record = excluded.record, sig = excluded.sig`,
+  [list.targetPubkey, list.senders, list.iat, list.record, list.sig]);
+}
+
+export function hostRecordReader(use: UsePg): HostRecordReader {
+  return {
+    async encAd(hostPubkey) { return getEncAd(use(), hostPubkey); },
+    async senderList(targetPubkey) { return getSenderList(use(), targetPubkey); },
+    async senderListsNaming(senderPubkey) {
+      return (await use().rows('SELECT * FROM sender_lists WHERE $1 = ANY(senders) ORDER BY target_pubkey', [senderPubkey])).map(senderListFrom);
+    },
+  };
+}
+
+export function hostRecordTransactor(use: UsePg): HostRecordTransactor {
+  return {
+    ...hostRecordReader(use),
+    async putEncAd(ad) { await putEncAd(use(), ad); },
+    async putSenderList(list) { await putSenderList(use(), list); },
+    async moveSenderList(fromPubkey, toPubkey) {
+      await use().run(`UPDATE sender_lists SET target_pubkey = $2 WHERE target_pubkey = $1
+          AND NOT EXISTS (SELECT 1 FROM sender_lists WHERE target_pubkey = $2)`, [fromPubkey, toPubkey]);
+    },
+  };
+}

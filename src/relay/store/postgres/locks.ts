@@ -1,0 +1,43 @@
+// Per-target (and per-account) locks of one write transaction (a commit group), held until it ends. SQLite runs
+// transactions one at a time; PostgreSQL runs them side by side, from every relay process. The
+// core's push reads (dedup row, quota counters) and then writes; taking the target's lock before
+// the first such read makes that read-then-write run one transaction at a time per target, as on
+// SQLite: a duplicate is answered `duplicate`, and the queue and sender quotas hold exactly. An
+// account's lock does the same for the account quota. Transaction-level advisory locks: released
+// by COMMIT or ROLLBACK, and by the server when a relay process dies.
+//
+// Each lock is its own statement, run before the read it guards: under READ COMMITTED every
+// statement sees what committed before it started, so the read after the wait sees the write of
+// the transaction waited for.
+import type { UsePg } from './sql.ts';
+
+/** Distinct locks one transaction may take; beyond it the transaction fails (a bug, not a load). */
+export const MAX_LOCKS_PER_TRANSACTION = 10_000;
+
+export interface TargetLocks {
+  target(targetPubkey: string): Promise<void>;
+  account(account: string): Promise<void>;
+  /** how many locks are held: a mark for forgetSince */
+  held(): number;
+  /** forgets the locks taken after `mark` (a rolled-back savepoint released them) */
+  forgetSince(mark: number): void;
+}
+
+export function transactionLocks(use: UsePg): TargetLocks {
+  // in the order taken, so that the ones a savepoint took can be forgotten
+  const held = new Set<string>();
+  const take = async (key: string): Promise<void> => {
+    if (held.has(key)) return;
+    if (held.size >= MAX_LOCKS_PER_TRANSACTION) throw new Error(`a relay store transaction asked for more than ${MAX_LOCKS_PER_TRANSACTION} locks`);
+    await use().run('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [key]);
+    held.add(key);
+  };
+  return {
+    target: (targetPubkey) => take(`target:${targetPubkey}`),
+    account: (account) => take(`account:${account}`),
+    held: () => held.size,
+    forgetSince(mark) {
+      for (const key of [...held].slice(mark)) held.delete(key);
+    },
+  };
+}

@@ -1,0 +1,203 @@
+// Opening a PostgreSQL relay store (`postgres://…`): connect, then — under a lock that makes relay
+// processes starting together take turns — create the schema in an empty database, or check that
+// the database holds this relay's store at a schema this binary knows and upgrade it if older. The
+// migrations and the meta rows run in ONE transaction (PostgreSQL's DDL is transactional), so a
+// failure leaves the database exactly as it was.
+import pg from 'pg';
+import { NotARelayStoreError, StoreMigrationError, StoreOpenError } from '../errors.ts';
+import { DEFAULT_GROUP_COMMIT, type GroupCommitPolicy } from '../group-commit-policy.ts';
+import { randomEpoch } from '../random-epoch.ts';
+import type { StoredOpsLogEntry, StoreMeta } from '../relay-store.ts';
+import { META_CREATED_AT, META_EPOCH, META_RELAY_PUBKEY, META_SCHEMA_VERSION } from '../sqlite/meta.ts';
+import { int, type Row } from '../sqlite/columns.ts';
+import { checkStore } from '../sqlite/open-store.ts';
+import { latestVersion } from '../../../common/sqlite-migrations.ts';
+import { metaReader, readMeta, writeMeta } from './meta.ts';
+import { POSTGRES_MIGRATIONS, type PostgresMigration } from './migrations/index.ts';
+import { PostgresRelayStore } from './postgres-relay-store.ts';
+import { sqlOver, STORE_TYPES, type Sql } from './sql.ts';
+
+/** Connections one relay process keeps to the database (each runs one read or transaction at a time). */
+export const POSTGRES_POOL_SIZE = 16;
+/** How long a connection attempt may take before the open (or a transaction) fails. */
+export const POSTGRES_CONNECT_TIMEOUT_MS = 10_000;
+/** The advisory lock that serializes schema set-up among relay processes starting at once. */
+const SCHEMA_LOCK = 'agentmbx-relay-schema';
+/**
+ * The store's lock, PostgreSQL's twin of the SQLite writer lock: every serving relay process holds it
+ * shared, an offline operation (rotate-epoch, a restore step) exclusively, for as long as its store
+ * is open. A session lock on a connection of its own: the server drops it when the process dies.
+ */
+const STORE_LOCK = 'agentmbx-relay-store';
+
+export interface OpenPostgresRelayStoreOptions {
+  /** postgres://user[:password]@host[:port]/database[?…] */
+  url: string;
+  /** base64 public key of the relay running this store */
+  relayPubkey: string;
+  /** clock for the store's created_at (default Date.now) */
+  nowMs?: () => number;
+  /** the epoch of a new store (default randomEpoch) */
+  newEpoch?: () => string;
+  /** the schema steps (default POSTGRES_MIGRATIONS); tests add one to prove the upgrade path */
+  migrations?: readonly PostgresMigration[];
+  /** connections kept (default POSTGRES_POOL_SIZE) */
+  poolSize?: number;
+  /** an offline operation: refused while any relay process serves the store, and no relay starts meanwhile */
+  exclusive?: boolean;
+  /** how many transactions one commit group takes at most (maxItems; default DEFAULT_GROUP_COMMIT) */
+  groupCommit?: GroupCommitPolicy;
+  /** told after every COMMIT of a group: how many transactions it held, how long it took */
+  onGroupCommit?: (size: number, latencyMs: number) => void;
+}
+
+/** A store URL for a message: scheme, user, host and database, never a password. */
+export function describePostgresUrl(url: string): string {
+  try {
+    const parsed = new URL(url);
+    const user = parsed.username === '' ? '' : `${decodeURIComponent(parsed.username)}@`;
+    return `${parsed.protocol}//${user}${parsed.host}${parsed.pathname}`;
+  } catch {
+    return 'the PostgreSQL store (its URL does not parse)';
+  }
+}
+
+function clientConfig(url: string): pg.ClientConfig {
+  return {
+    connectionString: url,
+    types: STORE_TYPES,
+    connectionTimeoutMillis: POSTGRES_CONNECT_TIMEOUT_MS,
+    application_name: 'agentmbx-relay',
+    // a COMMIT returns only once its WAL record is flushed, whatever the server's default
+    options: '-c synchronous_commit=on',
+  };
+}
+
+function cannotConnect(where: string, error: unknown): StoreOpenError {
+  return new StoreOpenError(`cannot connect to the relay store at ${where}: ${(error as Error).message}`, { cause: error });
+}
+
+/** A client of its own (outside the pool), connected, or a StoreOpenError naming the database. */
+async function connectedClient(url: string, where: string): Promise<pg.Client> {
+  const client = new pg.Client(clientConfig(url));
+  // a dropped connection fails its next query; its error event must not end the process
+  client.on('error', () => {});
+  try {
+    await client.connect();
+  } catch (error) {
+    throw cannotConnect(where, error);
+  }
+  return client;
+}
+
+export async function openPostgresRelayStore(options: OpenPostgresRelayStoreOptions): Promise<PostgresRelayStore> {
+  const where = describePostgresUrl(options.url);
+  const migrations = options.migrations ?? POSTGRES_MIGRATIONS;
+  const lock = await takeStoreLock(options.url, where, options.exclusive === true);
+  const pool = new pg.Pool({ ...clientConfig(options.url), max: options.poolSize ?? POSTGRES_POOL_SIZE });
+  // an idle connection the server dropped (a restart) is replaced on the next checkout; its error must not end the process
+  pool.on('error', () => {});
+  try {
+    let client: pg.PoolClient;
+    try {
+      client = await pool.connect();
+    } catch (error) {
+      throw cannotConnect(where, error);
+    }
+    try {
+      await setUpSchema(sqlOver(client), where, migrations, options);
+    } finally {
+      client.release();
+    }
+  } catch (error) {
+    await pool.end();
+    await lock.end();
+    throw error;
+  }
+  return new PostgresRelayStore(pool, where, options.groupCommit ?? DEFAULT_GROUP_COMMIT, () => lock.end(), options.onGroupCommit);
+}
+
+/** Connects the store lock's own client and takes the lock (shared to serve, exclusive offline), or refuses. */
+async function takeStoreLock(url: string, where: string, exclusive: boolean): Promise<pg.Client> {
+  const client = await connectedClient(url, where);
+  const take = exclusive ? 'pg_try_advisory_lock' : 'pg_try_advisory_lock_shared';
+  const { rows } = await client.query(`SELECT ${take}(hashtextextended($1, 0)) AS taken`, [STORE_LOCK]);
+  if (rows[0]?.taken === true) return client;
+  await client.end();
+  throw new StoreOpenError(exclusive
+    ? `a relay process is serving the store at ${where}: stop every relay process using it first`
+    : `an offline operation (rotate-epoch, restore) holds the store at ${where}: wait for it to finish`);
+}
+
+async function setUpSchema(sql: Sql, where: string, migrations: readonly PostgresMigration[], options: OpenPostgresRelayStoreOptions): Promise<void> {
+  const binaryVersion = latestVersion(migrations);
+  await sql.exec('BEGIN');
+  let step = 'reading the store';
+  let fromVersion = 0;
+  try {
+    await sql.run('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [SCHEMA_LOCK]);
+    const found = await probeStore(sql, where);
+    if (found !== null) checkStore(found, where, binaryVersion, options.relayPubkey);
+    fromVersion = found?.schemaVersion ?? 0;
+    for (const migration of migrations.slice(fromVersion)) {
+      step = `schema ${migration.version} (${migration.name})`;
+      await sql.exec(migration.sql);
+    }
+    step = 'writing the store meta';
+    if (fromVersion < binaryVersion) await writeMeta(sql, META_SCHEMA_VERSION, String(binaryVersion));
+    if (found === null) {
+      await writeMeta(sql, META_EPOCH, (options.newEpoch ?? randomEpoch)());
+      await writeMeta(sql, META_RELAY_PUBKEY, options.relayPubkey);
+      await writeMeta(sql, META_CREATED_AT, String((options.nowMs ?? Date.now)()));
+    }
+    await sql.exec('COMMIT');
+  } catch (error) {
+    await sql.exec('ROLLBACK').catch(() => {});
+    if (error instanceof StoreOpenError) throw error;
+    const what = fromVersion === 0 ? 'creating the relay store' : `upgrading the relay store from schema ${fromVersion} to ${binaryVersion}`;
+    throw new StoreMigrationError(`${what} at ${where} failed at ${step}: ${(error as Error).message}; the store was not changed`, { cause: error });
+  }
+}
+
+/** The store's meta, or null for a database without tables of its own (a new store). */
+async function probeStore(sql: Sql, where: string): Promise<StoreMeta | null> {
+  const row = await sql.row(`SELECT (to_regclass('meta') IS NOT NULL)::int AS has_meta,
+      EXISTS (SELECT 1 FROM pg_tables WHERE schemaname = current_schema())::int AS has_tables`) as Row;
+  if (int(row, 'has_meta') === 1) return readMeta(sql, where);
+  if (int(row, 'has_tables') === 1) throw new NotARelayStoreError(`${where} is a PostgreSQL database with tables of its own, not a relay store`);
+  return null;
+}
+
+/**
+ * The meta of the store at `url`, through a connection of its own in a read-only transaction (safe
+ * while relays serve it). Throws NotARelayStoreError, StoreSchemaTooNewError, or
+ * StoreKeyMismatchError when `relayPubkey` is given and differs.
+ */
+export async function readPostgresStoreMeta(url: string, options: { relayPubkey?: string } = {}): Promise<StoreMeta> {
+  return readOnly(url, async (_sql, meta) => {
+    checkStore(meta, describePostgresUrl(url), latestVersion(POSTGRES_MIGRATIONS), options.relayPubkey);
+    return meta;
+  });
+}
+
+/** The newest `limit` entries of the operations log of the store at `url`, read-only (safe while relays serve it). */
+export async function readPostgresOpsLog(url: string, limit: number): Promise<StoredOpsLogEntry[]> {
+  return readOnly(url, (sql) => metaReader(() => sql, describePostgresUrl(url)).opsLog(limit));
+}
+
+/** Runs `fn` in a read-only transaction on a connection of its own, once the database proved to hold a relay store. */
+async function readOnly<T>(url: string, fn: (sql: Sql, meta: StoreMeta) => Promise<T>): Promise<T> {
+  const where = describePostgresUrl(url);
+  const client = await connectedClient(url, where);
+  try {
+    const sql = sqlOver(client);
+    await sql.exec('BEGIN READ ONLY');
+    const found = await probeStore(sql, where);
+    if (found === null) throw new NotARelayStoreError(`${where} is an empty database, not a relay store`);
+    const value = await fn(sql, found);
+    await sql.exec('COMMIT');
+    return value;
+  } finally {
+    await client.end();
+  }
+}

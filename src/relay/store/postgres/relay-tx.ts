@@ -1,0 +1,43 @@
+// The readers and transactors handed to one read's or one transaction's fn over its PostgreSQL
+// connection, each guarded (guard.ts).
+import type pg from 'pg';
+import { guardUse, type Guard } from '../guard.ts';
+import type { RelayReader, RelayTransactor } from '../relay-store.ts';
+import { accountReader, accountTransactor } from './accounts.ts';
+import { enrolmentReader, enrolmentTransactor } from './enrolments.ts';
+import { hostRecordReader, hostRecordTransactor } from './host-records.ts';
+import { itemReader, itemTransactor } from './items.ts';
+import type { TargetLocks } from './locks.ts';
+import { metaReader, metaTransactor } from './meta.ts';
+import { challengeTransactor, rateWindowTransactor } from './shared-state.ts';
+import { sqlOver, type Sql, type UsePg } from './sql.ts';
+import { usageReader, usageTransactor } from './usage.ts';
+
+export function guardClient(client: pg.ClientBase): Guard<Sql> {
+  return guardUse(sqlOver(client));
+}
+
+export function relayReader(use: UsePg, where: string): RelayReader {
+  return {
+    meta: metaReader(use, where),
+    enrolments: enrolmentReader(use),
+    hostRecords: hostRecordReader(use),
+    items: itemReader(use),
+    usage: usageReader(use),
+    accounts: accountReader(use),
+  };
+}
+
+/** `locks` are the group transaction's, shared by its members. */
+export function relayTransactor(use: UsePg, where: string, locks: TargetLocks): RelayTransactor {
+  return {
+    meta: metaTransactor(use, where),
+    enrolments: enrolmentTransactor(use),
+    hostRecords: hostRecordTransactor(use),
+    items: itemTransactor(use, locks),
+    usage: usageTransactor(use, locks),
+    accounts: accountTransactor(use),
+    challenges: challengeTransactor(use),
+    rateWindows: rateWindowTransactor(use),
+  };
+}
