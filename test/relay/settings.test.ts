@@ -31,10 +31,10 @@ test('the config file takes exactly the keys it took before', () => {
   assert.deepEqual(known, CONFIG_KEYS);
 });
 
-test('relay serve has exactly the flags it had, and the variable behind each setting flag', () => {
+test('relay serve has exactly the flags it had (plus --store and --workers of issue 17), and the variable behind each setting flag', () => {
   const serve = addServeFlags(new Command('serve'));
   assert.deepEqual(serve.options.map((o) => o.flags), [
-    '--store-dir <dir>', '--port <n>', '--bind <addr>', '--config <file>', '--trust-proxy <mode>', '--metrics-bind <host:port>',
+    '--store-dir <dir>', '--store <url>', '--port <n>', '--bind <addr>', '--config <file>', '--trust-proxy <mode>', '--metrics-bind <host:port>', '--workers <n>',
   ]);
   const withVariables = SETTING_ENTRIES.filter(([, s]) => s.env !== undefined || s.flag !== undefined).map(([key, s]) => [key, s.env, s.flag]);
   assert.deepEqual(withVariables, [['trust_proxy', 'MBX_RELAY_TRUST_PROXY', '--trust-proxy <mode>']]);
