@@ -27,6 +27,8 @@ export interface TestCore {
   context: CoreContext;
   clock: TestClock;
   relayPubkey: string;
+  /** write groups the store has committed so far (reads commit none) */
+  commits(): number;
 }
 
 /** A core on a fresh store, closed after the test. */
@@ -34,10 +36,11 @@ export async function startTestCore(options: Pick<TestRelayOptions, 'clock' | 'l
   const { clock = new TestClock(), limits, config: settings, ...extras } = options;
   const config = testConfig(settings, limits);
   const relayKey = generateSigningKey();
-  const store = await openRelayStore({ location: tempDir('agentmbx-core-'), relayPubkey: relayKey.publicKey, nowMs: clock.nowMs });
+  let commits = 0;
+  const store = await openRelayStore({ location: tempDir('agentmbx-core-'), relayPubkey: relayKey.publicKey, nowMs: clock.nowMs, onGroupCommit: () => { commits += 1; } });
   after(() => store.close());
   const core = await createRelayCore({ store, relayKey, config, version: 'test', nowMs: clock.nowMs, ...extras });
-  return { core, context: core.context, clock, relayPubkey: relayKey.publicKey };
+  return { core, context: core.context, clock, relayPubkey: relayKey.publicKey, commits: () => commits };
 }
 
 /** A host enrolled at a core: push and pull answer as RelayApi's do (a refusal throws the core's RelayError). */

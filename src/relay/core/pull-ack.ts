@@ -11,7 +11,7 @@ import type { EncodedJson } from './encoded-json.ts';
 import { encodePullPage } from './pull-page.ts';
 
 export async function pull(ctx: CoreContext, caller: Enrolment, { after, limit }: PullRequest): Promise<EncodedJson> {
-  const answer = await ctx.store.transaction(async (tx) => {
+  const answer = await ctx.store.read(async (tx) => {
     const page = await tx.items.pull(caller.hostPubkey, after, limit, ctx.config.limits.max_pull_bytes);
     const headSeq = await tx.items.headSeq(caller.hostPubkey);
     const lastSeq = page.items.at(-1)?.seq ?? after;

@@ -33,7 +33,7 @@ async function routeEnvelope(tx: RelayReader, caller: Enrolment, envelope: unkno
 }
 
 export async function pushV1(ctx: CoreContext, caller: Enrolment, { envelopes }: { envelopes: unknown[] }): Promise<{ stored: number; error?: string }> {
-  const routes = await ctx.store.transaction(async (tx) => {
+  const routes = await ctx.store.read(async (tx) => {
     const out: V1Route[] = [];
     for (const envelope of envelopes) out.push(await routeEnvelope(tx, caller, envelope));
     return out;
@@ -48,7 +48,7 @@ export async function pushV1(ctx: CoreContext, caller: Enrolment, { envelopes }:
 }
 
 export async function pullV1(ctx: CoreContext, caller: Enrolment, { after }: { after: number }) {
-  return ctx.store.transaction(async (tx) => {
+  return ctx.store.read(async (tx) => {
     const page = await tx.items.pull(caller.hostPubkey, after, ctx.config.limits.max_pull, ctx.config.limits.max_pull_bytes);
     const names = new Map<string, string>();
     const items = [];
