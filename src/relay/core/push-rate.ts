@@ -1,7 +1,8 @@
 // The push rate limit (config pushes_per_minute): push requests per sender key in fixed one-minute
-// windows. A lone relay counts in memory; the processes of a relay group count in the store, in a
-// write transaction that joins the push's commit group, so the limit holds for the whole relay
-// exactly (docs/relay-operations.md "Several relay processes").
+// windows. A lone relay counts in memory; the processes of a relay group count in the store, so the
+// limit holds for the whole relay exactly (docs/relay-operator.md "Several processes"). That count is
+// its own write transaction, committed before the push's items are queued: one more commit per push
+// request, measured in docs/benchmark.md (folding it into the first item's transaction is the next step).
 import { RATE_WINDOW_MS, RateWindow } from '../../common/rate-window.ts';
 import { MAX_RATE_ADDRESSES } from '../config.ts';
 import type { RelayStore } from '../store/relay-store.ts';

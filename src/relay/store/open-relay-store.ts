@@ -8,6 +8,7 @@ import type { OpsLogEntry, RelayStore, StoredOpsLogEntry, StoreMeta } from './re
 import { openPostgresRelayStore, readPostgresOpsLog, readPostgresStoreMeta } from './postgres/open-store.ts';
 import { openSqliteRelayStore, readStoreMeta } from './sqlite/index.ts';
 import { appendOpsLogToStore, readOpsLogOfStore } from './sqlite/store-files.ts';
+import { describeStoreUrl } from './store-url.ts';
 
 export type StoreBackend = 'sqlite' | 'postgres';
 
@@ -15,19 +16,9 @@ export type StoreBackend = 'sqlite' | 'postgres';
 export function storeBackendOf(location: string): StoreBackend {
   if (/^postgres(ql)?:\/\//i.test(location)) return 'postgres';
   if (/^[a-z][a-z0-9+.-]*:\/\//i.test(location)) {
-    throw new StoreOpenError(`the relay store ${redactUrl(location)} is not a kind this agentmbx opens: give a directory for a SQLite store, or a postgres:// URL`);
+    throw new StoreOpenError(`the relay store ${describeStoreUrl(location)} is not a kind this agentmbx opens: give a directory for a SQLite store, or a postgres:// URL`);
   }
   return 'sqlite';
-}
-
-/** A URL for a message: its scheme and host, never a password in it. */
-function redactUrl(location: string): string {
-  try {
-    const url = new URL(location);
-    return `${url.protocol}//${url.host}`;
-  } catch {
-    return 'setting';
-  }
 }
 
 export interface OpenRelayStoreOptions {

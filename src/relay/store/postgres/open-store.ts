@@ -16,6 +16,7 @@ import { metaReader, readMeta, writeMeta } from './meta.ts';
 import { POSTGRES_MIGRATIONS, type PostgresMigration } from './migrations/index.ts';
 import { PostgresRelayStore } from './postgres-relay-store.ts';
 import { sqlOver, STORE_TYPES, type Sql } from './sql.ts';
+import { describeStoreUrl } from '../store-url.ts';
 
 /** Connections one relay process keeps to the database (each runs one read or transaction at a time). */
 export const POSTGRES_POOL_SIZE = 16;
@@ -51,17 +52,6 @@ export interface OpenPostgresRelayStoreOptions {
   onGroupCommit?: (size: number, latencyMs: number) => void;
 }
 
-/** A store URL for a message: scheme, user, host and database, never a password. */
-export function describePostgresUrl(url: string): string {
-  try {
-    const parsed = new URL(url);
-    const user = parsed.username === '' ? '' : `${decodeURIComponent(parsed.username)}@`;
-    return `${parsed.protocol}//${user}${parsed.host}${parsed.pathname}`;
-  } catch {
-    return 'the PostgreSQL store (its URL does not parse)';
-  }
-}
-
 function clientConfig(url: string): pg.ClientConfig {
   return {
     connectionString: url,
@@ -91,7 +81,7 @@ async function connectedClient(url: string, where: string): Promise<pg.Client> {
 }
 
 export async function openPostgresRelayStore(options: OpenPostgresRelayStoreOptions): Promise<PostgresRelayStore> {
-  const where = describePostgresUrl(options.url);
+  const where = describeStoreUrl(options.url);
   const migrations = options.migrations ?? POSTGRES_MIGRATIONS;
   const lock = await takeStoreLock(options.url, where, options.exclusive === true);
   const pool = new pg.Pool({ ...clientConfig(options.url), max: options.poolSize ?? POSTGRES_POOL_SIZE });
@@ -175,19 +165,19 @@ async function probeStore(sql: Sql, where: string): Promise<StoreMeta | null> {
  */
 export async function readPostgresStoreMeta(url: string, options: { relayPubkey?: string } = {}): Promise<StoreMeta> {
   return readOnly(url, async (_sql, meta) => {
-    checkStore(meta, describePostgresUrl(url), latestVersion(POSTGRES_MIGRATIONS), options.relayPubkey);
+    checkStore(meta, describeStoreUrl(url), latestVersion(POSTGRES_MIGRATIONS), options.relayPubkey);
     return meta;
   });
 }
 
 /** The newest `limit` entries of the operations log of the store at `url`, read-only (safe while relays serve it). */
 export async function readPostgresOpsLog(url: string, limit: number): Promise<StoredOpsLogEntry[]> {
-  return readOnly(url, (sql) => metaReader(() => sql, describePostgresUrl(url)).opsLog(limit));
+  return readOnly(url, (sql) => metaReader(() => sql, describeStoreUrl(url)).opsLog(limit));
 }
 
 /** Runs `fn` in a read-only transaction on a connection of its own, once the database proved to hold a relay store. */
 async function readOnly<T>(url: string, fn: (sql: Sql, meta: StoreMeta) => Promise<T>): Promise<T> {
-  const where = describePostgresUrl(url);
+  const where = describeStoreUrl(url);
   const client = await connectedClient(url, where);
   try {
     const sql = sqlOver(client);

@@ -14,10 +14,6 @@ import { appendOpsLog, readOpsLog } from './ops-log.ts';
 import { challengeTransactor, rateWindowTransactor } from './shared-state.ts';
 import { usageReader } from './usage.ts';
 
-export function guardSql(sql: SQLTagStore): Guard<SQLTagStore> {
-  return guardUse(sql);
-}
-
 /** `where` names the store in the error when its meta is missing. */
 function metaReader(use: UseSql, where: string): MetaReader {
   return {

@@ -21,7 +21,8 @@ import { storeDiskError } from './disk-errors.ts';
 import { DEFAULT_GROUP_COMMIT, type GroupCommitPolicy } from '../group-commit-policy.ts';
 import type { UseSql } from './columns.ts';
 import { closesGroup, lingers, startsAtOnce, SYSTEM_SCHEDULER, type GroupScheduler, type QueueHead } from './group-commit.ts';
-import { guardSql, relayReader, relayTransactor } from './relay-tx.ts';
+import { guardUse } from '../guard.ts';
+import { relayReader, relayTransactor } from './relay-tx.ts';
 import type { WalSyncer } from './wal-sync.ts';
 
 /** Transactions waiting for their turn; beyond this the store refuses new ones (StoreOverloadedError). */
@@ -372,7 +373,7 @@ export class SqliteRelayStore implements RelayStore {
   }
 
   async #runOne(job: Job, sql: SQLTagStore): Promise<Outcome> {
-    const { use, end } = guardSql(sql);
+    const { use, end } = guardUse(sql);
     const state = { ended: false };
     try {
       return { ok: true, value: await runningJob.run(state, () => job.run(use)) };
