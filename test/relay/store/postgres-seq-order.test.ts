@@ -10,7 +10,7 @@ import { openPostgresRelayStore } from '../../../src/relay/store/postgres/open-s
 import type { PostgresRelayStore } from '../../../src/relay/store/postgres/postgres-relay-store.ts';
 import { freshPostgresDatabase } from '../../helpers/postgres-test-cluster.ts';
 import { waitUntil } from '../../helpers/wait.ts';
-import { item } from './behaviour/harness.ts';
+import { enrolment, item } from './behaviour/harness.ts';
 import { newKey, RELAY_KEY } from './store-fixtures.ts';
 
 /** Writers per pool in the concurrent run, and items each writes. */
@@ -123,5 +123,33 @@ describe('PostgreSQL seq allocation', { skip: 'skip' in database ? database.skip
     assert.equal(runs.first + runs.second, 3, 'exactly one of the two ran again');
     assert.deepEqual((await visibleSeqs(first, left)).length, 2);
     assert.deepEqual((await visibleSeqs(first, right)).length, 2);
+  });
+  test('two processes enrolling one new key: the second waits for the first, and the live counter moves once', async () => {
+    const key = newKey();
+    const live = await first.read((reader) => reader.enrolments.countLive());
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => { release = resolve; });
+    let sawNone = false;
+    const holding = first.transaction(async (tx) => {
+      const none = (await tx.enrolments.get(key)) === null;
+      await tx.enrolments.put(enrolment(key, { hostName: 'racer-a' }));
+      sawNone = none;
+      await gate; // the row is written, not committed
+    });
+    await waitUntil('the first enrolment to write the key', 10_000, async () => (sawNone ? null : 'not read yet'));
+    let secondDone = false;
+    const racing = second.transaction(async (tx) => {
+      const existing = await tx.enrolments.get(key);
+      await tx.enrolments.put(enrolment(key, { hostName: existing === null ? 'racer-b' : existing.hostName }));
+    }).then(() => { secondDone = true; });
+    // release the first once the second either finished (no lock: the race) or waits on a lock
+    await waitUntil('the second enrolment to wait or finish', 10_000, async () => {
+      const waiting = await observer.query('SELECT count(*)::int AS n FROM pg_locks WHERE NOT granted');
+      return secondDone || (waiting.rows[0] as { n: number }).n > 0 ? null : 'still running';
+    });
+    release();
+    await Promise.all([holding, racing]);
+    assert.equal(await first.read((reader) => reader.enrolments.countLive()), live + 1);
+    assert.equal((await first.read((reader) => reader.enrolments.get(key)))?.hostName, 'racer-a', 'the second saw the first\'s row');
   });
 });

@@ -4,6 +4,7 @@ import type { Enrolment, EnrolmentReader, EnrolmentTransactor } from '../relay-s
 import { assertInteger, int } from '../sqlite/columns.ts';
 import { enrolmentFrom, LIVE_COUNTER } from '../sqlite/enrolments.ts';
 import type { Sql, UsePg } from './sql.ts';
+import type { TargetLocks } from './locks.ts';
 
 async function getEnrolment(sql: Sql, hostPubkey: string): Promise<Enrolment | null> {
   const row = await sql.row('SELECT * FROM enrolments WHERE host_pubkey = $1', [hostPubkey]);
@@ -26,9 +27,9 @@ async function countLiveEnrolments(sql: Sql): Promise<number> {
   return row === undefined ? 0 : int(row, 'value');
 }
 
-/** Inserts or replaces the row; the counter moves by the live keys it adds or removes (the row lock orders concurrent writers). */
+/** Inserts or replaces the row; the counter moves by the live keys it adds or removes (the caller holds the key's lock). */
 async function putEnrolment(sql: Sql, e: Enrolment): Promise<void> {
-  const before = await sql.row('SELECT revoked_at FROM enrolments WHERE host_pubkey = $1 FOR UPDATE', [e.hostPubkey]);
+  const before = await sql.row('SELECT revoked_at FROM enrolments WHERE host_pubkey = $1', [e.hostPubkey]);
   await sql.run(`INSERT INTO enrolments (host_pubkey, host_name, owner_fp, account, org, authorized_by, enrolled_at, revoked_at)
       VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
       ON CONFLICT (host_pubkey) DO UPDATE SET host_name = excluded.host_name, owner_fp = excluded.owner_fp,
@@ -49,6 +50,21 @@ export function enrolmentReader(use: UsePg): EnrolmentReader {
   };
 }
 
-export function enrolmentTransactor(use: UsePg): EnrolmentTransactor {
-  return { ...enrolmentReader(use), async put(enrolment) { await putEnrolment(use(), enrolment); } };
+/**
+ * The key's lock is taken at its first read, so that two processes enrolling one new key (a retry
+ * that reached another worker) run their read-then-write one after the other and the live counter
+ * moves once.
+ */
+export function enrolmentTransactor(use: UsePg, locks: TargetLocks): EnrolmentTransactor {
+  return {
+    ...enrolmentReader(use),
+    async get(hostPubkey) {
+      await locks.host(hostPubkey);
+      return getEnrolment(use(), hostPubkey);
+    },
+    async put(enrolment) {
+      await locks.host(enrolment.hostPubkey);
+      await putEnrolment(use(), enrolment);
+    },
+  };
 }

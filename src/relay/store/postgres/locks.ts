@@ -3,7 +3,7 @@
 // core's push reads (dedup row, quota counters) and then writes; taking the target's lock before
 // the first such read makes that read-then-write run one transaction at a time per target, as on
 // SQLite: a duplicate is answered `duplicate`, and the queue and sender quotas hold exactly. An
-// account's lock does the same for the account quota. Transaction-level advisory locks: released
+// account's lock does the same for the account quota, a host key's for its enrolment row. Transaction-level advisory locks: released
 // by COMMIT or ROLLBACK, and by the server when a relay process dies.
 //
 // Each lock is its own statement, run before the read it guards: under READ COMMITTED every
@@ -17,6 +17,8 @@ export const MAX_LOCKS_PER_TRANSACTION = 10_000;
 export interface TargetLocks {
   target(targetPubkey: string): Promise<void>;
   account(account: string): Promise<void>;
+  /** a host key's enrolment row, which may not exist yet (a row lock cannot guard a missing row) */
+  host(hostPubkey: string): Promise<void>;
   /** how many locks are held: a mark for forgetSince */
   held(): number;
   /** forgets the locks taken after `mark` (a rolled-back savepoint released them) */
@@ -35,6 +37,7 @@ export function transactionLocks(use: UsePg): TargetLocks {
   return {
     target: (targetPubkey) => take(`target:${targetPubkey}`),
     account: (account) => take(`account:${account}`),
+    host: (hostPubkey) => take(`host:${hostPubkey}`),
     held: () => held.size,
     forgetSince(mark) {
       for (const key of [...held].slice(mark)) held.delete(key);

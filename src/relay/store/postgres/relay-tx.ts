@@ -32,7 +32,7 @@ export function relayReader(use: UsePg, where: string): RelayReader {
 export function relayTransactor(use: UsePg, where: string, locks: TargetLocks): RelayTransactor {
   return {
     meta: metaTransactor(use, where),
-    enrolments: enrolmentTransactor(use),
+    enrolments: enrolmentTransactor(use, locks),
     hostRecords: hostRecordTransactor(use),
     items: itemTransactor(use, locks),
     usage: usageTransactor(use, locks),
