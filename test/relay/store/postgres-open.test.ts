@@ -83,4 +83,10 @@ describe('opening a PostgreSQL relay store', { skip: cluster.available ? false :
     await assert.rejects(openRelayStore({ location: url, relayPubkey: RELAY_KEY }), (error: Error) =>
       error instanceof StoreOpenError && /cannot connect to the relay store at postgres:\/\/postgres@127\.0\.0\.1:1\/relay/.test(error.message) && !error.message.includes('hunter2'));
   });
+
+  test('a URL that does not parse is a StoreOpenError that carries no password, in its message or anywhere in the error', async () => {
+    await assert.rejects(openRelayStore({ location: 'postgres://u:hunter2@[::1/relay', relayPubkey: RELAY_KEY }), (error: Error) =>
+      error instanceof StoreOpenError && error.message === 'the relay store URL does not parse: check --store or MBX_RELAY_STORE'
+      && error.cause === undefined && !JSON.stringify(error).includes('hunter2'));
+  });
 });

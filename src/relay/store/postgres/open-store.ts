@@ -53,6 +53,8 @@ export interface OpenPostgresRelayStoreOptions {
 }
 
 function clientConfig(url: string): pg.ClientConfig {
+  // pg's own parse error carries the whole URL (its password too): refuse it here, without a cause
+  if (!URL.canParse(url)) throw new StoreOpenError('the relay store URL does not parse: check --store or MBX_RELAY_STORE');
   return {
     connectionString: url,
     types: STORE_TYPES,
