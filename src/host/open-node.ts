@@ -1,6 +1,6 @@
 // Opening a host: its files checked, an interrupted rotation finished, its store opened. Apart from
 // node.ts so that the host's base type does not load rotation (and what rotation loads).
-import { closeSync, openSync } from 'node:fs';
+import { createPrivateFile } from '../common/private-file.ts';
 import { checkPrivateFile } from './home-files.ts';
 import { homePaths, loadKeys, readConfig } from './identity.ts';
 import type { HostNode } from './node.ts';
@@ -16,7 +16,7 @@ export function openNode(home: string, options: OpenNodeOptions = {}): HostNode 
   const config = readConfig(home);
   const storePath = homePaths(home).store;
   // The store holds opened mail: private like the keys (SQLite gives its -wal/-shm files the same mode).
-  if (!checkPrivateFile(storePath)) closeSync(openSync(storePath, 'a', 0o600));
+  if (!checkPrivateFile(storePath)) createPrivateFile(storePath);
   const store = HostStore.open(storePath);
   try {
     const nowMs = options.nowMs ?? Date.now;
