@@ -13,7 +13,7 @@ import { int, type Row } from '../sqlite/columns.ts';
 import { checkStore } from '../sqlite/open-store.ts';
 import { latestVersion } from '../../../common/sqlite-migrations.ts';
 import { metaReader, readMeta, writeMeta } from './meta.ts';
-import { POSTGRES_MIGRATIONS, type PostgresMigration } from './migrations/index.ts';
+import { POSTGRES_MIGRATIONS, POSTGRES_SCHEMA_VERSION, type PostgresMigration } from './migrations/index.ts';
 import { PostgresRelayStore } from './postgres-relay-store.ts';
 import { sqlOver, STORE_TYPES, type Sql } from './sql.ts';
 import { describeStoreUrl } from '../store-url.ts';
@@ -167,7 +167,7 @@ async function probeStore(sql: Sql, where: string): Promise<StoreMeta | null> {
  */
 export async function readPostgresStoreMeta(url: string, options: { relayPubkey?: string } = {}): Promise<StoreMeta> {
   return readOnly(url, async (_sql, meta) => {
-    checkStore(meta, describeStoreUrl(url), latestVersion(POSTGRES_MIGRATIONS), options.relayPubkey);
+    checkStore(meta, describeStoreUrl(url), POSTGRES_SCHEMA_VERSION, options.relayPubkey);
     return meta;
   });
 }
