@@ -1,11 +1,13 @@
 // The PostgreSQL comparison of issue 7: a throwaway cluster in a temporary directory
 // (synchronous_commit=on, fsync on), single-row `INSERT … ON CONFLICT DO NOTHING` on the same dedup
 // key as the relay (sender, item_id, target) with a 1 KiB payload, one commit per row, from N
-// concurrent psql sessions. Skipped, saying why, when PostgreSQL is not installed.
+// concurrent psql sessions. Skipped, saying why, when PostgreSQL is not installed. And the relay's
+// PostgreSQL setups: relay processes on a throwaway cluster of their own.
 import { execFileSync, spawn } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { findPostgresTool, startPostgresCluster } from '../test/helpers/postgres-cluster.ts';
+import { BENCH_SETTINGS, processGroupCpuMs, startRelayChild, type RelayChild } from './relay-child.ts';
 
 export type PostgresResult = { available: false; reason: string } | { available: true; version: string; insertsPerSecond: Record<number, number> };
 
@@ -47,5 +49,18 @@ export async function measurePostgres(dir: string, concurrencies: number[], inse
     return { available: true, version: cluster.version, insertsPerSecond };
   } finally {
     await cluster.stop();
+  }
+}
+
+/** The relay with `processes` relay processes (`--workers`) on a throwaway PostgreSQL cluster of its own, stopped with the relay. */
+export async function startRelayOnPostgres(dir: string, processes: number): Promise<RelayChild> {
+  const start = await startPostgresCluster();
+  if (!start.available) throw new Error(start.reason);
+  try {
+    const relay = await startRelayChild(dir, BENCH_SETTINGS, processes, ['--store', await start.cluster.createDatabase('relay')]);
+    return { ...relay, serverCpuMs: () => processGroupCpuMs(start.cluster.pid), async stop() { await relay.stop(); await start.cluster.stop(); } };
+  } catch (error) {
+    await start.cluster.stop();
+    throw error;
   }
 }

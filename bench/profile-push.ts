@@ -2,11 +2,13 @@
 // pushes from 32 senders), summarised by where the relay's event loop spends its time per item.
 // The relay child runs with --cpu-prof; the profile of its main thread is read back and its self
 // time grouped by module (store, core, protocol, fastify, node's HTTP, GC…). PROFILE_WORKERS=N
-// profiles `--workers N` (each process writes its own profile; all are summed).
+// profiles `--workers N` (each process writes its own profile; all are summed). PROFILE_STORE=postgres
+// runs the relay on a throwaway PostgreSQL cluster (bench/postgres.ts) and adds the server's CPU per item.
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { enrolHost, pushPhase, type Host } from './load.ts';
+import { startRelayOnPostgres } from './postgres.ts';
 import { BENCH_SETTINGS, startRelayChild } from './relay-child.ts';
 
 const SECONDS = 5;
@@ -90,11 +92,12 @@ async function main(): Promise<void> {
   const profileDir = join(dir, 'profiles');
   try {
     process.env['BENCH_RELAY_NODE_ARGS'] = `--cpu-prof --cpu-prof-dir=${profileDir} ${process.env['BENCH_RELAY_NODE_ARGS'] ?? ''}`;
-    const relay = await startRelayChild(dir, BENCH_SETTINGS,
-      Number(process.env['PROFILE_WORKERS'] ?? '1'));
+    const workers = Number(process.env['PROFILE_WORKERS'] ?? '1');
+    const relay = process.env['PROFILE_STORE'] === 'postgres' ? await startRelayOnPostgres(dir, workers) : await startRelayChild(dir, BENCH_SETTINGS, workers);
     let items = 0;
     let fromUs = 0;
     let toUs = 0;
+    let serverMs = 0;
     try {
       const senders: Host[] = [];
       for (let i = 0; i < SENDERS; i += 1) senders.push(await enrolHost(relay.url, `sender-${i}`));
@@ -102,16 +105,19 @@ async function main(): Promise<void> {
       const target = await enrolHost(relay.url, 'measured');
       // the window starts after the prebuilt items are signed (they take a few seconds): pushPhase builds them first
       let started = 0;
-      const phase = pushPhase(senders, target, { batch: 1, seconds: SECONDS, prebuiltItems: 20_000, onStart: () => { started = nowUs(); } });
+      let serverBefore = 0;
+      const phase = pushPhase(senders, target, { batch: 1, seconds: SECONDS, prebuiltItems: 20_000, onStart: () => { started = nowUs(); serverBefore = relay.serverCpuMs?.() ?? 0; } });
       items = (await phase).items;
       fromUs = started;
       toUs = nowUs();
+      serverMs = (relay.serverCpuMs?.() ?? 0) - serverBefore;
     } finally {
       await relay.stop();
     }
     // the profile covers the relay's whole life: only the measured phase's samples are counted
     const profiles = readdirSync(profileDir).filter((f) => f.endsWith('.cpuprofile')).map((f) => JSON.parse(readFileSync(join(profileDir, f), 'utf8')) as Profile);
     process.stdout.write(summarise(profiles, items, fromUs, toUs));
+    if (serverMs > 0) process.stdout.write(`\ndatabase server CPU (every backend, user + system): ${(serverMs / items).toFixed(3)} ms/item\n`);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

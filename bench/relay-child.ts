@@ -2,7 +2,7 @@
 // RSS and disk writes are its own (read from /proc) and the load generator has the other core. With
 // `--workers N` the figures are summed over the primary and its workers (peak RSS is per process).
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 
@@ -30,6 +30,8 @@ export interface RelayChild {
   mainThreadCpuMs(): number;
   /** commit groups so far and the transactions they held, from the relay's /metrics (with workers: the one that answers) */
   groups(): Promise<{ count: number; members: number }>;
+  /** CPU time (user + system) of the database server so far, ms: only a relay on a throwaway PostgreSQL cluster has one */
+  serverCpuMs?(): number;
   stop(): Promise<void>;
 }
 
@@ -55,6 +57,20 @@ function procField(path: string, pattern: RegExp): number {
 /** CPU time (user + system) of process `pid` so far, all its threads, ms. */
 export function processCpuMs(pid: number): number {
   return statCpuMs(`/proc/${pid}/stat`);
+}
+
+/** CPU time (user + system) of the live processes of process group `pgid` so far, ms (a PostgreSQL cluster: the postmaster and its backends). */
+export function processGroupCpuMs(pgid: number): number {
+  let total = 0;
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    total += statOrZero(`/proc/${entry}/stat`, (path) => {
+      // fields after the command name: the process group is the 3rd
+      const fields = readFileSync(path, 'utf8').split(') ')[1]?.split(' ') ?? [];
+      return Number(fields[2]) === pgid ? statCpuMs(path) : 0;
+    });
+  }
+  return total;
 }
 
 function statCpuMs(path: string): number {

@@ -9,9 +9,8 @@ import { measureCeilings, type Ceilings } from './ceilings.ts';
 import { measureFloor, type Floor } from './floor.ts';
 import { alternatingPushPhases, enrolHost, ITEM_WIRE_BYTES, pullAckPhase, pushPhase, type Host, type PhaseResult } from './load.ts';
 import { machineBusyPercent, sampleMachineCpu } from './machine-cpu.ts';
-import { measurePostgres } from './postgres.ts';
+import { measurePostgres, startRelayOnPostgres } from './postgres.ts';
 import { BENCH_SETTINGS, startRelayChild, type ProcessRss, type RelayChild } from './relay-child.ts';
-import { startPostgresCluster } from '../test/helpers/postgres-cluster.ts';
 import { Table, type CpuPerItem } from './table.ts';
 
 const PHASE_SECONDS = 3;
@@ -43,24 +42,11 @@ interface RelaySetup {
   start(dir: string): Promise<RelayChild>;
 }
 
-/** PostgreSQL with `processes` relay processes (`--workers`) on a throwaway cluster of its own, stopped with the relay. */
-async function startOnPostgres(dir: string, processes: number): Promise<RelayChild> {
-  const start = await startPostgresCluster();
-  if (!start.available) throw new Error(start.reason);
-  try {
-    const relay = await startRelayChild(dir, BENCH_SETTINGS, processes, ['--store', await start.cluster.createDatabase('relay')]);
-    return { ...relay, async stop() { await relay.stop(); await start.cluster.stop(); } };
-  } catch (error) {
-    await start.cluster.stop();
-    throw error;
-  }
-}
-
 const RELAY_SETUPS: RelaySetup[] = [
   { key: 'sqlite-1', label: 'SQLite, --workers 1', start: (dir) => startRelayChild(dir, BENCH_SETTINGS, 1) },
   { key: 'sqlite-n', label: `SQLite, --workers ${CORES}`, start: (dir) => startRelayChild(dir, BENCH_SETTINGS, CORES) },
-  { key: 'postgres-1', label: 'PostgreSQL, 1 relay process', start: (dir) => startOnPostgres(dir, 1) },
-  { key: 'postgres-2', label: 'PostgreSQL, 2 relay processes', start: (dir) => startOnPostgres(dir, 2) },
+  { key: 'postgres-1', label: 'PostgreSQL, 1 relay process', start: (dir) => startRelayOnPostgres(dir, 1) },
+  { key: 'postgres-2', label: 'PostgreSQL, 2 relay processes', start: (dir) => startRelayOnPostgres(dir, 2) },
 ];
 
 interface SetupResult {

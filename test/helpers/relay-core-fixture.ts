@@ -15,7 +15,9 @@ import { parseEnrolRequest } from '../../src/protocol/relay-api/enrolment.ts';
 import { parsePullQuery } from '../../src/protocol/relay-api/pull.ts';
 import { parsePushRequest } from '../../src/protocol/relay-api/push.ts';
 import { takeParsed } from '../../src/protocol/relay-api/refusals.ts';
-import type { Enrolment } from '../../src/relay/store/relay-store.ts';
+import type { Enrolment, RelayStore } from '../../src/relay/store/relay-store.ts';
+import { storeChallenges } from '../../src/relay/core/challenges.ts';
+import { storePushRate } from '../../src/relay/core/push-rate.ts';
 import { openRelayStore } from '../../src/relay/store/open-relay-store.ts';
 import { TestClock } from './clock.ts';
 import { tempDir } from './processes.ts';
@@ -31,15 +33,24 @@ export interface TestCore {
   commits(): number;
 }
 
-/** A core on a fresh store, closed after the test. */
-export async function startTestCore(options: Pick<TestRelayOptions, 'clock' | 'limits' | 'config' | 'authority' | 'maxLiveEnrolments'> = {}): Promise<TestCore> {
-  const { clock = new TestClock(), limits, config: settings, ...extras } = options;
+/** How a test opens the core's store instead of a fresh SQLite one (the options it must pass on). */
+export type OpenTestStore = (options: { relayPubkey: string; nowMs: () => number; onGroupCommit: () => void }) => Promise<RelayStore>;
+
+/**
+ * A core on a fresh store, closed after the test. `openStore` puts it on another store (PostgreSQL):
+ * the core then keeps its push counts and challenges in the store, as every relay process on a
+ * shared store does (relay-service.ts).
+ */
+export async function startTestCore(options: Pick<TestRelayOptions, 'clock' | 'limits' | 'config' | 'authority' | 'maxLiveEnrolments'> & { openStore?: OpenTestStore } = {}): Promise<TestCore> {
+  const { clock = new TestClock(), limits, config: settings, openStore, ...extras } = options;
   const config = testConfig(settings, limits);
   const relayKey = generateSigningKey();
   let commits = 0;
-  const store = await openRelayStore({ location: tempDir('agentmbx-core-'), relayPubkey: relayKey.publicKey, nowMs: clock.nowMs, onGroupCommit: () => { commits += 1; } });
+  const storeOptions = { relayPubkey: relayKey.publicKey, nowMs: clock.nowMs, onGroupCommit: () => { commits += 1; } };
+  const store = openStore === undefined ? await openRelayStore({ location: tempDir('agentmbx-core-'), ...storeOptions }) : await openStore(storeOptions);
   after(() => store.close());
-  const core = await createRelayCore({ store, relayKey, config, version: 'test', nowMs: clock.nowMs, ...extras });
+  const shared = openStore === undefined ? {} : { pushRate: storePushRate(store, config.pushes_per_minute), challenges: storeChallenges(store) };
+  const core = await createRelayCore({ store, relayKey, config, version: 'test', nowMs: clock.nowMs, ...shared, ...extras });
   return { core, context: core.context, clock, relayPubkey: relayKey.publicKey, commits: () => commits };
 }
 

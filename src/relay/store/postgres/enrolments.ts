@@ -59,11 +59,11 @@ export function enrolmentTransactor(use: UsePg, locks: TargetLocks): EnrolmentTr
   return {
     ...enrolmentReader(use),
     async get(hostPubkey) {
-      await locks.host(hostPubkey);
+      locks.host(hostPubkey);
       return getEnrolment(use(), hostPubkey);
     },
     async put(enrolment) {
-      await locks.host(enrolment.hostPubkey);
+      locks.host(enrolment.hostPubkey);
       await putEnrolment(use(), enrolment);
     },
   };

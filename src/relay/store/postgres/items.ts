@@ -225,7 +225,7 @@ export function itemTransactor(use: UsePg, locks: TargetLocks): ItemTransactor {
   return {
     ...itemReader(use),
     async dedup(sender, itemId, target) {
-      await locks.target(target);
+      locks.target(target);
       return getDedup(use(), sender, itemId, target);
     },
     async insert(item, nowMs) { return insertItem(use(), item, nowMs); },

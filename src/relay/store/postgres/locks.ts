@@ -7,31 +7,35 @@
 // by COMMIT or ROLLBACK, and by the server when a relay process dies.
 //
 // Each lock is its own statement, run before the read it guards: under READ COMMITTED every
-// statement sees what committed before it started, so the read after the wait sees the write of
-// the transaction waited for.
-import type { UsePg } from './sql.ts';
+// statement takes its snapshot when the server starts it, so the read after the wait sees the write
+// of the transaction waited for. The lock is sent without waiting for its answer (sql.ts): the read
+// follows it in the same round trip, and the server still runs the two one after the other, in
+// that order, taking the read's snapshot only once the lock is held. A lock that fails (a deadlock)
+// fails the read behind it with its own error.
+import type { Sql } from './sql.ts';
 
 /** Distinct locks one transaction may take; beyond it the transaction fails (a bug, not a load). */
 export const MAX_LOCKS_PER_TRANSACTION = 10_000;
 
+/** Each lock is sent at once and held (by the server) before any statement sent after it runs. */
 export interface TargetLocks {
-  target(targetPubkey: string): Promise<void>;
-  account(account: string): Promise<void>;
+  target(targetPubkey: string): void;
+  account(account: string): void;
   /** a host key's enrolment row, which may not exist yet (a row lock cannot guard a missing row) */
-  host(hostPubkey: string): Promise<void>;
+  host(hostPubkey: string): void;
   /** how many locks are held: a mark for forgetSince */
   held(): number;
   /** forgets the locks taken after `mark` (a rolled-back savepoint released them) */
   forgetSince(mark: number): void;
 }
 
-export function transactionLocks(use: UsePg): TargetLocks {
+export function transactionLocks(sql: Sql): TargetLocks {
   // in the order taken, so that the ones a savepoint took can be forgotten
   const held = new Set<string>();
-  const take = async (key: string): Promise<void> => {
+  const take = (key: string): void => {
     if (held.has(key)) return;
     if (held.size >= MAX_LOCKS_PER_TRANSACTION) throw new Error(`a relay store transaction asked for more than ${MAX_LOCKS_PER_TRANSACTION} locks`);
-    await use().run('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [key]);
+    sql.send('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [key]);
     held.add(key);
   };
   return {

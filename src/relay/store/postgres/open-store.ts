@@ -62,6 +62,8 @@ function clientConfig(url: string): pg.ClientConfig {
     application_name: 'agentmbx-relay',
     // a COMMIT returns only once its WAL record is flushed, whatever the server's default
     options: '-c synchronous_commit=on',
+    // statements go out without waiting for the answers before them (sql.ts)
+    pipeline: true,
   };
 }
 

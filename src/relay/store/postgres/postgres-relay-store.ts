@@ -24,8 +24,9 @@ import { StoreClosedError, StoreOverloadedError, TransactionMisuseError, type St
 import type { GroupCommitPolicy } from '../group-commit-policy.ts';
 import type { RelayReader, RelayStore, RelayTransactor } from '../relay-store.ts';
 import { transactionLocks } from './locks.ts';
-import { guardClient, relayReader, relayTransactor } from './relay-tx.ts';
-import { sqlState } from './sql.ts';
+import { guardUse } from '../guard.ts';
+import { relayReader, relayTransactor } from './relay-tx.ts';
+import { sqlOver, sqlState, type Sql, type Traffic, type UsePg } from './sql.ts';
 
 /** Reads and transactions waiting or running; beyond this the store refuses new ones (StoreOverloadedError). */
 export const MAX_PENDING_TRANSACTIONS = 10_000;
@@ -64,6 +65,8 @@ export class PostgresRelayStore implements RelayStore {
   #reads = 0;
   #readsDone: (() => void) | null = null;
   #closing: Promise<void> | null = null;
+  /** what this store's connections sent so far (traffic()) */
+  readonly #traffic: Traffic = { statements: 0, writes: 0 };
 
   readonly #onGroupCommit: ((size: number, latencyMs: number) => void) | undefined;
 
@@ -94,9 +97,12 @@ export class PostgresRelayStore implements RelayStore {
     let broken = true;
     try {
       client = await this.#pool.connect();
-      await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY');
-      const outcome = await runFn(client, (use) => fn(relayReader(use, this.where)));
-      broken = !await finish(client, outcome.ok ? 'COMMIT' : 'ROLLBACK');
+      const sql = sqlOver(client, this.#traffic);
+      // the snapshot's BEGIN rides with the read's first statement; a read it failed under is not answered
+      const begun = sql.sendAhead('BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY');
+      const outcome = await runFn(sql, (use) => fn(relayReader(use, this.where)));
+      await begun;
+      broken = !await finish(sql, outcome.ok ? 'COMMIT' : 'ROLLBACK');
       if (!outcome.ok) throw outcome.error;
       return outcome.value as T;
     } finally {
@@ -104,6 +110,11 @@ export class PostgresRelayStore implements RelayStore {
       this.#reads -= 1;
       if (this.#reads === 0) this.#readsDone?.();
     }
+  }
+
+  /** Statements and socket writes this store sent so far (the push path's round trips are measured with it). */
+  traffic(): Traffic {
+    return { ...this.#traffic };
   }
 
   /** The server's disk is the server's to watch: a write it refuses fails with the server's error. */
@@ -144,27 +155,35 @@ export class PostgresRelayStore implements RelayStore {
     const openedAt = performance.now();
     let failure: { error: unknown } | null = null;
     let client: pg.PoolClient | null = null;
+    let sql: Sql | null = null;
     let broken = false;
     try {
       client = await this.#pool.connect();
-      const member = client;
-      await member.query('BEGIN');
-      const locks = transactionLocks(guardClient(member).use);
+      sql = sqlOver(client, this.#traffic);
+      // awaited alone: were it to fail, no member's statement may run outside a transaction
+      await sql.exec('BEGIN');
+      const locks = transactionLocks(sql);
+      // each member's savepoint rides with its first statement; null: the savepoint a failed member
+      // was rolled back to is still there for the next one
+      let opening: string | null = 'SAVEPOINT member';
       for (const [index, job] of jobs.entries()) {
         if (locks.held() >= GROUP_LOCK_BUDGET) {
           // the rest wait for the next group: the server's lock table is shared by every connection
           again.push(...jobs.slice(index));
           break;
         }
-        await member.query('SAVEPOINT member');
+        const opened = opening === null ? null : sql.sendAhead(opening);
         const before = locks.held();
         job.attempts += 1;
-        const outcome = await runFn(member, (use) => job.fn(relayTransactor(use, this.where, locks)));
+        const outcome = await runFn(sql, (use) => job.fn(relayTransactor(use, this.where, locks)));
+        // a savepoint statement that failed fails the group: which member's work it covers is in doubt
+        await opened;
         if (outcome.ok) {
-          await member.query('RELEASE SAVEPOINT member');
+          opening = 'RELEASE SAVEPOINT member; SAVEPOINT member';
         } else {
           // undoes the member, and frees the locks it took (they belong to its savepoint)
-          await member.query('ROLLBACK TO SAVEPOINT member; RELEASE SAVEPOINT member');
+          await sql.exec('ROLLBACK TO SAVEPOINT member');
+          opening = null;
           locks.forgetSince(before);
           if (RETRYABLE_STATES.has(sqlState(outcome.error) ?? '') && job.attempts < MAX_TRANSACTION_ATTEMPTS) {
             again.push(job);
@@ -173,10 +192,11 @@ export class PostgresRelayStore implements RelayStore {
         }
         settled.push({ job, outcome });
       }
-      await member.query('COMMIT');
+      // a transaction the server had aborted answers COMMIT with ROLLBACK, not an error
+      if (await sql.exec('COMMIT') !== 'COMMIT') throw new Error('the relay store group transaction was rolled back by the server');
     } catch (error) {
       failure = { error };
-      broken = client !== null && !await finish(client, 'ROLLBACK');
+      broken = sql !== null && !await finish(sql, 'ROLLBACK');
     } finally {
       client?.release(broken);
     }
@@ -200,12 +220,16 @@ function settle(job: Job, outcome: Outcome): void {
 }
 
 /** Runs fn with a guarded view of the connection that refuses use once fn ended. */
-async function runFn<T>(client: pg.PoolClient, fn: (use: ReturnType<typeof guardClient>['use']) => Promise<T>): Promise<Outcome> {
-  const guard = guardClient(client);
+async function runFn<T>(sql: Sql, fn: (use: UsePg) => Promise<T>): Promise<Outcome> {
+  const guard = guardUse(sql);
   const state = { ended: false };
   try {
-    return { ok: true, value: await runningFn.run(state, () => fn(guard.use)) };
+    const value = await runningFn.run(state, () => fn(guard.use));
+    // a lock fn took last, with no statement awaited after it, still fails fn
+    await sql.settleSent();
+    return { ok: true, value };
   } catch (error) {
+    await sql.settleSent().catch(() => {});
     return { ok: false, error };
   } finally {
     state.ended = true;
@@ -214,9 +238,9 @@ async function runFn<T>(client: pg.PoolClient, fn: (use: ReturnType<typeof guard
 }
 
 /** Ends the transaction; false when that failed (a lost connection, which is then not reused). */
-async function finish(client: pg.PoolClient, how: 'COMMIT' | 'ROLLBACK'): Promise<boolean> {
+async function finish(sql: Sql, how: 'COMMIT' | 'ROLLBACK'): Promise<boolean> {
   try {
-    await client.query(how);
+    await sql.exec(how);
     return true;
   } catch {
     return false;

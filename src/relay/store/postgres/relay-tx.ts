@@ -1,7 +1,5 @@
 // The readers and transactors handed to one read's or one transaction's fn over its PostgreSQL
-// connection, each guarded (guard.ts).
-import type pg from 'pg';
-import { guardUse, type Guard } from '../guard.ts';
+// connection (guarded by the store, guard.ts).
 import type { RelayReader, RelayTransactor } from '../relay-store.ts';
 import { accountReader, accountTransactor } from './accounts.ts';
 import { enrolmentReader, enrolmentTransactor } from './enrolments.ts';
@@ -10,12 +8,8 @@ import { itemReader, itemTransactor } from './items.ts';
 import type { TargetLocks } from './locks.ts';
 import { metaReader, metaTransactor } from './meta.ts';
 import { challengeTransactor, rateWindowTransactor } from './shared-state.ts';
-import { sqlOver, type Sql, type UsePg } from './sql.ts';
+import type { UsePg } from './sql.ts';
 import { usageReader, usageTransactor } from './usage.ts';
-
-export function guardClient(client: pg.ClientBase): Guard<Sql> {
-  return guardUse(sqlOver(client));
-}
 
 export function relayReader(use: UsePg, where: string): RelayReader {
   return {

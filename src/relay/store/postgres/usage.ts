@@ -24,15 +24,15 @@ export function usageTransactor(use: UsePg, locks: TargetLocks): UsageReader {
   const read = usageReader(use);
   return {
     async queue(target) {
-      await locks.target(target);
+      locks.target(target);
       return read.queue(target);
     },
     async sender(sender, target) {
-      await locks.target(target);
+      locks.target(target);
       return read.sender(sender, target);
     },
     async account(account) {
-      await locks.account(account);
+      locks.account(account);
       return read.account(account);
     },
   };
