@@ -10,6 +10,8 @@ import type { RelayAnswer } from '../../src/host/transport/relay/relay-api.ts';
 import type { CoreContext } from '../../src/relay/core/context.ts';
 import { EncodedJson } from '../../src/relay/core/encoded-json.ts';
 import { createRelayCore, type RelayCore } from '../../src/relay/core/relay-core.ts';
+import { memoryPushRate, storePushRate } from '../../src/relay/core/push-rate.ts';
+import { storePushWriter } from '../../src/relay/core/push-writes.ts';
 import { parseAckRequest } from '../../src/protocol/relay-api/ack.ts';
 import { parseEnrolRequest } from '../../src/protocol/relay-api/enrolment.ts';
 import { parsePullQuery } from '../../src/protocol/relay-api/pull.ts';
@@ -29,18 +31,29 @@ export interface TestCore {
   relayPubkey: string;
   /** write groups the store has committed so far (reads commit none) */
   commits(): number;
+  /** write transactions those groups held */
+  transactions(): number;
+}
+
+export interface TestCoreOptions extends Pick<TestRelayOptions, 'clock' | 'limits' | 'config' | 'authority' | 'maxLiveEnrolments'> {
+  /** count the push rate in the store, as relay processes sharing a PostgreSQL store do (default: in memory) */
+  pushRateInStore?: boolean;
 }
 
 /** A core on a fresh store, closed after the test. */
-export async function startTestCore(options: Pick<TestRelayOptions, 'clock' | 'limits' | 'config' | 'authority' | 'maxLiveEnrolments'> = {}): Promise<TestCore> {
-  const { clock = new TestClock(), limits, config: settings, ...extras } = options;
+export async function startTestCore(options: TestCoreOptions = {}): Promise<TestCore> {
+  const { clock = new TestClock(), limits, config: settings, pushRateInStore = false, ...extras } = options;
   const config = testConfig(settings, limits);
   const relayKey = generateSigningKey();
   let commits = 0;
-  const store = await openRelayStore({ location: tempDir('agentmbx-core-'), relayPubkey: relayKey.publicKey, nowMs: clock.nowMs, onGroupCommit: () => { commits += 1; } });
+  let transactions = 0;
+  const onGroupCommit = (size: number): void => { commits += 1; transactions += size; };
+  const store = await openRelayStore({ location: tempDir('agentmbx-core-'), relayPubkey: relayKey.publicKey, nowMs: clock.nowMs, onGroupCommit });
   after(() => store.close());
-  const core = await createRelayCore({ store, relayKey, config, version: 'test', nowMs: clock.nowMs, ...extras });
-  return { core, context: core.context, clock, relayPubkey: relayKey.publicKey, commits: () => commits };
+  const pushRate = pushRateInStore ? storePushRate(config.pushes_per_minute) : memoryPushRate(config.pushes_per_minute);
+  const pushWriter = storePushWriter({ store, config, nowMs: clock.nowMs, pushRate });
+  const core = await createRelayCore({ store, relayKey, config, version: 'test', nowMs: clock.nowMs, pushWriter, ...extras });
+  return { core, context: core.context, clock, relayPubkey: relayKey.publicKey, commits: () => commits, transactions: () => transactions };
 }
 
 /** A host enrolled at a core: push and pull answer as RelayApi's do (a refusal throws the core's RelayError). */
