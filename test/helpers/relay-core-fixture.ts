@@ -10,6 +10,8 @@ import type { RelayAnswer } from '../../src/host/transport/relay/relay-api.ts';
 import type { CoreContext } from '../../src/relay/core/context.ts';
 import { EncodedJson } from '../../src/relay/core/encoded-json.ts';
 import { createRelayCore, type RelayCore } from '../../src/relay/core/relay-core.ts';
+import { memoryPushRate, storePushRate } from '../../src/relay/core/push-rate.ts';
+import { storePushWriter } from '../../src/relay/core/push-writes.ts';
 import { parseAckRequest } from '../../src/protocol/relay-api/ack.ts';
 import { parseEnrolRequest } from '../../src/protocol/relay-api/enrolment.ts';
 import { parsePullQuery } from '../../src/protocol/relay-api/pull.ts';
@@ -17,7 +19,6 @@ import { parsePushRequest } from '../../src/protocol/relay-api/push.ts';
 import { takeParsed } from '../../src/protocol/relay-api/refusals.ts';
 import type { Enrolment, RelayStore } from '../../src/relay/store/relay-store.ts';
 import { storeChallenges } from '../../src/relay/core/challenges.ts';
-import { storePushRate } from '../../src/relay/core/push-rate.ts';
 import { openRelayStore } from '../../src/relay/store/open-relay-store.ts';
 import { TestClock } from './clock.ts';
 import { tempDir } from './processes.ts';
@@ -31,27 +32,39 @@ export interface TestCore {
   relayPubkey: string;
   /** write groups the store has committed so far (reads commit none) */
   commits(): number;
+  /** write transactions those groups held */
+  transactions(): number;
+}
+
+export interface TestCoreOptions extends Pick<TestRelayOptions, 'clock' | 'limits' | 'config' | 'authority' | 'maxLiveEnrolments'> {
+  /** count the push rate in the store, as relay processes sharing a PostgreSQL store do (default: in memory) */
+  pushRateInStore?: boolean;
 }
 
 /** How a test opens the core's store instead of a fresh SQLite one (the options it must pass on). */
-export type OpenTestStore = (options: { relayPubkey: string; nowMs: () => number; onGroupCommit: () => void }) => Promise<RelayStore>;
+export type OpenTestStore = (options: { relayPubkey: string; nowMs: () => number; onGroupCommit: (size: number) => void }) => Promise<RelayStore>;
 
 /**
  * A core on a fresh store, closed after the test. `openStore` puts it on another store (PostgreSQL):
  * the core then keeps its push counts and challenges in the store, as every relay process on a
  * shared store does (relay-service.ts).
  */
-export async function startTestCore(options: Pick<TestRelayOptions, 'clock' | 'limits' | 'config' | 'authority' | 'maxLiveEnrolments'> & { openStore?: OpenTestStore } = {}): Promise<TestCore> {
-  const { clock = new TestClock(), limits, config: settings, openStore, ...extras } = options;
+export async function startTestCore(options: TestCoreOptions & { openStore?: OpenTestStore } = {}): Promise<TestCore> {
+  const { clock = new TestClock(), limits, config: settings, pushRateInStore = false, openStore, ...extras } = options;
   const config = testConfig(settings, limits);
   const relayKey = generateSigningKey();
   let commits = 0;
-  const storeOptions = { relayPubkey: relayKey.publicKey, nowMs: clock.nowMs, onGroupCommit: () => { commits += 1; } };
+  let transactions = 0;
+  const onGroupCommit = (size: number): void => { commits += 1; transactions += size; };
+  const storeOptions = { relayPubkey: relayKey.publicKey, nowMs: clock.nowMs, onGroupCommit };
   const store = openStore === undefined ? await openRelayStore({ location: tempDir('agentmbx-core-'), ...storeOptions }) : await openStore(storeOptions);
   after(() => store.close());
-  const shared = openStore === undefined ? {} : { pushRate: storePushRate(store, config.pushes_per_minute), challenges: storeChallenges(store) };
-  const core = await createRelayCore({ store, relayKey, config, version: 'test', nowMs: clock.nowMs, ...shared, ...extras });
-  return { core, context: core.context, clock, relayPubkey: relayKey.publicKey, commits: () => commits };
+  const inStore = pushRateInStore || openStore !== undefined;
+  const pushRate = inStore ? storePushRate(config.pushes_per_minute) : memoryPushRate(config.pushes_per_minute);
+  const pushWriter = storePushWriter({ store, config, nowMs: clock.nowMs, pushRate });
+  const shared = openStore === undefined ? {} : { challenges: storeChallenges(store) };
+  const core = await createRelayCore({ store, relayKey, config, version: 'test', nowMs: clock.nowMs, pushWriter, ...shared, ...extras });
+  return { core, context: core.context, clock, relayPubkey: relayKey.publicKey, commits: () => commits, transactions: () => transactions };
 }
 
 /** A host enrolled at a core: push and pull answer as RelayApi's do (a refusal throws the core's RelayError). */

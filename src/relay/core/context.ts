@@ -7,7 +7,7 @@ import type { HopVerifier } from '../crypto/hop-verifier.ts';
 import type { RelayStore } from '../store/relay-store.ts';
 import type { Challenges } from './challenges.ts';
 import type { HostedRelay } from './hosted.ts';
-import type { PushRate } from './push-rate.ts';
+import type { PushWriter } from './push-writes.ts';
 
 export interface CoreContext {
   store: RelayStore;
@@ -21,8 +21,8 @@ export interface CoreContext {
   /** the store's epoch, read at start; it changes only while no relay serves the store */
   epoch: string;
   challenges: Challenges;
-  /** push requests per sender key per minute */
-  pushRate: PushRate;
+  /** writes pushed items (here, or in a relay group's primary) and counts the push rate */
+  pushWriter: PushWriter;
   /** live enrolments this relay admits (MAX_LIVE_ENROLMENTS unless a test sets it lower) */
   maxLiveEnrolments: number;
   /** checks hop signatures (on worker threads in a served relay) */

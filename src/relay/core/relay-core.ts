@@ -8,7 +8,8 @@ import { authorityFromConfig } from '../authority/from-config.ts';
 import { MAX_LIVE_ENROLMENTS, type RelayConfig } from '../config.ts';
 import type { Enrolment, RelayStore } from '../store/relay-store.ts';
 import { ChallengeTable, type Challenges } from './challenges.ts';
-import { memoryPushRate, type PushRate } from './push-rate.ts';
+import { memoryPushRate } from './push-rate.ts';
+import { storePushWriter, type PushWriter } from './push-writes.ts';
 import { PendingWriters } from './pending-writers.ts';
 import type { CoreContext } from './context.ts';
 import { enrol, issueChallenge } from './enrolment.ts';
@@ -46,8 +47,8 @@ export interface RelayCoreOptions {
   pendingWriters?: PendingWriters;
   /** where enrolment challenges live (default: in memory; a relay group's workers keep them in the store) */
   challenges?: Challenges;
-  /** where push requests are counted (default: in memory; a relay group's workers count in the store) */
-  pushRate?: PushRate;
+  /** who writes pushed items (default: this process, counting the push rate in memory) */
+  pushWriter?: PushWriter;
 }
 
 export type RelayCore = Awaited<ReturnType<typeof createRelayCore>>;
@@ -67,7 +68,7 @@ export async function createRelayCore(options: RelayCoreOptions) {
     version: options.version,
     epoch: meta.epoch,
     challenges: options.challenges ?? new ChallengeTable(options.random),
-    pushRate: options.pushRate ?? memoryPushRate(options.config.pushes_per_minute),
+    pushWriter: options.pushWriter ?? storePushWriter({ store: options.store, config: options.config, nowMs, pushRate: memoryPushRate(options.config.pushes_per_minute) }),
     maxLiveEnrolments: options.maxLiveEnrolments ?? MAX_LIVE_ENROLMENTS,
     hopVerifier: options.hopVerifier ?? INLINE_HOP_VERIFIER,
   };

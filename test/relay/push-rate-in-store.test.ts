@@ -1,0 +1,44 @@
+// The push rate as relay processes sharing one store count it (core/push-rate.ts): inside the
+// transaction of the request's first item, so that it costs no commit of its own, and kept even
+// when every item of the request is rejected.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { envelopeItem, envelopeItemTo, sealedEnvelope } from '../helpers/relay-fixture.ts';
+import { enrolledAtCore, startTestCore } from '../helpers/relay-core-fixture.ts';
+import { hostKeys } from '../helpers/relay-fixture.ts';
+
+const statuses = (answer: { body: Record<string, unknown> }): string[] => (answer.body['results'] as Array<{ status: string }>).map((r) => r.status);
+
+test('a single-item push is one transaction: the store-kept rate count joins the item', async () => {
+  const relay = await startTestCore({ pushRateInStore: true });
+  const a = await enrolledAtCore(relay, 'laptop');
+  const b = await enrolledAtCore(relay, 'desk');
+  const before = relay.transactions();
+  assert.deepEqual(statuses(await a.api.push([envelopeItemTo(a, b, relay.clock.now).item])), ['accepted']);
+  assert.equal(relay.transactions() - before, 1, 'no transaction of its own for the count');
+});
+
+test('requests whose items are all rejected still count against the rate', async () => {
+  const relay = await startTestCore({ pushRateInStore: true, config: { pushes_per_minute: 2 } });
+  const a = await enrolledAtCore(relay, 'laptop');
+  const stranger = hostKeys('stranger');
+  const toStranger = () => envelopeItemTo(a, stranger, relay.clock.now).item;
+  assert.deepEqual(statuses(await a.api.push([toStranger()])), ['rejected:target not enrolled']);
+  assert.deepEqual(statuses(await a.api.push([toStranger()])), ['rejected:target not enrolled']);
+  assert.deepEqual(statuses(await a.api.push([toStranger()])), ['rejected:rate'], 'the two rejected requests were counted');
+});
+
+test('a first item refused before the store still counts its request, and the others follow the verdict', async () => {
+  const relay = await startTestCore({ pushRateInStore: true, config: { pushes_per_minute: 2 } });
+  const a = await enrolledAtCore(relay, 'laptop');
+  const b = await enrolledAtCore(relay, 'desk');
+  const request = () => [{ kind: 'envelope', item_id: '', targets: [] }, envelopeItemTo(a, b, relay.clock.now).item, { kind: 'bad' }];
+  assert.deepEqual(statuses(await a.api.push(request())), ['rejected:bad item id', 'accepted', 'rejected:bad item id']);
+  assert.deepEqual(statuses(await a.api.push(request())), ['rejected:bad item id', 'accepted', 'rejected:bad item id']);
+  assert.deepEqual(statuses(await a.api.push(request())), ['rejected:rate', 'rejected:rate', 'rejected:rate']);
+  const head = (await b.api.pull(0)).body as { items: unknown[] };
+  assert.equal(head.items.length, 2, 'nothing of the request over the rate was stored');
+  relay.clock.advance(60_000);
+  const env = sealedEnvelope(a, b, relay.clock.now);
+  assert.deepEqual(statuses(await a.api.push([envelopeItem(env.id, [{ host: b, wire: env.wire }])])), ['accepted'], 'a new minute, a new window');
+});
