@@ -5,6 +5,8 @@ import { assertInteger, int } from '../sqlite/columns.ts';
 import { enrolmentFrom, LIVE_COUNTER } from '../sqlite/enrolments.ts';
 import type { Sql, UsePg } from './sql.ts';
 import type { TargetLocks } from './locks.ts';
+import { readSenderListAhead } from './host-records.ts';
+import { droppingReadsAhead, type ReadAhead } from './read-ahead.ts';
 
 async function getEnrolment(sql: Sql, hostPubkey: string): Promise<Enrolment | null> {
   const row = await sql.row('SELECT * FROM enrolments WHERE host_pubkey = $1', [hostPubkey]);
@@ -53,18 +55,23 @@ export function enrolmentReader(use: UsePg): EnrolmentReader {
 /**
  * The key's lock is taken at its first read, so that two processes enrolling one new key (a retry
  * that reached another worker) run their read-then-write one after the other and the live counter
- * moves once.
+ * moves once. The key's sender list is read ahead with it (a push's next read).
  */
-export function enrolmentTransactor(use: UsePg, locks: TargetLocks): EnrolmentTransactor {
-  return {
-    ...enrolmentReader(use),
-    async get(hostPubkey) {
-      locks.host(hostPubkey);
-      return getEnrolment(use(), hostPubkey);
-    },
+export function enrolmentTransactor(use: UsePg, locks: TargetLocks, readAhead: ReadAhead): EnrolmentTransactor {
+  const writes: Omit<EnrolmentTransactor, keyof EnrolmentReader> = {
     async put(enrolment) {
       locks.host(enrolment.hostPubkey);
       await putEnrolment(use(), enrolment);
     },
+  };
+  return {
+    ...enrolmentReader(use),
+    async get(hostPubkey) {
+      locks.host(hostPubkey);
+      const enrolment = getEnrolment(use(), hostPubkey);
+      readSenderListAhead(use(), readAhead, hostPubkey);
+      return enrolment;
+    },
+    ...droppingReadsAhead(readAhead, writes),
   };
 }

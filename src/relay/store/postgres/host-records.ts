@@ -2,7 +2,11 @@
 import type { EncAd, HostRecordReader, HostRecordTransactor, SenderList } from '../relay-store.ts';
 import type { Row } from '../sqlite/columns.ts';
 import { int, intOrNull, text, textOrNull } from '../sqlite/columns.ts';
+import { droppingReadsAhead, type ReadAhead } from './read-ahead.ts';
 import type { Sql, UsePg } from './sql.ts';
+
+const SENDER_LIST = 'SELECT * FROM sender_lists WHERE target_pubkey = $1';
+const senderListKey = (target: string): string => `senders ${target}`;
 
 async function getEncAd(sql: Sql, hostPubkey: string): Promise<EncAd | null> {
   const row = await sql.row('SELECT * FROM enc_ads WHERE host_pubkey = $1', [hostPubkey]);
@@ -32,8 +36,13 @@ function sendersOf(value: unknown): string[] {
 }
 
 async function getSenderList(sql: Sql, targetPubkey: string): Promise<SenderList | null> {
-  const row = await sql.row('SELECT * FROM sender_lists WHERE target_pubkey = $1', [targetPubkey]);
+  const row = await sql.row(SENDER_LIST, [targetPubkey]);
   return row === undefined ? null : senderListFrom(row);
+}
+
+/** Sends the target's sender list ahead (read-ahead.ts): a push reads it after the target's enrolment. */
+export function readSenderListAhead(sql: Sql, readAhead: ReadAhead, targetPubkey: string): void {
+  readAhead.keep(senderListKey(targetPubkey), sql.send(SENDER_LIST, [targetPubkey]));
 }
 
 function senderListFrom(row: Row): SenderList {
@@ -56,14 +65,23 @@ export function hostRecordReader(use: UsePg): HostRecordReader {
   };
 }
 
-export function hostRecordTransactor(use: UsePg): HostRecordTransactor {
-  return {
-    ...hostRecordReader(use),
+export function hostRecordTransactor(use: UsePg, readAhead: ReadAhead): HostRecordTransactor {
+  const writes: Omit<HostRecordTransactor, keyof HostRecordReader> = {
     async putEncAd(ad) { await putEncAd(use(), ad); },
     async putSenderList(list) { await putSenderList(use(), list); },
     async moveSenderList(fromPubkey, toPubkey) {
       await use().run(`UPDATE sender_lists SET target_pubkey = $2 WHERE target_pubkey = $1
           AND NOT EXISTS (SELECT 1 FROM sender_lists WHERE target_pubkey = $2)`, [fromPubkey, toPubkey]);
     },
+  };
+  return {
+    ...hostRecordReader(use),
+    async senderList(targetPubkey) {
+      const ahead = readAhead.take(senderListKey(targetPubkey));
+      if (ahead === undefined) return getSenderList(use(), targetPubkey);
+      const row = await ahead;
+      return row === undefined ? null : senderListFrom(row);
+    },
+    ...droppingReadsAhead(readAhead, writes),
   };
 }

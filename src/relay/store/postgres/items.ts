@@ -11,7 +11,9 @@ import type { DedupRow, DedupWalkRow, ItemHeader, ItemReader, ItemTransactor, Ne
 import { assertInteger, int, text, type Row } from '../sqlite/columns.ts';
 import { headerFrom, pageLength, pulledFrom } from '../sqlite/items.ts';
 import type { TargetLocks } from './locks.ts';
+import { droppingReadsAhead, type ReadAhead } from './read-ahead.ts';
 import type { Sql, UsePg } from './sql.ts';
+import { readUsageAhead } from './usage.ts';
 
 /**
  * Allocates `count` consecutive seqs for a target from max(next_seq, nowMs) (design §2: a store
@@ -219,15 +221,11 @@ export function itemReader(use: UsePg): ItemReader {
 /**
  * The items a transaction may change. Its dedup lookup first takes the target's lock (locks.ts), so
  * that two pushes of one item to one target, from any process, run their check-then-insert one
- * after the other: the second sees the first's row and answers `duplicate`.
+ * after the other: the second sees the first's row and answers `duplicate`. The target's usage is
+ * read ahead with it, under that lock (a push's next reads, read-ahead.ts).
  */
-export function itemTransactor(use: UsePg, locks: TargetLocks): ItemTransactor {
-  return {
-    ...itemReader(use),
-    async dedup(sender, itemId, target) {
-      locks.target(target);
-      return getDedup(use(), sender, itemId, target);
-    },
+export function itemTransactor(use: UsePg, locks: TargetLocks, readAhead: ReadAhead): ItemTransactor {
+  const writes: Omit<ItemTransactor, keyof ItemReader> = {
     async insert(item, nowMs) { return insertItem(use(), item, nowMs); },
     async ack(target, through) { return ack(use(), target, through); },
     async delete(target, seq) { await deleteItem(use(), target, seq); },
@@ -247,5 +245,15 @@ export function itemTransactor(use: UsePg, locks: TargetLocks): ItemTransactor {
       return moved;
     },
     async deleteTombstonesOf(target) { return use().run(`DELETE FROM dedup AS d WHERE d.target_pubkey = $1 AND ${WITHOUT_ITEM}`, [target]); },
+  };
+  return {
+    ...itemReader(use),
+    async dedup(sender, itemId, target) {
+      locks.target(target);
+      const row = getDedup(use(), sender, itemId, target);
+      readUsageAhead(use(), readAhead, sender, target);
+      return row;
+    },
+    ...droppingReadsAhead(readAhead, writes),
   };
 }

@@ -7,6 +7,7 @@ import { hostRecordReader, hostRecordTransactor } from './host-records.ts';
 import { itemReader, itemTransactor } from './items.ts';
 import type { TargetLocks } from './locks.ts';
 import { metaReader, metaTransactor } from './meta.ts';
+import { ReadAhead } from './read-ahead.ts';
 import { challengeTransactor, rateWindowTransactor } from './shared-state.ts';
 import type { UsePg } from './sql.ts';
 import { usageReader, usageTransactor } from './usage.ts';
@@ -22,14 +23,15 @@ export function relayReader(use: UsePg, where: string): RelayReader {
   };
 }
 
-/** `locks` are the group transaction's, shared by its members. */
+/** `locks` are the group transaction's, shared by its members; reads kept ahead are this transaction's own. */
 export function relayTransactor(use: UsePg, where: string, locks: TargetLocks): RelayTransactor {
+  const readAhead = new ReadAhead();
   return {
     meta: metaTransactor(use, where),
-    enrolments: enrolmentTransactor(use, locks),
-    hostRecords: hostRecordTransactor(use),
-    items: itemTransactor(use, locks),
-    usage: usageTransactor(use, locks),
+    enrolments: enrolmentTransactor(use, locks, readAhead),
+    hostRecords: hostRecordTransactor(use, readAhead),
+    items: itemTransactor(use, locks, readAhead),
+    usage: usageTransactor(use, locks, readAhead),
     accounts: accountTransactor(use),
     challenges: challengeTransactor(use),
     rateWindows: rateWindowTransactor(use),

@@ -50,8 +50,11 @@ export interface Sql {
   run(text: string, values?: unknown[]): Promise<number>;
   /** runs statements without parameters or preparing (BEGIN, COMMIT, a migration's script); returns the last one's command tag */
   exec(text: string): Promise<string>;
-  /** sends a statement without waiting for it: the next statement awaited throws its failure first */
-  send(text: string, values?: unknown[]): void;
+  /**
+   * sends a statement without waiting for it (a lock, a read kept ahead): the next statement
+   * awaited, and settleSent, throw its failure first; the promise is its first row
+   */
+  send(text: string, values?: unknown[]): Promise<Row | undefined>;
   /**
    * sends a statement of the caller's own (BEGIN, a savepoint) ahead of what follows, without
    * waiting; its failure is left to the promise, which the caller awaits before trusting what followed
@@ -109,7 +112,13 @@ export function sqlOver(client: pg.ClientBase, traffic: Traffic = { statements: 
       const answered = await result as pg.QueryResult | pg.QueryResult[];
       return (Array.isArray(answered) ? answered.at(-1) : answered)?.command ?? '';
     },
-    send(text, values = []) { unsettled.push(submit({ name: statementName(text), text, values })); },
+    send(text, values = []) {
+      const result = submit({ name: statementName(text), text, values });
+      unsettled.push(result);
+      const first = result.then((answer) => answer.rows[0] as Row | undefined);
+      first.catch(() => {});
+      return first;
+    },
     sendAhead(text) {
       const answered = submit(text).then(() => {});
       answered.catch(() => {});
