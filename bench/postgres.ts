@@ -7,7 +7,7 @@ import { execFileSync, spawn } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { findPostgresTool, startPostgresCluster } from '../test/helpers/postgres-cluster.ts';
-import { BENCH_SETTINGS, processGroupCpuMs, startRelayChild, type RelayChild } from './relay-child.ts';
+import { BENCH_SETTINGS, processAndChildrenCpuMs, startRelayChild, type RelayChild } from './relay-child.ts';
 
 export type PostgresResult = { available: false; reason: string } | { available: true; version: string; insertsPerSecond: Record<number, number> };
 
@@ -58,7 +58,7 @@ export async function startRelayOnPostgres(dir: string, processes: number): Prom
   if (!start.available) throw new Error(start.reason);
   try {
     const relay = await startRelayChild(dir, BENCH_SETTINGS, processes, ['--store', await start.cluster.createDatabase('relay')]);
-    return { ...relay, serverCpuMs: () => processGroupCpuMs(start.cluster.pid), async stop() { await relay.stop(); await start.cluster.stop(); } };
+    return { ...relay, serverCpuMs: () => processAndChildrenCpuMs(start.cluster.pid), async stop() { await relay.stop(); await start.cluster.stop(); } };
   } catch (error) {
     await start.cluster.stop();
     throw error;

@@ -4,6 +4,7 @@
 // time grouped by module (store, core, protocol, fastify, node's HTTP, GC…). PROFILE_WORKERS=N
 // profiles `--workers N` (each process writes its own profile; all are summed). PROFILE_STORE=postgres
 // runs the relay on a throwaway PostgreSQL cluster (bench/postgres.ts) and adds the server's CPU per item.
+// PROFILE_DIR=<dir> keeps the raw .cpuprofile files there.
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -67,20 +68,28 @@ function summarise(profiles: Profile[], items: number, fromUs: number, toUs: num
   const byPart = new Map<string, number>();
   const byFunction = new Map<string, number>();
   let totalMs = 0;
+  // each process's own figures (a relay group: the primary writes, the workers answer HTTP)
+  const byProcess: string[] = [];
   for (const profile of profiles) {
     const inWindow = timeInWindow(profile, fromUs, toUs);
+    let processMs = 0;
+    let topName = '';
+    let topMs = 0;
     for (const node of profile.nodes) {
       const ms = inWindow.get(node.id) ?? 0;
       if (ms === 0 || node.callFrame.functionName === '(idle)') continue;
       totalMs += ms;
+      processMs += ms;
+      if (ms > topMs) [topName, topMs] = [node.callFrame.functionName || '(anonymous)', ms];
       const part = partOf(node.callFrame.url, node.callFrame.functionName);
       byPart.set(part, (byPart.get(part) ?? 0) + ms);
       const where = `${node.callFrame.functionName || '(anonymous)'} ${node.callFrame.url.replace(/^.*\/(src|node_modules)\//, '$1/')}:${node.callFrame.lineNumber + 1}`;
       byFunction.set(where, (byFunction.get(where) ?? 0) + ms);
     }
+    byProcess.push(`  event loop ${(processMs / items).toFixed(3)} ms/item, most in ${topName} (${(topMs / items).toFixed(3)} ms/item)`);
   }
   const perItem = (ms: number): string => `${(ms / items).toFixed(4)} ms/item  ${((100 * ms) / totalMs).toFixed(1)} %`;
-  const lines = [`${items} items in ${((toUs - fromUs) / 1e6).toFixed(1)} s; event-loop CPU ${(totalMs / items).toFixed(3)} ms/item (not idle)`, '', 'by part:'];
+  const lines = [`${items} items in ${((toUs - fromUs) / 1e6).toFixed(1)} s; event-loop CPU ${(totalMs / items).toFixed(3)} ms/item (not idle)`, '', 'by process:', ...byProcess, '', 'by part:'];
   for (const [part, ms] of [...byPart].sort((a, b) => b[1] - a[1])) lines.push(`  ${part.padEnd(52)} ${perItem(ms)}`);
   lines.push('', `top ${TOP} functions by self time:`);
   for (const [where, ms] of [...byFunction].sort((a, b) => b[1] - a[1]).slice(0, TOP)) lines.push(`  ${where.slice(0, 90).padEnd(90)} ${perItem(ms)}`);
@@ -89,7 +98,8 @@ function summarise(profiles: Profile[], items: number, fromUs: number, toUs: num
 
 async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'agentmbx-profile-'));
-  const profileDir = join(dir, 'profiles');
+  // PROFILE_DIR keeps the raw profiles (for a closer look in Chrome's DevTools) where it names
+  const profileDir = process.env['PROFILE_DIR'] ?? join(dir, 'profiles');
   try {
     process.env['BENCH_RELAY_NODE_ARGS'] = `--cpu-prof --cpu-prof-dir=${profileDir} ${process.env['BENCH_RELAY_NODE_ARGS'] ?? ''}`;
     const workers = Number(process.env['PROFILE_WORKERS'] ?? '1');
@@ -98,6 +108,7 @@ async function main(): Promise<void> {
     let fromUs = 0;
     let toUs = 0;
     let serverMs = 0;
+    let relayMs = 0;
     try {
       const senders: Host[] = [];
       for (let i = 0; i < SENDERS; i += 1) senders.push(await enrolHost(relay.url, `sender-${i}`));
@@ -106,17 +117,24 @@ async function main(): Promise<void> {
       // the window starts after the prebuilt items are signed (they take a few seconds): pushPhase builds them first
       let started = 0;
       let serverBefore = 0;
-      const phase = pushPhase(senders, target, { batch: 1, seconds: SECONDS, prebuiltItems: 20_000, onStart: () => { started = nowUs(); serverBefore = relay.serverCpuMs?.() ?? 0; } });
+      let relayBefore = 0;
+      const phase = pushPhase(senders, target, {
+        batch: 1, seconds: SECONDS, prebuiltItems: 20_000,
+        onStart: () => { started = nowUs(); serverBefore = relay.serverCpuMs?.() ?? 0; relayBefore = relay.cpuMs(); },
+      });
       items = (await phase).items;
       fromUs = started;
       toUs = nowUs();
       serverMs = (relay.serverCpuMs?.() ?? 0) - serverBefore;
+      relayMs = relay.cpuMs() - relayBefore;
     } finally {
       await relay.stop();
     }
     // the profile covers the relay's whole life: only the measured phase's samples are counted
     const profiles = readdirSync(profileDir).filter((f) => f.endsWith('.cpuprofile')).map((f) => JSON.parse(readFileSync(join(profileDir, f), 'utf8')) as Profile);
     process.stdout.write(summarise(profiles, items, fromUs, toUs));
+    // the profile's samples count wall time: a socket write that woke the server on this core counts the server's turn too
+    process.stdout.write(`\nrelay CPU (every process and thread, user + system, profiler included): ${(relayMs / items).toFixed(3)} ms/item\n`);
     if (serverMs > 0) process.stdout.write(`\ndatabase server CPU (every backend, user + system): ${(serverMs / items).toFixed(3)} ms/item\n`);
   } finally {
     rmSync(dir, { recursive: true, force: true });

@@ -59,15 +59,15 @@ export function processCpuMs(pid: number): number {
   return statCpuMs(`/proc/${pid}/stat`);
 }
 
-/** CPU time (user + system) of the live processes of process group `pgid` so far, ms (a PostgreSQL cluster: the postmaster and its backends). */
-export function processGroupCpuMs(pgid: number): number {
+/** CPU time (user + system) so far of process `pid` and its live children, ms (a PostgreSQL postmaster and its backends, each in a session of its own). */
+export function processAndChildrenCpuMs(pid: number): number {
   let total = 0;
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
     total += statOrZero(`/proc/${entry}/stat`, (path) => {
-      // fields after the command name: the process group is the 3rd
+      // fields after the command name: the parent's pid is the 2nd
       const fields = readFileSync(path, 'utf8').split(') ')[1]?.split(' ') ?? [];
-      return Number(fields[2]) === pgid ? statCpuMs(path) : 0;
+      return Number(entry) === pid || Number(fields[1]) === pid ? statCpuMs(path) : 0;
     });
   }
   return total;
