@@ -62,8 +62,6 @@ function clientConfig(url: string): pg.ClientConfig {
     application_name: 'agentmbx-relay',
     // a COMMIT returns only once its WAL record is flushed, whatever the server's default
     options: '-c synchronous_commit=on',
-    // statements go out without waiting for the answers before them (sql.ts)
-    pipeline: true,
   };
 }
 
@@ -135,7 +133,7 @@ async function setUpSchema(sql: Sql, where: string, migrations: readonly Postgre
     fromVersion = found?.schemaVersion ?? 0;
     for (const migration of migrations.slice(fromVersion)) {
       step = `schema ${migration.version} (${migration.name})`;
-      await sql.exec(migration.sql);
+      await sql.script(migration.sql);
     }
     step = 'writing the store meta';
     if (fromVersion < binaryVersion) await writeMeta(sql, META_SCHEMA_VERSION, String(binaryVersion));

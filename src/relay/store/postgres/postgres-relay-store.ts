@@ -159,31 +159,32 @@ export class PostgresRelayStore implements RelayStore {
     let broken = false;
     try {
       client = await this.#pool.connect();
-      sql = sqlOver(client, this.#traffic);
+      const member = sqlOver(client, this.#traffic);
+      sql = member;
       // awaited alone: were it to fail, no member's statement may run outside a transaction
-      await sql.exec('BEGIN');
-      const locks = transactionLocks(sql);
-      // each member's savepoint rides with its first statement; null: the savepoint a failed member
-      // was rolled back to is still there for the next one
-      let opening: string | null = 'SAVEPOINT member';
+      await member.exec('BEGIN');
+      const locks = transactionLocks(member);
+      // each member's savepoint rides with its first statement; none after a failed member: the
+      // savepoint it was rolled back to is still there for the next one
+      let opening = ['SAVEPOINT member'];
       for (const [index, job] of jobs.entries()) {
         if (locks.held() >= GROUP_LOCK_BUDGET) {
           // the rest wait for the next group: the server's lock table is shared by every connection
           again.push(...jobs.slice(index));
           break;
         }
-        const opened = opening === null ? null : sql.sendAhead(opening);
+        const opened = Promise.all(opening.map((text) => member.sendAhead(text)));
         const before = locks.held();
         job.attempts += 1;
-        const outcome = await runFn(sql, (use) => job.fn(relayTransactor(use, this.where, locks)));
+        const outcome = await runFn(member, (use) => job.fn(relayTransactor(use, this.where, locks)));
         // a savepoint statement that failed fails the group: which member's work it covers is in doubt
         await opened;
         if (outcome.ok) {
-          opening = 'RELEASE SAVEPOINT member; SAVEPOINT member';
+          opening = ['RELEASE SAVEPOINT member', 'SAVEPOINT member'];
         } else {
           // undoes the member, and frees the locks it took (they belong to its savepoint)
-          await sql.exec('ROLLBACK TO SAVEPOINT member');
-          opening = null;
+          await member.exec('ROLLBACK TO SAVEPOINT member');
+          opening = [];
           locks.forgetSince(before);
           if (RETRYABLE_STATES.has(sqlState(outcome.error) ?? '') && job.attempts < MAX_TRANSACTION_ATTEMPTS) {
             again.push(job);
@@ -193,7 +194,7 @@ export class PostgresRelayStore implements RelayStore {
         settled.push({ job, outcome });
       }
       // a transaction the server had aborted answers COMMIT with ROLLBACK, not an error
-      if (await sql.exec('COMMIT') !== 'COMMIT') throw new Error('the relay store group transaction was rolled back by the server');
+      if (await member.exec('COMMIT') !== 'COMMIT') throw new Error('the relay store group transaction was rolled back by the server');
     } catch (error) {
       failure = { error };
       broken = sql !== null && !await finish(sql, 'ROLLBACK');
