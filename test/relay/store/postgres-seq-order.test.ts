@@ -152,4 +152,33 @@ describe('PostgreSQL seq allocation', { skip: 'skip' in database ? database.skip
     assert.equal(await first.read((reader) => reader.enrolments.countLive()), live + 1);
     assert.equal((await first.read((reader) => reader.enrolments.get(key)))?.hostName, 'racer-a', 'the second saw the first\'s row');
   });
+
+  test('two processes enrolling one name in one account: the second finds it taken (NAME_TAKEN), not a unique violation', async () => {
+    const account = `account-${newKey()}`;
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => { release = resolve; });
+    let written = false;
+    const holding = first.transaction(async (tx) => {
+      assert.equal(await tx.enrolments.nameTakenInAccount(account, 'Shared-Box', 'key-a'), false);
+      await tx.enrolments.put(enrolment(newKey(), { hostName: 'shared-box', account }));
+      written = true;
+      await gate; // the row is written, not committed
+    });
+    await waitUntil('the first enrolment to write the name', 10_000, async () => (written ? null : 'not written yet'));
+    let secondDone = false;
+    // what the core does (core/enrolment.ts): check the name, then put
+    const racing = second.transaction(async (tx) => {
+      if (await tx.enrolments.nameTakenInAccount(account, 'shared-box', 'key-b')) return 'taken';
+      await tx.enrolments.put(enrolment(newKey(), { hostName: 'SHARED-BOX', account }));
+      return 'enrolled';
+    }).finally(() => { secondDone = true; });
+    racing.catch(() => {});
+    await waitUntil('the second enrolment to wait or finish', 10_000, async () => {
+      const waiting = await observer.query('SELECT count(*)::int AS n FROM pg_locks WHERE NOT granted');
+      return secondDone || (waiting.rows[0] as { n: number }).n > 0 ? null : 'still running';
+    });
+    release();
+    await holding;
+    assert.equal(await racing, 'taken');
+  });
 });

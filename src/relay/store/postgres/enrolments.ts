@@ -55,7 +55,8 @@ export function enrolmentReader(use: UsePg): EnrolmentReader {
 /**
  * The key's lock is taken at its first read, so that two processes enrolling one new key (a retry
  * that reached another worker) run their read-then-write one after the other and the live counter
- * moves once. The key's sender list is read ahead with it (a push's next read).
+ * moves once; a name's lock likewise before the check that no other key carries it in the account.
+ * The key's sender list is read ahead with it (a push's next read).
  */
 export function enrolmentTransactor(use: UsePg, locks: TargetLocks, readAhead: ReadAhead): EnrolmentTransactor {
   const writes: Omit<EnrolmentTransactor, keyof EnrolmentReader> = {
@@ -66,6 +67,10 @@ export function enrolmentTransactor(use: UsePg, locks: TargetLocks, readAhead: R
   };
   return {
     ...enrolmentReader(use),
+    async nameTakenInAccount(account, hostName, exceptPubkey) {
+      locks.name(account, hostName);
+      return nameTakenInAccount(use(), account, hostName, exceptPubkey);
+    },
     async get(hostPubkey) {
       locks.host(hostPubkey);
       const enrolment = getEnrolment(use(), hostPubkey);

@@ -3,8 +3,11 @@
 // core's push reads (dedup row, quota counters) and then writes; taking the target's lock before
 // the first such read makes that read-then-write run one transaction at a time per target, as on
 // SQLite: a duplicate is answered `duplicate`, and the queue and sender quotas hold exactly. An
-// account's lock does the same for the account quota, a host key's for its enrolment row. Transaction-level advisory locks: released
-// by COMMIT or ROLLBACK, and by the server when a relay process dies.
+// account's lock does the same for the account quota, a host key's for its enrolment row, and a
+// host name's within an account for the check that no other live key carries it (two processes
+// enrolling one name at once: the second is refused NAME_TAKEN, not by the unique index).
+// Transaction-level advisory locks: released by COMMIT or ROLLBACK, and by the server when a relay
+// process dies.
 //
 // Each lock is its own statement, run before the read it guards: under READ COMMITTED every
 // statement takes its snapshot when the server starts it, so the read after the wait sees the write
@@ -23,6 +26,8 @@ export interface TargetLocks {
   account(account: string): void;
   /** a host key's enrolment row, which may not exist yet (a row lock cannot guard a missing row) */
   host(hostPubkey: string): void;
+  /** a host name within an account, case-insensitively (the live enrolments carrying it) */
+  name(account: string, hostName: string): void;
   /** how many locks are held: a mark for forgetSince */
   held(): number;
   /** forgets the locks taken after `mark` (a rolled-back savepoint released them) */
@@ -42,6 +47,8 @@ export function transactionLocks(sql: Sql): TargetLocks {
     target: (targetPubkey) => take(`target:${targetPubkey}`),
     account: (account) => take(`account:${account}`),
     host: (hostPubkey) => take(`host:${hostPubkey}`),
+    // a host name never holds a newline, so the last one ends the account: the pair is one key
+    name: (account, hostName) => take(`name:${account}\n${hostName.toLowerCase()}`),
     held: () => held.size,
     forgetSince(mark) {
       for (const key of [...held].slice(mark)) held.delete(key);
