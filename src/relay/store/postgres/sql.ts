@@ -99,7 +99,7 @@ const COMMAND_TAG = /^([A-Za-z]+)(?: (\d+))?(?: (\d+))?/;
  */
 class Batch {
   readonly #statements: Statement[];
-  readonly #done: () => void;
+  #done: (() => void) | null;
   #answered = 0;
   #columns: Array<{ name: string; parse: (value: string) => unknown }> = [];
   #rows: Row[] = [];
@@ -172,12 +172,12 @@ class Batch {
     for (const name of this.#parsedHere) if (notPrepared.has(name)) prepared?.delete(name);
     this.#answered = this.#statements.length;
     for (const statement of failed) statement.reject(error);
-    this.#done();
+    this.#finish();
   }
 
   handleReadyForQuery(): void {
     if (this.#answered < this.#statements.length) this.handleError(new Error('the relay store database answered a batch of statements only in part'));
-    else this.#done();
+    else this.#finish();
   }
 
   handlePortalSuspended(): void {}
@@ -185,6 +185,13 @@ class Batch {
   handleCopyInResponse(): void {}
 
   handleCopyData(): void {}
+
+  /** tells `done` once, however pg ended the batch (its answer, a server error, a lost connection) */
+  #finish(): void {
+    const done = this.#done;
+    this.#done = null;
+    done?.();
+  }
 
   #next(answer: Answer): void {
     const statement = this.#statements[this.#answered];
