@@ -1,13 +1,16 @@
 // The PostgreSQL push path's round trips (docs/benchmark.md "PostgreSQL push path"): a push through
 // the core costs at most a fixed number of socket writes to the server (each one round trip the
-// writer waits for), so that a change which adds one fails here, not only in the bench. And the
-// reads a push sends ahead (read-ahead.ts) never hide a write of their own transaction.
+// writer waits for), so that a change which adds one fails here, not only in the bench. The reads a
+// push sends ahead (read-ahead.ts) never hide a write of their own transaction, and a batch
+// (sql.ts) whose connection dies fails its transaction without stalling the store.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import pg from 'pg';
 import { openPostgresRelayStore } from '../../../src/relay/store/postgres/open-store.ts';
 import type { PostgresRelayStore } from '../../../src/relay/store/postgres/postgres-relay-store.ts';
 import type { Traffic } from '../../../src/relay/store/postgres/sql.ts';
 import { freshPostgresDatabase } from '../../helpers/postgres-test-cluster.ts';
+import { waitUntil } from '../../helpers/wait.ts';
 import { enrolledAtCore, startTestCore } from '../../helpers/relay-core-fixture.ts';
 import { envelopeItem, envelopeItemTo, pushOne, sealedEnvelope } from '../../helpers/relay-fixture.ts';
 import { enrolment, item, senderList } from './behaviour/harness.ts';
@@ -102,5 +105,40 @@ describe('PostgreSQL reads sent ahead', { skip: 'skip' in database ? database.sk
     });
     assert.equal(usage.queue.items, 1);
     assert.equal(usage.share.items, 1);
+  });
+});
+
+describe('PostgreSQL batches when the connection is lost', { skip: 'skip' in database ? database.skip : false }, () => {
+  let store: PostgresRelayStore;
+  let observer: pg.Client;
+  before(async () => {
+    const fresh = await freshPostgresDatabase();
+    const url = 'url' in fresh ? fresh.url : '';
+    store = await openPostgresRelayStore({ url, relayPubkey: RELAY_KEY });
+    observer = new pg.Client({ connectionString: url });
+    await observer.connect();
+  });
+  after(async () => {
+    await observer.end();
+    await store.close();
+  });
+
+  test('a batch whose connection dies fails its transaction, and the store carries on', async () => {
+    const target = newKey();
+    await observer.query('BEGIN');
+    await observer.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [`target:${target}`]);
+    const waiting = store.transaction((tx) => tx.items.dedup('sender', 'one', target));
+    waiting.catch(() => {});
+    let backend = 0;
+    await waitUntil('the store to wait on the target lock', 10_000, async () => {
+      const { rows } = await observer.query(`SELECT pid FROM pg_stat_activity
+          WHERE application_name = 'agentmbx-relay' AND wait_event_type = 'Lock'`);
+      backend = (rows[0] as { pid?: number } | undefined)?.pid ?? 0;
+      return backend === 0 ? 'not waiting yet' : null;
+    });
+    await observer.query('SELECT pg_terminate_backend($1)', [backend]);
+    await assert.rejects(waiting);
+    await observer.query('ROLLBACK');
+    assert.equal(await store.transaction((tx) => tx.items.dedup('sender', 'one', target)), null);
   });
 });

@@ -89,6 +89,9 @@ export async function openPostgresRelayStore(options: OpenPostgresRelayStoreOpti
   const pool = new pg.Pool({ ...clientConfig(options.url), max: options.poolSize ?? POSTGRES_POOL_SIZE });
   // an idle connection the server dropped (a restart) is replaced on the next checkout; its error must not end the process
   pool.on('error', () => {});
+  // nor may a connection lost while a read or transaction holds it (the pool listens only to idle
+  // ones): its statements fail with the loss, and it is not pooled again
+  pool.on('connect', (client) => { client.on('error', () => {}); });
   try {
     let client: pg.PoolClient;
     try {
