@@ -97,7 +97,7 @@ async function serveGroup(options: ServeOptions, json: boolean): Promise<void> {
   const leader = await operate(() => startRelayLeader({ ...options, env: process.env }));
   let group: WorkerGroup;
   try {
-    group = await startWorkerGroup(options.workers, leader.pushWriter, toStderr);
+    group = await startWorkerGroup(options.workers, toStderr);
   } catch (error) {
     await leader.close();
     throw new CliError((error as Error).message);

@@ -10,8 +10,7 @@ import { HEARTBEAT_INTERVAL_MS, type RelayConfig } from './config.ts';
 import { storeChallenges } from './core/challenges.ts';
 import { PendingWriters } from './core/pending-writers.ts';
 import { memoryPushRate, storePushRate } from './core/push-rate.ts';
-import { storePushWriter, type PushWriter } from './core/push-writes.ts';
-import { primaryChannel, primaryPushWriter, type GroupChannel } from './group-push-writes.ts';
+import { storePushWriter } from './core/push-writes.ts';
 import { createRelayCore, type RelayCore } from './core/relay-core.ts';
 import { INLINE_HOP_VERIFIER } from './crypto/hop-verifier.ts';
 import { hopVerifyPool } from './crypto/hop-verify-pool.ts';
@@ -94,15 +93,7 @@ export function workerVerifyThreads(setting: number, workers: number, cores = av
   return Math.min(setting, Math.floor(Math.max(0, cores - workers) / workers));
 }
 
-export interface RelayRoleOptions {
-  role?: RelayRole;
-  /** the group's size, for a worker's hop-verify threads */
-  workers?: number;
-  /** a worker's channel to its primary, which writes its pushes (default: this process's IPC channel) */
-  primary?: GroupChannel;
-}
-
-export async function startRelayService(options: RelayServiceOptions & RelayRoleOptions): Promise<RelayService> {
+export async function startRelayService(options: RelayServiceOptions & { role?: RelayRole; workers?: number }): Promise<RelayService> {
   const worker = options.role === 'worker';
   // the ports first (bound-port.ts): a start that cannot serve must not rotate the epoch or write a
   // heartbeat. A worker's ports are the group's: node:cluster shares the primary's listening handle.
@@ -126,7 +117,8 @@ export async function startRelayService(options: RelayServiceOptions & RelayRole
   cleanups.unshift(closePorts);
   // other processes answer for this relay too: a worker's siblings, or every relay process on the PostgreSQL store
   const sharesState = worker || storeBackendOf(options.store ?? options.storeDir) === 'postgres';
-  const pushWriter = worker ? primaryPushWriter(options.primary ?? primaryChannel(), options.storeDir) : localPushWriter(store, options, nowMs);
+  const perMinute = options.config.pushes_per_minute;
+  const pushWriter = storePushWriter({ store, config: options.config, nowMs, pushRate: sharesState ? storePushRate(perMinute) : memoryPushRate(perMinute) });
   try {
     const threads = worker ? workerVerifyThreads(options.config.hop_verify_threads, options.workers ?? 1) : options.config.hop_verify_threads;
     const hopVerifier = threads === 0 ? INLINE_HOP_VERIFIER : hopVerifyPool({ threads, onFailure: (reason) => log(`agentmbx relay: ${reason}`) });
@@ -191,8 +183,6 @@ export interface RelayLeader {
   epoch: string;
   fingerprint: string;
   epochRotatedAtStart: EpochRotation | null;
-  /** writes the pushes the workers hand over (group-push-writes.ts) */
-  pushWriter: PushWriter;
   /** stops the heartbeat and sweeps, closes the store, releases the lock */
   close(): Promise<void>;
 }
@@ -215,10 +205,7 @@ export async function startRelayLeader(options: Omit<RelayServiceOptions, 'reque
       ...(options.nowMs ? { nowMs: options.nowMs } : {}),
     });
     cleanups.push(...startHousekeeping(core, options.heartbeatIntervalMs ?? HEARTBEAT_INTERVAL_MS, metrics, log));
-    return {
-      epoch: core.context.epoch, fingerprint: fingerprint(relayKey.publicKey), epochRotatedAtStart: rotation,
-      pushWriter: localPushWriter(store, options, nowMs), close: unwind,
-    };
+    return { epoch: core.context.epoch, fingerprint: fingerprint(relayKey.publicKey), epochRotatedAtStart: rotation, close: unwind };
   } catch (err) {
     await unwind();
     throw err;
@@ -226,17 +213,6 @@ export async function startRelayLeader(options: Omit<RelayServiceOptions, 'reque
 }
 
 type Cleanup = () => Promise<void> | void;
-
-/**
- * The writer of a process that writes pushes itself (a lone relay, a group's primary). It counts the
- * push rate in memory when it is the only writer of the store's pushes (a SQLite store: one process
- * or group holds its lock), and in the store when other relay processes share the PostgreSQL store.
- */
-function localPushWriter(store: RelayStore, options: Pick<RelayServiceOptions, 'store' | 'storeDir' | 'config'>, nowMs: () => number): PushWriter {
-  const perMinute = options.config.pushes_per_minute;
-  const shared = storeBackendOf(options.store ?? options.storeDir) === 'postgres';
-  return storePushWriter({ store, config: options.config, nowMs, pushRate: shared ? storePushRate(perMinute) : memoryPushRate(perMinute) });
-}
 
 /** The start-up heartbeat check (and epoch rotation, logged) of the process that holds the lock. */
 async function checkAtStart(store: RelayStore, nowMs: number, log: (line: string) => void): Promise<EpochRotation | null> {

@@ -2,10 +2,6 @@
 // transaction, all submitted at once so that they can share one commit (group commit); the store
 // runs them in submission order. Every target of an item is checked before anything is written;
 // dedup per (sender, item_id, target); quotas charge only what the relay can prove.
-//
-// A lone relay writes its pushes itself (storePushWriter). In a relay group the workers hand the
-// checked items to the primary, which writes every push of the group (relay/group-push-writes.ts):
-// SQLite takes one writer at a time anyway, and one process gathers the largest commit groups.
 import { failPoint } from '../../failpoint.ts';
 import { retentionMs, type RelayConfig, type RelayLimits } from '../config.ts';
 import type { Enrolment, RelayReader, RelayStore, RelayTransactor, Usage } from '../store/relay-store.ts';
