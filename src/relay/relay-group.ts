@@ -13,6 +13,7 @@
 // WORKER_DEATH_WINDOW_MS) stops the group. A worker whose primary is gone exits at once: the IPC
 // channel closes however the primary died, so no worker outlives it.
 import cluster, { type Worker } from 'node:cluster';
+import { serveGroupMetrics } from './group-metrics.ts';
 
 /** Worker deaths within WORKER_DEATH_WINDOW_MS beyond which the primary stops the group instead of replacing them. */
 export const MAX_WORKER_DEATHS = 10;
@@ -45,6 +46,7 @@ export interface WorkerGroup {
  */
 export async function startWorkerGroup(count: number, log: (line: string) => void, nowMs: () => number = Date.now): Promise<WorkerGroup> {
   cluster.schedulingPolicy = cluster.SCHED_RR;
+  serveGroupMetrics();
   let stopping = false;
   let first: ReadyMessage | null = null;
   const deaths: number[] = [];

@@ -1,0 +1,18 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { enrolHost, pushPhase } from './load.ts';
+import { BENCH_SETTINGS, processCpuMs, startRelayChild } from './relay-child.ts';
+const workers = Number(process.env['W'] ?? 2);
+const senders = Number(process.env['C'] ?? 32);
+const batch = Number(process.env['B'] ?? 1);
+const dir = mkdtempSync(join(tmpdir(), 'exp-'));
+const relay = await startRelayChild(dir, { ...BENCH_SETTINGS, ...(process.env['HVT'] ? { hop_verify_threads: Number(process.env['HVT']) } : {}) }, workers);
+const hosts = await Promise.all(Array.from({ length: senders }, (_, i) => enrolHost(relay.url, `s${i}`)));
+const target = await enrolHost(relay.url, 'target');
+await pushPhase(hosts.slice(0, 8), target, { batch: 1, seconds: 2 });
+const w0 = relay.writeBytes(); const c0 = relay.cpuMs(); const per0 = relay.pids().map(processCpuMs);
+const r = await pushPhase(hosts, target, { batch, seconds: 4, prebuiltItems: 20000 });
+console.log(`workers ${workers} c=${senders} batch ${batch}: ${Math.round(r.itemsPerSecond)}/s, bytes/item ${Math.round((relay.writeBytes() - w0) / r.items)}, relay cpu/item ${((relay.cpuMs() - c0) / r.items).toFixed(3)} ms`);
+console.log('per process ms/item:', relay.pids().map((p, i) => ((processCpuMs(p) - (per0[i] ?? 0)) / r.items).toFixed(3)).join(' '));
+await relay.stop();
