@@ -26,7 +26,7 @@ import { checkAtStartOrStandBy, writeHeartbeat } from './ops/heartbeat.ts';
 import { startPeriodic } from './ops/periodic.ts';
 import { loadOrCreateRelayKey } from './ops/relay-key.ts';
 import { acquireWriterLock } from './ops/writer-lock.ts';
-import { StoreDiskError } from './store/errors.ts';
+import { StoreDiskError, StoreLockLostError } from './store/errors.ts';
 import { openRelayStore, storeBackendOf } from './store/open-relay-store.ts';
 import type { RelayStore } from './store/relay-store.ts';
 import type { SigningKey } from '../protocol/keys.ts';
@@ -304,8 +304,8 @@ function housekeepingLease(store: RelayStore, log: (line: string) => void): () =
 
 function onError(log: (line: string) => void, what: string) {
   return (error: unknown): void => {
-    // a disk fault is logged once when it starts and once when it ends (onDiskState), not per run
-    if (error instanceof StoreDiskError) return;
+    // a disk fault, or a lost store lock, is logged once when it starts and once when it ends (onDiskState, onLockState), not per run
+    if (error instanceof StoreDiskError || error instanceof StoreLockLostError) return;
     log(`agentmbx relay: ${what} failed: ${error instanceof Error ? error.message : String(error)}`);
   };
 }

@@ -18,7 +18,7 @@ import { tempDir } from './processes.ts';
 import { TestClock } from './clock.ts';
 
 /** What a test may set of the service beyond its store, clock and settings. */
-type ServiceExtras = Partial<Pick<RelayServiceOptions, 'authority' | 'maxLiveEnrolments' | 'heartbeatIntervalMs' | 'requestLog' | 'metricsBind' | 'pollSummaryTicker'>>;
+type ServiceExtras = Partial<Pick<RelayServiceOptions, 'authority' | 'maxLiveEnrolments' | 'heartbeatIntervalMs' | 'requestLog' | 'metricsBind' | 'pollSummaryTicker' | 'store' | 'lockCheckTicker'>>;
 
 export interface TestRelayOptions extends ServiceExtras {
   dir?: string;
