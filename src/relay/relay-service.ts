@@ -288,15 +288,12 @@ function startHousekeeping(core: RelayCore, heartbeatIntervalMs: number, metrics
   return [() => heartbeat.stop(), () => sweeper.stop()];
 }
 
-/** Asks the store for the housekeeping lease; logs when this process takes it over or loses it. */
+/** Asks the store for the housekeeping lease; logs when this process, a standby so far, takes it over (a lost lease is logged as the lost store lock). */
 function housekeepingLease(store: RelayStore, log: (line: string) => void): () => Promise<boolean> {
   let held: boolean | null = null;
   return async () => {
     const now = await store.housekeeping();
-    if (held !== null && now !== held) {
-      log(now ? 'agentmbx relay: this process took over the heartbeat and sweeps (the relay process running them stopped)'
-        : 'agentmbx relay: this process no longer runs the heartbeat and sweeps (it lost its store lock)');
-    }
+    if (now && held === false) log('agentmbx relay: this process took over the heartbeat and sweeps (the housekeeping lease was free)');
     held = now;
     return now;
   };
