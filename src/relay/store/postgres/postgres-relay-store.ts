@@ -22,9 +22,9 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import type pg from 'pg';
 import { StoreClosedError, StoreOverloadedError, TransactionMisuseError, type StoreDiskError } from '../errors.ts';
 import type { GroupCommitPolicy } from '../group-commit-policy.ts';
+import type { StoreLock } from './store-lock.ts';
 import type { RelayReader, RelayStore, RelayTransactor } from '../relay-store.ts';
 import { transactionLocks } from './locks.ts';
-import type { StoreLock } from './store-lock.ts';
 import { guardClient, relayReader, relayTransactor } from './relay-tx.ts';
 import { sqlState } from './sql.ts';
 
