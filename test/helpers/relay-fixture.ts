@@ -20,7 +20,7 @@ import { freshPostgresDatabase, testPostgres } from './postgres-test-cluster.ts'
 import { roundRobinProxy } from './round-robin-proxy.ts';
 
 /** What a test may set of the service beyond its store, clock and settings. */
-type ServiceExtras = Partial<Pick<RelayServiceOptions, 'authority' | 'maxLiveEnrolments' | 'heartbeatIntervalMs' | 'requestLog' | 'metricsBind' | 'pollSummaryTicker'>>;
+type ServiceExtras = Partial<Pick<RelayServiceOptions, 'authority' | 'maxLiveEnrolments' | 'heartbeatIntervalMs' | 'requestLog' | 'metricsBind' | 'pollSummaryTicker' | 'store' | 'lockCheckTicker'>>;
 
 export interface TestRelayOptions extends ServiceExtras {
   dir?: string;
