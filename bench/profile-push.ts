@@ -1,5 +1,5 @@
 // `node bench/profile-push.ts`: a CPU profile of the relay during one bench phase (single-item
-// pushes from 32 senders), summarised by where the relay's event loop spends its time per item.
+// pushes from 32 senders, or PROFILE_BATCH=100: 100-item batches from 8), summarised by where the relay's event loop spends its time per item.
 // The relay child runs with --cpu-prof; the profile of its main thread is read back and its self
 // time grouped by module (store, core, protocol, fastify, node's HTTP, GC…). PROFILE_WORKERS=N
 // profiles `--workers N` (each process writes its own profile; all are summed). PROFILE_STORE=postgres
@@ -13,7 +13,9 @@ import { startRelayOnPostgres } from './postgres.ts';
 import { BENCH_SETTINGS, startRelayChild } from './relay-child.ts';
 
 const SECONDS = 5;
-const SENDERS = 32;
+/** PROFILE_BATCH=100 profiles 100-item batches from 8 senders (the bench's batch phase) instead of single items from 32. */
+const BATCH = Number(process.env['PROFILE_BATCH'] ?? 1);
+const SENDERS = BATCH === 1 ? 32 : 8;
 const TOP = 25;
 
 interface ProfileNode {
@@ -119,7 +121,7 @@ async function main(): Promise<void> {
       let serverBefore = 0;
       let relayBefore = 0;
       const phase = pushPhase(senders, target, {
-        batch: 1, seconds: SECONDS, prebuiltItems: 20_000,
+        batch: BATCH, seconds: SECONDS, prebuiltItems: 20_000,
         onStart: () => { started = nowUs(); serverBefore = relay.serverCpuMs?.() ?? 0; relayBefore = relay.cpuMs(); },
       });
       items = (await phase).items;

@@ -12,6 +12,7 @@ import { restoreRelayStore } from '../relay/ops/restore.ts';
 import { WriterLockBusyError } from '../relay/ops/writer-lock.ts';
 import { createRelayLogger, isRelayLogLevel, RELAY_LOG_LEVELS, type RelayLogLevel } from '../relay/http/logging.ts';
 import { PortBindError } from '../relay/http/bound-port.ts';
+import { groupExposition } from '../relay/group-metrics.ts';
 import { exitWithPrimary, reportReady, startWorkerGroup, type WorkerGroup } from '../relay/relay-group.ts';
 import { startRelayLeader, startRelayService } from '../relay/relay-service.ts';
 import { MAX_OPS_LOG_ENTRIES, type StoredOpsLogEntry } from '../relay/store/relay-store.ts';
@@ -97,7 +98,7 @@ async function serveGroup(options: ServeOptions, json: boolean): Promise<void> {
   const leader = await operate(() => startRelayLeader({ ...options, env: process.env }));
   let group: WorkerGroup;
   try {
-    group = await startWorkerGroup(options.workers, leader.pushWriter, toStderr);
+    group = await startWorkerGroup(options.workers, toStderr);
   } catch (error) {
     await leader.close();
     throw new CliError((error as Error).message);
@@ -105,7 +106,7 @@ async function serveGroup(options: ServeOptions, json: boolean): Promise<void> {
   const stopped = stopSignal();
   printResult(json, { listening: group.url, fingerprint: leader.fingerprint, epoch: leader.epoch, metrics: group.metricsUrl, workers: options.workers },
     `agentmbx relay listening on ${group.url} fingerprint ${leader.fingerprint} epoch ${leader.epoch} workers ${options.workers}`);
-  if (group.metricsUrl !== null) process.stderr.write(`agentmbx relay: metrics on ${group.metricsUrl}/metrics (each worker's own figures)\n`);
+  if (group.metricsUrl !== null) process.stderr.write(`agentmbx relay: metrics on ${group.metricsUrl}/metrics\n`);
   const failure = await Promise.race([stopped.then(() => null), group.failed]);
   await group.stop();
   await leader.close();
@@ -117,6 +118,7 @@ async function serveGroup(options: ServeOptions, json: boolean): Promise<void> {
 async function serveAsWorker(options: ServeOptions, requestLog: Logger): Promise<void> {
   exitWithPrimary(toStderr);
   const service = await operate(() => startRelayService({ ...options, env: process.env, requestLog, role: 'worker' }));
+  service.metrics.exposeGroup(groupExposition(service.metrics.registry));
   const stopped = stopSignal();
   reportReady(service.url, service.metricsUrl);
   await stopped;

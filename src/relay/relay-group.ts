@@ -13,8 +13,7 @@
 // WORKER_DEATH_WINDOW_MS) stops the group. A worker whose primary is gone exits at once: the IPC
 // channel closes however the primary died, so no worker outlives it.
 import cluster, { type Worker } from 'node:cluster';
-import type { PushWriter } from './core/push-writes.ts';
-import { servePushWrites, workerChannel } from './group-push-writes.ts';
+import { serveGroupMetrics } from './group-metrics.ts';
 
 /** Worker deaths within WORKER_DEATH_WINDOW_MS beyond which the primary stops the group instead of replacing them. */
 export const MAX_WORKER_DEATHS = 10;
@@ -43,13 +42,11 @@ export interface WorkerGroup {
 
 /**
  * Forks `count` workers (this process must be the cluster primary) and resolves once every one
- * serves; `pushWriter` writes the pushes every worker hands over (group-push-writes.ts). Rejects if
- * a worker exits before it serves (its own error is on stderr).
+ * serves. Rejects if a worker exits before it serves (its own error is on stderr).
  */
-export async function startWorkerGroup(count: number, pushWriter: PushWriter, log: (line: string) => void, nowMs: () => number = Date.now): Promise<WorkerGroup> {
+export async function startWorkerGroup(count: number, log: (line: string) => void, nowMs: () => number = Date.now): Promise<WorkerGroup> {
   cluster.schedulingPolicy = cluster.SCHED_RR;
-  // pushed items carry their wires as Buffers: the V8 serializer keeps them binary, JSON would not
-  cluster.setupPrimary({ serialization: 'advanced' });
+  serveGroupMetrics();
   let stopping = false;
   let first: ReadyMessage | null = null;
   const deaths: number[] = [];
@@ -59,7 +56,6 @@ export async function startWorkerGroup(count: number, pushWriter: PushWriter, lo
 
   const fork = (): Promise<void> => new Promise((resolve, reject) => {
     const worker = cluster.fork();
-    servePushWrites(workerChannel(worker), pushWriter);
     let ready = false;
     worker.on('message', (message: unknown) => {
       if (!isReady(message) || ready) return;

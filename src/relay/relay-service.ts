@@ -10,8 +10,7 @@ import { HEARTBEAT_INTERVAL_MS, type RelayConfig } from './config.ts';
 import { storeChallenges } from './core/challenges.ts';
 import { PendingWriters } from './core/pending-writers.ts';
 import { memoryPushRate, storePushRate } from './core/push-rate.ts';
-import { storePushWriter, type PushWriter } from './core/push-writes.ts';
-import { primaryChannel, primaryPushWriter, type GroupChannel } from './group-push-writes.ts';
+import { storePushWriter } from './core/push-writes.ts';
 import { createRelayCore, type RelayCore } from './core/relay-core.ts';
 import { INLINE_HOP_VERIFIER } from './crypto/hop-verifier.ts';
 import { hopVerifyPool } from './crypto/hop-verify-pool.ts';
@@ -19,15 +18,15 @@ import { sweep } from './core/sweep.ts';
 import { checkHealth } from './http/health.ts';
 import { RelayMetrics } from './http/metrics.ts';
 import { relayObserver, serveMetrics } from './http/observability.ts';
-import type { Ticker } from './http/logging.ts';
+import type { Ticker } from '../common/ticker.ts';
 import { bindPort, probePort, type BoundPort } from './http/bound-port.ts';
 import { buildRelayHttp } from './http/server.ts';
 import type { EpochRotation } from './ops/epoch.ts';
-import { checkHeartbeatAtStart, writeHeartbeat } from './ops/heartbeat.ts';
+import { checkAtStartOrStandBy, writeHeartbeat } from './ops/heartbeat.ts';
 import { startPeriodic } from './ops/periodic.ts';
 import { loadOrCreateRelayKey } from './ops/relay-key.ts';
 import { acquireWriterLock } from './ops/writer-lock.ts';
-import { StoreDiskError } from './store/errors.ts';
+import { StoreDiskError, StoreLockLostError } from './store/errors.ts';
 import { openRelayStore, storeBackendOf } from './store/open-relay-store.ts';
 import type { RelayStore } from './store/relay-store.ts';
 import type { SigningKey } from '../protocol/keys.ts';
@@ -59,6 +58,8 @@ export interface RelayServiceOptions {
   metricsBind?: { host: string; port: number };
   /** the request log's poll-summary timer (default: every POLL_SUMMARY_WINDOW_MS, unref'd; tests fire it by hand) */
   pollSummaryTicker?: Ticker;
+  /** PostgreSQL: the store lock's check timer (default: every STORE_LOCK_CHECK_INTERVAL_MS, unref'd; tests fire it by hand) */
+  lockCheckTicker?: Ticker;
 }
 
 export interface RelayService {
@@ -94,15 +95,7 @@ export function workerVerifyThreads(setting: number, workers: number, cores = av
   return Math.min(setting, Math.floor(Math.max(0, cores - workers) / workers));
 }
 
-export interface RelayRoleOptions {
-  role?: RelayRole;
-  /** the group's size, for a worker's hop-verify threads */
-  workers?: number;
-  /** a worker's channel to its primary, which writes its pushes (default: this process's IPC channel) */
-  primary?: GroupChannel;
-}
-
-export async function startRelayService(options: RelayServiceOptions & RelayRoleOptions): Promise<RelayService> {
+export async function startRelayService(options: RelayServiceOptions & { role?: RelayRole; workers?: number }): Promise<RelayService> {
   const worker = options.role === 'worker';
   // the ports first (bound-port.ts): a start that cannot serve must not rotate the epoch or write a
   // heartbeat. A worker's ports are the group's: node:cluster shares the primary's listening handle.
@@ -111,11 +104,12 @@ export async function startRelayService(options: RelayServiceOptions & RelayRole
   const metrics = new RelayMetrics();
   const log = options.log ?? ((line: string) => { process.stderr.write(`${line}\n`); });
   const pendingWriters = new PendingWriters();
+  const served: ServedEpoch = { epoch: null };
   let state: Awaited<ReturnType<typeof openRelayState>>;
   try {
     ports.push(await bindPort(options.bind, options.port, '--port (env PORT) or --bind', { shared: worker }));
     if (options.metricsBind !== undefined) ports.push(await bindPort(options.metricsBind.host, options.metricsBind.port, '--metrics-bind', { shared: worker }));
-    state = await openRelayState(options, { takesLock: !worker, shared: worker, metrics, log, pendingWriters });
+    state = await openRelayState(options, { takesLock: !worker, shared: worker, metrics, log, pendingWriters, served });
   } catch (err) {
     await closePorts();
     throw err;
@@ -126,13 +120,14 @@ export async function startRelayService(options: RelayServiceOptions & RelayRole
   cleanups.unshift(closePorts);
   // other processes answer for this relay too: a worker's siblings, or every relay process on the PostgreSQL store
   const sharesState = worker || storeBackendOf(options.store ?? options.storeDir) === 'postgres';
-  const pushWriter = worker ? primaryPushWriter(options.primary ?? primaryChannel(), options.storeDir) : localPushWriter(store, options, nowMs);
+  const perMinute = options.config.pushes_per_minute;
+  const pushWriter = storePushWriter({ store, config: options.config, nowMs, pushRate: sharesState ? storePushRate(perMinute) : memoryPushRate(perMinute) });
   try {
     const threads = worker ? workerVerifyThreads(options.config.hop_verify_threads, options.workers ?? 1) : options.config.hop_verify_threads;
     const hopVerifier = threads === 0 ? INLINE_HOP_VERIFIER : hopVerifyPool({ threads, onFailure: (reason) => log(`agentmbx relay: ${reason}`) });
     // closed after the HTTP face (cleanups run in reverse), so requests in flight still get their checks
     cleanups.push(() => hopVerifier.close());
-    const rotation = worker ? null : await checkAtStart(store, nowMs(), log);
+    const rotation = worker ? null : await checkAtStart(store, nowMs, log);
     if (rotation !== null) metrics.epochRotated();
     metrics.attachQueue(() => store.read((reader) => reader.items.queueTotals()), nowMs);
     const core = await createRelayCore({
@@ -143,6 +138,7 @@ export async function startRelayService(options: RelayServiceOptions & RelayRole
       ...(options.nowMs ? { nowMs: options.nowMs } : {}),
       ...(options.maxLiveEnrolments === undefined ? {} : { maxLiveEnrolments: options.maxLiveEnrolments }),
     });
+    served.epoch = core.context.epoch;
     const heartbeatIntervalMs = options.heartbeatIntervalMs ?? HEARTBEAT_INTERVAL_MS;
     if (!worker) cleanups.push(...startHousekeeping(core, heartbeatIntervalMs, metrics, log));
     const hosted = core.context.hosted;
@@ -191,8 +187,6 @@ export interface RelayLeader {
   epoch: string;
   fingerprint: string;
   epochRotatedAtStart: EpochRotation | null;
-  /** writes the pushes the workers hand over (group-push-writes.ts) */
-  pushWriter: PushWriter;
   /** stops the heartbeat and sweeps, closes the store, releases the lock */
   close(): Promise<void>;
 }
@@ -205,20 +199,19 @@ export async function startRelayLeader(options: Omit<RelayServiceOptions, 'reque
   if (options.metricsBind !== undefined) await probePort(options.metricsBind.host, options.metricsBind.port, '--metrics-bind');
   const metrics = new RelayMetrics();
   const log = options.log ?? ((line: string) => { process.stderr.write(`${line}\n`); });
-  const state = await openRelayState(options, { takesLock: true, shared: true, metrics, log, pendingWriters: new PendingWriters() });
+  const served: ServedEpoch = { epoch: null };
+  const state = await openRelayState(options, { takesLock: true, shared: true, metrics, log, pendingWriters: new PendingWriters(), served });
   const { store, relayKey, nowMs, cleanups, unwind } = state;
   try {
-    const rotation = await checkAtStart(store, nowMs(), log);
+    const rotation = await checkAtStart(store, nowMs, log);
     const core = await createRelayCore({
       store, relayKey, config: options.config, version: RELAY_VERSION,
       ...(options.authority ? { authority: options.authority } : {}),
       ...(options.nowMs ? { nowMs: options.nowMs } : {}),
     });
+    served.epoch = core.context.epoch;
     cleanups.push(...startHousekeeping(core, options.heartbeatIntervalMs ?? HEARTBEAT_INTERVAL_MS, metrics, log));
-    return {
-      epoch: core.context.epoch, fingerprint: fingerprint(relayKey.publicKey), epochRotatedAtStart: rotation,
-      pushWriter: localPushWriter(store, options, nowMs), close: unwind,
-    };
+    return { epoch: core.context.epoch, fingerprint: fingerprint(relayKey.publicKey), epochRotatedAtStart: rotation, close: unwind };
   } catch (err) {
     await unwind();
     throw err;
@@ -227,20 +220,14 @@ export async function startRelayLeader(options: Omit<RelayServiceOptions, 'reque
 
 type Cleanup = () => Promise<void> | void;
 
-/**
- * The writer of a process that writes pushes itself (a lone relay, a group's primary). It counts the
- * push rate in memory when it is the only writer of the store's pushes (a SQLite store: one process
- * or group holds its lock), and in the store when other relay processes share the PostgreSQL store.
- */
-function localPushWriter(store: RelayStore, options: Pick<RelayServiceOptions, 'store' | 'storeDir' | 'config'>, nowMs: () => number): PushWriter {
-  const perMinute = options.config.pushes_per_minute;
-  const shared = storeBackendOf(options.store ?? options.storeDir) === 'postgres';
-  return storePushWriter({ store, config: options.config, nowMs, pushRate: shared ? storePushRate(perMinute) : memoryPushRate(perMinute) });
+/** The epoch the process serves once its core has read it (a lost store lock taken again must find it unchanged). */
+interface ServedEpoch {
+  epoch: string | null;
 }
 
-/** The start-up heartbeat check (and epoch rotation, logged) of the process that holds the lock. */
-async function checkAtStart(store: RelayStore, nowMs: number, log: (line: string) => void): Promise<EpochRotation | null> {
-  const rotation = await checkHeartbeatAtStart(store, nowMs);
+/** The start-up heartbeat check (and epoch rotation, logged) of the process that holds the lock, or a standby's wait (heartbeat.ts). */
+async function checkAtStart(store: RelayStore, nowMs: () => number, log: (line: string) => void): Promise<EpochRotation | null> {
+  const rotation = await checkAtStartOrStandBy(store, nowMs);
   if (rotation !== null) log(`agentmbx relay: epoch rotated at start (${rotation.reason}): ${rotation.from} -> ${rotation.to}`);
   return rotation;
 }
@@ -248,7 +235,7 @@ async function checkAtStart(store: RelayStore, nowMs: number, log: (line: string
 /** The writer lock (unless a worker's), the relay key and the store, with the cleanups that undo them in reverse. */
 async function openRelayState(
   options: Omit<RelayServiceOptions, 'requestLog'>,
-  how: { takesLock: boolean; shared: boolean; metrics: RelayMetrics; log: (line: string) => void; pendingWriters: PendingWriters },
+  how: { takesLock: boolean; shared: boolean; metrics: RelayMetrics; log: (line: string) => void; pendingWriters: PendingWriters; served: ServedEpoch },
 ): Promise<{ store: RelayStore; relayKey: SigningKey; nowMs: () => number; cleanups: Cleanup[]; unwind: () => Promise<void> }> {
   const cleanups: Cleanup[] = [];
   const unwind = async (): Promise<void> => {
@@ -271,6 +258,9 @@ async function openRelayState(
       onDiskRefusal: (fault) => metrics.diskRefused(fault.fault),
       onDiskState: (fault) => log(diskStateLine(options.storeDir, fault)),
       sharedWriters: how.shared,
+      servedEpoch: () => how.served.epoch,
+      onLockState: (lost) => log(lost === null ? 'agentmbx relay: the store lock is held again: serving' : `agentmbx relay: ${lost.message}`),
+      ...(options.lockCheckTicker ? { lockCheckTicker: options.lockCheckTicker } : {}),
       ...(options.nowMs ? { nowMs: options.nowMs } : {}),
     });
     cleanups.push(() => store.close());
@@ -281,21 +271,38 @@ async function openRelayState(
   }
 }
 
-/** The heartbeat and the expiry sweep: one process of a relay runs them (the lone relay, or a group's leader). */
+/**
+ * The heartbeat and the expiry sweep, run by the lone relay or a group's leader while it holds the
+ * store's housekeeping lease (one process at a time of all those on a PostgreSQL store); a standby
+ * asks again at each tick.
+ */
 function startHousekeeping(core: RelayCore, heartbeatIntervalMs: number, metrics: RelayMetrics, log: (line: string) => void): Cleanup[] {
   const { store, nowMs, config } = core.context;
-  const heartbeat = startPeriodic(() => writeHeartbeat(store, nowMs()), heartbeatIntervalMs, { onError: onError(log, 'heartbeat') });
+  const leased = housekeepingLease(store, log);
+  const heartbeat = startPeriodic(async () => { if (await leased()) await writeHeartbeat(store, nowMs()); }, heartbeatIntervalMs, { onError: onError(log, 'heartbeat') });
   const countedSweep = async (): Promise<void> => {
+    if (!await leased()) return;
     await sweep(core.context).then(() => metrics.swept(true), (error: unknown) => { metrics.swept(false); throw error; });
   };
   const sweeper = startPeriodic(countedSweep, config.sweep_interval_ms, { runNow: true, onError: onError(log, 'expiry sweep') });
   return [() => heartbeat.stop(), () => sweeper.stop()];
 }
 
+/** Asks the store for the housekeeping lease; logs when this process, a standby so far, takes it over (a lost lease is logged as the lost store lock). */
+function housekeepingLease(store: RelayStore, log: (line: string) => void): () => Promise<boolean> {
+  let held: boolean | null = null;
+  return async () => {
+    const now = await store.housekeeping();
+    if (now && held === false) log('agentmbx relay: this process took over the heartbeat and sweeps (the housekeeping lease was free)');
+    held = now;
+    return now;
+  };
+}
+
 function onError(log: (line: string) => void, what: string) {
   return (error: unknown): void => {
-    // a disk fault is logged once when it starts and once when it ends (onDiskState), not per run
-    if (error instanceof StoreDiskError) return;
+    // a disk fault, or a lost store lock, is logged once when it starts and once when it ends (onDiskState, onLockState), not per run
+    if (error instanceof StoreDiskError || error instanceof StoreLockLostError) return;
     log(`agentmbx relay: ${what} failed: ${error instanceof Error ? error.message : String(error)}`);
   };
 }

@@ -1,5 +1,6 @@
 // The one clock of the tests, shared by relays, hosts and the store: tests move time explicitly,
-// never by sleeping.
+// never by sleeping; and timers they fire by hand.
+import type { Ticker } from '../../src/common/ticker.ts';
 
 /** Where test time starts unless a test says otherwise. */
 export const T0 = Date.UTC(2026, 11, 2, 12, 0, 0);
@@ -14,4 +15,15 @@ export class TestClock {
   advance(ms: number): void {
     this.now += ms;
   }
+}
+
+/** A timer (poll summary, store lock check) the test fires by hand (no real sleeps). */
+export function handTicker(): { ticker: Ticker; fire(): void; stopped(): boolean } {
+  let tick: (() => void) | null = null;
+  let stopped = false;
+  return {
+    ticker: (fn) => { tick = fn; return () => { stopped = true; }; },
+    fire: () => tick?.(),
+    stopped: () => stopped,
+  };
 }

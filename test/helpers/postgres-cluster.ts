@@ -84,9 +84,16 @@ function freePort(): Promise<number> {
 }
 
 /** Starts a cluster, or says why none can run here (no binaries, or initdb failed). */
+const NOT_INSTALLED = 'PostgreSQL is not installed (no initdb and postgres in /usr/lib/postgresql/*/bin or on the PATH)';
+
+/** Why no throwaway cluster can start on this machine, or null when it can. */
+export function postgresMissing(): string | null {
+  return findPostgresBin() === null ? NOT_INSTALLED : null;
+}
+
 export async function startPostgresCluster(options: ClusterOptions = {}): Promise<ClusterStart> {
   const bin = findPostgresBin();
-  if (bin === null) return { available: false, reason: 'PostgreSQL is not installed (no initdb and postgres in /usr/lib/postgresql/*/bin or on the PATH)' };
+  if (bin === null) return { available: false, reason: NOT_INSTALLED };
   const owner = clusterOwner();
   const root = mkdtempSync(join(tmpdir(), 'agentmbx-pg-'));
   const data = join(root, 'data');

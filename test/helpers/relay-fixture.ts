@@ -12,13 +12,15 @@ import { signRotation, type HostRotation } from '../../src/protocol/records/rota
 import { sealEnvelopeBody } from '../../src/protocol/seal.ts';
 import { newUlid } from '../../src/protocol/ulid.ts';
 import { DEFAULT_CONFIG, type RelayConfig, type RelayLimits } from '../../src/relay/config.ts';
-import { startRelayService, type RelayService, type RelayServiceOptions } from '../../src/relay/relay-service.ts';
+import { startRelayLeader, startRelayService, type RelayService, type RelayServiceOptions } from '../../src/relay/relay-service.ts';
 import { RelayApi } from '../../src/host/transport/relay/relay-api.ts';
 import { tempDir } from './processes.ts';
 import { TestClock } from './clock.ts';
+import { freshPostgresDatabase, testPostgres } from './postgres-test-cluster.ts';
+import { roundRobinProxy } from './round-robin-proxy.ts';
 
 /** What a test may set of the service beyond its store, clock and settings. */
-type ServiceExtras = Partial<Pick<RelayServiceOptions, 'authority' | 'maxLiveEnrolments' | 'heartbeatIntervalMs' | 'requestLog' | 'metricsBind' | 'pollSummaryTicker'>>;
+type ServiceExtras = Partial<Pick<RelayServiceOptions, 'authority' | 'maxLiveEnrolments' | 'heartbeatIntervalMs' | 'requestLog' | 'metricsBind' | 'pollSummaryTicker' | 'store' | 'lockCheckTicker'>>;
 
 export interface TestRelayOptions extends ServiceExtras {
   dir?: string;
@@ -44,22 +46,81 @@ export function testConfig(settings: TestRelayOptions['config'], limits: TestRel
   return { ...DEFAULT_CONFIG, ...settings, limits: { ...DEFAULT_CONFIG.limits, ...limits } };
 }
 
-/** The relay service in this process on 127.0.0.1, stopped after the test. */
+/**
+ * Which relay startTestRelay starts (env AGENTMBX_TEST_RELAY_SETUP, set by conformance-setups.test.ts
+ * to run the relay's HTTP conformance tests against every configuration): `single` (default), one
+ * process; `sqlite-workers`, a group's leader and two workers on one SQLite store; `postgres-2`, two
+ * relays on one PostgreSQL database. The last two answer behind one address (round-robin-proxy.ts).
+ */
+export type TestRelaySetup = 'single' | 'sqlite-workers' | 'postgres-2';
+
+export const TEST_RELAY_SETUPS: readonly TestRelaySetup[] = ['single', 'sqlite-workers', 'postgres-2'];
+
+function testRelaySetup(): TestRelaySetup {
+  const setup = process.env['AGENTMBX_TEST_RELAY_SETUP'] ?? 'single';
+  if (!(TEST_RELAY_SETUPS as readonly string[]).includes(setup)) throw new Error(`AGENTMBX_TEST_RELAY_SETUP=${setup}: not one of ${TEST_RELAY_SETUPS.join(', ')}`);
+  return setup as TestRelaySetup;
+}
+
+// started when the file loads, so that it serves the whole file and stops after its last test (a
+// cluster first used inside a test would stop with that test)
+if (testRelaySetup() === 'postgres-2') await testPostgres();
+
+/** The PostgreSQL database of each store directory: a relay restarted on the same directory finds its store again. */
+const postgresStores = new Map<string, string>();
+
+async function postgresStoreOf(dir: string): Promise<string> {
+  const known = postgresStores.get(dir);
+  if (known !== undefined) return known;
+  const database = await freshPostgresDatabase();
+  if ('skip' in database) throw new Error(`AGENTMBX_TEST_RELAY_SETUP=postgres-2 needs PostgreSQL: ${database.skip}`);
+  postgresStores.set(dir, database.url);
+  return database.url;
+}
+
+/**
+ * Test options of the tests that count one client address's enrolment calls to the exact limit: that
+ * count is kept in each process's memory (docs/relay-operator.md "Several processes"), so they run
+ * against one process only.
+ */
+export const PER_PROCESS_ENROLMENT_RATE = testRelaySetup() === 'single' ? {} : { skip: 'the per-address enrolment rate is counted per relay process' };
+
+/** Test options of the tests that back up or restore the store directory: SQLite's tools (PostgreSQL's are pg_dump and pg_restore). */
+export const SQLITE_STORE_ONLY = testRelaySetup() === 'postgres-2' ? { skip: 'relay backup and restore are for the SQLite store' } : {};
+
+/** The relay service in this process on 127.0.0.1 (or the setup's processes behind one address), stopped after the test. */
 export async function startTestRelay(options: TestRelayOptions = {}): Promise<TestRelay> {
   const { dir = tempDir('agentmbx-relay-'), clock = new TestClock(), limits, config: settings, port = 0, ...extras } = options;
   const config = testConfig(settings, limits);
   const log: string[] = [];
-  const service = await startRelayService({
-    storeDir: dir, port, bind: '127.0.0.1', config, env: {}, nowMs: clock.nowMs, log: (line) => { log.push(line); }, ...extras,
-  });
+  const common = { storeDir: dir, bind: '127.0.0.1', config, env: {}, nowMs: clock.nowMs, log: (line: string) => { log.push(line); }, ...extras };
+  const setup = testRelaySetup();
+  const closers: Array<() => Promise<void>> = [];
   let stopped = false;
   const stop = async (): Promise<void> => {
     if (stopped) return;
     stopped = true;
-    await service.close();
+    for (const close of closers.splice(0).reverse()) await close();
   };
   after(stop);
-  return { service, url: service.url, dir, clock, log, stop };
+  if (setup === 'single') {
+    const service = await startRelayService({ ...common, port });
+    closers.push(() => service.close());
+    return { service, url: service.url, dir, clock, log, stop };
+  }
+  const services: RelayService[] = [];
+  if (setup === 'sqlite-workers') {
+    const leader = await startRelayLeader({ ...common, port: 0 });
+    closers.push(() => leader.close());
+    for (let i = 0; i < 2; i += 1) services.push(await startRelayService({ ...common, port: 0, role: 'worker', workers: 2 }));
+  } else {
+    const store = await postgresStoreOf(dir);
+    for (let i = 0; i < 2; i += 1) services.push(await startRelayService({ ...common, port: 0, store }));
+  }
+  for (const service of services) closers.push(() => service.close());
+  const proxy = await roundRobinProxy(services.map((s) => s.url), port);
+  closers.push(() => proxy.close());
+  return { service: services[0] as RelayService, url: proxy.url, dir, clock, log, stop };
 }
 
 export interface TestHost {

@@ -7,9 +7,8 @@ import { canonicalJson } from '../../src/protocol/canonical.ts';
 import { generateSigningKey, type SigningKey } from '../../src/protocol/keys.ts';
 import type { EnrolmentAuthority, EnrolmentDecision, EnrolmentRequest } from '../../src/relay/authority/enrolment-authority.ts';
 import { CHALLENGE_LIFE_MS, ENROL_BODY_MAX_BYTES } from '../../src/relay/config.ts';
-import { openSqliteRelayStore } from '../../src/relay/store/sqlite/index.ts';
 import { tempDir } from '../helpers/processes.ts';
-import { enrolledHost, envelopeItem, testHost, sealedEnvelope, signedRotation, startTestRelay, type TestRelay } from '../helpers/relay-fixture.ts';
+import { PER_PROCESS_ENROLMENT_RATE, enrolledHost, envelopeItem, testHost, sealedEnvelope, signedRotation, startTestRelay, type TestRelay } from '../helpers/relay-fixture.ts';
 import { TestClock } from '../helpers/clock.ts';
 
 type Answer = { status: number; body: Record<string, unknown> };
@@ -224,19 +223,13 @@ test('a weaker authority never overwrites the account a stronger one recorded', 
   const selfHosted = await startTestRelay({ dir, clock });
   clock.advance(1_000);
   assert.equal((await enrol(selfHosted, 'macbook', key)).status, 200);
-  await selfHosted.stop();
-
-  const store = await openSqliteRelayStore({ dir, relayPubkey });
-  try {
-    const row = await store.read((tx) => tx.enrolments.get(key.publicKey));
-    assert.equal(row?.account, 'acct-1');
-    assert.equal(row?.authorizedBy, 'account-token');
-  } finally {
-    await store.close();
-  }
+  assert.equal(selfHosted.service.relayPubkey, relayPubkey, 'the same relay on the same store');
+  const row = await selfHosted.service.core.context.store.read((tx) => tx.enrolments.get(key.publicKey));
+  assert.equal(row?.account, 'acct-1');
+  assert.equal(row?.authorizedBy, 'account-token');
 });
 
-test('the 31st challenge/enrol/rotate call from one address in a minute → 429; a minute later it is open again', async () => {
+test('the 31st challenge/enrol/rotate call from one address in a minute → 429; a minute later it is open again', PER_PROCESS_ENROLMENT_RATE, async () => {
   const relay = await startTestRelay();
   const key = generateSigningKey();
   for (let i = 0; i < 15; i++) assert.equal((await post(relay, '/v1/relay/challenge', { host: 'laptop', pubkey: key.publicKey })).status, 200);
@@ -260,7 +253,7 @@ async function challengeStatus(relay: TestRelay, headers: Record<string, string>
   return (await post(relay, '/v1/relay/challenge', { host: 'laptop', pubkey: generateSigningKey().publicKey }, headers)).status;
 }
 
-test('--trust-proxy xff counts the rightmost X-Forwarded-For entry; spoofed left entries get no fresh budget', async () => {
+test('--trust-proxy xff counts the rightmost X-Forwarded-For entry; spoofed left entries get no fresh budget', PER_PROCESS_ENROLMENT_RATE, async () => {
   const relay = await startTestRelay({ config: { trust_proxy: 'xff' } });
   await spend(relay, (i) => ({ 'x-forwarded-for': `10.9.9.${i}, 203.0.113.7` }));
   assert.equal(await challengeStatus(relay, { 'x-forwarded-for': '198.51.100.1, 203.0.113.7' }), 429);
@@ -269,7 +262,7 @@ test('--trust-proxy xff counts the rightmost X-Forwarded-For entry; spoofed left
   assert.equal(await challengeStatus(relay, { 'cf-connecting-ip': '192.0.2.1', 'x-forwarded-for': '203.0.113.7' }), 429, 'CF header ignored under xff');
 });
 
-test('an IPv6 client is counted per /64, an IPv4 client once however its address is written', async () => {
+test('an IPv6 client is counted per /64, an IPv4 client once however its address is written', PER_PROCESS_ENROLMENT_RATE, async () => {
   const relay = await startTestRelay({ config: { trust_proxy: 'xff' } });
   await spend(relay, (i) => ({ 'x-forwarded-for': `2001:db8:0:0:${(i + 1).toString(16)}::1` }));
   assert.equal(await challengeStatus(relay, { 'x-forwarded-for': '2001:db8::ffff' }), 429, 'another address of the same /64');
@@ -280,14 +273,14 @@ test('an IPv6 client is counted per /64, an IPv4 client once however its address
   for (const form of forms) assert.equal(await challengeStatus(relay, { 'x-forwarded-for': form }), 429, form);
 });
 
-test('--trust-proxy cloudflare counts CF-Connecting-IP and ignores X-Forwarded-For', async () => {
+test('--trust-proxy cloudflare counts CF-Connecting-IP and ignores X-Forwarded-For', PER_PROCESS_ENROLMENT_RATE, async () => {
   const relay = await startTestRelay({ config: { trust_proxy: 'cloudflare' } });
   await spend(relay, (i) => ({ 'cf-connecting-ip': '192.0.2.1', 'x-forwarded-for': `10.0.0.${i}` }));
   assert.equal(await challengeStatus(relay, { 'cf-connecting-ip': '192.0.2.1', 'x-forwarded-for': '10.1.1.1' }), 429);
   assert.equal(await challengeStatus(relay, { 'cf-connecting-ip': '192.0.2.2' }), 200);
 });
 
-test('by default both proxy headers are ignored: the socket address counts', async () => {
+test('by default both proxy headers are ignored: the socket address counts', PER_PROCESS_ENROLMENT_RATE, async () => {
   const relay = await startTestRelay();
   await spend(relay, (i) => ({ 'cf-connecting-ip': `192.0.2.${i}`, 'x-forwarded-for': `10.0.0.${i}` }));
   assert.equal(await challengeStatus(relay, { 'cf-connecting-ip': '192.0.2.200', 'x-forwarded-for': '10.0.0.200' }), 429);

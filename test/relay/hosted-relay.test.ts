@@ -16,7 +16,7 @@ import { backupRelayStore } from '../../src/relay/ops/backup.ts';
 import { restoreRelayStore } from '../../src/relay/ops/restore.ts';
 import { tempDir } from '../helpers/processes.ts';
 import { spawnRelay } from '../helpers/relay-process.ts';
-import { pushEnvelope, startTestRelay, testHost, type TestHost, type TestRelay } from '../helpers/relay-fixture.ts';
+import { SQLITE_STORE_ONLY, pushEnvelope, startTestRelay, testHost, type TestHost, type TestRelay } from '../helpers/relay-fixture.ts';
 import { RelayApi } from '../../src/host/transport/relay/relay-api.ts';
 import { TestClock } from '../helpers/clock.ts';
 import { accountTokenProof, cloudIdentity, ISSUER, startTokenIssuer, type CloudIdentity, type MintOptions, type TokenIssuer } from '../helpers/token-issuer.ts';
@@ -236,7 +236,7 @@ test('a deny-list entry cuts an enrolled host at once, survives a restart and bl
   assert.equal((await pull(again, a)).status, 200, 'an entry stops applying at its until');
 });
 
-test('a restore from a backup taken before a deny-list entry carries the entry forward', async () => {
+test('a restore from a backup taken before a deny-list entry carries the entry forward', SQLITE_STORE_ONLY, async () => {
   const h = await startHosted();
   const a = await hostedHost(h, 'macbook', 'acct-1');
   const file = `${tempDir('agentmbx-backup-')}/relay-backup.db`;

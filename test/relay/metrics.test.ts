@@ -5,11 +5,11 @@ import { fingerprint } from '../../src/protocol/fingerprint.ts';
 import { ConfigError, HEARTBEAT_INTERVAL_MS } from '../../src/relay/config.ts';
 import { resolveServeOptions } from '../../src/cli/relay-serve-flags.ts';
 import { checkHealth } from '../../src/relay/http/health.ts';
-import { createRelayLogger, POLL_SUMMARY_WINDOW_MS, type RelayLogLevel, type Ticker } from '../../src/relay/http/logging.ts';
+import { createRelayLogger, POLL_SUMMARY_WINDOW_MS, type RelayLogLevel } from '../../src/relay/http/logging.ts';
 import { MAX_REASON_LABELS, RelayMetrics } from '../../src/relay/http/metrics.ts';
 import { waitUntil } from '../helpers/wait.ts';
 import { enrolledHost, envelopeItemTo, startTestRelay } from '../helpers/relay-fixture.ts';
-import { TestClock } from '../helpers/clock.ts';
+import { handTicker, TestClock } from '../helpers/clock.ts';
 import { freshStore } from './store/store-fixtures.ts';
 
 async function get(url: string): Promise<{ status: number; type: string | null; text: string }> {
@@ -142,17 +142,6 @@ test(`rejection reasons beyond ${MAX_REASON_LABELS} distinct ones are counted as
   assert.equal(sample(body, 'agentmbx_push_items_total{outcome="rejected",reason="other"}'), 5);
   assert.equal(sample(body, `agentmbx_push_items_total{outcome="rejected",reason="reason ${MAX_REASON_LABELS - 1}"}`), 1);
 });
-
-/** A poll-summary timer the test fires by hand (no real sleeps). */
-function handTicker(): { ticker: Ticker; fire(): void; stopped(): boolean } {
-  let tick: (() => void) | null = null;
-  let stopped = false;
-  return {
-    ticker: (fn) => { tick = fn; return () => { stopped = true; }; },
-    fire: () => tick?.(),
-    stopped: () => stopped,
-  };
-}
 
 test('successful polls are summarised once per window at info, on the timer (no later request needed), and logged one by one only at debug', async () => {
   const clock = new TestClock();

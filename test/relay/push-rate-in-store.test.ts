@@ -1,11 +1,13 @@
 // The push rate as relay processes sharing one store count it (core/push-rate.ts): inside the
-// transaction of the request's first item, so that it costs no commit of its own, and kept even
-// when every item of the request is rejected.
+// transaction of the request's first item, so that it costs no commit of its own, kept even when
+// every item of the request is rejected, and once whatever order reruns put the items in.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { envelopeItem, envelopeItemTo, sealedEnvelope } from '../helpers/relay-fixture.ts';
 import { enrolledAtCore, startTestCore } from '../helpers/relay-core-fixture.ts';
 import { hostKeys } from '../helpers/relay-fixture.ts';
+import { RATE_WINDOW_MS } from '../../src/common/rate-window.ts';
+import { pushRateKey, storePushRate } from '../../src/relay/core/push-rate.ts';
 
 const statuses = (answer: { body: Record<string, unknown> }): string[] => (answer.body['results'] as Array<{ status: string }>).map((r) => r.status);
 
@@ -41,4 +43,34 @@ test('a first item refused before the store still counts its request, and the ot
   relay.clock.advance(60_000);
   const env = sealedEnvelope(a, b, relay.clock.now);
   assert.deepEqual(statuses(await a.api.push([envelopeItem(env.id, [{ host: b, wire: env.wire }])])), ['accepted'], 'a new minute, a new window');
+});
+
+/** How many requests the store's window of `sender` holds (counting one more, in a transaction rolled back). */
+async function windowCount(relay: Awaited<ReturnType<typeof startTestCore>>, sender: string): Promise<number> {
+  let seen = 0;
+  await relay.context.store.transaction(async (tx) => {
+    seen = (await tx.rateWindows.count(pushRateKey(sender), relay.clock.now, RATE_WINDOW_MS)) - 1;
+    throw new Error('roll back the probe');
+  }).catch(() => {});
+  return seen;
+}
+
+test('an item that runs before the first one has counted (a deadlock rerun reordered them) counts in its place, once', async () => {
+  const relay = await startTestCore();
+  const gate = storePushRate(5).open('sender', relay.clock.now);
+  assert.equal(await relay.context.store.transaction((tx) => gate.admits(tx, 1)), true);
+  assert.equal(await relay.context.store.transaction((tx) => gate.admits(tx, 0)), true);
+  assert.equal(await windowCount(relay, 'sender'), 1);
+});
+
+test('the counting item\'s transaction rolled back and run again counts again: one count commits', async () => {
+  const relay = await startTestCore();
+  const gate = storePushRate(5).open('sender', relay.clock.now);
+  await assert.rejects(relay.context.store.transaction(async (tx) => {
+    await gate.admits(tx, 0);
+    throw new Error('deadlock victim');
+  }));
+  assert.equal(await relay.context.store.transaction((tx) => gate.admits(tx, 1)), true, 'the verdict of the rolled-back run stands for the others');
+  assert.equal(await relay.context.store.transaction((tx) => gate.admits(tx, 0)), true);
+  assert.equal(await windowCount(relay, 'sender'), 1);
 });

@@ -137,7 +137,10 @@ test('the HTTP layer, the hop, enrolment, push, pull, ack, sender lists, rotatio
   await enrolledHost(relay, 'third');
   expectRefusal('ENROLMENTS_FULL', await viaApi(testHost(relay, 'fourth').api.enrol()));
   const challenges = relay.service.core.context.challenges;
-  for (let i = 0; i < MAX_OPEN_CHALLENGES; i++) if (await challenges.issue(`filler-${i}`, relay.clock.nowMs()) === null) break;
+  // a thousand at a time: where challenges live in the store, concurrent ones share commits
+  for (let from = 0; from < MAX_OPEN_CHALLENGES; from += 1_000) {
+    await Promise.all(Array.from({ length: 1_000 }, (_, i) => challenges.issue(`filler-${from + i}`, relay.clock.nowMs())));
+  }
   expectRefusal('CHALLENGES_FULL', await fetched(relay, 'POST', '/v1/relay/challenge', JSON.stringify({ host: 'late', pubkey: generateSigningKey().publicKey })));
   // the per-address budget (enrol_per_minute) runs out; no clock moves, so it stays out
   let rate: Seen | null = null;

@@ -12,8 +12,6 @@ import { acquireWriterLock, WriterLockBusyError } from '../../src/relay/ops/writ
 import { enrolledHost, envelopeItem, testHost, sealedEnvelope, type TestHost } from '../helpers/relay-fixture.ts';
 import { TestClock } from '../helpers/clock.ts';
 import { tempDir } from '../helpers/processes.ts';
-import { linkedChannels } from '../helpers/group-channel.ts';
-import { servePushWrites } from '../../src/relay/group-push-writes.ts';
 
 async function startGroup(settings: Partial<RelayConfig> = {}) {
   const dir = tempDir('agentmbx-group-');
@@ -22,12 +20,7 @@ async function startGroup(settings: Partial<RelayConfig> = {}) {
   const common = { storeDir: dir, port: 0, bind: '127.0.0.1', config, env: {}, nowMs: clock.nowMs, log: () => {} };
   const leader = await startRelayLeader(common);
   const workers: RelayService[] = [];
-  for (let i = 0; i < 2; i += 1) {
-    // each worker hands its pushes to the leader, as over the cluster's IPC channel
-    const channel = linkedChannels();
-    servePushWrites(channel.primary, leader.pushWriter);
-    workers.push(await startRelayService({ ...common, role: 'worker', primary: channel.worker }));
-  }
+  for (let i = 0; i < 2; i += 1) workers.push(await startRelayService({ ...common, role: 'worker' }));
   after(async () => {
     for (const worker of workers) await worker.close();
     await leader.close();

@@ -2,26 +2,28 @@
 // windows. A lone relay counts in memory; the processes of a relay group count in the store, so the
 // limit holds for the whole relay exactly (docs/relay-operator.md "Several processes").
 //
-// The store count costs no commit of its own: it is written by the transaction of the request's
-// first item, which joins the same commit group as the other items. The store runs transactions in
-// submission order, so the first item's fn has counted the request before any other item's fn
-// runs; the verdict is read from there. An item that never reaches the store (refused by a pure
-// check) waits for that verdict. A request over the limit commits its count and writes nothing else.
+// The store count costs no commit of its own: it is written by the transaction of one of the
+// request's items, which joins the same commit group as the others. The store runs transactions in
+// submission order, so the first item's transaction counts the request and the others read its
+// verdict; an item refused by a pure check (no transaction) waits for that verdict. If the counting
+// transaction is rolled back to be run again (a PostgreSQL deadlock victim), its rerun counts again,
+// and an item that runs before it, finding no verdict, counts in its place: the request is counted
+// once in every outcome that commits. A request over the limit commits its count and nothing else.
 import { RATE_WINDOW_MS, RateWindow } from '../../common/rate-window.ts';
 import { MAX_RATE_ADDRESSES } from '../config.ts';
 import type { RelayTransactor } from '../store/relay-store.ts';
 
 /** One push request's place in its sender's window. */
 export interface PushRateGate {
-  /** whether the first item's transaction must call `count` (a store count) */
+  /** whether the count is written by an item's transaction (the request's first item must open one) */
   readonly countsInStore: boolean;
-  /** Counts the request inside `tx` (the first item's transaction); true when within the limit. */
-  count(tx: RelayTransactor): Promise<boolean>;
-  /** The verdict, from memory or from a count already run in this request's first transaction. */
-  counted(): boolean;
-  /** The verdict, once known; rejects when the first item's transaction failed before counting. */
+  /** the verdict if already known (always, when counted in memory); null until a transaction counted */
+  known(): boolean | null;
+  /** Inside the transaction of item `item`: counts the request there if that is still to do; true when within the limit. */
+  admits(tx: RelayTransactor, item: number): Promise<boolean>;
+  /** The verdict, for items that open no transaction; rejects when the first item's transaction failed before any count. */
   readonly verdict: Promise<boolean>;
-  /** the first item's transaction failed: items waiting for the verdict fail with it */
+  /** the first item's transaction failed: items waiting for a verdict nobody else will give fail with it */
   fail(error: unknown): void;
 }
 
@@ -35,7 +37,7 @@ export function memoryPushRate(perMinute: number): PushRate {
   return {
     open(senderPubkey, nowMs) {
       const within = windows.take(senderPubkey, nowMs);
-      return { countsInStore: false, count: async () => within, counted: () => within, verdict: Promise.resolve(within), fail: () => {} };
+      return { countsInStore: false, known: () => within, admits: async () => within, verdict: Promise.resolve(within), fail: () => {} };
     },
   };
 }
@@ -49,6 +51,8 @@ export function storePushRate(perMinute: number): PushRate {
   return {
     open(senderPubkey, nowMs) {
       let within: boolean | null = null;
+      // the item whose transaction holds the count: its rerun, after a rollback, counts again
+      let holder: number | null = null;
       let decide!: (within: boolean) => void;
       let failed!: (error: unknown) => void;
       const verdict = new Promise<boolean>((resolve, reject) => { decide = resolve; failed = reject; });
@@ -56,15 +60,12 @@ export function storePushRate(perMinute: number): PushRate {
       verdict.catch(() => {});
       return {
         countsInStore: true,
-        async count(tx) {
-          // a rerun (a PostgreSQL deadlock victim runs again) counts again: its first count was rolled back
+        known: () => within,
+        async admits(tx, item) {
+          if (within !== null && holder !== item) return within;
+          holder = item;
           within = (await tx.rateWindows.count(pushRateKey(senderPubkey), nowMs, RATE_WINDOW_MS)) <= perMinute;
           decide(within);
-          return within;
-        },
-        counted() {
-          // the store runs a request's transactions in submission order: the first one has counted
-          if (within === null) throw new Error('a push item ran before its request was counted against the push rate');
           return within;
         },
         verdict,

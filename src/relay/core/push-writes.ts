@@ -2,10 +2,6 @@
 // transaction, all submitted at once so that they can share one commit (group commit); the store
 // runs them in submission order. Every target of an item is checked before anything is written;
 // dedup per (sender, item_id, target); quotas charge only what the relay can prove.
-//
-// A lone relay writes its pushes itself (storePushWriter). In a relay group the workers hand the
-// checked items to the primary, which writes every push of the group (relay/group-push-writes.ts):
-// SQLite takes one writer at a time anyway, and one process gathers the largest commit groups.
 import { failPoint } from '../../failpoint.ts';
 import { retentionMs, type RelayConfig, type RelayLimits } from '../config.ts';
 import type { Enrolment, RelayReader, RelayStore, RelayTransactor, Usage } from '../store/relay-store.ts';
@@ -43,27 +39,27 @@ export function storePushWriter(deps: PushWriteDeps): PushWriter {
   return {
     write(senderPubkey, items) {
       const rate = deps.pushRate.open(senderPubkey, deps.nowMs());
-      return Promise.all(items.map((item, index) => writeItem(deps, senderPubkey, item, rate, index === 0)));
+      return Promise.all(items.map((item, index) => writeItem(deps, senderPubkey, item, rate, index)));
     },
   };
 }
 
-/** `first`: this is the request's first item, whose transaction counts a store-kept push rate. */
-async function writeItem(deps: PushWriteDeps, senderPubkey: string, item: CheckedItem, rate: PushRateGate, first: boolean): Promise<ItemOutcome> {
-  const counts = first && rate.countsInStore;
-  if (!rate.countsInStore && !rate.counted()) return { rejected: 'rate' };
+/** `index`: the item's place in its request; the first item's transaction is sure to count a store-kept push rate. */
+async function writeItem(deps: PushWriteDeps, senderPubkey: string, item: CheckedItem, rate: PushRateGate, index: number): Promise<ItemOutcome> {
+  if (rate.known() === false) return { rejected: 'rate' };
   const early = item.failure?.beforeStoreChecks === true ? item.failure.reason : null;
-  if (early !== null && !counts) return { rejected: (await rate.verdict) ? early : 'rate' };
+  const first = index === 0;
+  if (early !== null && !(first && rate.countsInStore)) return { rejected: (await rate.verdict) ? early : 'rate' };
   try {
     return await deps.store.transaction(async (tx): Promise<ItemOutcome> => {
-      if (!(counts ? await rate.count(tx) : rate.counted())) return { rejected: 'rate' };
+      if (!(await rate.admits(tx, index))) return { rejected: 'rate' };
       if (early !== null) return { rejected: early };
       const outcome = await storeItem(deps, tx, senderPubkey, item);
       failPoint('relay.push.before-commit');
       return outcome;
     });
   } catch (err) {
-    if (counts) rate.fail(err);
+    if (first) rate.fail(err);
     throw err;
   }
 }

@@ -4,6 +4,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { pino, type DestinationStream, type Logger } from 'pino';
 import { fingerprint } from '../../protocol/fingerprint.ts';
 import { isPublicKey } from '../../protocol/keys.ts';
+import { UNREF_TICKER, type Ticker } from '../../common/ticker.ts';
 
 /** Standard output gets request lines in blocks of at least this many bytes (one write per line costs a busy relay dearly)… */
 export const LOG_BLOCK_BYTES = 8 * 1024;
@@ -34,14 +35,6 @@ export const POLL_SUMMARY_WINDOW_MS = 60_000;
 /** Distinct hosts one summary tells apart; polls of further hosts are still counted. */
 export const POLL_SUMMARY_MAX_HOSTS = 10_000;
 
-/** Runs `tick` every `everyMs` and returns what stops it. The relay's never keeps the process alive; tests fire theirs by hand. */
-export type Ticker = (tick: () => void, everyMs: number) => () => void;
-
-export const UNREF_TICKER: Ticker = (tick, everyMs) => {
-  const timer = setInterval(tick, everyMs);
-  timer.unref();
-  return () => clearInterval(timer);
-};
 
 /**
  * Counts successful polls and logs `{"msg":"polls","polls":N,"hosts":H,"window_ms":W}` once a window,

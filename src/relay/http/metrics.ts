@@ -31,6 +31,7 @@ export class RelayMetrics {
   readonly #diskRefusals = new Counter({ name: 'agentmbx_store_disk_refusals_total', help: 'store transactions refused because of the disk, by fault (full, io, sync)', labelNames: ['fault'] as const, registers: [this.registry] });
   readonly #reasons = new Set<string>();
   #queue: (() => Promise<QueueTotals>) | null = null;
+  #groupExposition: (() => Promise<{ contentType: string; body: string }>) | null = null;
   #nowMs: () => number = Date.now;
 
   constructor() {
@@ -42,12 +43,13 @@ export class RelayMetrics {
       totals ??= (metrics.#queue?.() ?? Promise.resolve(null)).catch(() => null).finally(() => { setImmediate(() => { totals = null; }); });
       return totals;
     };
+    // every worker of a group reads the same store: a group's figure is one of them, not their sum
     new Gauge({
-      name: 'agentmbx_queue_items', help: 'items queued for all hosts', registers: [this.registry],
+      name: 'agentmbx_queue_items', help: 'items queued for all hosts', registers: [this.registry], aggregator: 'max',
       async collect() { this.set((await read())?.items ?? 0); },
     });
     new Gauge({
-      name: 'agentmbx_queue_oldest_item_age_seconds', help: 'age of the queued item nearest expiry (0 when nothing is queued)', registers: [this.registry],
+      name: 'agentmbx_queue_oldest_item_age_seconds', help: 'age of the queued item nearest expiry (0 when nothing is queued)', registers: [this.registry], aggregator: 'max',
       async collect() {
         const oldest = (await read())?.oldestAcceptedAt ?? null;
         this.set(oldest === null ? 0 : Math.max(0, (metrics.#nowMs() - oldest) / 1000));
@@ -90,9 +92,14 @@ export class RelayMetrics {
     this.#sweeps.inc({ result: ok ? 'ok' : 'failed' });
   }
 
-  /** The Prometheus text exposition and its content type. */
+  /** The Prometheus text exposition and its content type: this registry's, or the relay group's (exposeGroup). */
   async exposition(): Promise<{ contentType: string; body: string }> {
-    return { contentType: this.registry.contentType, body: await this.registry.metrics() };
+    return this.#groupExposition?.() ?? { contentType: this.registry.contentType, body: await this.registry.metrics() };
+  }
+
+  /** A worker of a relay group answers scrapes with the whole group's figures (group-metrics.ts). */
+  exposeGroup(exposition: () => Promise<{ contentType: string; body: string }>): void {
+    this.#groupExposition = exposition;
   }
 
   #pushResults(answer: PushAnswer): void {

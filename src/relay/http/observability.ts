@@ -5,7 +5,8 @@ import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { Logger } from 'pino';
 import type { BoundPort } from './bound-port.ts';
 import type { Health } from './health.ts';
-import { PollSummary, requestLogFields, type Ticker } from './logging.ts';
+import { PollSummary, requestLogFields } from './logging.ts';
+import type { Ticker } from '../../common/ticker.ts';
 import type { RelayMetrics } from './metrics.ts';
 import type { HttpObserver } from './server.ts';
 

@@ -22,7 +22,7 @@ import { parseV1AckRequest, parseV1PullQuery, parseV1PushRequest } from '../../p
 import { RateWindow } from '../../common/rate-window.ts';
 import { endWithJson } from '../../common/raw-http.ts';
 import type { Enrolment } from '../store/relay-store.ts';
-import { StoreClosedError, StoreDiskError, StoreOverloadedError, type StoreDiskFault } from '../store/errors.ts';
+import { StoreClosedError, StoreDiskError, StoreLockLostError, StoreOverloadedError, type StoreDiskFault } from '../store/errors.ts';
 import type { BoundPort } from './bound-port.ts';
 import { clientAddress, rateKey } from './client-address.ts';
 
@@ -217,7 +217,7 @@ export function buildRelayHttp(core: RelayCore, config: RelayConfig, port: Bound
     if (error instanceof Refusal) return sendRefusal(reply, error);
     if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return sendRefusal(reply, new Refusal('BODY_TOO_LARGE'));
     if (error instanceof StoreDiskError) return sendRefusal(reply, new Refusal(DISK_REFUSALS[error.fault]));
-    if (error instanceof StoreOverloadedError || error instanceof StoreClosedError) return sendRefusal(reply, new Refusal('STORE_BUSY'));
+    if (error instanceof StoreOverloadedError || error instanceof StoreClosedError || error instanceof StoreLockLostError) return sendRefusal(reply, new Refusal('STORE_BUSY'));
     // Fastify's own 4xx (a bad URL, a bad content-length): the routes take no params and any content type, so always a 400
     const status = error.statusCode;
     if (status !== undefined && status >= 400 && status < 500) return sendRefusal(reply, new Refusal('MALFORMED_REQUEST'));

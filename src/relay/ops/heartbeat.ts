@@ -3,6 +3,8 @@
 // HEARTBEAT_MAX_AHEAD_MS ahead of the clock, means the store may be a restored copy or came back
 // from a long outage: the relay rotates the epoch (an extra rotation costs only a re-push and a
 // re-pull, which dedup absorbs) and logs why.
+import { setTimeout as delay } from 'node:timers/promises';
+import { StoreOpenError } from '../store/errors.ts';
 import type { RelayStore } from '../store/relay-store.ts';
 import { rotateEpochInTx, type EpochRotation } from './epoch.ts';
 
@@ -32,6 +34,33 @@ export async function checkHeartbeatAtStart(store: RelayStore, nowMs: number, ne
     await tx.meta.writeHeartbeat(nowMs);
     return rotation;
   });
+}
+
+/** How often a standby starting beside the housekeeper looks again for a fresh heartbeat… */
+export const STANDBY_START_POLL_MS = 250;
+/** …and for how long, before it refuses to start. */
+export const STANDBY_START_WAIT_MS = 60_000;
+
+/**
+ * The start of a process that serves a store others may serve too. The holder of the housekeeping
+ * lease (RelayStore.housekeeping) makes the start-up check. Without the lease, another process
+ * holds it and serves the epoch it read: this one is a standby, which never rotates the epoch
+ * (the others would go on serving the old one) nor writes a heartbeat. It waits instead until the
+ * stored heartbeat is fresh: a stale one means the holder is still in its own start-up check, whose
+ * rotation this process must see before it reads the epoch (or cannot write: after `wait.ms` the
+ * start is refused). Should the holder stop meanwhile, this process takes the lease and checks itself.
+ */
+export async function checkAtStartOrStandBy(store: RelayStore, nowMs: () => number, wait = { pollMs: STANDBY_START_POLL_MS, ms: STANDBY_START_WAIT_MS }): Promise<EpochRotation | null> {
+  for (let waited = 0; ; waited += wait.pollMs) {
+    if (await store.housekeeping()) return checkHeartbeatAtStart(store, nowMs());
+    const { heartbeatAt } = await store.read((reader) => reader.meta.get());
+    const reason = staleHeartbeatReason(heartbeatAt, nowMs());
+    if (reason === null) return null;
+    if (waited >= wait.ms) {
+      throw new StoreOpenError(`another relay process runs the heartbeat of this store, but ${reason}: check that process, and that the clocks of the machines agree`);
+    }
+    await delay(wait.pollMs);
+  }
 }
 
 /** One heartbeat write. */

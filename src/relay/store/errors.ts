@@ -36,6 +36,14 @@ export class StoreClosedError extends Error {
   }
 }
 
+/**
+ * A store whose lock this process lost (PostgreSQL: the lock's connection ended): an offline
+ * operation may run meanwhile, so the store refuses every read and write until it holds the lock again.
+ */
+export class StoreLockLostError extends Error {
+  override name = 'StoreLockLostError';
+}
+
 /** More transactions are waiting than the backend's queue holds (SQLite: MAX_QUEUED_TRANSACTIONS). */
 export class StoreOverloadedError extends Error {
   override name = 'StoreOverloadedError';

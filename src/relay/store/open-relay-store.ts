@@ -3,7 +3,8 @@
 // store by type: a `postgres://` (or `postgresql://`) URL is a PostgreSQL store, anything else a
 // SQLite store directory.
 import type { GroupCommitPolicy } from './group-commit-policy.ts';
-import { StoreOpenError, type StoreDiskError } from './errors.ts';
+import { StoreOpenError, type StoreDiskError, type StoreLockLostError } from './errors.ts';
+import type { Ticker } from '../../common/ticker.ts';
 import type { OpsLogEntry, RelayStore, StoredOpsLogEntry, StoreMeta } from './relay-store.ts';
 import { openPostgresRelayStore, readPostgresOpsLog, readPostgresStoreMeta } from './postgres/open-store.ts';
 import { openSqliteRelayStore, readStoreMeta } from './sqlite/index.ts';
@@ -46,6 +47,15 @@ export interface OpenRelayStoreOptions {
   exclusive?: boolean;
   /** other relay processes write to this store too (`relay serve --workers N`); a backend that always shares (a database server) ignores it */
   sharedWriters?: boolean;
+  /**
+   * PostgreSQL: the epoch the process serves (null before it has read one). A store lock lost and
+   * taken again must find this epoch still stored, or the store keeps refusing (postgres/store-lock.ts)
+   */
+  servedEpoch?: () => string | null;
+  /** PostgreSQL: told when the store lock is lost (its connection ended; requests are refused) and when it is held again (null) */
+  onLockState?: (lost: StoreLockLostError | null) => void;
+  /** PostgreSQL: runs the store lock's periodic check (default every STORE_LOCK_CHECK_INTERVAL_MS; tests fire it by hand) */
+  lockCheckTicker?: Ticker;
 }
 
 /** Opens (creating or upgrading) the store the setting names. */
@@ -57,6 +67,8 @@ export async function openRelayStore(options: OpenRelayStoreOptions): Promise<Re
       url: location, relayPubkey: rest.relayPubkey, exclusive: exclusive === true,
       ...(rest.groupCommit ? { groupCommit: rest.groupCommit } : {}), ...(rest.onGroupCommit ? { onGroupCommit: rest.onGroupCommit } : {}),
       ...(rest.nowMs ? { nowMs: rest.nowMs } : {}), ...(rest.newEpoch ? { newEpoch: rest.newEpoch } : {}),
+      ...(rest.servedEpoch ? { servedEpoch: rest.servedEpoch } : {}), ...(rest.onLockState ? { onLockState: rest.onLockState } : {}),
+      ...(rest.lockCheckTicker ? { lockCheckTicker: rest.lockCheckTicker } : {}),
     });
   }
 }

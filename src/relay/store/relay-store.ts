@@ -157,5 +157,12 @@ export interface RelayStore {
   read<T>(fn: (reader: RelayReader) => Promise<T>): Promise<T>;
   /** the disk fault that refuses writes now, or null (for /healthz) */
   diskFault(): StoreDiskError | null;
+  /**
+   * Whether this process may run the heartbeat and the sweeps now: true in one process at a time of
+   * all those serving the store. Asked at every housekeeping tick; a process that gets false stays a
+   * standby and asks again at its next tick (it takes over once the holder has stopped or died).
+   * SQLite: always true (its writer lock already lets one process, a group's primary, do them).
+   */
+  housekeeping(): Promise<boolean>;
   close(): Promise<void>;
 }

@@ -15,6 +15,7 @@ import { latestVersion } from '../../../common/sqlite-migrations.ts';
 import { metaReader, readMeta, writeMeta } from './meta.ts';
 import { POSTGRES_MIGRATIONS, POSTGRES_SCHEMA_VERSION, type PostgresMigration } from './migrations/index.ts';
 import { PostgresRelayStore } from './postgres-relay-store.ts';
+import { STORE_LOCK_QUERY_TIMEOUT_MS, takeStoreLock, type StoreLockOptions } from './store-lock.ts';
 import { sqlOver, STORE_TYPES, type Sql } from './sql.ts';
 import { describeStoreUrl } from '../store-url.ts';
 
@@ -24,12 +25,6 @@ export const POSTGRES_POOL_SIZE = 16;
 export const POSTGRES_CONNECT_TIMEOUT_MS = 10_000;
 /** The advisory lock that serializes schema set-up among relay processes starting at once. */
 const SCHEMA_LOCK = 'agentmbx-relay-schema';
-/**
- * The store's lock, PostgreSQL's twin of the SQLite writer lock: every serving relay process holds it
- * shared, an offline operation (rotate-epoch, a restore step) exclusively, for as long as its store
- * is open. A session lock on a connection of its own: the server drops it when the process dies.
- */
-const STORE_LOCK = 'agentmbx-relay-store';
 
 export interface OpenPostgresRelayStoreOptions {
   /** postgres://user[:password]@host[:port]/database[?…] */
@@ -50,6 +45,12 @@ export interface OpenPostgresRelayStoreOptions {
   groupCommit?: GroupCommitPolicy;
   /** told after every COMMIT of a group: how many transactions it held, how long it took */
   onGroupCommit?: (size: number, latencyMs: number) => void;
+  /** the epoch the process serves once it has read one: a lost store lock taken again must find it unchanged (store-lock.ts) */
+  servedEpoch?: StoreLockOptions['servedEpoch'];
+  /** told when the store lock is lost and when it is held again */
+  onLockState?: StoreLockOptions['onLockState'];
+  /** runs the store lock's periodic check (tests fire it by hand) */
+  lockCheckTicker?: StoreLockOptions['checkTicker'];
 }
 
 function clientConfig(url: string): pg.ClientConfig {
@@ -70,8 +71,8 @@ function cannotConnect(where: string, error: unknown): StoreOpenError {
 }
 
 /** A client of its own (outside the pool), connected, or a StoreOpenError naming the database. */
-async function connectedClient(url: string, where: string): Promise<pg.Client> {
-  const client = new pg.Client(clientConfig(url));
+async function connectedClient(url: string, where: string, extra: pg.ClientConfig = {}): Promise<pg.Client> {
+  const client = new pg.Client({ ...clientConfig(url), ...extra });
   // a dropped connection fails its next query; its error event must not end the process
   client.on('error', () => {});
   try {
@@ -85,7 +86,14 @@ async function connectedClient(url: string, where: string): Promise<pg.Client> {
 export async function openPostgresRelayStore(options: OpenPostgresRelayStoreOptions): Promise<PostgresRelayStore> {
   const where = describeStoreUrl(options.url);
   const migrations = options.migrations ?? POSTGRES_MIGRATIONS;
-  const lock = await takeStoreLock(options.url, where, options.exclusive === true);
+  const lock = await takeStoreLock({
+    where, exclusive: options.exclusive === true,
+    // named for an operator's pg_stat_activity; TCP keepalive and a statement timeout find a cut
+    connect: () => connectedClient(options.url, where, { application_name: 'agentmbx-relay-lock', keepAlive: true, query_timeout: STORE_LOCK_QUERY_TIMEOUT_MS }),
+    ...(options.servedEpoch ? { servedEpoch: options.servedEpoch } : {}),
+    ...(options.onLockState ? { onLockState: options.onLockState } : {}),
+    ...(options.lockCheckTicker ? { checkTicker: options.lockCheckTicker } : {}),
+  });
   const pool = new pg.Pool({ ...clientConfig(options.url), max: options.poolSize ?? POSTGRES_POOL_SIZE });
   // an idle connection the server dropped (a restart) is replaced on the next checkout; its error must not end the process
   pool.on('error', () => {});
@@ -109,19 +117,7 @@ export async function openPostgresRelayStore(options: OpenPostgresRelayStoreOpti
     await lock.end();
     throw error;
   }
-  return new PostgresRelayStore(pool, where, options.groupCommit ?? DEFAULT_GROUP_COMMIT, () => lock.end(), options.onGroupCommit);
-}
-
-/** Connects the store lock's own client and takes the lock (shared to serve, exclusive offline), or refuses. */
-async function takeStoreLock(url: string, where: string, exclusive: boolean): Promise<pg.Client> {
-  const client = await connectedClient(url, where);
-  const take = exclusive ? 'pg_try_advisory_lock' : 'pg_try_advisory_lock_shared';
-  const { rows } = await client.query(`SELECT ${take}(hashtextextended($1, 0)) AS taken`, [STORE_LOCK]);
-  if (rows[0]?.taken === true) return client;
-  await client.end();
-  throw new StoreOpenError(exclusive
-    ? `a relay process is serving the store at ${where}: stop every relay process using it first`
-    : `an offline operation (rotate-epoch, restore) holds the store at ${where}: wait for it to finish`);
+  return new PostgresRelayStore(pool, where, options.groupCommit ?? DEFAULT_GROUP_COMMIT, lock, options.onGroupCommit);
 }
 
 async function setUpSchema(sql: Sql, where: string, migrations: readonly PostgresMigration[], options: OpenPostgresRelayStoreOptions): Promise<void> {

@@ -22,6 +22,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import type pg from 'pg';
 import { StoreClosedError, StoreOverloadedError, TransactionMisuseError, type StoreDiskError } from '../errors.ts';
 import type { GroupCommitPolicy } from '../group-commit-policy.ts';
+import type { StoreLock } from './store-lock.ts';
 import type { RelayReader, RelayStore, RelayTransactor } from '../relay-store.ts';
 import { transactionLocks } from './locks.ts';
 import { guardUse } from '../guard.ts';
@@ -58,7 +59,7 @@ export class PostgresRelayStore implements RelayStore {
   readonly where: string;
   readonly #pool: pg.Pool;
   readonly #policy: GroupCommitPolicy;
-  readonly #releaseLock: () => Promise<void>;
+  readonly #lock: StoreLock;
   readonly #queue: Job[] = [];
   #writing: Promise<void> | null = null;
   /** reads running or waiting for a connection */
@@ -70,12 +71,12 @@ export class PostgresRelayStore implements RelayStore {
 
   readonly #onGroupCommit: ((size: number, latencyMs: number) => void) | undefined;
 
-  /** `releaseLock` drops the store lock (open-store.ts) once the pool has closed; `onGroupCommit` hears of every COMMIT of a group (metrics). */
-  constructor(pool: pg.Pool, where: string, policy: GroupCommitPolicy, releaseLock: () => Promise<void>, onGroupCommit?: (size: number, latencyMs: number) => void) {
+  /** `lock` is the store lock (store-lock.ts), ended once the pool has closed; `onGroupCommit` hears of every COMMIT of a group (metrics). */
+  constructor(pool: pg.Pool, where: string, policy: GroupCommitPolicy, lock: StoreLock, onGroupCommit?: (size: number, latencyMs: number) => void) {
     this.#pool = pool;
     this.where = where;
     this.#policy = policy;
-    this.#releaseLock = releaseLock;
+    this.#lock = lock;
     this.#onGroupCommit = onGroupCommit;
   }
 
@@ -122,19 +123,26 @@ export class PostgresRelayStore implements RelayStore {
     return null;
   }
 
+  /** The housekeeping lease (store-lock.ts): one process on the database at a time. */
+  housekeeping(): Promise<boolean> {
+    return this.#lock.housekeeping();
+  }
+
   close(): Promise<void> {
     this.#closing ??= (async () => {
       // what was asked before close finishes, then the pool ends
       await this.#writing;
       if (this.#reads > 0) await new Promise<void>((resolve) => { this.#readsDone = resolve; });
       await this.#pool.end();
-      await this.#releaseLock();
+      await this.#lock.end();
     })();
     return this.#closing;
   }
 
   #refusal(): Error | null {
     if (this.#closing !== null) return new StoreClosedError();
+    const lockLost = this.#lock.refusal();
+    if (lockLost !== null) return lockLost;
     const current = runningFn.getStore();
     if (current !== undefined && !current.ended) {
       return new TransactionMisuseError('a relay store transaction was started inside another one (it would wait for itself)');

@@ -404,6 +404,11 @@ export class SqliteRelayStore implements RelayStore {
     return this.#diskFault;
   }
 
+  /** Always: the writer lock file already makes one process (the lone relay, a group's primary) the only one that asks. */
+  housekeeping(): Promise<boolean> {
+    return Promise.resolve(true);
+  }
+
   #diskHealed(): boolean {
     return this.#diskFault?.fault !== 'full' || (freeBytes(this.dir) ?? 0) >= FULL_DISK_HEALED_AT_BYTES;
   }

@@ -1,0 +1,35 @@
+// The relay's HTTP conformance tests against every configuration the relay runs in (issue 17): the
+// files below run again, each in a child test run, with AGENTMBX_TEST_RELAY_SETUP naming the relay
+// that startTestRelay starts there (relay-fixture.ts): a group's leader and two workers on one
+// SQLite store, and two relays on one PostgreSQL database, each behind one address. The single
+// process is the default setup of the whole suite. Tests that depend on one process (the
+// per-address enrolment rate) or on the SQLite store's own files (backup and restore) say so and
+// skip in the other setups.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { postgresMissing } from '../helpers/postgres-cluster.ts';
+import { spawnNode } from '../helpers/processes.ts';
+import type { TestRelaySetup } from '../helpers/relay-fixture.ts';
+
+const CONFORMANCE_FILES = [
+  'info', 'hop', 'enrolment', 'push', 'push-rejections', 'pull-ack', 'senders', 'rotation', 'v1-messages',
+  'enc-ads', 'refusal-codes', 'hosted-relay', 'bounded-state', 'sweep',
+].map((name) => `test/relay/${name}.test.ts`);
+
+const SETUPS: Array<{ setup: TestRelaySetup; label: string; missing: string | null }> = [
+  { setup: 'sqlite-workers', label: 'a leader and two workers on one SQLite store', missing: null },
+  { setup: 'postgres-2', label: 'two relays on one PostgreSQL database', missing: postgresMissing() },
+];
+
+for (const { setup, label, missing } of SETUPS) {
+  test(`the relay's HTTP conformance tests pass against ${label}`, { skip: missing ?? false, timeout: 15 * 60_000 }, async () => {
+    // a run of its own, not a part of this one (the runner marks its children with NODE_TEST_CONTEXT)
+    const { NODE_TEST_CONTEXT: _, ...env } = process.env;
+    const run = spawnNode(['--test', '--test-concurrency=1', '--test-reporter=spec', ...CONFORMANCE_FILES], {
+      env: { ...env, AGENTMBX_TEST_RELAY_SETUP: setup },
+    });
+    const code = await run.exited;
+    const failures = run.stdout().split('\n').filter((line) => line.includes('✖')).slice(0, 40).join('\n');
+    assert.equal(code, 0, `${setup}: ${failures || run.stderr().slice(-3000)}`);
+  });
+}
