@@ -15,6 +15,7 @@ import { BENCH_SETTINGS, startRelayChild } from './relay-child.ts';
 const SECONDS = 5;
 /** PROFILE_BATCH=100 profiles 100-item batches from 8 senders (the bench's batch phase) instead of single items from 32. */
 const BATCH = Number(process.env['PROFILE_BATCH'] ?? 1);
+if (!Number.isSafeInteger(BATCH) || BATCH < 1) throw new Error(`PROFILE_BATCH must be a whole number of items per request, got ${process.env['PROFILE_BATCH']}`);
 const SENDERS = BATCH === 1 ? 32 : 8;
 const TOP = 25;
 

@@ -12,7 +12,7 @@ import { restoreRelayStore } from '../relay/ops/restore.ts';
 import { WriterLockBusyError } from '../relay/ops/writer-lock.ts';
 import { createRelayLogger, isRelayLogLevel, RELAY_LOG_LEVELS, type RelayLogLevel } from '../relay/http/logging.ts';
 import { PortBindError } from '../relay/http/bound-port.ts';
-import { groupExposition } from '../relay/group-metrics.ts';
+import { joinGroupMetrics } from '../relay/group-metrics.ts';
 import { exitWithPrimary, reportReady, startWorkerGroup, type WorkerGroup } from '../relay/relay-group.ts';
 import { startRelayLeader, startRelayService } from '../relay/relay-service.ts';
 import { MAX_OPS_LOG_ENTRIES, type StoredOpsLogEntry } from '../relay/store/relay-store.ts';
@@ -98,7 +98,7 @@ async function serveGroup(options: ServeOptions, json: boolean): Promise<void> {
   const leader = await operate(() => startRelayLeader({ ...options, env: process.env }));
   let group: WorkerGroup;
   try {
-    group = await startWorkerGroup(options.workers, toStderr);
+    group = await startWorkerGroup(options.workers, leader.metrics.registry, toStderr);
   } catch (error) {
     await leader.close();
     throw new CliError((error as Error).message);
@@ -117,8 +117,10 @@ async function serveGroup(options: ServeOptions, json: boolean): Promise<void> {
 /** One worker of a group: serves HTTP on the store its primary holds, and exits with the primary. */
 async function serveAsWorker(options: ServeOptions, requestLog: Logger): Promise<void> {
   exitWithPrimary(toStderr);
+  // answers the primary's questions for this worker's figures from the start, so no scrape waits on it
+  const groupMetrics = joinGroupMetrics();
   const service = await operate(() => startRelayService({ ...options, env: process.env, requestLog, role: 'worker' }));
-  service.metrics.exposeGroup(groupExposition(service.metrics.registry));
+  service.metrics.exposeGroup(groupMetrics.exposeTo(service.metrics.registry));
   const stopped = stopSignal();
   reportReady(service.url, service.metricsUrl);
   await stopped;

@@ -13,6 +13,7 @@
 // WORKER_DEATH_WINDOW_MS) stops the group. A worker whose primary is gone exits at once: the IPC
 // channel closes however the primary died, so no worker outlives it.
 import cluster, { type Worker } from 'node:cluster';
+import type { Registry } from 'prom-client';
 import { serveGroupMetrics } from './group-metrics.ts';
 
 /** Worker deaths within WORKER_DEATH_WINDOW_MS beyond which the primary stops the group instead of replacing them. */
@@ -42,11 +43,11 @@ export interface WorkerGroup {
 
 /**
  * Forks `count` workers (this process must be the cluster primary) and resolves once every one
- * serves. Rejects if a worker exits before it serves (its own error is on stderr).
+ * serves; their /metrics add `primaryMetrics` (group-metrics.ts). Rejects if a worker exits before it serves (its own error is on stderr).
  */
-export async function startWorkerGroup(count: number, log: (line: string) => void, nowMs: () => number = Date.now): Promise<WorkerGroup> {
+export async function startWorkerGroup(count: number, primaryMetrics: Registry, log: (line: string) => void, nowMs: () => number = Date.now): Promise<WorkerGroup> {
   cluster.schedulingPolicy = cluster.SCHED_RR;
-  serveGroupMetrics();
+  serveGroupMetrics(primaryMetrics);
   let stopping = false;
   let first: ReadyMessage | null = null;
   const deaths: number[] = [];

@@ -187,6 +187,8 @@ export interface RelayLeader {
   epoch: string;
   fingerprint: string;
   epochRotatedAtStart: EpochRotation | null;
+  /** its sweeps and start-up rotation, added to the group's /metrics (group-metrics.ts) */
+  metrics: RelayMetrics;
   /** stops the heartbeat and sweeps, closes the store, releases the lock */
   close(): Promise<void>;
 }
@@ -204,6 +206,7 @@ export async function startRelayLeader(options: Omit<RelayServiceOptions, 'reque
   const { store, relayKey, nowMs, cleanups, unwind } = state;
   try {
     const rotation = await checkAtStart(store, nowMs, log);
+    if (rotation !== null) metrics.epochRotated();
     const core = await createRelayCore({
       store, relayKey, config: options.config, version: RELAY_VERSION,
       ...(options.authority ? { authority: options.authority } : {}),
@@ -211,7 +214,7 @@ export async function startRelayLeader(options: Omit<RelayServiceOptions, 'reque
     });
     served.epoch = core.context.epoch;
     cleanups.push(...startHousekeeping(core, options.heartbeatIntervalMs ?? HEARTBEAT_INTERVAL_MS, metrics, log));
-    return { epoch: core.context.epoch, fingerprint: fingerprint(relayKey.publicKey), epochRotatedAtStart: rotation, close: unwind };
+    return { epoch: core.context.epoch, fingerprint: fingerprint(relayKey.publicKey), epochRotatedAtStart: rotation, metrics, close: unwind };
   } catch (err) {
     await unwind();
     throw err;

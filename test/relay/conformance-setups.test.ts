@@ -17,7 +17,7 @@ const CONFORMANCE_FILES = [
 ].map((name) => `test/relay/${name}.test.ts`);
 
 const SETUPS: Array<{ setup: TestRelaySetup; label: string; missing: string | null }> = [
-  { setup: 'sqlite-workers', label: 'a leader and two workers on one SQLite store', missing: null },
+  { setup: 'sqlite-workers', label: 'a leader and two workers on one SQLite store (in one process: the crash drills run the real --workers 2)', missing: null },
   { setup: 'postgres-2', label: 'two relays on one PostgreSQL database', missing: postgresMissing() },
 ];
 

@@ -26,7 +26,7 @@ function value(exposition: string, series: string): number {
   return line === undefined ? 0 : Number(line.slice(series.length + 1));
 }
 
-test('every worker answers /metrics with the whole group\'s figures: summed counters, the store\'s queue once', async () => {
+test('every worker answers /metrics with the whole group\'s figures: summed counters, the store\'s queue once, the primary\'s sweeps', async () => {
   const relay: RelayProcess = await spawnRelay(tempDir('agentmbx-group-metrics-'), { workers: 2 });
   try {
     const a = await enrolledHost(relay, 'laptop');
@@ -37,6 +37,7 @@ test('every worker answers /metrics with the whole group\'s figures: summed coun
       assert.equal(value(figures, 'agentmbx_http_requests_total{route="/metrics",status="200"}'), i, `scrape ${i + 1} counts every earlier scrape, on either worker`);
       assert.equal(value(figures, 'agentmbx_push_items_total{outcome="accepted",reason=""}'), 10);
       assert.equal(value(figures, 'agentmbx_queue_items'), 10, 'the store\'s queue, not one count per worker');
+      assert.ok(value(figures, 'agentmbx_sweeps_total{result="ok"}') >= 1, 'the primary\'s sweeps are counted too');
     }
   } finally {
     relay.child.kill('SIGKILL');

@@ -63,14 +63,30 @@ test('an item that runs before the first one has counted (a deadlock rerun reord
   assert.equal(await windowCount(relay, 'sender'), 1);
 });
 
-test('the counting item\'s transaction rolled back and run again counts again: one count commits', async () => {
+test('the counting item\'s transaction rolled back: the next item to run counts in its place, and the rerun does not count again', async () => {
   const relay = await startTestCore();
-  const gate = storePushRate(5).open('sender', relay.clock.now);
+  const gate = storePushRate(1).open('sender', relay.clock.now);
   await assert.rejects(relay.context.store.transaction(async (tx) => {
     await gate.admits(tx, 0);
+    gate.rolledBack(0);
     throw new Error('deadlock victim');
   }));
-  assert.equal(await relay.context.store.transaction((tx) => gate.admits(tx, 1)), true, 'the verdict of the rolled-back run stands for the others');
-  assert.equal(await relay.context.store.transaction((tx) => gate.admits(tx, 0)), true);
+  assert.equal(gate.known(), null, 'the rolled-back verdict is forgotten');
+  assert.equal(await relay.context.store.transaction((tx) => gate.admits(tx, 1)), true, 'item 1 counts: the window holds this request once');
+  assert.equal(await relay.context.store.transaction((tx) => gate.admits(tx, 0)), true, 'the rerun reads that verdict');
   assert.equal(await windowCount(relay, 'sender'), 1);
+});
+
+test('over the limit after a rollback: the items that run next are refused by a count that commits with them', async () => {
+  const relay = await startTestCore();
+  const first = storePushRate(1).open('sender', relay.clock.now);
+  assert.equal(await relay.context.store.transaction((tx) => first.admits(tx, 0)), true, 'an earlier request fills the window');
+  const gate = storePushRate(1).open('sender', relay.clock.now);
+  await assert.rejects(relay.context.store.transaction(async (tx) => {
+    await gate.admits(tx, 0);
+    gate.rolledBack(0);
+    throw new Error('deadlock victim');
+  }));
+  assert.equal(await relay.context.store.transaction((tx) => gate.admits(tx, 1)), false);
+  assert.equal(await windowCount(relay, 'sender'), 2);
 });

@@ -21,7 +21,7 @@ export interface CoreContext {
   /** the store's epoch, read at start; it changes only while no relay serves the store */
   epoch: string;
   challenges: Challenges;
-  /** writes pushed items (here, or in a relay group's primary) and counts the push rate */
+  /** writes pushed items and counts the push rate (core/push-writes.ts) */
   pushWriter: PushWriter;
   /** live enrolments this relay admits (MAX_LIVE_ENROLMENTS unless a test sets it lower) */
   maxLiveEnrolments: number;

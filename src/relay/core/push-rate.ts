@@ -6,9 +6,10 @@
 // request's items, which joins the same commit group as the others. The store runs transactions in
 // submission order, so the first item's transaction counts the request and the others read its
 // verdict; an item refused by a pure check (no transaction) waits for that verdict. If the counting
-// transaction is rolled back to be run again (a PostgreSQL deadlock victim), its rerun counts again,
-// and an item that runs before it, finding no verdict, counts in its place: the request is counted
-// once in every outcome that commits. A request over the limit commits its count and nothing else.
+// transaction is rolled back (a PostgreSQL deadlock victim runs again in the next group while the
+// rest of its group goes on), its count and verdict are forgotten: the next item of the request to
+// run counts in its place. So the items that commit were admitted by a count that commits with one
+// of them. A request over the limit commits its count and nothing else.
 import { RATE_WINDOW_MS, RateWindow } from '../../common/rate-window.ts';
 import { MAX_RATE_ADDRESSES } from '../config.ts';
 import type { RelayTransactor } from '../store/relay-store.ts';
@@ -21,6 +22,8 @@ export interface PushRateGate {
   known(): boolean | null;
   /** Inside the transaction of item `item`: counts the request there if that is still to do; true when within the limit. */
   admits(tx: RelayTransactor, item: number): Promise<boolean>;
+  /** The transaction of item `item` is rolled back: a count it made is undone, and the next item to run counts again. */
+  rolledBack(item: number): void;
   /** The verdict, for items that open no transaction; rejects when the first item's transaction failed before any count. */
   readonly verdict: Promise<boolean>;
   /** the first item's transaction failed: items waiting for a verdict nobody else will give fail with it */
@@ -37,7 +40,7 @@ export function memoryPushRate(perMinute: number): PushRate {
   return {
     open(senderPubkey, nowMs) {
       const within = windows.take(senderPubkey, nowMs);
-      return { countsInStore: false, known: () => within, admits: async () => within, verdict: Promise.resolve(within), fail: () => {} };
+      return { countsInStore: false, known: () => within, admits: async () => within, rolledBack: () => {}, verdict: Promise.resolve(within), fail: () => {} };
     },
   };
 }
@@ -51,7 +54,7 @@ export function storePushRate(perMinute: number): PushRate {
   return {
     open(senderPubkey, nowMs) {
       let within: boolean | null = null;
-      // the item whose transaction holds the count: its rerun, after a rollback, counts again
+      // the item whose transaction holds the count (null: none, or its transaction was rolled back)
       let holder: number | null = null;
       let decide!: (within: boolean) => void;
       let failed!: (error: unknown) => void;
@@ -62,11 +65,16 @@ export function storePushRate(perMinute: number): PushRate {
         countsInStore: true,
         known: () => within,
         async admits(tx, item) {
-          if (within !== null && holder !== item) return within;
+          if (holder !== null && within !== null) return within;
           holder = item;
           within = (await tx.rateWindows.count(pushRateKey(senderPubkey), nowMs, RATE_WINDOW_MS)) <= perMinute;
           decide(within);
           return within;
+        },
+        rolledBack(item) {
+          if (holder !== item) return;
+          holder = null;
+          within = null;
         },
         verdict,
         fail: (error) => { failed(error); },

@@ -52,11 +52,17 @@ async function writeItem(deps: PushWriteDeps, senderPubkey: string, item: Checke
   if (early !== null && !(first && rate.countsInStore)) return { rejected: (await rate.verdict) ? early : 'rate' };
   try {
     return await deps.store.transaction(async (tx): Promise<ItemOutcome> => {
-      if (!(await rate.admits(tx, index))) return { rejected: 'rate' };
-      if (early !== null) return { rejected: early };
-      const outcome = await storeItem(deps, tx, senderPubkey, item);
-      failPoint('relay.push.before-commit');
-      return outcome;
+      try {
+        if (!(await rate.admits(tx, index))) return { rejected: 'rate' };
+        if (early !== null) return { rejected: early };
+        const outcome = await storeItem(deps, tx, senderPubkey, item);
+        failPoint('relay.push.before-commit');
+        return outcome;
+      } catch (err) {
+        // the store rolls this transaction back: a count it made goes with it
+        rate.rolledBack(index);
+        throw err;
+      }
     });
   } catch (err) {
     if (first) rate.fail(err);

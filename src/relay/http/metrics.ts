@@ -7,6 +7,11 @@ import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 /** Distinct rejection reasons given their own label; beyond this they count as "other" (label sets live in memory). */
 export const MAX_REASON_LABELS = 64;
 
+/** A scrape that cannot be answered now (a relay group's figures could not be gathered): HTTP 503, the scraper tries again. */
+export class MetricsUnavailableError extends Error {
+  override name = 'MetricsUnavailableError';
+}
+
 export interface QueueTotals {
   items: number;
   /** accepted_at (ms) of the queued item nearest expiry, or null when nothing is queued */

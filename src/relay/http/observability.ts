@@ -7,7 +7,7 @@ import type { BoundPort } from './bound-port.ts';
 import type { Health } from './health.ts';
 import { PollSummary, requestLogFields } from './logging.ts';
 import type { Ticker } from '../../common/ticker.ts';
-import type { RelayMetrics } from './metrics.ts';
+import { MetricsUnavailableError, type RelayMetrics } from './metrics.ts';
 import type { HttpObserver } from './server.ts';
 
 export interface ObservabilityOptions {
@@ -37,6 +37,16 @@ async function healthAnswer(health: () => Promise<Health>): Promise<{ status: nu
   return result.ok ? { status: 200, body: { status: 'ok' } } : { status: 503, body: { status: 'unhealthy', reason: result.reason } };
 }
 
+/** What /metrics answers: 200 and the exposition, or 503 when a relay group's figures cannot be gathered now. */
+async function metricsAnswer(metrics: RelayMetrics): Promise<{ status: number; contentType: string; body: string }> {
+  try {
+    return { status: 200, ...await metrics.exposition() };
+  } catch (error) {
+    if (!(error instanceof MetricsUnavailableError)) throw error;
+    return { status: 503, contentType: 'application/json', body: JSON.stringify({ error: error.message }) };
+  }
+}
+
 export function relayObserver(options: ObservabilityOptions): RelayObserver {
   const { metrics, logger } = options;
   const polls = logger === null ? null : new PollSummary(logger, options.nowMs, options.pollSummaryTicker);
@@ -61,8 +71,8 @@ export function relayObserver(options: ObservabilityOptions): RelayObserver {
       });
       if (options.metricsOnRelayPort) {
         app.get('/metrics', async (_request, reply: FastifyReply) => {
-          const { contentType, body } = await metrics.exposition();
-          return reply.code(200).header('content-type', contentType).send(body);
+          const { status, contentType, body } = await metricsAnswer(metrics);
+          return reply.code(status).header('content-type', contentType).send(body);
         });
       }
     },
@@ -85,7 +95,7 @@ export function serveMetrics(options: ObservabilityOptions, port: BoundPort): vo
       return;
     }
     const answer = path === '/metrics'
-      ? options.metrics.exposition().then(({ contentType, body }) => ({ status: 200, contentType, body }))
+      ? metricsAnswer(options.metrics)
       : healthAnswer(options.health).then(({ status, body }) => ({ status, contentType: 'application/json', body: JSON.stringify(body) }));
     answer.then(({ status, contentType, body }) => send(status, contentType, body), () => send(500, 'application/json', JSON.stringify({ error: 'internal error' })));
   });

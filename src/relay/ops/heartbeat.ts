@@ -49,10 +49,17 @@ export const STANDBY_START_WAIT_MS = 60_000;
  * stored heartbeat is fresh: a stale one means the holder is still in its own start-up check, whose
  * rotation this process must see before it reads the epoch (or cannot write: after `wait.ms` the
  * start is refused). Should the holder stop meanwhile, this process takes the lease and checks itself.
+ * A lease holder rotates only while no other process serves the store (RelayStore.servesAlone).
  */
 export async function checkAtStartOrStandBy(store: RelayStore, nowMs: () => number, wait = { pollMs: STANDBY_START_POLL_MS, ms: STANDBY_START_WAIT_MS }): Promise<EpochRotation | null> {
   for (let waited = 0; ; waited += wait.pollMs) {
-    if (await store.housekeeping()) return checkHeartbeatAtStart(store, nowMs());
+    if (await store.housekeeping()) {
+      if (await store.servesAlone()) return checkHeartbeatAtStart(store, nowMs());
+      // the lease was free (its holder died or lost its lock) while other processes serve: they serve
+      // the stored epoch, so this one keeps it and only takes the heartbeat over
+      await writeHeartbeat(store, nowMs());
+      return null;
+    }
     const { heartbeatAt } = await store.read((reader) => reader.meta.get());
     const reason = staleHeartbeatReason(heartbeatAt, nowMs());
     if (reason === null) return null;

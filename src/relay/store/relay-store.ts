@@ -164,5 +164,11 @@ export interface RelayStore {
    * SQLite: always true (its writer lock already lets one process, a group's primary, do them).
    */
   housekeeping(): Promise<boolean>;
+  /**
+   * Whether no other relay process serves the store now, so that a new epoch would leave nobody
+   * serving the old one (the start-up check may rotate only then). SQLite: always true (the writer
+   * lock file's holder is the only process that asks).
+   */
+  servesAlone(): Promise<boolean>;
   close(): Promise<void>;
 }

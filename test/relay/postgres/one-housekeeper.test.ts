@@ -165,6 +165,35 @@ describe('one housekeeper among relay processes on one PostgreSQL database', { s
     assert.equal(checks.stopped(), true, 'no more checks');
   });
 
+  test('the lease free while another process serves (its holder died): a process starting with a stale heartbeat takes the heartbeat over and keeps the epoch', async () => {
+    const url = await database();
+    const serving = await openRelayStore({ location: url, relayPubkey: RELAY_KEY });
+    const starting = await openRelayStore({ location: url, relayPubkey: RELAY_KEY });
+    assert.equal(await checkHeartbeatAtStart(serving, T0), null);
+    const { epoch } = await serving.read((reader) => reader.meta.get());
+    // `serving` never asked for the lease (as after its holder died): `starting` gets it, and its clock calls the heartbeat stale
+    const late = T0 + HEARTBEAT_STALE_MS + 1;
+    assert.equal(await starting.servesAlone(), false, 'another process holds the store lock');
+    assert.equal(await checkAtStartOrStandBy(starting, () => late), null, 'no rotation beside a serving process');
+    const meta = await starting.read((reader) => reader.meta.get());
+    assert.deepEqual([meta.epoch, meta.heartbeatAt], [epoch, late], 'the epoch kept, the heartbeat taken over');
+    await serving.close();
+    assert.equal(await starting.servesAlone(), true, 'alone once the other closed');
+    await starting.close();
+  });
+
+  test('a serving process whose store epoch changed under it (another process rotated it) gives up at its next check', async () => {
+    const url = await database();
+    const checks = handTicker();
+    const relay = await relayOn(url, tempDir('agentmbx-pg-lease-'), new TestClock(T0), { lockCheckTicker: checks.ticker });
+    const [a, b] = [await enrolledHost(relay, 'laptop'), await enrolledHost(relay, 'desk')];
+    await psql(url, `UPDATE meta SET value = 'rotated-elsewhere' WHERE key = 'epoch'`);
+    checks.fire();
+    await waitUntil('the process giving up', DEADLINE_MS, async () => relay.log.some((line) => /changed while this process served it/.test(line)) ? null : relay.log.join(' | '));
+    assert.deepEqual(await pushAnswer(a, b, T0), { status: 503, refusal: 'STORE_BUSY' });
+    assert.equal(checks.stopped(), true, 'no more checks');
+  });
+
   test('a standby starting beside the holder never rotates the epoch: a heartbeat that looks stale to it makes it wait, then refuse', async () => {
     const url = await database();
     const holder = await openRelayStore({ location: url, relayPubkey: RELAY_KEY });

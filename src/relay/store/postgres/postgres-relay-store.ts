@@ -128,6 +128,11 @@ export class PostgresRelayStore implements RelayStore {
     return this.#lock.housekeeping();
   }
 
+  /** Whether no other process holds the store lock (store-lock.ts). */
+  servesAlone(): Promise<boolean> {
+    return this.#lock.alone();
+  }
+
   close(): Promise<void> {
     this.#closing ??= (async () => {
       // what was asked before close finishes, then the pool ends

@@ -5,7 +5,8 @@
 // The store lock, PostgreSQL's twin of the SQLite writer lock: every serving process holds it
 // shared, an offline operation (rotate-epoch) exclusively, so neither runs beside the other. When
 // its connection ends (a server restart, a terminated backend, an idle kill; a cut the socket does
-// not report is found by the periodic check), the lock is gone and an offline operation could
+// not report is found by the periodic check, which also reads the store's epoch: a process that
+// finds it changed under it gives up as below), the lock is gone and an offline operation could
 // start: the store then refuses every read and write (StoreLockLostError: HTTP 503 STORE_BUSY,
 // /healthz unhealthy) and tries, at each check, to take the lock again on a new connection. Taken
 // again, it serves again only if the store's epoch is still the one the process serves: a changed
@@ -89,6 +90,24 @@ export class StoreLock {
     return this.#leaseAsked;
   }
 
+  /**
+   * Whether no other session holds the store lock: the exclusive lock is free to this connection,
+   * whose own shared hold never conflicts with it. It is given back at once (the shared hold stays),
+   * so a process starting meanwhile is not refused: it starts as a standby.
+   */
+  async alone(): Promise<boolean> {
+    const client = this.#client;
+    if (client === null) return false;
+    try {
+      if (!await tryLock(client, 'pg_try_advisory_lock', STORE_LOCK)) return false;
+      await client.query('SELECT pg_advisory_unlock(hashtextextended($1, 0))', [STORE_LOCK]);
+      return true;
+    } catch (error) {
+      this.#lose(client, error);
+      return false;
+    }
+  }
+
   /** Stops the checks and ends the connection: the server drops the lock and the lease. */
   async end(): Promise<void> {
     this.#ended = true;
@@ -118,12 +137,22 @@ export class StoreLock {
     return this.#checking;
   }
 
+  /** The connection still answers, and the store still has the epoch this process serves (another process's rotation would leave it serving an old one). */
   async #ping(client: pg.Client): Promise<void> {
+    const { where } = this.#options;
+    let epoch: string;
     try {
-      await client.query('SELECT 1');
+      epoch = (await readMeta(sqlOver(client), where)).epoch;
     } catch (error) {
       this.#lose(client, error);
+      return;
     }
+    const served = this.#options.servedEpoch?.() ?? null;
+    if (served === null || epoch === served || this.#ended) return;
+    this.#client = null;
+    this.#leaseHeld = false;
+    await client.end().catch(() => {});
+    this.#giveUp(`the epoch of the store at ${where} changed while this process served it (another process rotated it): restart it`);
   }
 
   #hold(client: pg.Client): void {

@@ -409,6 +409,11 @@ export class SqliteRelayStore implements RelayStore {
     return Promise.resolve(true);
   }
 
+  /** Always, for the same reason. */
+  servesAlone(): Promise<boolean> {
+    return Promise.resolve(true);
+  }
+
   #diskHealed(): boolean {
     return this.#diskFault?.fault !== 'full' || (freeBytes(this.dir) ?? 0) >= FULL_DISK_HEALED_AT_BYTES;
   }
