@@ -149,9 +149,7 @@ export class StoreLock {
     }
     const served = this.#options.servedEpoch?.() ?? null;
     if (served === null || epoch === served || this.#ended) return;
-    this.#client = null;
-    this.#leaseHeld = false;
-    await client.end().catch(() => {});
+    this.#let(client);
     this.#giveUp(`the epoch of the store at ${where} changed while this process served it (another process rotated it): restart it`);
   }
 
@@ -163,12 +161,17 @@ export class StoreLock {
 
   #lose(client: pg.Client, error: unknown): void {
     if (this.#client !== client || this.#ended) return;
-    this.#client = null;
-    this.#leaseHeld = false;
-    client.end().catch(() => {});
+    this.#let(client);
     const reason = error instanceof Error ? error.message : String(error);
     this.#lost = new StoreLockLostError(`this process lost its lock on the store at ${this.#options.where} (${reason}): it refuses requests until it holds the lock again`);
     this.#options.onLockState?.(this.#lost);
+  }
+
+  /** Lets go of the held connection: the server drops the lock and the lease with it. */
+  #let(client: pg.Client): void {
+    this.#client = null;
+    this.#leaseHeld = false;
+    client.end().catch(() => {});
   }
 
   /** Asks for the lock on a new connection; held again only if the store still has the epoch this process serves. */
