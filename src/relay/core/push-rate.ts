@@ -65,7 +65,8 @@ export function storePushRate(perMinute: number): PushRate {
         countsInStore: true,
         known: () => within,
         async admits(tx, item) {
-          if (holder !== null && within !== null) return within;
+          // a count made and not rolled back stands (rolledBack clears both)
+          if (within !== null) return within;
           holder = item;
           within = (await tx.rateWindows.count(pushRateKey(senderPubkey), nowMs, RATE_WINDOW_MS)) <= perMinute;
           decide(within);
