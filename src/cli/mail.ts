@@ -7,6 +7,7 @@ import { messageId, parseDuration, positiveInteger } from './parse-args.ts';
 import { MAX_BODY_BYTES } from '../protocol/records/envelope.ts';
 import { escapeInLine as inLine, escapeUnshowable as shown } from '../common/terminal-text.ts';
 import { ensureAgent, messageText, messageView, visibleMessage } from '../host/agent-mail.ts';
+import { directory, directoryLine } from '../host/directory.ts';
 import { ackMessage, checkMailbox, inboxPage, INBOX_PAGE_MAX, needsReply, readMessage, type InboxQuery } from '../host/mailbox.ts';
 import { MAIL_WAIT_MAX_MS, waitForUnread, watchDeliveries } from '../host/mail-watch.ts';
 import { localAddress, type HostNode } from '../host/node.ts';
@@ -77,9 +78,16 @@ async function readStdinBody(idleMs: number, idleText: string): Promise<string> 
 
 export function registerMailCommands(program: Command): void {
   const agents = program.command('agents')
-    .description('list the agents (mailboxes) on this host')
+    .description('list the agents (mailboxes) on this host; with --all also the agents of paired hosts')
+    .option('--all', 'also list the agents of paired hosts (their directories, and senders seen in mail), as mbx_agents does')
     .option('--json', 'print JSON')
-    .action((opts: { json?: boolean }) => withNode((node) => {
+    .action((opts: { all?: boolean; json?: boolean }) => withNode((node) => {
+      if (opts.all === true) {
+        const entries = directory(node);
+        if (opts.json === true) printJson(entries);
+        else process.stdout.write(entries.length === 0 ? 'no agents\n' : entries.map((e) => `${inLine(directoryLine(e))}\n`).join(''));
+        return;
+      }
       // the owner's mailbox is always there, though it is no agent row
       const list = [{ name: OWNER, role: null }, ...node.store.mail.agents().map((a) => ({ name: a.name, role: a.role }))]
         .sort((a, b) => a.name.localeCompare(b.name));

@@ -1,6 +1,6 @@
 // What an agent does with its mail beyond the mailbox moves: who vouches for a message, sending
-// once per idempotency key, threads, search, the directory of agents, its own agent row. The CLI
-// and the MCP server both call these.
+// once per idempotency key, threads, search, its own agent row (the directory of agents is
+// directory.ts). The CLI and the MCP server both call these.
 import { fingerprint } from '../protocol/fingerprint.ts';
 import { NAME_RE } from '../protocol/names.ts';
 import { checkMailbox, MailboxError, needsReply } from './mailbox.ts';
@@ -14,7 +14,6 @@ import type { DeliveryState, MessageRow } from './store/mail-tables.ts';
 /** Most messages one thread, search or directory answer holds. */
 export const THREAD_MAX = 500;
 export const SEARCH_MAX = 100;
-export const DIRECTORY_MAX = 500;
 export const IDEMPOTENCY_KEY_MAX_CHARS = 200;
 export const AGENT_DESCRIPTION_MAX_CHARS = 500;
 
@@ -141,33 +140,6 @@ export function searchMail(node: HostNode, agent: string, query: string, limit =
   checkMailbox(node, agent);
   const rows = node.store.agentMail.search(agent, localAddress(node, agent), ftsQuery(query), Math.min(limit, SEARCH_MAX));
   return rows.map((m) => messageView(node, m));
-}
-
-export interface DirectoryEntry {
-  address: string;
-  host: string;
-  /** 'here': a mailbox on this host; 'peer': an agent of a paired host seen in mail */
-  where: 'here' | 'peer';
-  role: string | null;
-  description: string | null;
-  /** when it last sent mail this host stored (ISO), or null */
-  last_seen: string | null;
-}
-
-/** The agents of this host, then the agents of paired hosts that mail came from. */
-export function directory(node: HostNode): DirectoryEntry[] {
-  const { store } = node;
-  const here: DirectoryEntry[] = store.mail.agents().map((a) => {
-    const address = localAddress(node, a.name);
-    return {
-      address, host: node.config.host, where: 'here', role: a.role, description: store.agentMail.description(a.name),
-      last_seen: store.agentMail.lastSent(address),
-    };
-  });
-  const peers: DirectoryEntry[] = store.agentMail.sendersSeen(DIRECTORY_MAX).map((s) => ({
-    address: s.address, host: s.host, where: 'peer', role: null, description: null, last_seen: s.last_seen,
-  }));
-  return [...here, ...peers].slice(0, DIRECTORY_MAX);
 }
 
 /** Per recipient, how far a message the agent sent has got. */

@@ -32,8 +32,9 @@ export const recipientStatusSchema = z.looseObject({
 export const directoryEntrySchema = z.object({
   address: z.string(),
   host: z.string(),
-  where: z.enum(['here', 'peer']).describe('here: a mailbox on this host; peer: an agent of a paired host seen in mail'),
+  where: z.enum(['here', 'peer']).describe('here: a mailbox on this host; peer: an agent of a paired host (its host lists it, or mail came from it)'),
   role: z.string().nullable(),
+  cli: z.string().nullable().describe('the client the agent runs in, when known'),
   description: z.string().nullable(),
-  last_seen: z.string().nullable().describe('when it last sent mail stored here (ISO 8601)'),
+  last_seen: z.string().nullable().describe('when it last sent mail (ISO 8601), as its host or the mail stored here tells'),
 });

@@ -7,9 +7,10 @@ import { fingerprint } from '../protocol/fingerprint.ts';
 import { ENVELOPE_KINDS, MAX_REFS, MAX_SUBJECT_CHARS } from '../protocol/records/envelope.ts';
 import { RECEIPT_NOTE_MAX_CHARS } from '../protocol/records/receipt.ts';
 import {
-  AGENT_DESCRIPTION_MAX_CHARS, directory, ensureAgent, IDEMPOTENCY_KEY_MAX_CHARS, messageText, messageView, searchMail, SEARCH_MAX,
+  AGENT_DESCRIPTION_MAX_CHARS, ensureAgent, IDEMPOTENCY_KEY_MAX_CHARS, messageText, messageView, searchMail, SEARCH_MAX,
   sentStatus, sendOnce, threadOf, type MessageView,
 } from '../host/agent-mail.ts';
+import { directory, directoryLine } from '../host/directory.ts';
 import { ackMessage, INBOX_PAGE_MAX, listInbox, MailboxError, readMessage } from '../host/mailbox.ts';
 import { MAIL_WAIT_MAX_MS, waitForUnread } from '../host/mail-watch.ts';
 import { localAddress, type HostNode } from '../host/node.ts';
@@ -158,12 +159,13 @@ export function registerMailTools(server: McpServer, session: MailSession): void
   });
 
   server.registerTool('mbx_agents', {
-    description: 'Agents you can write to: those on this host, and agents of paired hosts seen in mail, with role and last seen.',
+    description: 'Agents you can write to: those on this host, and the agents of paired hosts (listed by their host, or seen in mail), '
+      + 'with host, role, client, description and last seen.',
     inputSchema: {},
     outputSchema: { agents: z.array(directoryEntrySchema) },
   }, () => {
     const agents = directory(node);
-    const text = agents.map((a) => `${a.address}  ${a.where}${a.role === null ? '' : `  role:${a.role}`}  last seen ${a.last_seen ?? 'never'}`).join('\n');
+    const text = agents.map(directoryLine).join('\n');
     return answer(text === '' ? 'no agents' : text, { agents });
   });
 

@@ -1,5 +1,5 @@
-// The host store's schema and transactions: a home written by agentmbx 0.6.0 opens unchanged under
-// the numbered migrations, a newer schema is refused, a failed upgrade leaves nothing, and nested
+// The host store's schema and transactions: a home written by agentmbx 0.6.0 opens with its rows
+// kept under the numbered migrations, a newer schema is refused, a failed upgrade leaves nothing, and nested
 // transactions are savepoints while assertTransaction() catches a write made outside of one.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -40,23 +40,30 @@ function snapshot(path: string): { schema: string[]; rows: Record<string, unknow
   }
 }
 
-test('a home store written by agentmbx 0.6.0 (schema 5) opens unchanged, with the schema a new store gets', () => {
+test('a home store written by agentmbx 0.6.0 (schema 5) opens with every row kept, upgraded to the schema a new store gets', () => {
   const old = storeFrom(HOME_V5_SQL);
   const before = snapshot(old);
   assert.equal(before.version, 5);
   const store = HostStore.open(old);
-  assert.equal(store.schemaVersion(), 5);
+  assert.equal(store.schemaVersion(), SCHEMA_VERSION);
   assert.equal(store.quickCheck(), 'ok');
   // its mail reads as before, the search index included
   assert.deepEqual(store.agentMail.search('bob', 'bob@beta', '"quarterly"', 10).map((m) => m.subject).sort(), ['quarterly figures', 're: quarterly figures']);
   assert.equal(store.agentMail.description('bob'), 'reads the reports');
   assert.equal(store.relay.receivedThrough('https://relay.example', 'epoch-1'), 42);
   store.close();
-  assert.deepEqual(snapshot(old), before, 'opening changed nothing');
+  const upgraded = snapshot(old);
+  // schema 6 adds the agents' client (null until an MCP session names it) and two empty tables
+  for (const [table, rows] of Object.entries(before.rows)) {
+    const expected = table === 'agents' ? rows.map((r) => ({ ...(r as object), cli: null })) : rows;
+    assert.deepEqual(upgraded.rows[table]?.map((r) => ({ ...(r as object) })), expected.map((r) => ({ ...(r as object) })), `rows of ${table}`);
+  }
+  assert.deepEqual(upgraded.rows['peer_agents'], []);
+  assert.deepEqual(upgraded.rows['peer_links'], []);
   const fresh = join(tempDir('mbx-store-'), 'store.db');
   HostStore.open(fresh).close();
-  assert.equal(SCHEMA_VERSION, 5);
-  assert.deepEqual(snapshot(fresh).schema, before.schema, 'the numbered migrations build the schema 0.6.0 built');
+  assert.equal(SCHEMA_VERSION, 6);
+  assert.deepEqual(snapshot(fresh).schema, upgraded.schema, 'the numbered migrations build the schema an upgraded 0.6.0 store has');
 });
 
 test('a store of a newer schema is refused with one clear sentence, and left as it was', () => {

@@ -5,6 +5,7 @@ import { openDatabase, schemaVersion, type Database } from './database.ts';
 import { MailTables } from './mail-tables.ts';
 import { OutboxTable } from './outbox-table.ts';
 import { PairTokensTable, RotationsTable } from './pairing-tables.ts';
+import { PeerLinksTable } from './peer-links-table.ts';
 import { PeersTable } from './peers-table.ts';
 import { ReceiptsTable } from './receipts-table.ts';
 import { RelayTables } from './relay-tables.ts';
@@ -19,6 +20,7 @@ export class HostStore {
   readonly rotations: RotationsTable;
   readonly relay: RelayTables;
   readonly agentMail: AgentMailTables;
+  readonly peerLinks: PeerLinksTable;
 
   constructor(db: Database) {
     this.db = db;
@@ -30,6 +32,7 @@ export class HostStore {
     this.rotations = new RotationsTable(db);
     this.relay = new RelayTables(db);
     this.agentMail = new AgentMailTables(db);
+    this.peerLinks = new PeerLinksTable(db);
   }
 
   static open(path: string): HostStore {

@@ -7,6 +7,7 @@ import { lanHopTimeIsFresh, verifyLanHopSignature } from '../../../protocol/lan-
 import { receiptItemId } from '../../../protocol/records/receipt.ts';
 import { rotationItemId } from '../../../protocol/records/rotation.ts';
 import { isPlainObject } from '../../../protocol/records/validate.ts';
+import { ownDirectory } from '../../directory.ts';
 import type { HostNode } from '../../node.ts';
 import { encAdOf, pairAcceptJoin, pairHello, PairError, PairNonces } from '../../pairing.ts';
 import { acceptReceipt } from '../../receipts.ts';
@@ -91,6 +92,17 @@ export function createLanServer(node: HostNode, options: LanServerOptions = {}):
       }),
     },
     '/v1/enc-key': { method: 'GET', hop: true, maxBody: 0, handle: () => encAdOf(node) },
+    '/v1/agents': {
+      method: 'GET', hop: true, maxBody: 0,
+      handle: (ctx) => {
+        // Noted so that directory mail skips a peer that reads our directory over the LAN; a store that
+        // refuses the note does not refuse the answer.
+        try {
+          node.store.peerLinks.noteServed((ctx.peer as PeerRow).host, node.nowMs());
+        } catch { /* the next call notes it */ }
+        return ownDirectory(node);
+      },
+    },
     '/v1/rotate': {
       method: 'POST', hop: false, maxBody: LAN_SMALL_BODY_BYTES,
       handle: (ctx, body) => {
