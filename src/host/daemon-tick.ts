@@ -5,6 +5,7 @@
 // the ticks off until a delivery's result is recorded again.
 import type { HostNode } from './node.ts';
 import { DeliveryLanes } from './delivery-lanes.ts';
+import { DirectorySync } from './directory-sync.ts';
 import { FailureTally } from './failure-tally.ts';
 import { flushOutbox, type FlushReport } from './outbox.ts';
 import { nameDiskError } from './store/disk-errors.ts';
@@ -22,6 +23,8 @@ export interface DaemonTickOptions {
   log?: (line: string) => void;
   /** hears every row's result besides the daemon's own log (tests) */
   onResult?: FlushReport;
+  /** randomness for the jitter of periodic peer calls (tests) */
+  random?: () => number;
 }
 
 interface Job {
@@ -73,6 +76,7 @@ export class DaemonTick {
   readonly #lanes: DeliveryLanes;
   readonly #pull: Job;
   readonly #flush: Job;
+  readonly #directory: DirectorySync;
   #stopped = false;
   /** flushes failed in a row because of the disk (0: it takes writes); the ticks back off while it lasts */
   #diskFailures = 0;
@@ -84,6 +88,7 @@ export class DaemonTick {
     this.#lan = new LanTransport(node);
     this.relay = new RelayLink(node, this.#log);
     this.#failures = new FailureTally(this.#log, node.nowMs());
+    this.#directory = new DirectorySync(node, this.#log, options.random);
     const isStopped = (): boolean => this.#stopped;
     // A lane that finished may leave rows a pass skipped while it was busy: flush again for them.
     this.#lanes = new DeliveryLanes(this.#failed('delivery'), () => { if (!this.#stopped && this.#diskFailures === 0) void this.#flush.run(); });
@@ -96,6 +101,7 @@ export class DaemonTick {
       refreshKeys(node);
       const choose = await this.relay.prepare(this.#lan);
       this.#fetchMissingEncKeys();
+      this.#directory.start((peer, work) => this.#lanes.start(this.#lanKey(peer), [], work));
       const offered = await flushOutbox(node, choose, (row, result, via) => this.#report(row, result, via), this.#lanes);
       this.#failures.summarize(node.nowMs());
       // A flush only starts deliveries: the disk counts as healed once one recorded its result, or
@@ -164,10 +170,15 @@ export class DaemonTick {
     for (const peer of this.#node.store.peers.list()) {
       if (peer.enc_pub !== null) continue;
       if (now - (this.#encTried.get(peer.host) ?? -Infinity) < ENC_KEY_RETRY_MS) continue;
-      if (this.#lanes.start(`${peer.host}\n${this.#lan.name}`, [], () => this.#fetchEncKey(peer))) this.#encTried.set(peer.host, now);
+      if (this.#lanes.start(this.#lanKey(peer), [], () => this.#fetchEncKey(peer))) this.#encTried.set(peer.host, now);
     }
     // Bounded by the peers table: forget hosts that are no longer peers.
     for (const host of this.#encTried.keys()) if (this.#node.store.peers.get(host) === undefined) this.#encTried.delete(host);
+  }
+
+  /** The lane of a peer's LAN calls (outbox.ts starts its deliveries in the same one: one LAN call per peer at a time). */
+  #lanKey(peer: PeerRow): string {
+    return `${peer.host}\n${this.#lan.name}`;
   }
 
   /** A write went through (or none waits): a disk fault named before is over. */

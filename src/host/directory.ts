@@ -45,8 +45,9 @@ export function ownDirectory(node: HostNode): DirectoryAnswer {
 }
 
 /** A hash of what a directory says apart from last_seen: a change of it is worth telling peers at once. */
-export function directoryDigest(agents: readonly DirectoryAgent[]): string {
-  return sha256Hex(canonicalJson(agents.map((a) => [a.name, a.role, a.cli, a.description])));
+export function directoryDigest(agents: readonly Omit<DirectoryAgent, 'last_seen'>[]): string {
+  const sorted = [...agents].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  return sha256Hex(canonicalJson(sorted.map((a) => [a.name, a.role, a.cli, a.description])));
 }
 
 /** A short label (role, client) from hostile input: kept when it is a short string without control characters. */

@@ -72,6 +72,11 @@ export class PeerLinksTable {
     );
   }
 
+  /** The directory `host` last listed, by name. */
+  peerAgentsOf(host: string): PeerAgentRow[] {
+    return this.#db.all<PeerAgentRow>('SELECT * FROM peer_agents WHERE host = ? ORDER BY name', host);
+  }
+
   /** Replaces the whole directory of `host` (and, for directory mail, records its seq). */
   replaceAgents(host: string, agents: readonly NewPeerAgent[], nowMs: number, seq?: number): void {
     this.#db.transaction(() => {
