@@ -101,8 +101,9 @@ export class DaemonTick {
       refreshKeys(node);
       const choose = await this.relay.prepare(this.#lan);
       this.#fetchMissingEncKeys();
-      this.#directory.start((peer, work) => this.#lanes.start(this.#lanKey(peer), [], work));
       const offered = await flushOutbox(node, choose, (row, result, via) => this.#report(row, result, via), this.#lanes);
+      // After the deliveries: a peer's lane carries its mail first, its directory when the lane is free.
+      this.#directory.start((peer, work) => this.#lanes.start(this.#lanKey(peer), [], work));
       this.#failures.summarize(node.nowMs());
       // A flush only starts deliveries: the disk counts as healed once one recorded its result, or
       // when nothing waits to be written at all.

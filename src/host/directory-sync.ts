@@ -8,6 +8,7 @@ import { directoryDigest, readDirectory } from './directory.ts';
 import type { HostNode } from './node.ts';
 import type { PeerRow } from './store/peers-table.ts';
 import { lanCall, LanError } from './transport/lan/client.ts';
+import { peerLanUnreachable } from './transport/relay/relay-link.ts';
 
 /** How often each peer's directory is asked for. */
 export const DIRECTORY_EVERY_MS = 60_000;
@@ -77,7 +78,8 @@ export class DirectorySync {
     const now = this.#node.nowMs();
     const peers = this.#node.store.peers.list();
     for (const peer of peers) {
-      if (now < (this.#due.get(peer.host) ?? 0)) continue;
+      // A peer whose LAN path is known dead, or whose last delivery attempt never ended, is left to the deliveries.
+      if (now < (this.#due.get(peer.host) ?? 0) || peer.lan_attempt_at !== null || peerLanUnreachable(peer, now)) continue;
       if (startInLane(peer, () => this.#sync(peer))) this.#due.set(peer.host, now + DIRECTORY_EVERY_MS + Math.floor(this.#random() * DIRECTORY_JITTER_MS));
     }
     const hosts = new Set(peers.map((p) => p.host));
