@@ -7,7 +7,7 @@ import { messageId, parseDuration, positiveInteger } from './parse-args.ts';
 import { MAX_BODY_BYTES } from '../protocol/records/envelope.ts';
 import { escapeInLine as inLine, escapeUnshowable as shown } from '../common/terminal-text.ts';
 import { ensureAgent, messageText, messageView, visibleMessage } from '../host/agent-mail.ts';
-import { directory, directoryLine } from '../host/directory.ts';
+import { directory, directoryLine } from '../host/directory/directory.ts';
 import { ackMessage, checkMailbox, inboxPage, INBOX_PAGE_MAX, needsReply, readMessage, type InboxQuery } from '../host/mailbox.ts';
 import { MAIL_WAIT_MAX_MS, waitForUnread, watchDeliveries } from '../host/mail-watch.ts';
 import { localAddress, type HostNode } from '../host/node.ts';

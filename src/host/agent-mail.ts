@@ -1,6 +1,6 @@
 // What an agent does with its mail beyond the mailbox moves: who vouches for a message, sending
 // once per idempotency key, threads, search, its own agent row (the directory of agents is
-// directory.ts). The CLI and the MCP server both call these.
+// directory/). The CLI and the MCP server both call these.
 import { fingerprint } from '../protocol/fingerprint.ts';
 import { NAME_RE } from '../protocol/names.ts';
 import { checkMailbox, MailboxError, needsReply } from './mailbox.ts';

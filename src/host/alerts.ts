@@ -1,13 +1,15 @@
 // Alerts to a local agent from the host itself (`mbx`): undelivered or rejected mail.
 import { splitQualifiedAddress } from '../protocol/records/envelope.ts';
 import { newUlid } from '../protocol/ulid.ts';
+import { isOwnDirectoryMail } from './directory/wire.ts';
 import { isoTime, localAddress, type HostNode } from './node.ts';
 import { isMailboxHere, OWNER, SYSTEM_SENDER } from './route.ts';
 
 /** Who to alert about mail this host sent (message `msgId`): its local sender, and its subject; null for any other message. */
 export function senderOf(node: HostNode, msgId: string | null): { agent: string; subject: string } | null {
   const msg = msgId === null ? undefined : node.store.mail.message(msgId);
-  const from = msg?.direction === 'out' ? splitQualifiedAddress(msg.from_addr) : null;
+  // Directory mail (directory/mail.ts) is the host's own business: its fate alerts nobody.
+  const from = msg?.direction === 'out' && !isOwnDirectoryMail(msg) ? splitQualifiedAddress(msg.from_addr) : null;
   return msg === undefined || from === null ? null : { agent: from.name, subject: msg.subject };
 }
 

@@ -5,7 +5,8 @@
 // the ticks off until a delivery's result is recorded again.
 import type { HostNode } from './node.ts';
 import { DeliveryLanes } from './delivery-lanes.ts';
-import { DirectorySync } from './directory-sync.ts';
+import { queueDirectoryMail } from './directory/mail.ts';
+import { DirectorySync } from './directory/sync.ts';
 import { FailureTally } from './failure-tally.ts';
 import { flushOutbox, type FlushReport } from './outbox.ts';
 import { nameDiskError } from './store/disk-errors.ts';
@@ -101,6 +102,7 @@ export class DaemonTick {
       refreshKeys(node);
       const choose = await this.relay.prepare(this.#lan);
       this.#fetchMissingEncKeys();
+      for (const host of queueDirectoryMail(node)) this.#log(`directory mail queued for ${host}`);
       const offered = await flushOutbox(node, choose, (row, result, via) => this.#report(row, result, via), this.#lanes);
       // After the deliveries: a peer's lane carries its mail first, its directory when the lane is free.
       this.#directory.start((peer, work) => this.#lanes.start(this.#lanKey(peer), [], work));

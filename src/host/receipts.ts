@@ -4,7 +4,6 @@
 import { splitQualifiedAddress } from '../protocol/records/envelope.ts';
 import { compareReceipts, parseReceiptWire, parseSignedReceipt, receiptItemId, receiptWire, signReceipt, verifyReceipt, type DeliveryReceipt } from '../protocol/records/receipt.ts';
 import { isoTime, localAddress, type HostNode } from './node.ts';
-import type { Via } from './receive.ts';
 import type { DeliveryState, MessageRow } from './store/mail-tables.ts';
 import type { OutboxRow } from './store/outbox-table.ts';
 
@@ -14,7 +13,7 @@ export type ReceiptResult = 'accepted' | 'duplicate' | 'stale' | `rejected:${str
  * Queues the signed receipt of a delivery's state change number `seq` (call inside the transaction
  * that moved the delivery). Only remote mail gets receipts; older queued ones for it are superseded.
  */
-export function queueReceipt(node: HostNode, msg: MessageRow, agent: string, state: DeliveryState, note: string | null, seq: number): void {
+export function queueReceipt(node: HostNode, msg: Pick<MessageRow, 'id' | 'direction' | 'sender_host'>, agent: string, state: DeliveryState, note: string | null, seq: number): void {
   node.store.assertTransaction('queueing a receipt');
   if (msg.direction !== 'in') return;
   const now = node.nowMs();
@@ -33,7 +32,7 @@ export function queueReceipt(node: HostNode, msg: MessageRow, agent: string, sta
  * Applies a receipt from a peer (`via` is the transport's authenticated caller, or null when the
  * record alone is the proof, as for relay items). Rank first, then seq.
  */
-export function acceptReceipt(node: HostNode, signed: unknown, via: Via | null): ReceiptResult {
+export function acceptReceipt(node: HostNode, signed: unknown, via: { transport: string; peerPubkey: string } | null): ReceiptResult {
   const { store } = node;
   const parsed = parseSignedReceipt(signed);
   if (parsed === null) return 'rejected:bad receipt';

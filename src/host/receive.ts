@@ -6,6 +6,8 @@ import { openEnvelopeBody } from '../protocol/seal.ts';
 import { checkEnvelopeShape, isSealed, splitQualifiedAddress, verifyEnvelope, type EnvelopeV3 } from '../protocol/records/envelope.ts';
 import type { HostNode } from './node.ts';
 import { applyBounce } from './bounce.ts';
+import { applyDirectoryMail } from './directory/mail.ts';
+import { isDirectoryMail } from './directory/wire.ts';
 import { queueReceipt } from './receipts.ts';
 import { recipientsHere } from './route.ts';
 import type { PeerRow } from './store/peers-table.ts';
@@ -47,6 +49,8 @@ export function receive(node: HostNode, envelope: unknown, via: Via, wire?: stri
   if (envelopeSigner(node, peer, env) === null) return 'rejected:bad signature';
   const body = openEnvelopeBody(env, [node.keys.enc.privateKey, ...node.keys.retiredEnc]);
   if (body === null) return 'rejected:cannot open the sealed body';
+  // The peer's directory, host to host: applied, never stored as mail (directory/mail.ts).
+  if (isDirectoryMail(env, peer.host, node.config.host)) return applyDirectoryMail(node, peer, env, body, via);
   if (store.mail.message(env.id) !== undefined) return duplicate(node, env.id, via);
   const recipients = recipientsHere(node, env.to);
   if (!recipients.ok) return `rejected:${recipients.reason}`;

@@ -10,7 +10,7 @@ import {
   AGENT_DESCRIPTION_MAX_CHARS, ensureAgent, IDEMPOTENCY_KEY_MAX_CHARS, messageText, messageView, searchMail, SEARCH_MAX,
   sentStatus, sendOnce, threadOf, type MessageView,
 } from '../host/agent-mail.ts';
-import { directory, directoryLine } from '../host/directory.ts';
+import { directory, directoryLine } from '../host/directory/directory.ts';
 import { ackMessage, INBOX_PAGE_MAX, listInbox, MailboxError, readMessage } from '../host/mailbox.ts';
 import { MAIL_WAIT_MAX_MS, waitForUnread } from '../host/mail-watch.ts';
 import { localAddress, type HostNode } from '../host/node.ts';

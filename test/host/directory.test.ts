@@ -2,7 +2,7 @@
 // answer read as hostile input, and the listing agents see (mbx_agents, agents --all).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { DIRECTORY_AGENTS_MAX, DIRECTORY_DESCRIPTION_MAX_CHARS, directory, readDirectory } from '../../src/host/directory.ts';
+import { DIRECTORY_AGENTS_MAX, DIRECTORY_DESCRIPTION_MAX_CHARS, directory, readDirectory } from '../../src/host/directory/directory.ts';
 import { ensureAgent } from '../../src/host/agent-mail.ts';
 import { sendMail } from '../../src/host/send.ts';
 import { lanCall } from '../../src/host/transport/lan/client.ts';

@@ -7,7 +7,8 @@ import { lanHopTimeIsFresh, verifyLanHopSignature } from '../../../protocol/lan-
 import { receiptItemId } from '../../../protocol/records/receipt.ts';
 import { rotationItemId } from '../../../protocol/records/rotation.ts';
 import { isPlainObject } from '../../../protocol/records/validate.ts';
-import { ownDirectory } from '../../directory.ts';
+import { ownDirectory } from '../../directory/directory.ts';
+import { DIRECTORY_FEATURES } from '../../directory/mail.ts';
 import type { HostNode } from '../../node.ts';
 import { encAdOf, pairAcceptJoin, pairHello, PairError, PairNonces } from '../../pairing.ts';
 import { acceptReceipt } from '../../receipts.ts';
@@ -113,7 +114,7 @@ export function createLanServer(node: HostNode, options: LanServerOptions = {}):
     '/v1/status': {
       method: 'GET', hop: false, maxBody: 0,
       handle: (ctx) => {
-        const status = { v: 1, host: node.config.host, host_pubkey: node.keys.hostKey.publicKey, version: LAN_VERSION };
+        const status = { v: 1, host: node.config.host, host_pubkey: node.keys.hostKey.publicKey, version: LAN_VERSION, features: DIRECTORY_FEATURES };
         const challenge = ctx.url.searchParams.get('challenge');
         if (challenge === null) return status;
         if (challenge.length === 0 || challenge.length > STATUS_CHALLENGE_MAX_CHARS) throw new HttpError(400, 'bad challenge');

@@ -2,12 +2,12 @@
 // sees them, a peer's answer read as hostile input, and the whole list an agent sees (mbx_agents,
 // `agentmbx agents --all`): agents here, then agents of paired hosts, listed by their host's
 // directory or seen in mail.
-import { sha256Hex } from '../protocol/hash.ts';
-import { canonicalJson } from '../protocol/canonical.ts';
-import { NAME_RE } from '../protocol/names.ts';
-import { hasControlCharacters, isPlainObject } from '../protocol/records/validate.ts';
-import { isoTime, localAddress, type HostNode } from './node.ts';
-import type { NewPeerAgent } from './store/peer-links-table.ts';
+import { sha256Hex } from '../../protocol/hash.ts';
+import { canonicalJson } from '../../protocol/canonical.ts';
+import { NAME_RE } from '../../protocol/names.ts';
+import { hasControlCharacters, isPlainObject } from '../../protocol/records/validate.ts';
+import { isoTime, localAddress, type HostNode } from '../node.ts';
+import type { NewPeerAgent } from '../store/peer-links-table.ts';
 
 /** Most agents a directory lists (served, and kept per peer: the rest of a longer one is dropped). */
 export const DIRECTORY_AGENTS_MAX = 500;

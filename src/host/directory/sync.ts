@@ -1,14 +1,15 @@
 // The daemon's side of the directory over the LAN (protocol §5): about once a minute (jittered),
 // and at once for a peer just paired, each peer is asked for its directory (GET /v1/agents) in its
 // LAN lane, and every few minutes for its status, whose `features` say whether it applies
-// directory mail (directory-mail.ts). A peer that answers 404 (an older host) is simply not listed;
+// directory mail (mail.ts). A peer that answers 404 (an older host) is simply not listed;
 // a failed call changes nothing (the peer's delivery state is the deliveries' business).
-import { hasControlCharacters, isPlainObject } from '../protocol/records/validate.ts';
+import { isPlainObject } from '../../protocol/records/validate.ts';
 import { directoryDigest, readDirectory } from './directory.ts';
-import type { HostNode } from './node.ts';
-import type { PeerRow } from './store/peers-table.ts';
-import { lanCall, LanError } from './transport/lan/client.ts';
-import { peerLanUnreachable } from './transport/relay/relay-link.ts';
+import { readFeatures } from './peer-features.ts';
+import type { HostNode } from '../node.ts';
+import type { PeerRow } from '../store/peers-table.ts';
+import { lanCall, LanError } from '../transport/lan/client.ts';
+import { peerLanUnreachable } from '../transport/relay/relay-link.ts';
 
 /** How often each peer's directory is asked for. */
 export const DIRECTORY_EVERY_MS = 60_000;
@@ -16,23 +17,6 @@ export const DIRECTORY_EVERY_MS = 60_000;
 export const DIRECTORY_JITTER_MS = 10_000;
 /** How often a peer's status (its features) is read again. */
 export const STATUS_EVERY_MS = 10 * 60_000;
-/** Most features kept of a peer's status, and the longest one. */
-export const FEATURES_MAX = 32;
-export const FEATURE_MAX_CHARS = 64;
-
-/** The `features` of a status answer (hostile input): short strings only, at most FEATURES_MAX. */
-export function readFeatures(x: unknown): string[] {
-  if (!Array.isArray(x)) return [];
-  return x.filter((f): f is string => typeof f === 'string' && f.length > 0 && f.length <= FEATURE_MAX_CHARS && !hasControlCharacters(f))
-    .slice(0, FEATURES_MAX);
-}
-
-/** The features a peer's stored status named (empty while unknown). */
-export function peerFeatures(node: HostNode, host: string): string[] {
-  const stored = node.store.peerLinks.get(host)?.features;
-  return stored == null ? [] : readFeatures(JSON.parse(stored));
-}
-
 /**
  * Reads the peer's public status at its pinned address and keeps its features, when the answer
  * names the pinned key (anything else is not this peer). Returns whether it did.
