@@ -1,12 +1,15 @@
 // What one daemon tick does, apart from the timer and the LAN server (daemon.ts) so that tests run
 // the very same tick: a relay pull and an outbox flush as two jobs that never wait for each other;
 // the flush refreshes keys, fetches missing peer enc keys and starts each (peer, transport)
-// delivery in its own lane (delivery-lanes.ts). A disk that refuses writes is named once and backs
-// the ticks off until a delivery's result is recorded again.
+// delivery in its own lane (delivery-lanes.ts); then, in the lanes the deliveries left free, the
+// presence beacons and address probes (presence/) and the directory calls (directory/), and our
+// directory as mail where the LAN does not carry it. A disk that refuses writes is named once and
+// backs the ticks off until a delivery's result is recorded again.
 import type { HostNode } from './node.ts';
 import { DeliveryLanes } from './delivery-lanes.ts';
 import { queueDirectoryMail } from './directory/mail.ts';
 import { DirectorySync } from './directory/sync.ts';
+import { PresenceKeeper } from './presence/keeper.ts';
 import { FailureTally } from './failure-tally.ts';
 import { flushOutbox, type FlushReport } from './outbox.ts';
 import { nameDiskError } from './store/disk-errors.ts';
@@ -78,6 +81,7 @@ export class DaemonTick {
   readonly #pull: Job;
   readonly #flush: Job;
   readonly #directory: DirectorySync;
+  readonly #presence: PresenceKeeper;
   #stopped = false;
   /** flushes failed in a row because of the disk (0: it takes writes); the ticks back off while it lasts */
   #diskFailures = 0;
@@ -90,6 +94,7 @@ export class DaemonTick {
     this.relay = new RelayLink(node, this.#log);
     this.#failures = new FailureTally(this.#log, node.nowMs());
     this.#directory = new DirectorySync(node, this.#log, options.random);
+    this.#presence = new PresenceKeeper(node, this.#log);
     const isStopped = (): boolean => this.#stopped;
     // A lane that finished may leave rows a pass skipped while it was busy: flush again for them.
     this.#lanes = new DeliveryLanes(this.#failed('delivery'), () => { if (!this.#stopped && this.#diskFailures === 0) void this.#flush.run(); });
@@ -105,7 +110,9 @@ export class DaemonTick {
       for (const host of queueDirectoryMail(node)) this.#log(`directory mail queued for ${host}`);
       const offered = await flushOutbox(node, choose, (row, result, via) => this.#report(row, result, via), this.#lanes);
       // After the deliveries: a peer's lane carries its mail first, its directory when the lane is free.
-      this.#directory.start((peer, work) => this.#lanes.start(this.#lanKey(peer), [], work));
+      const inLane = (peer: PeerRow, work: () => Promise<void>): boolean => this.#lanes.start(this.#lanKey(peer), [], work);
+      this.#presence.start(inLane);
+      this.#directory.start(inLane);
       this.#failures.summarize(node.nowMs());
       // A flush only starts deliveries: the disk counts as healed once one recorded its result, or
       // when nothing waits to be written at all.

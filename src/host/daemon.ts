@@ -5,6 +5,7 @@ import { networkInterfaces } from 'node:os';
 import type { AddressInfo } from 'node:net';
 import type { HostNode } from './node.ts';
 import { DaemonTick } from './daemon-tick.ts';
+import { setListening } from './presence/listening.ts';
 import { createLanServer } from './transport/lan/server.ts';
 
 export const TICK_MS = 2_000;
@@ -66,6 +67,7 @@ export async function startDaemon(node: HostNode, options: DaemonOptions): Promi
     server.listen(options.port, options.bind, () => { server.off('error', reject); resolve(); });
   });
   const port = (server.address() as AddressInfo).port;
+  setListening(node, { port, bind: options.bind });
   const shownHost = options.bind === '0.0.0.0' || options.bind === '::' ? lanAddress() : options.bind;
   const url = `http://${shownHost.includes(':') ? `[${shownHost}]` : shownHost}:${port}`;
   node.store.setMeta(META_LISTEN_ADDR, url);

@@ -43,6 +43,9 @@ test('a peer\'s verified call wakes the tick, and rows waiting out a backoff lea
   const db = await daemon(b, logB.log);
   pin(a, b, db.url);
   pin(b, a, da.url);
+  // The first ticks after pairing call the peer anyway (its directory, our beacon): done before the test starts.
+  await da.tick();
+  await db.tick();
   const toBob = sendMail(a, { from: 'ann', to: ['bob@beta'], subject: 'waiting', body: 'x' });
   // As if an earlier attempt had failed: the row waits an hour.
   a.store.outbox.retryLater(a.store.outbox.forMessage(toBob.id)[0]?.id ?? assert.fail(), 'earlier failure', clock.now + HOUR);

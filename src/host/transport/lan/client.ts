@@ -9,6 +9,7 @@ import { isPlainObject } from '../../../protocol/records/validate.ts';
 import { HostError } from '../../host-error.ts';
 import type { HostNode } from '../../node.ts';
 import { SENDING_ORDER } from '../../outbox-kinds.ts';
+import { listeningOf } from '../../presence/listening.ts';
 import type { OutboxRow } from '../../store/outbox-table.ts';
 import type { PeerRow } from '../../store/peers-table.ts';
 import { outcomeOf, type RowResult, type Transport } from '../transport.ts';
@@ -74,7 +75,12 @@ export async function lanCall(addr: string, method: 'GET' | 'POST', path: string
   await probeConnect(addr, Math.min(timeoutMs, LAN_CONNECT_TIMEOUT_MS));
   const rawBody = body === undefined ? '' : JSON.stringify(body);
   const headers: Record<string, string> = body === undefined ? {} : { 'content-type': 'application/json' };
-  if (signAs !== null) Object.assign(headers, signLanHop(method, path, rawBody, signAs.config.host, signAs.keys.hostKey, signAs.nowMs()));
+  if (signAs !== null) {
+    Object.assign(headers, signLanHop(method, path, rawBody, signAs.config.host, signAs.keys.hostKey, signAs.nowMs()));
+    // where our daemon listens: the peer learns our address from it (protocol §5)
+    const port = listeningOf(signAs)?.port;
+    if (port !== undefined) headers['x-mbx-port'] = String(port);
+  }
   let res: Response;
   try {
     res = await fetch(addr + path, { method, headers, ...(body === undefined ? {} : { body: rawBody }), signal: AbortSignal.timeout(timeoutMs) });

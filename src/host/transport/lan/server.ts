@@ -10,6 +10,7 @@ import { isPlainObject } from '../../../protocol/records/validate.ts';
 import { ownDirectory } from '../../directory/directory.ts';
 import { DIRECTORY_FEATURES } from '../../directory/mail.ts';
 import type { HostNode } from '../../node.ts';
+import { acceptBeacon, notePeerCall } from '../../presence/learn.ts';
 import { encAdOf, pairAcceptJoin, pairHello, PairError, PairNonces } from '../../pairing.ts';
 import { acceptReceipt } from '../../receipts.ts';
 import { receive } from '../../receive.ts';
@@ -44,6 +45,8 @@ interface Route {
   method: 'GET' | 'POST';
   hop: boolean;
   maxBody: number;
+  /** the answer's status when it is not 200 */
+  status?: number;
   handle(ctx: Ctx, body: Record<string, unknown> | null): unknown;
 }
 
@@ -111,6 +114,13 @@ export function createLanServer(node: HostNode, options: LanServerOptions = {}):
         return { results: listField(body, 'records', LAN_MAX_ROTATIONS).map((record) => ({ id: rotationIdOf(record), status: applyPeerRotation(node, record) })) };
       },
     },
+    '/v1/presence': {
+      method: 'POST', hop: true, maxBody: LAN_SMALL_BODY_BYTES, status: 202,
+      handle: (ctx, body) => {
+        if (!acceptBeacon(node, ctx.peer as PeerRow, body, ctx.req.socket.remoteAddress)) throw new HttpError(400, 'not a presence beacon: {v:1, seq, port, addrs, version}');
+        return { ok: true };
+      },
+    },
     '/v1/status': {
       method: 'GET', hop: false, maxBody: 0,
       handle: (ctx) => {
@@ -143,6 +153,11 @@ export function createLanServer(node: HostNode, options: LanServerOptions = {}):
       throw new HttpError(401, 'bad hop: not a paired host, a stale time or a bad signature');
     }
     if (!peerRate.take(peer.host, node.nowMs())) throw new HttpError(429, 'too many calls from this host: slow down');
+    // Where the peer listens now (its address may have changed): noted for the daemon to prove; a
+    // store that refuses the note does not refuse the call.
+    try {
+      notePeerCall(node, peer, req.socket.remoteAddress, req.headers['x-mbx-port']);
+    } catch { /* the next call notes it */ }
     if (node.store.outbox.makeDueNow(peer.host, node.nowMs()) > 0) options.onPeerActive?.();
     return peer;
   }
@@ -158,7 +173,7 @@ export function createLanServer(node: HostNode, options: LanServerOptions = {}):
     const body = route.method === 'POST' ? parseJsonObject(rawBody) : null;
     const answer = route.handle({ node, req, url, peer }, body);
     failPoint(`lan-after-handle:${url.pathname}`);
-    sendJson(res, 200, answer);
+    sendJson(res, route.status ?? 200, answer);
   }
 
   /** whether the disk caused `err`; nothing was stored, so the caller retries later */
