@@ -17,9 +17,10 @@ export interface RelayedPair {
 }
 
 /**
- * beta joins alpha telling it a closed port, then alpha's daemon moves to another port (so beta's
- * pinned address for it is closed too); both run `relay set` with the relay's fingerprint (and
- * `setArgs`) and wait until their daemons say the relay is ready.
+ * beta joins alpha telling it a closed port, then both daemons move to other ports (so beta's
+ * pinned address for alpha is closed too, and nothing either learned of the other works); both
+ * run `relay set` with the relay's fingerprint (and `setArgs`) and wait until their daemons say
+ * the relay is ready.
  */
 export async function relayedPair(relayOptions: { failpoint?: string; args?: string[] } = {}, setArgs: string[] = []): Promise<RelayedPair> {
   const relayDir = tempDir('mbx-e2e-relay-');
@@ -27,13 +28,19 @@ export async function relayedPair(relayOptions: { failpoint?: string; args?: str
   const alpha = await newCliHost('alpha', ['ann']);
   const beta = await newCliHost('beta', ['bob']);
   const first = await startCliDaemon(alpha);
-  const db = await startCliDaemon(beta);
+  const firstB = await startCliDaemon(beta);
   const { token } = await cliJson<{ token: string }>(alpha, ['pair']);
   await cli(beta, ['join', alpha.url, token, '--my-addr', CLOSED_ADDR]);
-  first.kill('SIGTERM');
-  await first.exited;
+  // Both daemons move to new ports: the addresses each side could have learned of the other (from
+  // a verified call's x-mbx-port, or a beacon) are dead too, so no presence probe finds a LAN path.
+  for (const old of [first, firstB]) {
+    old.kill('SIGTERM');
+    await old.exited;
+  }
   alpha.url = '';
+  beta.url = '';
   const da = await startCliDaemon(alpha);
+  const db = await startCliDaemon(beta);
   for (const host of [alpha, beta]) await cli(host, ['relay', 'set', relay.url, '--key', relay.fingerprint, ...setArgs]);
   await da.waitForLine(/relay ready: /);
   await db.waitForLine(/relay ready: /);
