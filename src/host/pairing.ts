@@ -55,7 +55,7 @@ export function isOldBuildHello(party: PairParty): boolean {
   return party.owner_pubkey === party.host_pubkey;
 }
 
-const OLD_BUILD_HINT = 'runs an older agentmbx build (before 0.7) whose pairing does not match this one: upgrade agentmbx there, then pair again';
+const OLD_BUILD_HINT = 'runs an older agentmbx build whose pairing does not match this one: upgrade agentmbx there, then pair again';
 
 export function encAdOf(node: HostNode): { v: 1; host: string; enc_pub: string; sig: string } {
   return { v: 1, host: node.config.host, enc_pub: node.keys.enc.publicKey, sig: signEncAdV1(node.config.host, node.keys.enc.publicKey, node.keys.hostKey) };
