@@ -62,7 +62,7 @@ test('batches over the limit, unknown routes and wrong methods answer JSON error
   assert.equal(big.status, 400);
   assert.deepEqual(big.body, { error: `at most ${LAN_MAX_BATCH} envelopes per call` });
   const bad = await lanCall(aUrl, 'POST', '/v2/envelopes', { envelopes: [{}] }, b);
-  assert.deepEqual(bad.body, { results: [{ id: null, status: 'rejected:bad envelope: not version 3' }] });
+  assert.deepEqual(bad.body, { results: [{ id: null, result: 'rejected:bad envelope: not version 3', status: 'rejected:bad envelope: not version 3' }] });
   assert.deepEqual(await lanCall(aUrl, 'GET', '/nope', undefined, null), { status: 404, body: { error: 'no such endpoint' } });
   assert.deepEqual(await lanCall(aUrl, 'GET', '/v2/envelopes', undefined, null), { status: 405, body: { error: 'use POST on /v2/envelopes' } });
   const notJson = await fetch(`${aUrl}/v1/rotate`, { method: 'POST', body: 'nope' });

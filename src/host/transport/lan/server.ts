@@ -4,8 +4,6 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { failPoint } from '../../../failpoint.ts';
 import { canonicalJson } from '../../../protocol/canonical.ts';
 import { lanHopTimeIsFresh, verifyLanHopSignature } from '../../../protocol/lan-hop.ts';
-import { receiptItemId } from '../../../protocol/records/receipt.ts';
-import { rotationItemId } from '../../../protocol/records/rotation.ts';
 import { isPlainObject } from '../../../protocol/records/validate.ts';
 import type { HostNode } from '../../node.ts';
 import { encAdOf, pairAcceptJoin, pairHello, PairError, PairNonces } from '../../pairing.ts';
@@ -52,20 +50,9 @@ function listField(body: Record<string, unknown> | null, field: string, max: num
   return list;
 }
 
-// The ids results carry, read from records that may be malformed (their result then says why).
+/** The id an envelope answer carries, read from a record that may be malformed (its result then says why). */
 function envelopeIdOf(x: unknown): string | null {
   return isPlainObject(x) && typeof x.id === 'string' ? x.id : null;
-}
-
-function receiptIdOf(x: unknown): string | null {
-  const rec = isPlainObject(x) && isPlainObject(x.rec) ? x.rec : null;
-  if (rec === null || typeof rec.msg !== 'string' || typeof rec.recipient !== 'string' || typeof rec.seq !== 'number') return null;
-  return receiptItemId({ msg: rec.msg, recipient: rec.recipient, seq: rec.seq });
-}
-
-function rotationIdOf(x: unknown): string | null {
-  const rec = isPlainObject(x) && isPlainObject(x.rec) ? x.rec : null;
-  return rec !== null && typeof rec.new_pub === 'string' ? rotationItemId({ new_pub: rec.new_pub }) : null;
 }
 
 export function createLanServer(node: HostNode, options: LanServerOptions = {}): Server {
@@ -77,25 +64,31 @@ export function createLanServer(node: HostNode, options: LanServerOptions = {}):
   };
   const via = (ctx: Ctx) => ({ transport: 'lan', peerPubkey: (ctx.peer as PeerRow).host_pubkey });
 
-  const routes: Record<string, Route> = {
-    '/v2/envelopes': {
-      method: 'POST', hop: true, maxBody: LAN_MAX_BODY_BYTES,
-      handle: (ctx, body) => ({
-        results: listField(body, 'envelopes', LAN_MAX_BATCH).map((env) => ({ id: envelopeIdOf(env), status: receive(node, env, via(ctx)) })),
+  const envelopesRoute: Route = {
+    method: 'POST', hop: true, maxBody: LAN_MAX_BODY_BYTES,
+    handle: (ctx, body) => ({
+      results: listField(body, 'envelopes', LAN_MAX_BATCH).map((env) => {
+        const result = receive(node, env, via(ctx));
+        return { id: envelopeIdOf(env), result, status: result };
       }),
-    },
+    }),
+  };
+
+  const routes: Record<string, Route> = {
+    // §5 answer shapes: results[i] answers the i-th element; envelopes `{id, result}` (plus `status`,
+    // the same string, which older builds of ours read), receipts and rotations bare strings.
+    '/v2/envelopes': envelopesRoute,
+    '/v1/envelopes': envelopesRoute,
     '/v1/receipts': {
       method: 'POST', hop: true, maxBody: LAN_MAX_BODY_BYTES,
-      handle: (ctx, body) => ({
-        results: listField(body, 'receipts', LAN_MAX_BATCH).map((signed) => ({ id: receiptIdOf(signed), status: acceptReceipt(node, signed, via(ctx)) })),
-      }),
+      handle: (ctx, body) => ({ results: listField(body, 'receipts', LAN_MAX_BATCH).map((signed) => acceptReceipt(node, signed, via(ctx))) }),
     },
     '/v1/enc-key': { method: 'GET', hop: true, maxBody: 0, handle: () => encAdOf(node) },
     '/v1/rotate': {
       method: 'POST', hop: false, maxBody: LAN_SMALL_BODY_BYTES,
       handle: (ctx, body) => {
         addressLimited(ctx);
-        return { results: listField(body, 'records', LAN_MAX_ROTATIONS).map((record) => ({ id: rotationIdOf(record), status: applyPeerRotation(node, record) })) };
+        return { results: listField(body, 'records', LAN_MAX_ROTATIONS).map((record) => applyPeerRotation(node, record)) };
       },
     },
     '/v1/status': {
