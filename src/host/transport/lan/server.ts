@@ -5,6 +5,7 @@ import { failPoint } from '../../../failpoint.ts';
 import { canonicalJson } from '../../../protocol/canonical.ts';
 import { lanHopTimeIsFresh, verifyLanHopSignature } from '../../../protocol/lan-hop.ts';
 import { isPlainObject } from '../../../protocol/records/validate.ts';
+import { HOST_FEATURES } from '../../features.ts';
 import type { HostNode } from '../../node.ts';
 import { encAdOf, pairAcceptJoin, pairHello, PairError, PairNonces } from '../../pairing.ts';
 import { acceptReceipt } from '../../receipts.ts';
@@ -63,6 +64,7 @@ export function createLanServer(node: HostNode, options: LanServerOptions = {}):
     if (!addressRate.take(ctx.req.socket.remoteAddress ?? 'unknown', node.nowMs())) throw new HttpError(429, 'too many calls from this address: wait a minute');
   };
   const via = (ctx: Ctx) => ({ transport: 'lan', peerPubkey: (ctx.peer as PeerRow).host_pubkey });
+  const startedAt = new Date(node.nowMs()).toISOString();
 
   const envelopesRoute: Route = {
     method: 'POST', hop: true, maxBody: LAN_MAX_BODY_BYTES,
@@ -94,7 +96,10 @@ export function createLanServer(node: HostNode, options: LanServerOptions = {}):
     '/v1/status': {
       method: 'GET', hop: false, maxBody: 0,
       handle: (ctx) => {
-        const status = { v: 1, host: node.config.host, host_pubkey: node.keys.hostKey.publicKey, version: LAN_VERSION };
+        const status = {
+          service: 'agentmbx', v: 1, host: node.config.host, host_pubkey: node.keys.hostKey.publicKey, version: LAN_VERSION,
+          started_at: startedAt, features: HOST_FEATURES,
+        };
         const challenge = ctx.url.searchParams.get('challenge');
         if (challenge === null) return status;
         if (challenge.length === 0 || challenge.length > STATUS_CHALLENGE_MAX_CHARS) throw new HttpError(400, 'bad challenge');
