@@ -9,9 +9,12 @@ import {
   verifyPairMac, type PairParty,
 } from '../protocol/pairing.ts';
 import { fromBase64 } from '../protocol/base64.ts';
+import { alertLocal } from './alerts.ts';
 import { HostError, type FailureKind } from './host-error.ts';
 import { DEFAULT_PORT } from './identity.ts';
 import type { HostNode } from './node.ts';
+import { OWNER } from './route.ts';
+import type { PeerRow } from './store/peers-table.ts';
 import { fetchPeerEncKey, lanCall, normalizeAddr } from './transport/lan/client.ts';
 import { errorText } from '../common/answer-error.ts';
 
@@ -21,6 +24,8 @@ export const PAIR_DEFAULT_TTL_MS = 10 * 60 * 1000;
 export const PAIR_MAX_TTL_MS = 24 * 60 * 60 * 1000;
 /** Wrong MACs that burn a token. */
 export const PAIR_MAX_FAILURES = 5;
+/** How long `peers remove` waits for the peer to take its POST /v1/unpair (best effort). */
+export const UNPAIR_NOTICE_TIMEOUT_MS = 3_000;
 
 export class PairError extends HostError {
   readonly status: number;
@@ -176,4 +181,39 @@ export async function joinPeer(node: HostNode, addrInput: string, tokenInput: st
 async function isAgentmbxHost(addr: string): Promise<boolean> {
   const status = await lanCall(addr, 'GET', '/v1/status', undefined, null);
   return status.status === 200 && isPlainObject(status.body) && typeof status.body.host === 'string' && typeof status.body.host_pubkey === 'string';
+}
+
+/** What `peers remove` did: the local removal, and whether the peer took our POST /v1/unpair. */
+export interface Unpaired {
+  host: string;
+  peerTold: boolean;
+  /** why the peer was not told (unreachable, refused), null when it was */
+  detail: string | null;
+}
+
+/**
+ * Unpairs `host` here, whatever happens next, then tells it with a signed POST /v1/unpair (§5),
+ * bounded by `timeoutMs`: a peer that was not told keeps us pinned until its owner removes us.
+ * Null when `host` is not paired.
+ */
+export async function unpairPeer(node: HostNode, host: string, timeoutMs = UNPAIR_NOTICE_TIMEOUT_MS): Promise<Unpaired | null> {
+  const peer = node.store.peers.get(host);
+  if (peer === undefined || !node.store.peers.remove(host)) return null;
+  try {
+    const answer = await lanCall(peer.addr, 'POST', '/v1/unpair', {}, node, timeoutMs);
+    if (answer.status === 200) return { host, peerTold: true, detail: null };
+    return { host, peerTold: false, detail: errorText(answer) };
+  } catch (err) {
+    return { host, peerTold: false, detail: err instanceof Error ? err.message : String(err) };
+  }
+}
+
+/** A paired peer's verified POST /v1/unpair: it removed us, so we remove it, and tell the owner. Returns the log line. */
+export function acceptUnpair(node: HostNode, peer: PeerRow): string {
+  node.store.peers.remove(peer.host);
+  const line = `${peer.host} unpaired from this host (its signed /v1/unpair): its pinned keys are forgotten`;
+  alertLocal(node, OWNER, `${peer.host} unpaired from this host`,
+    `The host ${peer.host} removed its pairing with this host and told us so with a signed call, so this host removed ${peer.host} too. `
+    + `Mail still queued for it will not be delivered. To exchange mail again, pair the two hosts anew (agentmbx pair / agentmbx join).`, null);
+  return line;
 }

@@ -7,7 +7,7 @@ import { lanHopTimeIsFresh, verifyLanHopSignature } from '../../../protocol/lan-
 import { isPlainObject } from '../../../protocol/records/validate.ts';
 import { HOST_FEATURES } from '../../features.ts';
 import type { HostNode } from '../../node.ts';
-import { encAdOf, pairAcceptJoin, pairHello, PairError, PairNonces } from '../../pairing.ts';
+import { acceptUnpair, encAdOf, pairAcceptJoin, pairHello, PairError, PairNonces } from '../../pairing.ts';
 import { acceptReceipt } from '../../receipts.ts';
 import { receive } from '../../receive.ts';
 import { applyPeerRotation, refreshKeys } from '../../rotation.ts';
@@ -28,6 +28,8 @@ export interface LanServerOptions {
   onPeerActive?: () => void;
   /** called with a call's failure the disk caused, named (the daemon logs it once per fault, not per call) */
   onDiskFault?: (named: string) => void;
+  /** the daemon's log, for events a peer caused (an unpair) */
+  log?: (line: string) => void;
 }
 
 interface Ctx {
@@ -86,6 +88,10 @@ export function createLanServer(node: HostNode, options: LanServerOptions = {}):
       handle: (ctx, body) => ({ results: listField(body, 'receipts', LAN_MAX_BATCH).map((signed) => acceptReceipt(node, signed, via(ctx))) }),
     },
     '/v1/enc-key': { method: 'GET', hop: true, maxBody: 0, handle: () => encAdOf(node) },
+    '/v1/unpair': {
+      method: 'POST', hop: true, maxBody: LAN_SMALL_BODY_BYTES,
+      handle: (ctx) => { options.log?.(acceptUnpair(node, ctx.peer as PeerRow)); return { ok: true }; },
+    },
     '/v1/rotate': {
       method: 'POST', hop: false, maxBody: LAN_SMALL_BODY_BYTES,
       handle: (ctx, body) => {
@@ -140,7 +146,8 @@ export function createLanServer(node: HostNode, options: LanServerOptions = {}):
     const rawBody = route.method === 'POST' ? await readBody(req, route.maxBody) : await readBody(req, 0);
     refreshKeys(node);
     const peer = route.hop ? verifyHop(req, url.pathname, rawBody) : null;
-    const body = route.method === 'POST' ? parseJsonObject(rawBody) : null;
+    // an empty POST body reads as {} (a peer's /v1/unpair may carry none)
+    const body = route.method === 'POST' ? (rawBody === '' ? {} : parseJsonObject(rawBody)) : null;
     const answer = route.handle({ node, req, url, peer }, body);
     failPoint(`lan-after-handle:${url.pathname}`);
     sendJson(res, 200, answer);
