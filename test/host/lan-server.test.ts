@@ -73,6 +73,13 @@ test('batches over the limit, unknown routes and wrong methods answer JSON error
   assert.deepEqual(await notJson.json(), { error: 'body is not JSON' });
 });
 
+test('owner policies are not kept here: GET /v1/policies and POST /v1/policy answer 404, also to a paired peer', async () => {
+  const clock = new TestClock();
+  const { b, aUrl } = await pairedHosts(clock);
+  assert.equal((await lanCall(aUrl, 'GET', '/v1/policies', undefined, b)).status, 404);
+  assert.equal((await lanCall(aUrl, 'POST', '/v1/policy', { policy: {} }, b)).status, 404);
+});
+
 test('GET /v1/status: the §5 fields and our features; with ?challenge= signed by the host key', async () => {
   const clock = new TestClock();
   const { a, aUrl } = await pairedHosts(clock);
