@@ -15,7 +15,7 @@ import { canonicalJson } from '../../src/protocol/canonical.ts';
 import { generateEncKeyPair, generateSigningKey, verifySignature, type EncKeyPair, type SigningKey } from '../../src/protocol/keys.ts';
 import { checkEnvelopeShape, signEnvelope, verifyEnvelope, type UnsignedEnvelopeV3 } from '../../src/protocol/records/envelope.ts';
 import { checkReceiptShape, receiptRank, signReceipt, type DeliveryReceipt } from '../../src/protocol/records/receipt.ts';
-import { checkRotation, rotationItemId, signRotation, type HostRotation } from '../../src/protocol/records/rotation.ts';
+import { checkRotation, rotationItemId, signRotation } from '../../src/protocol/records/rotation.ts';
 import { openEnvelopeBody, sealEnvelopeBody } from '../../src/protocol/seal.ts';
 import { newUlid } from '../../src/protocol/ulid.ts';
 
