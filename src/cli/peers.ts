@@ -8,7 +8,7 @@ import { printJson, printResult } from './output.ts';
 import { fingerprint } from '../protocol/fingerprint.ts';
 import { META_LISTEN_ADDR, lanAddress } from '../host/daemon.ts';
 import type { HostNode } from '../host/node.ts';
-import { createPairToken, joinPeer, PAIR_DEFAULT_TTL_MS, PAIR_MAX_TTL_MS } from '../host/pairing.ts';
+import { createPairToken, joinPeer, PAIR_DEFAULT_TTL_MS, PAIR_MAX_TTL_MS, unpairPeer } from '../host/pairing.ts';
 import { lanCall, normalizeAddr } from '../host/transport/lan/client.ts';
 import { isPlainObject } from '../protocol/records/validate.ts';
 
@@ -75,12 +75,14 @@ export function registerPeerCommands(program: Command): void {
     }));
 
   peers.command('remove <host>')
-    .description('unpair a host (its pinned keys are forgotten)')
+    .description('unpair a host (its pinned keys are forgotten) and tell it so over the LAN when it answers')
     .option('--json', 'print JSON')
     // optsWithGlobals: `peers --json` is the parent's option too, and commander hands it to the parent
-    .action((host: string, _local: unknown, command: Command) => withNode((node) => {
+    .action((host: string, _local: unknown, command: Command) => withNode(async (node) => {
       const opts = command.optsWithGlobals<{ json?: boolean }>();
-      if (!node.store.peers.remove(host)) throw new CliError(`no peer "${host}"`, 'NOT_FOUND');
-      printResult(opts.json, { removed: host }, `removed ${host}`);
+      const done = await unpairPeer(node, host);
+      if (done === null) throw new CliError(`no peer "${host}"`, 'NOT_FOUND');
+      const told = done.peerTold ? `${host} was told` : `${host} was not told (${inLine(done.detail ?? '')}): remove this host there too`;
+      printResult(opts.json, { removed: host, peer_told: done.peerTold, detail: done.detail }, `removed ${host}; ${told}`);
     }));
 }

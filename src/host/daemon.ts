@@ -61,6 +61,7 @@ export async function startDaemon(node: HostNode, options: DaemonOptions): Promi
   const server = createLanServer(node, {
     onPeerActive: () => { if (work.diskFailures === 0) void tick(); },
     onDiskFault: (named) => work.noteDiskFault(named),
+    log,
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

@@ -5,13 +5,16 @@ import { signEncAdV1, verifyEncAdV1 } from '../protocol/records/enc-ad.ts';
 import { isPlainObject } from '../protocol/records/validate.ts';
 import { NAME_RE } from '../protocol/names.ts';
 import {
-  checkPairParty, newPairNonce, newPairToken, normalizePairToken, pairMac, pairTokenKey, pairTranscript,
-  verifyPairMac, MAX_PAIR_ADDR_CHARS, type PairParty,
+  checkPairJoin, checkPairParty, newPairNonce, newPairToken, normalizePairToken, pairMac, pairTokenKey, pairTranscript,
+  verifyPairMac, type PairParty,
 } from '../protocol/pairing.ts';
 import { fromBase64 } from '../protocol/base64.ts';
+import { alertLocal } from './alerts.ts';
 import { HostError, type FailureKind } from './host-error.ts';
 import { DEFAULT_PORT } from './identity.ts';
 import type { HostNode } from './node.ts';
+import { OWNER } from './route.ts';
+import type { PeerRow } from './store/peers-table.ts';
 import { fetchPeerEncKey, lanCall, normalizeAddr } from './transport/lan/client.ts';
 import { errorText } from '../common/answer-error.ts';
 
@@ -21,6 +24,8 @@ export const PAIR_DEFAULT_TTL_MS = 10 * 60 * 1000;
 export const PAIR_MAX_TTL_MS = 24 * 60 * 60 * 1000;
 /** Wrong MACs that burn a token. */
 export const PAIR_MAX_FAILURES = 5;
+/** How long `peers remove` waits for the peer to take its POST /v1/unpair (best effort). */
+export const UNPAIR_NOTICE_TIMEOUT_MS = 3_000;
 
 export class PairError extends HostError {
   readonly status: number;
@@ -38,11 +43,24 @@ export function createPairToken(node: HostNode, ttlMs: number, random?: (n: numb
   return { token, expiresAt: now + ttlMs };
 }
 
-/** This host as a pairing party. This implementation has no separate owner key: it names its host key. */
+/** This host as a pairing party. Our hosts keep no owner key: `owner_pubkey` is null (§5), never the host key. */
 export function selfParty(node: HostNode, nonce: string): PairParty {
-  const key = node.keys.hostKey.publicKey;
-  return { host: node.config.host, host_pubkey: key, owner_pubkey: key, nonce };
+  return { host: node.config.host, host_pubkey: node.keys.hostKey.publicKey, owner_pubkey: null, nonce };
 }
+
+/** The refusal of a join whose body is not §5's shape (AgentMBX hosts read exactly this text). */
+export const BAD_JOIN_REQUEST = 'bad join request';
+
+/**
+ * Builds of ours before the §5 correction named their host key as `owner_pubkey`, hashed the token
+ * with its dashes and sent `a_nonce`: nothing they send pairs with this build. A hello naming the host
+ * key as owner key comes from such a build (§5 forbids it to everyone else).
+ */
+export function isOldBuildHello(party: PairParty): boolean {
+  return party.owner_pubkey === party.host_pubkey;
+}
+
+const OLD_BUILD_HINT = 'runs an older agentmbx build whose pairing does not match this one: upgrade agentmbx there, then pair again';
 
 export function encAdOf(node: HostNode): { v: 1; host: string; enc_pub: string; sig: string } {
   return { v: 1, host: node.config.host, enc_pub: node.keys.enc.publicKey, sig: signEncAdV1(node.config.host, node.keys.enc.publicKey, node.keys.hostKey) };
@@ -85,34 +103,40 @@ function checkEncAd(x: unknown, host: string, hostPubkey: string): { enc_pub: st
   return verifyEncAdV1(host, x.enc_pub, x.sig, hostPubkey) ? { enc_pub: x.enc_pub, sig: x.sig } : null;
 }
 
-/** A's side of POST /v1/pair/join: check the MAC under the live token, pin B, answer with the accept MAC. */
-export function pairAcceptJoin(node: HostNode, nonces: PairNonces, body: Record<string, unknown>): { v: 1; mac: string; enc: ReturnType<typeof encAdOf> } {
+/**
+ * A's side of POST /v1/pair/join (§5): 400 for a malformed body; 409 for B using this host's name
+ * or a name paired here with another key; 401 for an unknown hello nonce, no live token or a wrong
+ * MAC (five burn the token). B is pinned only after its MAC verified, then A answers its own MAC.
+ */
+export function pairAcceptJoin(node: HostNode, nonces: PairNonces, body: Record<string, unknown>): { v: 1; host: string; mac: string; enc: ReturnType<typeof encAdOf> } {
   const now = node.nowMs();
-  const b = checkPairParty(body);
-  const addr = body.addr;
-  if (b === null || !NAME_RE.test(b.host) || typeof addr !== 'string' || addr.length > MAX_PAIR_ADDR_CHARS || typeof body.a_nonce !== 'string' || typeof body.mac !== 'string') {
-    throw new PairError('malformed join');
-  }
-  if (b.host === node.config.host) throw new PairError('the joining host has this host\'s name: rename one of them');
-  let bAddr: string;
+  const join = checkPairJoin(body);
+  let bAddr: string | null = null;
   try {
-    bAddr = normalizeAddr(addr);
+    bAddr = join === null ? null : normalizeAddr(join.addr);
   } catch {
-    throw new PairError('malformed join address');
+    // an address that is no URL is a malformed join like any other
   }
+  if (join === null || bAddr === null || !NAME_RE.test(join.party.host)) throw new PairError(BAD_JOIN_REQUEST, 400);
+  const b = join.party;
+  if (b.host === node.config.host) throw new PairError('the joining host has this host\'s name: rename one of them', 409);
   const token = node.store.pairTokens.live(now);
   if (token === undefined) throw new PairError('no pairing token is open on this host (expired, used or burned)', 401);
-  if (!nonces.consume(body.a_nonce, now)) throw new PairError('unknown or expired hello nonce: start again', 401);
+  if (!nonces.consume(join.nonce_a, now)) throw new PairError('unknown or expired hello nonce: start again', 401);
   const tokenKey = fromBase64(token.token_key) ?? Buffer.alloc(0);
-  const transcript = pairTranscript(selfParty(node, body.a_nonce), b, addr);
-  if (!verifyPairMac(tokenKey, 'join', transcript, body.mac)) {
+  const transcript = pairTranscript(selfParty(node, join.nonce_a), b, join.addr);
+  if (!verifyPairMac(tokenKey, 'join', transcript, join.mac)) {
     const failures = node.store.pairTokens.noteFailure(token.id, PAIR_MAX_FAILURES);
     throw new PairError(failures >= PAIR_MAX_FAILURES ? 'wrong token: the token is now burned' : 'wrong token', 401);
+  }
+  const known = node.store.peers.get(b.host);
+  if (known !== undefined && known.host_pubkey !== b.host_pubkey) {
+    throw new PairError(`a host named ${b.host} is already paired here with another key: remove it there first (agentmbx peers remove ${b.host})`, 409);
   }
   if (!node.store.pairTokens.markUsed(token.id)) throw new PairError('the token was used meanwhile', 401);
   const enc = checkEncAd(body.enc, b.host, b.host_pubkey);
   node.store.peers.pin({ host: b.host, host_pubkey: b.host_pubkey, owner_pubkey: b.owner_pubkey, addr: bAddr, enc_pub: enc?.enc_pub ?? null, enc_sig: enc?.sig ?? null }, now);
-  return { v: 1, mac: pairMac(tokenKey, 'accept', transcript), enc: encAdOf(node) };
+  return { v: 1, host: node.config.host, mac: pairMac(tokenKey, 'accept', transcript), enc: encAdOf(node) };
 }
 
 /** B's side: `agentmbx join <addr> <token>`. `myAddr` is how A will reach this host. Returns A's host name. */
@@ -130,12 +154,17 @@ export async function joinPeer(node: HostNode, addrInput: string, tokenInput: st
   }
   const a = checkPairParty(hello.body);
   if (a === null || !NAME_RE.test(a.host)) throw new PairError(`${addr} did not answer a valid hello`);
+  if (isOldBuildHello(a)) throw new PairError(`${addr} ${OLD_BUILD_HINT}`);
   if (a.host === node.config.host) throw new PairError(`${addr} has this host's own name "${a.host}": rename one of them`);
+  const known = node.store.peers.get(a.host);
+  if (known !== undefined && known.host_pubkey !== a.host_pubkey) {
+    throw new PairError(`a host named ${a.host} is already paired here with another key: remove it first (agentmbx peers remove ${a.host})`, 409);
+  }
   const tokenKey = pairTokenKey(token);
   const b = selfParty(node, newPairNonce());
   const transcript = pairTranscript(a, b, myAddr);
   const join = await lanCall(addr, 'POST', '/v1/pair/join', {
-    ...b, addr: myAddr, a_nonce: a.nonce, mac: pairMac(tokenKey, 'join', transcript), enc: encAdOf(node),
+    v: 1, ...b, addr: myAddr, nonce_a: a.nonce, mac: pairMac(tokenKey, 'join', transcript), enc: encAdOf(node),
   }, null);
   if (join.status !== 200 || !isPlainObject(join.body)) throw new PairError(`pairing with ${addr} failed: ${errorText(join)}`);
   if (!verifyPairMac(tokenKey, 'accept', transcript, join.body.mac)) throw new PairError(`${addr} did not prove it knows the token: not paired`);
@@ -152,4 +181,39 @@ export async function joinPeer(node: HostNode, addrInput: string, tokenInput: st
 async function isAgentmbxHost(addr: string): Promise<boolean> {
   const status = await lanCall(addr, 'GET', '/v1/status', undefined, null);
   return status.status === 200 && isPlainObject(status.body) && typeof status.body.host === 'string' && typeof status.body.host_pubkey === 'string';
+}
+
+/** What `peers remove` did: the local removal, and whether the peer took our POST /v1/unpair. */
+export interface Unpaired {
+  host: string;
+  peerTold: boolean;
+  /** why the peer was not told (unreachable, refused), null when it was */
+  detail: string | null;
+}
+
+/**
+ * Unpairs `host` here, whatever happens next, then tells it with a signed POST /v1/unpair (§5),
+ * bounded by `timeoutMs`: a peer that was not told keeps us pinned until its owner removes us.
+ * Null when `host` is not paired.
+ */
+export async function unpairPeer(node: HostNode, host: string, timeoutMs = UNPAIR_NOTICE_TIMEOUT_MS): Promise<Unpaired | null> {
+  const peer = node.store.peers.get(host);
+  if (peer === undefined || !node.store.peers.remove(host)) return null;
+  try {
+    const answer = await lanCall(peer.addr, 'POST', '/v1/unpair', {}, node, timeoutMs);
+    if (answer.status === 200) return { host, peerTold: true, detail: null };
+    return { host, peerTold: false, detail: errorText(answer) };
+  } catch (err) {
+    return { host, peerTold: false, detail: err instanceof Error ? err.message : String(err) };
+  }
+}
+
+/** A paired peer's verified POST /v1/unpair: it removed us, so we remove it, and tell the owner. Returns the log line. */
+export function acceptUnpair(node: HostNode, peer: PeerRow): string {
+  node.store.peers.remove(peer.host);
+  const line = `${peer.host} unpaired from this host (its signed /v1/unpair): its pinned keys are forgotten`;
+  alertLocal(node, OWNER, `${peer.host} unpaired from this host`,
+    `The host ${peer.host} removed its pairing with this host and told us so with a signed call, so this host removed ${peer.host} too. `
+    + `Mail still queued for it will not be delivered. To exchange mail again, pair the two hosts anew (agentmbx pair / agentmbx join).`, null);
+  return line;
 }

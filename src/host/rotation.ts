@@ -22,7 +22,8 @@ interface PendingRotation {
   enc_private: string;
 }
 
-export type RotationResult = 'accepted' | 'duplicate' | `rejected:${string}`;
+/** §5's answers to a rotation record: `rotated` (applied now), `current` (already applied), or why not. */
+export type RotationResult = 'rotated' | 'current' | `rejected:${string}`;
 
 /** Rotates this host's keys; returns the signed record (already queued to every peer). */
 export function rotateHost(node: HostNode): HostRotation {
@@ -109,7 +110,7 @@ export function applyPeerRotation(node: HostNode, record: unknown): RotationResu
   const { store } = node;
   const peer = store.peers.get(rec.host);
   if (peer === undefined) return 'rejected:host is not paired';
-  if (peer.host_pubkey === rec.new_pub || store.rotations.get(rec.new_pub) !== undefined) return 'duplicate';
+  if (peer.host_pubkey === rec.new_pub || store.rotations.get(rec.new_pub) !== undefined) return 'current';
   if (peer.host_pubkey !== rec.old_pub) return 'rejected:old key is not the pinned key';
   const now = node.nowMs();
   store.transaction(() => {
@@ -119,5 +120,5 @@ export function applyPeerRotation(node: HostNode, record: unknown): RotationResu
   });
   // Relay items the peer pushed under its new key before we knew it were quarantined: take them now.
   retryQuarantined(node, rec.new_pub);
-  return 'accepted';
+  return 'rotated';
 }

@@ -14,15 +14,29 @@ const TOKEN_CHARS = 12;
 const SCRYPT = { N: 2 ** 15, r: 8, p: 1, maxmem: 64 * 1024 * 1024 } as const;
 const NONCE_BYTES = 16;
 export const MAX_PAIR_ADDR_CHARS = 300;
+/** Longest MAC text read (a base64url HMAC-SHA256 is 43 characters). */
+const MAX_PAIR_MAC_CHARS = 128;
 
 export type PairLabel = 'join' | 'accept';
 
-/** One side of the pairing: what hello returns about A, and what B posts about itself. */
+/**
+ * One side of the pairing: what hello returns about A, and what B posts about itself.
+ * `owner_pubkey` is null for a host without an owner key (ours have none; AgentMBX hosts until
+ * their owner runs `owner init`): never the host key in its place.
+ */
 export interface PairParty {
   host: string;
   host_pubkey: string;
-  owner_pubkey: string;
+  owner_pubkey: string | null;
   nonce: string;
+}
+
+/** B's POST /v1/pair/join, as read by A: B's party, the address B asks A to use, A's hello nonce, the MAC. */
+export interface PairJoinRequest {
+  party: PairParty;
+  addr: string;
+  nonce_a: string;
+  mac: string;
 }
 
 /** A fresh token `XXXX-XXXX-XXXX` (12 Crockford characters, 60 random bits). */
@@ -48,9 +62,12 @@ export function normalizePairToken(input: string): string | null {
   return `${chars.slice(0, 4)}-${chars.slice(4, 8)}-${chars.slice(8)}`;
 }
 
-/** scrypt(token, salt "agentmbx-pair-token-v1") — the token key both sides derive. */
+/**
+ * The token key both sides derive: scrypt over the 12 normalised token characters WITHOUT dashes
+ * (salt "agentmbx-pair-token-v1"). Takes the shown form (`XXXX-XXXX-XXXX`) or the bare 12.
+ */
 export function pairTokenKey(token: string): Buffer {
-  return scryptSync(token, PAIR_PROTO, 32, SCRYPT);
+  return scryptSync(token.replace(/-/g, ''), PAIR_PROTO, 32, SCRYPT);
 }
 
 export function newPairNonce(random: (n: number) => Uint8Array = randomBytes): string {
@@ -61,15 +78,26 @@ export function isPairNonce(x: unknown): x is string {
   return fromBase64Url(x)?.length === NONCE_BYTES;
 }
 
-/** A party record with exactly the four fields, a valid host name, keys and nonce; null otherwise. */
+/** The four party fields (a valid host name, host key, owner key or null, nonce) of a record; null otherwise. Extra members are ignored. */
 export function checkPairParty(x: unknown): PairParty | null {
   if (!isPlainObject(x)) return null;
   if (typeof x.host !== 'string' || !RELAY_HOST_RE.test(x.host)) return null;
-  if (!isPublicKey(x.host_pubkey) || !isPublicKey(x.owner_pubkey) || !isPairNonce(x.nonce)) return null;
+  if (!isPublicKey(x.host_pubkey) || !isPairNonce(x.nonce)) return null;
+  if (x.owner_pubkey !== null && !isPublicKey(x.owner_pubkey)) return null;
   return { host: x.host, host_pubkey: x.host_pubkey, owner_pubkey: x.owner_pubkey, nonce: x.nonce };
 }
 
-/** canonical {proto, a: A's party, b: B's party + addr}. */
+/** A join body `{v:1, host, host_pubkey, owner_pubkey, nonce, addr, nonce_a, mac}` (extra members ignored); null when malformed. */
+export function checkPairJoin(x: unknown): PairJoinRequest | null {
+  const party = checkPairParty(x);
+  if (party === null || !isPlainObject(x) || x.v !== 1) return null;
+  const { addr, nonce_a: nonceA, mac } = x;
+  if (typeof addr !== 'string' || addr.length === 0 || addr.length > MAX_PAIR_ADDR_CHARS) return null;
+  if (!isPairNonce(nonceA) || typeof mac !== 'string' || mac.length > MAX_PAIR_MAC_CHARS) return null;
+  return { party, addr, nonce_a: nonceA, mac };
+}
+
+/** canonical {proto, a: A's party, b: B's party + addr}; `owner_pubkey` as sent, null included. */
 export function pairTranscript(a: PairParty, b: PairParty, bAddr: string): string {
   const aParty = { host: a.host, host_pubkey: a.host_pubkey, owner_pubkey: a.owner_pubkey, nonce: a.nonce };
   const bParty = { host: b.host, host_pubkey: b.host_pubkey, owner_pubkey: b.owner_pubkey, nonce: b.nonce, addr: bAddr };

@@ -8,8 +8,10 @@ export interface LegacyRelayProxy {
   url: string;
   /** v2 enc-key ads answered with 404 */
   v2AdPosts: number;
-  /** v1 enc-key ads passed on to the relay */
+  /** v1 enc-key ads passed on to the relay (or answered `v1Status`) */
   v1AdPosts: number;
+  /** when set, v1 enc-key ads are answered with this status (a relay that retired them: 404 or 410) */
+  v1Status: number | null;
 }
 
 async function bodyOf(stream: IncomingMessage): Promise<Buffer> {
@@ -46,7 +48,7 @@ function rewriteFor(method: string, path: string, keepInfo: boolean): ((raw: Buf
  */
 export async function startLegacyRelayProxy(relayUrl: string, keepInfo = false): Promise<LegacyRelayProxy> {
   const upstream = new URL(relayUrl);
-  const proxy: LegacyRelayProxy = { url: '', v2AdPosts: 0, v1AdPosts: 0 };
+  const proxy: LegacyRelayProxy = { url: '', v2AdPosts: 0, v1AdPosts: 0, v1Status: null };
   const forward = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const method = req.method ?? 'GET';
     const path = new URL(req.url ?? '/', 'http://proxy').pathname;
@@ -56,7 +58,13 @@ export async function startLegacyRelayProxy(relayUrl: string, keepInfo = false):
       res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ error: 'not found' }));
       return;
     }
-    if (method === 'POST' && path === '/v1/relay/enc-key') proxy.v1AdPosts += 1;
+    if (method === 'POST' && path === '/v1/relay/enc-key') {
+      proxy.v1AdPosts += 1;
+      if (proxy.v1Status !== null) {
+        res.writeHead(proxy.v1Status, { 'content-type': 'application/json' }).end(JSON.stringify({ error: 'v1 enc-key ads are retired here' }));
+        return;
+      }
+    }
     const answer = await new Promise<IncomingMessage>((resolve, reject) => {
       const out = httpRequest({ host: upstream.hostname, port: upstream.port, method, path: req.url, headers: req.headers, agent: false }, resolve);
       out.on('error', reject);

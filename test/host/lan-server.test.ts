@@ -5,8 +5,11 @@ import assert from 'node:assert/strict';
 import { request } from 'node:http';
 import { connect } from 'node:net';
 import { signLanHop } from '../../src/protocol/lan-hop.ts';
-import { generateSigningKey } from '../../src/protocol/keys.ts';
+import { generateSigningKey, verifySignature } from '../../src/protocol/keys.ts';
+import { canonicalJson } from '../../src/protocol/canonical.ts';
+import { HOST_FEATURES } from '../../src/host/features.ts';
 import { lanCall } from '../../src/host/transport/lan/client.ts';
+import { LAN_VERSION } from '../../src/host/transport/lan/server.ts';
 import { LAN_MAX_BATCH, LAN_MAX_BODY_BYTES, PEER_CALLS_PER_MINUTE } from '../../src/host/transport/lan/limits.ts';
 import { pairedHosts } from './fixtures.ts';
 import { TestClock } from '../helpers/clock.ts';
@@ -62,15 +65,33 @@ test('batches over the limit, unknown routes and wrong methods answer JSON error
   assert.equal(big.status, 400);
   assert.deepEqual(big.body, { error: `at most ${LAN_MAX_BATCH} envelopes per call` });
   const bad = await lanCall(aUrl, 'POST', '/v2/envelopes', { envelopes: [{}] }, b);
-  assert.deepEqual(bad.body, { results: [{ id: null, status: 'rejected:bad envelope: not version 3' }] });
+  assert.deepEqual(bad.body, { results: [{ id: null, result: 'rejected:bad envelope: not version 3', status: 'rejected:bad envelope: not version 3' }] });
   assert.deepEqual(await lanCall(aUrl, 'GET', '/nope', undefined, null), { status: 404, body: { error: 'no such endpoint' } });
   assert.deepEqual(await lanCall(aUrl, 'GET', '/v2/envelopes', undefined, null), { status: 405, body: { error: 'use POST on /v2/envelopes' } });
   const notJson = await fetch(`${aUrl}/v1/rotate`, { method: 'POST', body: 'nope' });
   assert.equal(notJson.status, 400);
   assert.deepEqual(await notJson.json(), { error: 'body is not JSON' });
-  const status = await lanCall(aUrl, 'GET', '/v1/status?challenge=abc', undefined, null);
-  assert.equal((status.body as { host: string }).host, 'alpha');
-  assert.equal(typeof (status.body as { sig: string }).sig, 'string');
+});
+
+test('owner policies are not kept here: GET /v1/policies and POST /v1/policy answer 404, also to a paired peer', async () => {
+  const clock = new TestClock();
+  const { b, aUrl } = await pairedHosts(clock);
+  assert.equal((await lanCall(aUrl, 'GET', '/v1/policies', undefined, b)).status, 404);
+  assert.equal((await lanCall(aUrl, 'POST', '/v1/policy', { policy: {} }, b)).status, 404);
+});
+
+test('GET /v1/status: the §5 fields and our features; with ?challenge= signed by the host key', async () => {
+  const clock = new TestClock();
+  const { a, aUrl } = await pairedHosts(clock);
+  const plain = await lanCall(aUrl, 'GET', '/v1/status', undefined, null);
+  assert.deepEqual(plain.body, {
+    service: 'agentmbx', v: 1, host: 'alpha', host_pubkey: a.keys.hostKey.publicKey, version: LAN_VERSION,
+    started_at: new Date(clock.now).toISOString(), features: [...HOST_FEATURES],
+  });
+  const signed = (await lanCall(aUrl, 'GET', '/v1/status?challenge=abc', undefined, null)).body as Record<string, unknown>;
+  const { sig, ...rest } = signed;
+  assert.deepEqual(rest, { ...(plain.body as object), type: 'status', challenge: 'abc' });
+  assert.equal(verifySignature(a.keys.hostKey.publicKey, canonicalJson(rest), sig), true);
 });
 
 test('a malformed request line gets a JSON 400', async () => {

@@ -38,7 +38,7 @@ test('a sealed, signed envelope from a paired host is accepted once, then a dupl
   assert.equal(listInbox(b, 'bob').length, 1);
   // Re-sent over the LAN as well: still a duplicate, still one message.
   const answer = await lanCall(a.store.peers.get('beta')?.addr ?? '', 'POST', '/v2/envelopes', { envelopes: [env] }, a);
-  assert.deepEqual(answer.body, { results: [{ id, status: 'duplicate' }] });
+  assert.deepEqual(answer.body, { results: [{ id, result: 'duplicate', status: 'duplicate' }] });
   assert.equal(listInbox(b, 'bob').length, 1);
 });
 
@@ -70,7 +70,7 @@ test('over the LAN, an envelope carrying every optional meta member is accepted 
   };
   const signed = signEnvelope({ ...unsigned(env), meta }, 'alpha', a.keys.hostKey);
   const answer = await lanCall(a.store.peers.get('beta')?.addr ?? '', 'POST', '/v2/envelopes', { envelopes: [signed] }, a);
-  assert.deepEqual(answer.body, { results: [{ id, status: 'accepted' }] });
+  assert.deepEqual(answer.body, { results: [{ id, result: 'accepted', status: 'accepted' }] });
   assert.deepEqual((JSON.parse(b.store.mail.message(id)?.wire ?? '{}') as EnvelopeV3).meta, meta, 'the stored wire keeps them');
   const read = await runCli(['read', id, '--agent', 'bob', '--json'], { MBX_HOME: b.home });
   assert.equal(read.code, 0, read.stderr);

@@ -28,7 +28,7 @@ test('a receiver rotates: mail sealed to its old enc key before the rotation sti
   assert.equal(pinned?.host_pubkey, b.keys.hostKey.publicKey);
   assert.equal(pinned?.enc_pub, b.keys.enc.publicKey);
   assert.deepEqual(a.store.peers.retiredKeys('beta'), [oldB]);
-  assert.equal(applyPeerRotation(a, rotation), 'duplicate');
+  assert.equal(applyPeerRotation(a, rotation), 'current');
   // The envelope sealed before the rotation now arrives and opens with the retired enc key.
   await flushOutbox(a, new LanTransport(a));
   assert.equal(a.store.outbox.forMessage(before.id)[0]?.state, 'handed-over');
@@ -64,8 +64,8 @@ test('rotation records are refused unless they rotate the pinned key of a peer',
   assert.equal(applyPeerRotation(a, { ...rotation, rec: { ...rotation.rec, host: 'gamma' } }), 'rejected:bad old key signature');
   const second = rotateHost(b);
   assert.equal(applyPeerRotation(a, second), 'rejected:old key is not the pinned key');
-  assert.equal(applyPeerRotation(a, rotation), 'accepted');
-  assert.equal(applyPeerRotation(a, second), 'accepted');
+  assert.equal(applyPeerRotation(a, rotation), 'rotated');
+  assert.equal(applyPeerRotation(a, second), 'rotated');
   assert.equal(a.store.peers.get('beta')?.host_pubkey, b.keys.hostKey.publicKey);
   assert.equal(a.store.peers.retiredKeys('beta').length, 2);
   // Pairing beta again (say, a new identity) forgets the keys the old pin had retired.

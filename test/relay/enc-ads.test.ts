@@ -87,7 +87,7 @@ test('v2 refusals answer 400 "enc-key ad refused: <reason>"', async () => {
   assert.equal((await publishV2(owner, newer, signEncAdV2(newer, owner.key))).status, 200);
 });
 
-test('v1: publish and look up by name (case-insensitively); a v1 ad never replaces a signed v2 one', async () => {
+test('v1: publish and look up by name (case-insensitively); a v1 ad it will not store answers 410, never 400', async () => {
   const relay = await startTestRelay();
   const owner = await enrolledHost(relay, 'desk');
   const reader = await enrolledHost(relay, 'laptop');
@@ -98,17 +98,63 @@ test('v1: publish and look up by name (case-insensitively); a v1 ad never replac
     assert.deepEqual([answer.status, answer.body], [200, { host: 'desk', host_pubkey: owner.key.publicKey, enc_pub: owner.enc.publicKey, sig }]);
   }
   const forged = await owner.api.call('POST', '/v1/relay/enc-key', { enc_pub: owner.enc.publicKey, sig: signEncAdV1('desk', owner.enc.publicKey, reader.key) });
-  assert.deepEqual([forged.status, forged.body['error']], [400, 'enc-key ad refused: bad signature']);
+  assert.deepEqual([forged.status, forged.body['code']], [410, 'ENC_AD_V1_RETIRED']);
   const malformed = await owner.api.call('POST', '/v1/relay/enc-key', { enc_pub: 'x', sig });
-  assert.deepEqual([malformed.status, malformed.body['error']], [400, 'enc-key ad refused: malformed']);
+  assert.deepEqual([malformed.status, malformed.body['code']], [410, 'ENC_AD_V1_RETIRED']);
   assert.equal((await reader.api.call('GET', '/v1/relay/enc-key?host=nobody')).status, 404);
+});
 
+test('v1 after v2: the same enc key is stored beside the v2 ad (you.enc_ad.v1); another key answers 410 and changes nothing', async () => {
+  const relay = await startTestRelay();
+  const owner = await enrolledHost(relay, 'desk');
+  const reader = await enrolledHost(relay, 'laptop');
   const ad = adOf(owner, relay.clock.now);
   assert.equal((await publishV2(owner, ad, signEncAdV2(ad, owner.key))).status, 200);
-  const rollback = await owner.api.call('POST', '/v1/relay/enc-key', { enc_pub: generateEncKeyPair().publicKey, sig });
-  assert.equal(rollback.status, 400);
-  assert.match(rollback.body['error'] as string, /^enc-key ad refused: /);
-  assert.equal((await reader.api.call('GET', '/v1/relay/enc-key?host=desk')).body['enc_pub'], owner.enc.publicKey);
+  const encAd = async () => ((await owner.api.info()).body['you'] as { enc_ad: Record<string, unknown> }).enc_ad;
+  assert.deepEqual(await encAd(), { enc_pub: owner.enc.publicKey, exp: ad.exp }, 'no v1 yet');
+  const sig = signEncAdV1('desk', owner.enc.publicKey, owner.key);
+  const v1 = await owner.api.call('POST', '/v1/relay/enc-key', { enc_pub: owner.enc.publicKey, sig });
+  assert.deepEqual([v1.status, v1.body], [200, { ok: true }]);
+  assert.deepEqual(await encAd(), { enc_pub: owner.enc.publicKey, exp: ad.exp, v1: owner.enc.publicKey });
+  const byName = await reader.api.call('GET', '/v1/relay/enc-key?host=desk');
+  assert.equal(byName.body['sig'], sig, 'v1 readers get the v1 signature');
+  assert.deepEqual(byName.body['ad'], ad);
+
+  const other = generateEncKeyPair().publicKey;
+  const rollback = await owner.api.call('POST', '/v1/relay/enc-key', { enc_pub: other, sig: signEncAdV1('desk', other, owner.key) });
+  assert.deepEqual([rollback.status, rollback.body['code']], [410, 'ENC_AD_V1_RETIRED']);
+  assert.deepEqual(await encAd(), { enc_pub: owner.enc.publicKey, exp: ad.exp, v1: owner.enc.publicKey });
+
+  // a newer v2 ad keeps the v1 signature while it names the same key, and drops it for a new key
+  relay.clock.advance(1000);
+  const again = adOf(owner, relay.clock.now);
+  assert.equal((await publishV2(owner, again, signEncAdV2(again, owner.key))).status, 200);
+  assert.equal((await encAd())['v1'], owner.enc.publicKey);
+  relay.clock.advance(1000);
+  const moved = adOf(owner, relay.clock.now, undefined, other);
+  assert.equal((await publishV2(owner, moved, signEncAdV2(moved, owner.key))).status, 200);
+  assert.equal((await encAd())['v1'], undefined);
+});
+
+test('an AgentMBX host republishing while enc_ad.v1 differs from its enc key stops after one publish', async () => {
+  const relay = await startTestRelay();
+  const host = await enrolledHost(relay, 'desk');
+  // §3.1: such a host posts the v2 ad and then the v1 pair while `you.enc_ad.v1` differs from its
+  // enc key, unless the v1 publish answered 404 or 410.
+  let publishes = 0;
+  let v1Retired = false;
+  for (let tick = 0; tick < 5; tick++) {
+    const you = (await host.api.info()).body['you'] as { enc_ad: { v1?: string } | null };
+    if (v1Retired || you.enc_ad?.v1 === host.enc.publicKey) continue;
+    publishes += 1;
+    relay.clock.advance(1000);
+    const published = signedEncAd(host, relay.clock.now);
+    assert.equal((await host.api.call('POST', '/v2/relay/enc-key', published)).status, 200);
+    const v1 = await host.api.call('POST', '/v1/relay/enc-key', { enc_pub: host.enc.publicKey, sig: signEncAdV1('desk', host.enc.publicKey, host.key) });
+    assert.ok(v1.status === 200 || v1.status === 404 || v1.status === 410, `never a 400 (got ${v1.status})`);
+    v1Retired = v1.status === 404 || v1.status === 410;
+  }
+  assert.equal(publishes, 1);
 });
 
 test('an ambiguous v1 name (two live enrolments, no account) answers 404 "unknown host"', async () => {

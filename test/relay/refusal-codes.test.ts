@@ -122,6 +122,7 @@ test('the HTTP layer, the hop, enrolment, push, pull, ack, sender lists, rotatio
 
   // enc-key ads
   expectRefusal('ENC_AD_REFUSED', await viaApi(a.api.publishEncAd({}, 'x')));
+  expectRefusal('ENC_AD_V1_RETIRED', await viaApi(a.api.publishEncAdV1('x', 'x')));
   expectRefusal('BAD_LOOKUP', await viaApi(a.api.call('GET', '/v2/relay/enc-key?pubkey=not-a-key')));
   expectRefusal('UNKNOWN_HOST', await viaApi(a.api.encAd(b.key.publicKey)));
 

@@ -13,6 +13,7 @@ import {
   DIRECTORY_MAIL_FEATURE, DIRECTORY_MAIL_KIND, DIRECTORY_MAIL_MAX_BYTES, DIRECTORY_MAIL_SUBJECT, DIRECTORY_MAIL_TYPE, readDirectoryMailBody,
   type DirectoryMailBody,
 } from './wire.ts';
+import { HOST_FEATURES } from '../features.ts';
 import { localAddress, type HostNode } from '../node.ts';
 import { queueReceipt } from '../receipts.ts';
 import { RouteError, SYSTEM_SENDER } from '../route.ts';
@@ -29,14 +30,11 @@ export const DIRECTORY_MAIL_GAP_MS = 60_000;
 /** What receive answers for a directory mail (a ReceiveResult). */
 export type DirectoryMailResult = 'accepted' | 'duplicate' | 'rejected:bad directory mail';
 
-/** The features this host names in its status (GET /v1/status `features`) for the directory. */
-export const DIRECTORY_FEATURES: readonly string[] = [DIRECTORY_MAIL_FEATURE];
-
 /** The body of our directory mail, its agents cut (last first) until it fits DIRECTORY_MAIL_MAX_BYTES. */
 function mailBody(node: HostNode, seq: number): string {
   const agents: DirectoryAgent[] = ownDirectory(node).agents;
   for (;;) {
-    const body: DirectoryMailBody = { type: DIRECTORY_MAIL_TYPE, v: 1, seq, host: node.config.host, features: [...DIRECTORY_FEATURES], agents };
+    const body: DirectoryMailBody = { type: DIRECTORY_MAIL_TYPE, v: 1, seq, host: node.config.host, features: [...HOST_FEATURES], agents };
     const text = JSON.stringify(body);
     if (Buffer.byteLength(text, 'utf8') <= DIRECTORY_MAIL_MAX_BYTES || agents.length === 0) return text;
     agents.splice(Math.max(0, Math.floor(agents.length * 0.9)));

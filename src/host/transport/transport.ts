@@ -26,9 +26,3 @@ export interface Transport {
   deliver(peer: PeerRow, rows: readonly OutboxRow[]): Promise<RowResult[]>;
 }
 
-/** Maps a peer's per-item status to an outcome. */
-export function outcomeOf(status: unknown): RowOutcome {
-  if (status === 'accepted' || status === 'duplicate' || status === 'stale') return 'taken';
-  if (typeof status === 'string' && status.startsWith('rejected:')) return 'rejected';
-  return 'failed';
-}

@@ -37,10 +37,11 @@ export function parseEncAdV2Request(body: unknown, callerPubkey: string, nowMs: 
   return parsed({ ad: checked.ad, sig: sig as string, iatMs: checked.iatMs, expMs: checked.expMs });
 }
 
+/** A v1 ad the relay will not store is refused with 410 (protocol.md §3.8: a 400 makes AgentMBX hosts republish every tick). */
 export function parseEncAdV1Request(body: unknown, caller: { hostName: string; hostPubkey: string }): Parsed<EncAdV1Request> {
   const { enc_pub: encPub, sig } = isPlainObject(body) ? body : {};
-  if (!isEncPublicKey(encPub)) return refused(adRefused('malformed'));
-  if (!verifyEncAdV1(caller.hostName, encPub, sig, caller.hostPubkey)) return refused(adRefused('bad signature'));
+  if (!isEncPublicKey(encPub)) return refused(new Refusal('ENC_AD_V1_RETIRED', { reason: 'malformed' }));
+  if (!verifyEncAdV1(caller.hostName, encPub, sig, caller.hostPubkey)) return refused(new Refusal('ENC_AD_V1_RETIRED', { reason: 'not signed by this host under its enrolled name' }));
   return parsed({ encPub, sig: sig as string });
 }
 

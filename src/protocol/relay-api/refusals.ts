@@ -69,6 +69,8 @@ export const REFUSALS = {
   ROTATION_UNKNOWN_KEY: { status: 404, sentence: 'the old key is not enrolled here' },
   // Encryption-key ads.
   ENC_AD_REFUSED: { status: 400, sentence: 'enc-key ad refused: {reason}' },
+  // 410, never 400: AgentMBX hosts take 404/410 as "v1 is retired" and any other refusal as a reason to republish every tick.
+  ENC_AD_V1_RETIRED: { status: 410, sentence: 'v1 enc-key ad not stored: {reason} (v1 ads are retired here; the v2 ad is what counts)', codeInBody: true },
   BAD_LOOKUP: { status: 400, sentence: '{field} must be {shape}' },
   UNKNOWN_HOST: { status: 404, sentence: 'unknown host' },
   // The deny-list of a hosted relay (POST /v2/relay/admin/deny).

@@ -15,25 +15,48 @@ export async function publishEncAdV2(ctx: CoreContext, caller: Enrolment, checke
     if (stored !== null && stored.version === 2 && stored.iat >= checked.iatMs) throw refused('not newer than the stored ad');
     await tx.hostRecords.putEncAd({
       hostPubkey: caller.hostPubkey, encPub: checked.ad.enc_pub, version: 2, record: canonicalJson(checked.ad),
-      sig: checked.sig, iat: checked.iatMs, exp: checked.expMs, at: ctx.nowMs(),
+      sig: checked.sig, iat: checked.iatMs, exp: checked.expMs, at: ctx.nowMs(), v1Sig: v1SigFor(stored, checked.ad.enc_pub),
     });
   });
   return { ok: true };
 }
 
+/** The v1 signature a new v2 ad keeps: the stored one when it names the same enc key, else none. */
+function v1SigFor(stored: EncAd | null, encPub: string): string | null {
+  if (stored === null || stored.encPub !== encPub) return null;
+  return stored.version === 1 ? stored.sig : stored.v1Sig;
+}
+
+/**
+ * The legacy v1 pair (protocol.md §3.8). Beside a signed v2 ad it is kept only when it names the
+ * same enc key (reported as `you.enc_ad.v1`); a legacy ad has no time, so one naming another key never
+ * replaces the v2 ad (it could roll the key back) and is refused with 410, never a 400.
+ */
 export async function publishEncAdV1(ctx: CoreContext, caller: Enrolment, { encPub, sig }: EncAdV1Request): Promise<{ ok: true }> {
   await ctx.store.transaction(async (tx) => {
-    // a legacy ad has no time: it never replaces a signed v2 ad, which could roll the key back
-    if ((await tx.hostRecords.encAd(caller.hostPubkey))?.version === 2) throw refused('a signed v2 ad is stored for this host');
+    const stored = await tx.hostRecords.encAd(caller.hostPubkey);
+    if (stored?.version === 2) {
+      if (stored.encPub !== encPub) throw new Refusal('ENC_AD_V1_RETIRED', { reason: 'it names another enc key than the stored v2 ad' });
+      if (stored.v1Sig !== sig) await tx.hostRecords.putEncAd({ ...stored, v1Sig: sig });
+      return;
+    }
     const now = ctx.nowMs();
-    await tx.hostRecords.putEncAd({ hostPubkey: caller.hostPubkey, encPub, version: 1, record: null, sig, iat: now, exp: null, at: now });
+    await tx.hostRecords.putEncAd({ hostPubkey: caller.hostPubkey, encPub, version: 1, record: null, sig, iat: now, exp: null, at: now, v1Sig: null });
   });
   return { ok: true };
 }
 
+/** The enc key of the caller's legacy v1 ad when one is stored (`you.enc_ad.v1`), else undefined. */
+export function v1EncKeyOf(ad: EncAd): string | undefined {
+  return ad.version === 1 || ad.v1Sig !== null ? ad.encPub : undefined;
+}
+
 function lookupAnswer(enrolment: Enrolment, ad: EncAd) {
   return ad.version === 2 && ad.record !== null
-    ? { host: enrolment.hostName, host_pubkey: enrolment.hostPubkey, enc_pub: ad.encPub, ad: JSON.parse(ad.record) as unknown, ad_sig: ad.sig }
+    ? {
+      host: enrolment.hostName, host_pubkey: enrolment.hostPubkey, enc_pub: ad.encPub,
+      ...(ad.v1Sig === null ? {} : { sig: ad.v1Sig }), ad: JSON.parse(ad.record) as unknown, ad_sig: ad.sig,
+    }
     : { host: enrolment.hostName, host_pubkey: enrolment.hostPubkey, enc_pub: ad.encPub, sig: ad.sig };
 }
 

@@ -3,6 +3,7 @@
 import type { RelayLimits } from '../config.ts';
 import type { Enrolment } from '../store/relay-store.ts';
 import { isoTime, type CoreContext } from './context.ts';
+import { v1EncKeyOf } from './enc-ads.ts';
 
 /** The limits as advertised: every limit, then the per-account quotas again under their older names. */
 function advertisedLimits(limits: RelayLimits) {
@@ -19,7 +20,7 @@ export async function info(ctx: CoreContext, caller: Enrolment | null) {
       pubkey: caller.hostPubkey,
       head_seq: await tx.items.headSeq(caller.hostPubkey),
       acked_through: await tx.items.ackedThrough(caller.hostPubkey),
-      enc_ad: ad === null ? null : { enc_pub: ad.encPub, exp: ad.exp === null ? null : isoTime(ad.exp) },
+      enc_ad: ad === null ? null : { enc_pub: ad.encPub, exp: ad.exp === null ? null : isoTime(ad.exp), v1: v1EncKeyOf(ad) },
     };
   });
   return { ...base, you };

@@ -27,6 +27,11 @@ export interface EncAd {
   /** exp of the v2 ad (ms); null for v1 */
   exp: number | null;
   at: number;
+  /**
+   * On a v2 row: the signature of the host's legacy v1 ad `{v:1, host, enc_pub}` naming the same enc
+   * key (AgentMBX hosts publish both, protocol.md §3.8), or null. Always null on a v1 row (`sig` is it).
+   */
+  v1Sig: string | null;
 }
 
 export interface SenderList {

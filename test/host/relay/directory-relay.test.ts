@@ -32,7 +32,7 @@ test('with the LAN cut, a fresh agent reaches the peer as directory mail through
   b.node.store.peerLinks.moveAddr('alpha', await serveLan(a.node));
   await tick(a);
   await tick(b);
-  assert.deepEqual(peerFeatures(b.node, 'alpha'), [DIRECTORY_MAIL_FEATURE]);
+  assert.ok(peerFeatures(b.node, 'alpha').includes(DIRECTORY_MAIL_FEATURE));
   assert.deepEqual(peerAgents(a.node), ['bob@beta']);
   // alpha's view of beta as an AgentMBX host would be: no feature, so alpha never mails it a directory.
   a.node.store.peerLinks.setFeatures('beta', [], clock.now);
@@ -79,6 +79,6 @@ test('with the LAN cut, a fresh agent reaches the peer as directory mail through
   await tick(a);
   assert.deepEqual(peerAgents(a.node), ['bob@beta', 'carl@beta', 'dee@beta']);
   // beta's directory mail told alpha that beta applies it: alpha's own goes out now.
-  assert.deepEqual(peerFeatures(a.node, 'beta'), [DIRECTORY_MAIL_FEATURE]);
+  assert.ok(peerFeatures(a.node, 'beta').includes(DIRECTORY_MAIL_FEATURE));
   assert.notDeepEqual(directoryRows(a.node), []);
 });

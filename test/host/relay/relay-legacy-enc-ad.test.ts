@@ -78,6 +78,26 @@ test('a relay refusing v2 enc-key ads with 404 gets the v1 ad; refreshes and new
   assert.equal(proxy.v1AdPosts, 4);
 });
 
+for (const status of [404, 410]) {
+  test(`a relay answering ${status} to the v1 ad too is not asked again before the daily refresh`, async () => {
+    const { world, proxy } = await legacyWorld();
+    const alpha = world.a.node;
+    proxy.v1Status = status;
+    await sessionOk(alpha);
+    assert.deepEqual([proxy.v2AdPosts, proxy.v1AdPosts], [1, 1]);
+    assert.equal(alpha.store.relay.get()?.enc_ad_v1_only, 0, 'not remembered as a v1 relay');
+    for (let i = 0; i < 3; i++) {
+      world.clock.now += 10 * 60_000; // past any backoff
+      await sessionOk(alpha);
+    }
+    assert.equal(proxy.v1AdPosts, 1, 'no republish on later ticks');
+    world.clock.now += ENC_AD_REFRESH_MS;
+    alpha.store.relay.update({ session: null }); // the daily refresh, in a new session (info first)
+    await sessionOk(alpha);
+    assert.deepEqual([proxy.v2AdPosts, proxy.v1AdPosts], [2, 2], 'the daily refresh asks again, v2 first');
+  });
+}
+
 test('a relay whose info shows it knows v2 ads gets no v1 ad for its 404', async () => {
   const { world, proxy } = await legacyWorld(true);
   const result = await ensureSession(world.a.node);

@@ -178,7 +178,7 @@ test('mail a peer sent under its new key before we learned of its rotation leave
   await tickUntilRow(world, world.a, id, 'relay-accepted');
   await tick(world.b);
   assert.deepEqual(world.b.node.store.relay.quarantined().map((q) => [q.item_id, q.reason]), [[id, 'sender is not a paired host']]);
-  assert.equal(applyPeerRotation(world.b.node, rotation), 'accepted'); // the record arrives (over the LAN)
+  assert.equal(applyPeerRotation(world.b.node, rotation), 'rotated'); // the record arrives (over the LAN)
   assert.deepEqual(listInbox(world.b.node, 'bob').map((m) => m.id), [id]);
   assert.equal(world.b.node.store.relay.quarantineCount(), 0);
 });

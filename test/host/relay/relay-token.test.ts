@@ -181,7 +181,7 @@ test('after a host-key rotation the host enrols again with a new cloud-key certi
   const bound = await world.relay.service.core.context.store.read((tx) => tx.accounts.cloudKeyOf(world.a.node.keys.hostKey.publicKey));
   assert.equal(bound, jkt, 'the same cloud key, now certified by the new host key');
   assert.equal((await cloudKeyOf(world.a.node)).jkt, jkt, 'the rotation kept the cloud key');
-  assert.equal(applyPeerRotation(world.b.node, rotation), 'accepted'); // the record reaches b (over the LAN)
+  assert.equal(applyPeerRotation(world.b.node, rotation), 'rotated'); // the record reaches b (over the LAN)
   await tick(world.b);
   assert.ok(listInbox(world.b.node, 'bob').some((m) => m.id === sent.id), world.b.log.join(' | '));
   await mailBothWays(world, 'after');

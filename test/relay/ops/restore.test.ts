@@ -118,7 +118,7 @@ test('restore keeps a rollback copy, carries forward what restricts, and rotates
     assert.ok(enrolment);
     await tx.enrolments.put({ ...enrolment, revokedAt: clock.now });
     await tx.hostRecords.putSenderList({ targetPubkey: b.key.publicKey, senders: [a.key.publicKey], iat: clock.now, record: '{"list":"b"}', sig: 'sig-b' });
-    await tx.hostRecords.putEncAd({ hostPubkey: b.key.publicKey, encPub: b.enc.publicKey, version: 2, record: '{"ad":"new"}', sig: 'sig-ad', iat: clock.now, exp: clock.now + 1_000, at: clock.now });
+    await tx.hostRecords.putEncAd({ hostPubkey: b.key.publicKey, encPub: b.enc.publicKey, version: 2, record: '{"ad":"new"}', sig: 'sig-ad', iat: clock.now, exp: clock.now + 1_000, at: clock.now, v1Sig: null });
   });
   await live.stop();
 

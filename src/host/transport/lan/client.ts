@@ -12,7 +12,8 @@ import { SENDING_ORDER } from '../../outbox-kinds.ts';
 import { listeningOf } from '../../presence/listening.ts';
 import type { OutboxRow } from '../../store/outbox-table.ts';
 import type { PeerRow } from '../../store/peers-table.ts';
-import { outcomeOf, type RowResult, type Transport } from '../transport.ts';
+import type { RowResult, Transport } from '../transport.ts';
+import { readBatchAnswer } from './answers.ts';
 import { LAN_CONNECT_TIMEOUT_MS, LAN_MAX_BATCH, LAN_MAX_BODY_BYTES, LAN_MAX_RESPONSE_BYTES, LAN_MAX_ROTATIONS } from './limits.ts';
 
 /** How long one LAN call may take before it counts as failed. */
@@ -198,17 +199,6 @@ export class LanTransport implements Transport {
       return failAll(errorText(answer));
     }
     this.#node.store.peers.noteReachable(peer.host, this.#node.nowMs());
-    // Results are matched to rows by id. /v1/rotate answers of hosts that send no ids are taken in
-    // order (the protocol leaves that answer open; ours carries ids).
-    const byId = new Map<string, unknown>();
-    list.forEach((r, i) => {
-      if (!isPlainObject(r)) return;
-      const id = typeof r.id === 'string' ? r.id : route.field === 'records' ? rows[i]?.item_id : undefined;
-      if (id !== undefined && !byId.has(id)) byId.set(id, r.status);
-    });
-    return rows.map((row) => {
-      const status = byId.get(row.item_id);
-      return { rowId: row.id, outcome: outcomeOf(status), detail: typeof status === 'string' ? status : 'no result for this item' };
-    });
+    return readBatchAnswer(rows, list);
   }
 }

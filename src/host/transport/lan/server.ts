@@ -4,14 +4,12 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { failPoint } from '../../../failpoint.ts';
 import { canonicalJson } from '../../../protocol/canonical.ts';
 import { lanHopTimeIsFresh, verifyLanHopSignature } from '../../../protocol/lan-hop.ts';
-import { receiptItemId } from '../../../protocol/records/receipt.ts';
-import { rotationItemId } from '../../../protocol/records/rotation.ts';
 import { isPlainObject } from '../../../protocol/records/validate.ts';
 import { ownDirectory } from '../../directory/directory.ts';
-import { DIRECTORY_FEATURES } from '../../directory/mail.ts';
+import { HOST_FEATURES } from '../../features.ts';
 import type { HostNode } from '../../node.ts';
 import { acceptBeacon, notePeerCall } from '../../presence/learn.ts';
-import { encAdOf, pairAcceptJoin, pairHello, PairError, PairNonces } from '../../pairing.ts';
+import { acceptUnpair, encAdOf, pairAcceptJoin, pairHello, PairError, PairNonces } from '../../pairing.ts';
 import { acceptReceipt } from '../../receipts.ts';
 import { receive } from '../../receive.ts';
 import { applyPeerRotation, refreshKeys } from '../../rotation.ts';
@@ -32,6 +30,8 @@ export interface LanServerOptions {
   onPeerActive?: () => void;
   /** called with a call's failure the disk caused, named (the daemon logs it once per fault, not per call) */
   onDiskFault?: (named: string) => void;
+  /** the daemon's log, for events a peer caused (an unpair) */
+  log?: (line: string) => void;
 }
 
 interface Ctx {
@@ -57,20 +57,9 @@ function listField(body: Record<string, unknown> | null, field: string, max: num
   return list;
 }
 
-// The ids results carry, read from records that may be malformed (their result then says why).
+/** The id an envelope answer carries, read from a record that may be malformed (its result then says why). */
 function envelopeIdOf(x: unknown): string | null {
   return isPlainObject(x) && typeof x.id === 'string' ? x.id : null;
-}
-
-function receiptIdOf(x: unknown): string | null {
-  const rec = isPlainObject(x) && isPlainObject(x.rec) ? x.rec : null;
-  if (rec === null || typeof rec.msg !== 'string' || typeof rec.recipient !== 'string' || typeof rec.seq !== 'number') return null;
-  return receiptItemId({ msg: rec.msg, recipient: rec.recipient, seq: rec.seq });
-}
-
-function rotationIdOf(x: unknown): string | null {
-  const rec = isPlainObject(x) && isPlainObject(x.rec) ? x.rec : null;
-  return rec !== null && typeof rec.new_pub === 'string' ? rotationItemId({ new_pub: rec.new_pub }) : null;
 }
 
 export function createLanServer(node: HostNode, options: LanServerOptions = {}): Server {
@@ -81,19 +70,26 @@ export function createLanServer(node: HostNode, options: LanServerOptions = {}):
     if (!addressRate.take(ctx.req.socket.remoteAddress ?? 'unknown', node.nowMs())) throw new HttpError(429, 'too many calls from this address: wait a minute');
   };
   const via = (ctx: Ctx) => ({ transport: 'lan', peerPubkey: (ctx.peer as PeerRow).host_pubkey });
+  const startedAt = new Date(node.nowMs()).toISOString();
+
+  const envelopesRoute: Route = {
+    method: 'POST', hop: true, maxBody: LAN_MAX_BODY_BYTES,
+    handle: (ctx, body) => ({
+      results: listField(body, 'envelopes', LAN_MAX_BATCH).map((env) => {
+        const result = receive(node, env, via(ctx));
+        return { id: envelopeIdOf(env), result, status: result };
+      }),
+    }),
+  };
 
   const routes: Record<string, Route> = {
-    '/v2/envelopes': {
-      method: 'POST', hop: true, maxBody: LAN_MAX_BODY_BYTES,
-      handle: (ctx, body) => ({
-        results: listField(body, 'envelopes', LAN_MAX_BATCH).map((env) => ({ id: envelopeIdOf(env), status: receive(node, env, via(ctx)) })),
-      }),
-    },
+    // §5 answer shapes: results[i] answers the i-th element; envelopes `{id, result}` (plus `status`,
+    // the same string, which older builds of ours read), receipts and rotations bare strings.
+    '/v2/envelopes': envelopesRoute,
+    '/v1/envelopes': envelopesRoute,
     '/v1/receipts': {
       method: 'POST', hop: true, maxBody: LAN_MAX_BODY_BYTES,
-      handle: (ctx, body) => ({
-        results: listField(body, 'receipts', LAN_MAX_BATCH).map((signed) => ({ id: receiptIdOf(signed), status: acceptReceipt(node, signed, via(ctx)) })),
-      }),
+      handle: (ctx, body) => ({ results: listField(body, 'receipts', LAN_MAX_BATCH).map((signed) => acceptReceipt(node, signed, via(ctx))) }),
     },
     '/v1/enc-key': { method: 'GET', hop: true, maxBody: 0, handle: () => encAdOf(node) },
     '/v1/agents': {
@@ -107,11 +103,15 @@ export function createLanServer(node: HostNode, options: LanServerOptions = {}):
         return ownDirectory(node);
       },
     },
+    '/v1/unpair': {
+      method: 'POST', hop: true, maxBody: LAN_SMALL_BODY_BYTES,
+      handle: (ctx) => { options.log?.(acceptUnpair(node, ctx.peer as PeerRow)); return { ok: true }; },
+    },
     '/v1/rotate': {
       method: 'POST', hop: false, maxBody: LAN_SMALL_BODY_BYTES,
       handle: (ctx, body) => {
         addressLimited(ctx);
-        return { results: listField(body, 'records', LAN_MAX_ROTATIONS).map((record) => ({ id: rotationIdOf(record), status: applyPeerRotation(node, record) })) };
+        return { results: listField(body, 'records', LAN_MAX_ROTATIONS).map((record) => applyPeerRotation(node, record)) };
       },
     },
     '/v1/presence': {
@@ -124,7 +124,10 @@ export function createLanServer(node: HostNode, options: LanServerOptions = {}):
     '/v1/status': {
       method: 'GET', hop: false, maxBody: 0,
       handle: (ctx) => {
-        const status = { v: 1, host: node.config.host, host_pubkey: node.keys.hostKey.publicKey, version: LAN_VERSION, features: DIRECTORY_FEATURES };
+        const status = {
+          service: 'agentmbx', v: 1, host: node.config.host, host_pubkey: node.keys.hostKey.publicKey, version: LAN_VERSION,
+          started_at: startedAt, features: HOST_FEATURES,
+        };
         const challenge = ctx.url.searchParams.get('challenge');
         if (challenge === null) return status;
         if (challenge.length === 0 || challenge.length > STATUS_CHALLENGE_MAX_CHARS) throw new HttpError(400, 'bad challenge');
@@ -170,7 +173,8 @@ export function createLanServer(node: HostNode, options: LanServerOptions = {}):
     const rawBody = route.method === 'POST' ? await readBody(req, route.maxBody) : await readBody(req, 0);
     refreshKeys(node);
     const peer = route.hop ? verifyHop(req, url.pathname, rawBody) : null;
-    const body = route.method === 'POST' ? parseJsonObject(rawBody) : null;
+    // an empty POST body reads as {} (a peer's /v1/unpair may carry none)
+    const body = route.method === 'POST' ? (rawBody === '' ? {} : parseJsonObject(rawBody)) : null;
     const answer = route.handle({ node, req, url, peer }, body);
     failPoint(`lan-after-handle:${url.pathname}`);
     sendJson(res, route.status ?? 200, answer);

@@ -233,6 +233,9 @@ async function publishOwnEncAd(node: HostNode, { relay, api }: RelaySession, now
   }
   const answer = await api.publishEncAdV1(enc.publicKey, signEncAdV1(node.config.host, enc.publicKey, hostKey));
   const refusal = readEncAdV1PublishAnswer(answer);
+  // 404/410: the relay keeps no v1 ads either (protocol §3.8). Nothing more to publish until the
+  // daily refresh, which tries v2 first again: never a retry every tick.
+  if (!refusal.ok && (answer.status === 404 || answer.status === 410)) return null;
   if (!refusal.ok) {
     forgetSession(node, refusal);
     return { answer, refusal };

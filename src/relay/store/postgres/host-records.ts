@@ -20,14 +20,15 @@ async function getEncAd(sql: Sql, hostPubkey: string): Promise<EncAd | null> {
     iat: int(row, 'iat'),
     exp: intOrNull(row, 'exp'),
     at: int(row, 'at'),
+    v1Sig: textOrNull(row, 'v1_sig'),
   };
 }
 
 async function putEncAd(sql: Sql, ad: EncAd): Promise<void> {
-  await sql.run(`INSERT INTO enc_ads (host_pubkey, enc_pub, version, record, sig, iat, exp, at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+  await sql.run(`INSERT INTO enc_ads (host_pubkey, enc_pub, version, record, sig, iat, exp, at, v1_sig) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
       ON CONFLICT (host_pubkey) DO UPDATE SET enc_pub = excluded.enc_pub, version = excluded.version,
-        record = excluded.record, sig = excluded.sig, iat = excluded.iat, exp = excluded.exp, at = excluded.at`,
-  [ad.hostPubkey, ad.encPub, ad.version, ad.record, ad.sig, ad.iat, ad.exp, ad.at]);
+        record = excluded.record, sig = excluded.sig, iat = excluded.iat, exp = excluded.exp, at = excluded.at, v1_sig = excluded.v1_sig`,
+  [ad.hostPubkey, ad.encPub, ad.version, ad.record, ad.sig, ad.iat, ad.exp, ad.at, ad.v1Sig]);
 }
 
 function sendersOf(value: unknown): string[] {

@@ -17,14 +17,15 @@ export function getEncAd(sql: SQLTagStore, hostPubkey: string): EncAd | null {
     iat: int(row, 'iat'),
     exp: intOrNull(row, 'exp'),
     at: int(row, 'at'),
+    v1Sig: textOrNull(row, 'v1_sig'),
   };
 }
 
 export function putEncAd(sql: SQLTagStore, ad: EncAd): void {
-  sql.run`INSERT INTO enc_ads (host_pubkey, enc_pub, version, record, sig, iat, exp, at)
-          VALUES (${ad.hostPubkey}, ${ad.encPub}, ${ad.version}, ${ad.record}, ${ad.sig}, ${ad.iat}, ${ad.exp}, ${ad.at})
+  sql.run`INSERT INTO enc_ads (host_pubkey, enc_pub, version, record, sig, iat, exp, at, v1_sig)
+          VALUES (${ad.hostPubkey}, ${ad.encPub}, ${ad.version}, ${ad.record}, ${ad.sig}, ${ad.iat}, ${ad.exp}, ${ad.at}, ${ad.v1Sig})
           ON CONFLICT (host_pubkey) DO UPDATE SET enc_pub = excluded.enc_pub, version = excluded.version,
-            record = excluded.record, sig = excluded.sig, iat = excluded.iat, exp = excluded.exp, at = excluded.at`;
+            record = excluded.record, sig = excluded.sig, iat = excluded.iat, exp = excluded.exp, at = excluded.at, v1_sig = excluded.v1_sig`;
 }
 
 function parseSenders(json: string): string[] {

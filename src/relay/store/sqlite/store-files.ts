@@ -142,10 +142,10 @@ export function carryForward(restoredDir: string, liveDir: string): CarriedForwa
         SELECT target_pubkey, senders, iat, record, sig FROM live.sender_lists WHERE true
         ON CONFLICT (target_pubkey) DO UPDATE SET senders = excluded.senders, iat = excluded.iat, record = excluded.record, sig = excluded.sig
         WHERE excluded.iat > sender_lists.iat`);
-    const encAds = changes(`INSERT INTO main.enc_ads (host_pubkey, enc_pub, version, record, sig, iat, exp, at)
-        SELECT host_pubkey, enc_pub, version, record, sig, iat, exp, at FROM live.enc_ads WHERE true
+    const encAds = changes(`INSERT INTO main.enc_ads (host_pubkey, enc_pub, version, record, sig, iat, exp, at, v1_sig)
+        SELECT host_pubkey, enc_pub, version, record, sig, iat, exp, at, v1_sig FROM live.enc_ads WHERE true
         ON CONFLICT (host_pubkey) DO UPDATE SET enc_pub = excluded.enc_pub, version = excluded.version, record = excluded.record,
-          sig = excluded.sig, iat = excluded.iat, exp = excluded.exp, at = excluded.at
+          sig = excluded.sig, iat = excluded.iat, exp = excluded.exp, at = excluded.at, v1_sig = excluded.v1_sig
         WHERE excluded.iat > enc_ads.iat`);
     const seqs = changes(`INSERT INTO main.seqs (target_pubkey, next_seq) SELECT target_pubkey, next_seq FROM live.seqs WHERE true
         ON CONFLICT (target_pubkey) DO UPDATE SET next_seq = excluded.next_seq WHERE excluded.next_seq > seqs.next_seq`);

@@ -46,8 +46,8 @@ export function describeRecords(open: OpenStoreUnderTest): void {
   });
 
   storeTest(open, 'enc-key ads (v1 and v2) and sender lists round-trip and are replaced by key', async ({ store }) => {
-    const v2: EncAd = { hostPubkey: 'H', encPub: 'enc-1', version: 2, record: '{"v":2}', sig: 's1', iat: 10, exp: 20, at: 11 };
-    const v1: EncAd = { hostPubkey: 'G', encPub: 'enc-g', version: 1, record: null, sig: 's2', iat: 5, exp: null, at: 5 };
+    const v2: EncAd = { hostPubkey: 'H', encPub: 'enc-1', version: 2, record: '{"v":2}', sig: 's1', iat: 10, exp: 20, at: 11, v1Sig: 'v1s' };
+    const v1: EncAd = { hostPubkey: 'G', encPub: 'enc-g', version: 1, record: null, sig: 's2', iat: 5, exp: null, at: 5, v1Sig: null };
     await store.transaction(async (tx) => {
       await tx.hostRecords.putEncAd(v2);
       await tx.hostRecords.putEncAd(v1);
@@ -56,7 +56,7 @@ export function describeRecords(open: OpenStoreUnderTest): void {
     assert.deepEqual(await store.transaction((tx) => tx.hostRecords.encAd('H')), v2);
     assert.deepEqual(await store.transaction((tx) => tx.hostRecords.encAd('G')), v1);
     assert.equal(await store.transaction((tx) => tx.hostRecords.encAd('nobody')), null);
-    const newer: EncAd = { ...v2, encPub: 'enc-2', iat: 30, exp: 40, at: 31 };
+    const newer: EncAd = { ...v2, encPub: 'enc-2', iat: 30, exp: 40, at: 31, v1Sig: null };
     const list = { targetPubkey: 'H', senders: ['C'], iat: 2, record: '{"senders":["C"]}', sig: 'y' };
     await store.transaction(async (tx) => {
       await tx.hostRecords.putEncAd(newer);
