@@ -6,15 +6,22 @@ import assert from 'node:assert/strict';
 import { signReceipt } from '../../src/protocol/records/receipt.ts';
 import { rotateHost } from '../../src/host/rotation.ts';
 import { sendMail } from '../../src/host/send.ts';
-import { readBatchAnswer } from '../../src/host/transport/lan/answers.ts';
+import { readBatchAnswer as readAnswer, SETTLING } from '../../src/host/transport/lan/answers.ts';
 import { lanCall } from '../../src/host/transport/lan/client.ts';
 import type { OutboxRow } from '../../src/host/store/outbox-table.ts';
-import type { OutboxKind } from '../../src/host/outbox-kinds.ts';
 import { pairedHosts } from './fixtures.ts';
 import { TestClock } from '../helpers/clock.ts';
 
-function row(id: number, kind: OutboxKind, itemId: string): OutboxRow {
+type Kind = 'envelope' | 'receipt' | 'rotation';
+const SETTLING_OF = { envelope: SETTLING.envelopes, receipt: SETTLING.receipts, rotation: SETTLING.rotations } as const;
+
+function row(id: number, kind: Kind, itemId: string): OutboxRow {
   return { id, kind, item_id: itemId } as OutboxRow;
+}
+
+/** The client's reading of `results` for rows of one kind, with that route's settling results. */
+function readBatchAnswer(rows: OutboxRow[], results: unknown[]) {
+  return readAnswer(rows, results, SETTLING_OF[(rows[0]?.kind ?? 'envelope') as Kind]);
 }
 
 test('the server answers envelopes {id, result} on /v2 and /v1, receipts and rotations as bare strings', async () => {

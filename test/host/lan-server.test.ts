@@ -7,7 +7,7 @@ import { connect } from 'node:net';
 import { signLanHop } from '../../src/protocol/lan-hop.ts';
 import { generateSigningKey, verifySignature } from '../../src/protocol/keys.ts';
 import { canonicalJson } from '../../src/protocol/canonical.ts';
-import { HOST_FEATURES } from '../../src/host/features.ts';
+import { HOST_FEATURES } from '../../src/host/transport/lan/features.ts';
 import { lanCall } from '../../src/host/transport/lan/client.ts';
 import { LAN_VERSION } from '../../src/host/transport/lan/server.ts';
 import { LAN_MAX_BATCH, LAN_MAX_BODY_BYTES, PEER_CALLS_PER_MINUTE } from '../../src/host/transport/lan/limits.ts';

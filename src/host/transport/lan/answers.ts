@@ -2,20 +2,19 @@
 // Envelope answers are `{id, result}`; receipt and rotation answers are bare strings. For one
 // release the older answers of our own builds (`{id, status}` for every route) are read too.
 import { isPlainObject } from '../../../protocol/records/validate.ts';
-import type { OutboxKind } from '../../outbox-kinds.ts';
 import type { OutboxRow } from '../../store/outbox-table.ts';
 import type { RowOutcome, RowResult } from '../transport.ts';
 
 /**
- * The results that settle a row, by kind. `rotated`/`current` are §5's rotation answers
+ * The results that settle a row, per route. `rotated`/`current` are §5's rotation answers
  * (`current`: already applied); `accepted`/`duplicate` on a rotation are our older builds'.
  * A receipt the peer found `stale` is settled too: a higher state is already there.
  */
-const SETTLING: Record<OutboxKind, readonly string[]> = {
-  envelope: ['accepted', 'duplicate'],
-  receipt: ['accepted', 'duplicate', 'stale'],
-  rotation: ['rotated', 'current', 'accepted', 'duplicate'],
-};
+export const SETTLING = {
+  envelopes: ['accepted', 'duplicate'],
+  receipts: ['accepted', 'duplicate', 'stale'],
+  rotations: ['rotated', 'current', 'accepted', 'duplicate'],
+} as const satisfies Record<string, readonly string[]>;
 
 /** The result string an element carries for `itemId`, or why it cannot be read. */
 function resultOf(element: unknown, itemId: string): { result: string } | { unreadable: string } {
@@ -28,8 +27,8 @@ function resultOf(element: unknown, itemId: string): { result: string } | { unre
   return { unreadable: 'the result for this item carries no result string' };
 }
 
-function outcomeOf(kind: OutboxKind, result: string): RowOutcome {
-  if (SETTLING[kind].includes(result)) return 'taken';
+function outcomeOf(settling: readonly string[], result: string): RowOutcome {
+  if (settling.includes(result)) return 'taken';
   if (result.startsWith('rejected:')) return 'rejected';
   return 'failed';
 }
@@ -39,11 +38,11 @@ function outcomeOf(kind: OutboxKind, result: string): RowOutcome {
  * not a string, another item's, or a string we do not know) leaves the row pending (`failed`, tried
  * again) with the reason as its detail; it is never taken as a rejection.
  */
-export function readBatchAnswer(rows: readonly OutboxRow[], results: readonly unknown[]): RowResult[] {
+export function readBatchAnswer(rows: readonly OutboxRow[], results: readonly unknown[], settling: readonly string[]): RowResult[] {
   return rows.map((row, i): RowResult => {
     const read = resultOf(results[i], row.item_id);
     if ('unreadable' in read) return { rowId: row.id, outcome: 'failed', detail: `unreadable answer: ${read.unreadable}` };
-    const outcome = outcomeOf(row.kind, read.result);
+    const outcome = outcomeOf(settling, read.result);
     const detail = outcome === 'failed' ? `unreadable answer: unknown result "${read.result.slice(0, 80)}"` : read.result;
     return { rowId: row.id, outcome, detail };
   });

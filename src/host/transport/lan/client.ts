@@ -13,7 +13,7 @@ import { listeningOf } from '../../presence/listening.ts';
 import type { OutboxRow } from '../../store/outbox-table.ts';
 import type { PeerRow } from '../../store/peers-table.ts';
 import type { RowResult, Transport } from '../transport.ts';
-import { readBatchAnswer } from './answers.ts';
+import { readBatchAnswer, SETTLING } from './answers.ts';
 import { LAN_CONNECT_TIMEOUT_MS, LAN_MAX_BATCH, LAN_MAX_BODY_BYTES, LAN_MAX_RESPONSE_BYTES, LAN_MAX_ROTATIONS } from './limits.ts';
 
 /** How long one LAN call may take before it counts as failed. */
@@ -137,9 +137,9 @@ function batches<T>(items: readonly T[], size: (item: T) => number, maxItems: nu
 }
 
 const ROUTES = {
-  envelope: { path: '/v2/envelopes', field: 'envelopes', hop: true, maxItems: LAN_MAX_BATCH },
-  receipt: { path: '/v1/receipts', field: 'receipts', hop: true, maxItems: LAN_MAX_BATCH },
-  rotation: { path: '/v1/rotate', field: 'records', hop: false, maxItems: LAN_MAX_ROTATIONS },
+  envelope: { path: '/v2/envelopes', field: 'envelopes', hop: true, maxItems: LAN_MAX_BATCH, settling: SETTLING.envelopes },
+  receipt: { path: '/v1/receipts', field: 'receipts', hop: true, maxItems: LAN_MAX_BATCH, settling: SETTLING.receipts },
+  rotation: { path: '/v1/rotate', field: 'records', hop: false, maxItems: LAN_MAX_ROTATIONS, settling: SETTLING.rotations },
 } as const;
 
 /** Moves outbox rows to a peer's daemon over HTTP on the LAN. */
@@ -199,6 +199,6 @@ export class LanTransport implements Transport {
       return failAll(errorText(answer));
     }
     this.#node.store.peers.noteReachable(peer.host, this.#node.nowMs());
-    return readBatchAnswer(rows, list);
+    return readBatchAnswer(rows, list, route.settling);
   }
 }

@@ -6,7 +6,6 @@ import { canonicalJson } from '../../../protocol/canonical.ts';
 import { lanHopTimeIsFresh, verifyLanHopSignature } from '../../../protocol/lan-hop.ts';
 import { isPlainObject } from '../../../protocol/records/validate.ts';
 import { ownDirectory } from '../../directory/directory.ts';
-import { HOST_FEATURES } from '../../features.ts';
 import type { HostNode } from '../../node.ts';
 import { acceptBeacon, notePeerCall } from '../../presence/learn.ts';
 import { acceptUnpair, encAdOf, pairAcceptJoin, pairHello, PairError, PairNonces } from '../../pairing.ts';
@@ -15,6 +14,7 @@ import { receive } from '../../receive.ts';
 import { applyPeerRotation, refreshKeys } from '../../rotation.ts';
 import type { PeerRow } from '../../store/peers-table.ts';
 import { nameDiskError } from '../../store/disk-errors.ts';
+import { HOST_FEATURES } from './features.ts';
 import { HttpError, parseJsonObject, readBody, sendJson } from './http-util.ts';
 import {
   LAN_MAX_BATCH, LAN_MAX_BODY_BYTES, LAN_MAX_ROTATIONS, LAN_SMALL_BODY_BYTES, OPEN_CALLS_PER_MINUTE, PAIR_NONCE_TTL_MS,
