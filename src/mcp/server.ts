@@ -3,6 +3,7 @@
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { ErrorCode, McpError, SubscribeRequestSchema, UnsubscribeRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { messageView } from '../host/agent-mail.ts';
+import { shortLabel } from '../host/directory/directory.ts';
 import { runningDaemonPid } from '../host/daemon-lock.ts';
 import { INBOX_PAGE_MAX } from '../host/mailbox.ts';
 import { watchDeliveries, type MailWatch } from '../host/mail-watch.ts';
@@ -51,6 +52,15 @@ export function createMailServer(node: HostNode, agent: string, version: string)
     node, agent, daemonRunning: () => runningDaemonPid(node.home) !== null, committed: () => watch.check(),
   };
   registerMailTools(server, session);
+  // The client's own name (claude-code, codex…) is what the directory shows as the agent's `cli`.
+  server.server.oninitialized = () => {
+    const cli = shortLabel(server.server.getClientVersion()?.name);
+    try {
+      if (cli !== null) node.store.peerLinks.setAgentCli(agent, cli);
+    } catch {
+      // a store that refuses the write leaves the client unknown (null); the session goes on
+    }
+  };
 
   server.registerResource('inbox', uri, {
     title: `Inbox of ${localAddress(node, agent)}`,

@@ -51,6 +51,8 @@ test('a fresh agent on the peer reaches mbx_agents and agents --all within a min
   try {
     const { agents } = await call<{ agents: Array<{ address: string }> }>(ann, 'mbx_agents');
     assert.deepEqual(agents.find((e) => e.address === 'carl@beta'), carl);
+    // the session's client names the agent's `cli`, which peers then see in our directory
+    assert.equal((agents as Array<{ address: string; cli?: string | null }>).find((e) => e.address === 'ann@alpha')?.cli, 'agentmbx-e2e');
   } finally {
     await ann.close();
   }

@@ -51,7 +51,7 @@ export function directoryDigest(agents: readonly Omit<DirectoryAgent, 'last_seen
 }
 
 /** A short label (role, client) from hostile input: kept when it is a short string without control characters. */
-function label(x: unknown): string | null {
+export function shortLabel(x: unknown): string | null {
   return typeof x === 'string' && x.length > 0 && x.length <= DIRECTORY_LABEL_MAX_CHARS && !hasControlCharacters(x) ? x : null;
 }
 
@@ -84,7 +84,7 @@ export function readDirectory(body: unknown, host: string): NewPeerAgent[] | nul
     if (agents.length >= DIRECTORY_AGENTS_MAX) break;
     if (!isPlainObject(entry) || typeof entry.name !== 'string' || !NAME_RE.test(entry.name) || seen.has(entry.name)) continue;
     seen.add(entry.name);
-    agents.push({ name: entry.name, role: label(entry.role), cli: label(entry.cli), description: description(entry.description), last_seen: seenAt(entry.last_seen) });
+    agents.push({ name: entry.name, role: shortLabel(entry.role), cli: shortLabel(entry.cli), description: description(entry.description), last_seen: seenAt(entry.last_seen) });
   }
   return agents;
 }

@@ -15,6 +15,7 @@ import type { HostNode } from '../node.ts';
 import type { PeerRow } from '../store/peers-table.ts';
 import { lanCall, LanError } from '../transport/lan/client.ts';
 import { LAN_VERSION } from '../transport/lan/server.ts';
+import { peerLanUnreachable } from '../transport/relay/relay-link.ts';
 import { ownAddresses, type Beacon } from './beacon.ts';
 import { listeningOf, type Listening } from './listening.ts';
 
@@ -86,8 +87,12 @@ export class PresenceKeeper {
     for (const peer of peers) {
       const beacon = this.#beacons.get(peer.host);
       if (where !== undefined && beacon !== undefined) {
-        if (now >= beacon.at && startInLane(peer, () => this.#beacon(peer, where))) beacon.at = Infinity;
-        continue;
+        // to the pinned address: not while it is known dead or an attempt there never ended (it waits)
+        const pinDead = peer.lan_attempt_at !== null || peerLanUnreachable(peer, now);
+        if (!pinDead && now >= beacon.at) {
+          if (startInLane(peer, () => this.#beacon(peer, where))) beacon.at = Infinity;
+          continue;
+        }
       }
       const candidate = this.#candidate(peer, now);
       if (candidate !== null && startInLane(peer, () => this.#probe(peer, candidate))) this.#probed.set(`${peer.host}\n${candidate}`, now);
