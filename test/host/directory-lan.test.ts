@@ -56,6 +56,11 @@ test('a fresh agent on the peer reaches mbx_agents and agents --all within a min
   } finally {
     await ann.close();
   }
+  // Unpaired: what alpha kept of beta goes at the next tick.
+  a.store.peers.remove('beta');
+  await tick.tick();
+  assert.equal(a.store.db.get<{ n: number }>('SELECT COUNT(*) AS n FROM peer_agents')?.n, 0);
+  assert.equal(a.store.db.get<{ n: number }>('SELECT COUNT(*) AS n FROM peer_links')?.n, 0);
 });
 
 test('a peer that answers 404 to /v1/agents (an older host) is ignored: nothing listed, its delivery state untouched', async () => {

@@ -67,7 +67,10 @@ export class DirectorySync {
       if (startInLane(peer, () => this.#sync(peer))) this.#due.set(peer.host, now + DIRECTORY_EVERY_MS + Math.floor(this.#random() * DIRECTORY_JITTER_MS));
     }
     const hosts = new Set(peers.map((p) => p.host));
-    for (const host of this.#due.keys()) if (!hosts.has(host)) this.#due.delete(host);
+    const gone = [...this.#due.keys()].filter((host) => !hosts.has(host));
+    for (const host of gone) this.#due.delete(host);
+    // An unpaired host's directory, features and whereabouts go with it.
+    if (gone.length > 0) this.#node.store.peerLinks.prune();
   }
 
   async #sync(peer: PeerRow): Promise<void> {
