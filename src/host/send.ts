@@ -6,6 +6,7 @@ import { deriveMeta } from '../protocol/records/envelope-meta.ts';
 import { checkEnvelopeShape, ENVELOPE_KINDS, MAX_SUBJECT_CHARS, signEnvelope, type EnvelopeKind, type UnsignedEnvelopeV3 } from '../protocol/records/envelope.ts';
 import { hasControlCharacters } from '../protocol/records/validate.ts';
 import { isUlid, newUlid } from '../protocol/ulid.ts';
+import { firstLoneSurrogateIndex } from '../common/unicode-text.ts';
 import { isoTime, localAddress, type HostNode } from './node.ts';
 import { expandRoute, isMailboxHere, RouteError } from './route.ts';
 import { relayFit } from './transport/relay/relay-limits.ts';
@@ -85,6 +86,7 @@ export function sendMail(node: HostNode, req: SendRequest): SendResult {
   const kind = req.kind ?? 'message';
   if (!isEnvelopeKind(kind)) throw new RouteError(`bad kind "${kind}": one of ${ENVELOPE_KINDS.join(', ')}`, 'invalid');
   checkSubject(req.subject);
+  checkBody(req.body);
   const replyTo = req.replyTo ?? null;
   if (replyTo !== null && !isUlid(replyTo)) throw new RouteError(`bad reply-to "${replyTo}": a message id (26 characters, as inbox shows)`, 'invalid');
   const answered = replyTo === null ? undefined : store.mail.message(replyTo);
@@ -98,6 +100,15 @@ export function sendMail(node: HostNode, req: SendRequest): SendResult {
     refs: [...(req.refs ?? [])], ...(req.needsReply === undefined ? {} : { needs_reply: req.needsReply }),
   }, route.localAgents, route.remoteHosts, random);
   return { id, localAgents: route.localAgents, remoteHosts: route.remoteHosts };
+}
+
+/** A body is Unicode text: a lone surrogate (a JS string that is not text) is refused, never replaced. */
+function checkBody(body: string): void {
+  const at = firstLoneSurrogateIndex(body);
+  if (at !== null) {
+    const unit = body.charCodeAt(at).toString(16).toUpperCase();
+    throw new RouteError(`the body is not Unicode text: a lone surrogate U+${unit} at character ${at}; send text, or a file as base64`, 'invalid');
+  }
 }
 
 /** What the wire allows, and not blank: a subject is how a reader tells mail apart. */

@@ -40,23 +40,53 @@ function snapshot(path: string): { schema: string[]; rows: Record<string, unknow
   }
 }
 
-test('a home store written by agentmbx 0.6.0 (schema 5) opens unchanged, with the schema a new store gets', () => {
+test('a home store written by agentmbx 0.6.0 (schema 5) opens with its rows unchanged, its bodies now bytes, with the schema a new store gets', () => {
   const old = storeFrom(HOME_V5_SQL);
   const before = snapshot(old);
   assert.equal(before.version, 5);
   const store = HostStore.open(old);
-  assert.equal(store.schemaVersion(), 5);
+  assert.equal(store.schemaVersion(), SCHEMA_VERSION);
   assert.equal(store.quickCheck(), 'ok');
   // its mail reads as before, the search index included
   assert.deepEqual(store.agentMail.search('bob', 'bob@beta', '"quarterly"', 10).map((m) => m.subject).sort(), ['quarterly figures', 're: quarterly figures']);
   assert.equal(store.agentMail.description('bob'), 'reads the reports');
   assert.equal(store.relay.receivedThrough('https://relay.example', 'epoch-1'), 42);
   store.close();
-  assert.deepEqual(snapshot(old), before, 'opening changed nothing');
+  const after = snapshot(old);
+  // schema 6 keeps each body as its UTF-8 bytes: the same bytes, a BLOB instead of TEXT
+  const asText = (rows: unknown[] | undefined): unknown[] => (rows ?? []).map((r) => {
+    const row = r as Record<string, unknown>;
+    return Object.assign(Object.create(null) as object, row, { body: row.body instanceof Uint8Array ? Buffer.from(row.body).toString('utf8') : row.body });
+  });
+  assert.ok((after.rows.messages ?? []).every((r) => (r as { body: unknown }).body instanceof Uint8Array));
+  for (const table of Object.keys(before.rows)) {
+    assert.deepEqual(table === 'messages' ? asText(after.rows[table]) : after.rows[table], before.rows[table], `every row of ${table} is as it was`);
+  }
+  assert.deepEqual(after.schema, before.schema);
   const fresh = join(tempDir('mbx-store-'), 'store.db');
   HostStore.open(fresh).close();
-  assert.equal(SCHEMA_VERSION, 5);
   assert.deepEqual(snapshot(fresh).schema, before.schema, 'the numbered migrations build the schema 0.6.0 built');
+});
+
+test('a body holding U+0000 that schema 5 stored as TEXT reads back whole after the upgrade, in search too', () => {
+  const body = 'before\u0000after \u0001\u001f tail \u{1F600}';
+  const path = storeFrom(HOME_V5_SQL);
+  const raw = new DatabaseSync(path);
+  // a new row (the insert trigger indexes it), as 0.6.0 wrote one: the whole body went into the TEXT column
+  raw.prepare(`INSERT INTO messages (id, direction, from_addr, sender_host, to_json, thread, reply_to, kind, subject, body, ts, wire, created_at, meta_json)
+    SELECT ?1, direction, from_addr, sender_host, to_json, ?1, NULL, kind, 'zeroes', ?2, ts, wire, created_at, meta_json FROM messages WHERE subject = 'quarterly figures'`)
+    .run('01M8VA0EG03SCBNH2J40G54J8Z', body);
+  raw.prepare("INSERT INTO deliveries (msg_id, agent, state, receipt_seq, updated_at) VALUES (?, 'bob', 'delivered', 1, 0)").run('01M8VA0EG03SCBNH2J40G54J8Z');
+  raw.close();
+  const store = HostStore.open(path);
+  try {
+    const found = store.agentMail.search('bob', 'bob@beta', '"tail"', 10);
+    assert.equal(found.length, 1);
+    assert.equal(found[0]?.body, body);
+    assert.equal(store.mail.message(found[0]?.id ?? '')?.body, body);
+  } finally {
+    store.close();
+  }
 });
 
 test('a store of a newer schema is refused with one clear sentence, and left as it was', () => {
