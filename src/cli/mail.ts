@@ -11,7 +11,7 @@ import { ensureAgent, messageText, messageView, visibleMessage } from '../host/a
 import { ackMessage, checkMailbox, inboxPage, INBOX_PAGE_MAX, needsReply, readMessage, type InboxQuery } from '../host/mailbox.ts';
 import { MAIL_WAIT_MAX_MS, waitForUnread, watchDeliveries } from '../host/mail-watch.ts';
 import { localAddress, type HostNode } from '../host/node.ts';
-import { messageStatus } from '../host/receipts.ts';
+import { failedRecipients, messageStatus } from '../host/receipts.ts';
 import { outboxOverview } from '../host/outbox.ts';
 import { OWNER } from '../host/route.ts';
 import { sendMail } from '../host/send.ts';
@@ -211,7 +211,7 @@ export function registerMailCommands(program: Command): void {
     }));
 
   program.command('status [id]')
-    .description('per recipient, how far a message this host sent has got; without an id, the outbox per state')
+    .description('per recipient, how far a message this host sent has got (exit 1 when a copy ended rejected, undelivered, expired or unconfirmed); without an id, the outbox per state')
     .option('--json', 'print JSON')
     .action((id: string | undefined, opts: { json?: boolean }) => withNode((node) => {
       if (id === undefined) {
@@ -236,6 +236,9 @@ export function registerMailCommands(program: Command): void {
           process.stdout.write(`${r.recipient.padEnd(30)} ${r.state}${r.at === null ? '' : `  ${r.at}`}${r.via === null ? '' : `  via ${r.via}`}${r.note === null ? '' : `  ${inLine(r.note)}`}\n`);
         }
       }
+      // like `gh run view --exit-status`: a script sees a copy that ended undelivered without parsing
+      const failed = failedRecipients(status);
+      if (failed.length > 0) throw new CliError(`${failed.length} copy(ies) of ${id} ended ${[...new Set(failed.map((r) => r.state))].join(', ')}`, 'FAILURE', true);
     }));
 }
 
