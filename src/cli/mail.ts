@@ -15,6 +15,7 @@ import { failedRecipients, messageStatus } from '../host/receipts.ts';
 import { outboxOverview } from '../host/outbox.ts';
 import { OWNER } from '../host/route.ts';
 import { sendMail } from '../host/send.ts';
+import { withLanProbe } from '../host/lan-probe.ts';
 
 /** Rows `inbox` shows unless --limit says otherwise. */
 export const INBOX_DEFAULT_LIMIT = 50;
@@ -128,7 +129,7 @@ export function registerMailCommands(program: Command): void {
           opts.bodyFile === undefined ? await readStdinBody(stdinIdleMs, opts.stdinTimeout.trim()) : readBodyFile(opts.bodyFile),
           opts.bodyFile ?? 'stdin', opts.base64 === true);
         const to = opts.to.split(',').map((s) => s.trim()).filter((s) => s !== '');
-        const sent = sendMail(node, { from: opts.from, to, subject: opts.subject, body, kind: opts.kind, replyTo: opts.replyTo ?? null });
+        const sent = sendMail(node, await withLanProbe(node, { from: opts.from, to, subject: opts.subject, body, kind: opts.kind, replyTo: opts.replyTo ?? null }));
         if (opts.json === true) printJson({ id: sent.id, local: sent.localAgents, hosts: sent.remoteHosts });
         else process.stdout.write(`${sent.id}\n`);
       });

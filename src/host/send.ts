@@ -23,6 +23,8 @@ export interface SendRequest {
   refs?: readonly string[];
   /** randomness for ids and sealing (tests) */
   random?: (n: number) => Uint8Array;
+  /** hosts whose LAN was probed just now and did not answer (lan-probe.ts), for the size check's sentence */
+  lanProbedDown?: ReadonlySet<string>;
 }
 
 export interface SendResult {
@@ -43,7 +45,10 @@ export type OutgoingFields = Pick<UnsignedEnvelopeV3, 'id' | 'from' | 'to' | 'th
  * outbox row per remote host, in one transaction. Throws RouteError (nothing stored) when the shape or
  * the pinned relay's size limit refuses it, or a host has no enc key yet.
  */
-export function queueOutgoing(node: HostNode, fields: OutgoingFields, localAgents: readonly string[], remoteHosts: readonly string[], random: (n: number) => Uint8Array = randomBytes): void {
+export function queueOutgoing(
+  node: HostNode, fields: OutgoingFields, localAgents: readonly string[], remoteHosts: readonly string[], random: (n: number) => Uint8Array = randomBytes,
+  lanProbedDown?: ReadonlySet<string>,
+): void {
   const { store } = node;
   const peers = remoteHosts.map((host) => {
     const peer = store.peers.get(host);
@@ -61,7 +66,7 @@ export function queueOutgoing(node: HostNode, fields: OutgoingFields, localAgent
     host,
     wire: JSON.stringify(signEnvelope(sealEnvelopeBody(plain, encPub, random), node.config.host, node.keys.hostKey)),
   }));
-  const fit = relayFit(node, copies, Buffer.byteLength(plain.body, 'utf8'));
+  const fit = relayFit(node, copies, Buffer.byteLength(plain.body, 'utf8'), lanProbedDown);
   if (!fit.ok) throw new RouteError(`cannot send: ${fit.problem}`);
   store.transaction(() => {
     store.mail.insertMessage({
@@ -98,7 +103,7 @@ export function sendMail(node: HostNode, req: SendRequest): SendResult {
   queueOutgoing(node, {
     id, from: localAddress(node, req.from), to: route.to, thread, reply_to: replyTo, kind, subject: req.subject, body: req.body,
     refs: [...(req.refs ?? [])], ...(req.needsReply === undefined ? {} : { needs_reply: req.needsReply }),
-  }, route.localAgents, route.remoteHosts, random);
+  }, route.localAgents, route.remoteHosts, random, req.lanProbedDown);
   return { id, localAgents: route.localAgents, remoteHosts: route.remoteHosts };
 }
 
