@@ -182,6 +182,11 @@ export class OutboxTable {
     return this.#db.run("UPDATE outbox SET next_at = ? WHERE peer_host = ? AND state = 'queued' AND next_at > ?", nowMs, host, nowMs).changes;
   }
 
+  /** Makes every waiting row due now, whatever its host (the relay, which carries to all of them, answers again). */
+  makeAllDueNow(nowMs: number): number {
+    return this.#db.run("UPDATE outbox SET next_at = ? WHERE state = 'queued' AND next_at > ?", nowMs, nowMs).changes;
+  }
+
   /** Marks queued receipts of one delivery as replaced by a newer one. */
   supersedeReceipts(itemPrefix: string, host: string, nowMs: number): void {
     const where = guard('supersede');

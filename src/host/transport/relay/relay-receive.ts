@@ -11,6 +11,7 @@ import { failPoint } from '../../../failpoint.ts';
 import type { HostNode } from '../../node.ts';
 import { queueBounce } from '../../bounce.ts';
 import { applyInboundItem } from '../../inbound-items.ts';
+import { rowsAreDue } from '../../outbox.ts';
 import { applyExpiredNotice } from './relay-deadlines.ts';
 import { forgetSession, noteIfUnreachable, noteRelayReset, type RelaySession } from './relay-session.ts';
 
@@ -46,7 +47,11 @@ function applyItem(node: HostNode, relayPubkey: string, item: PulledItem): strin
   const wire = fromBase64(item.wire_b64);
   if (wire === null) return 'rejected:bad wire';
   if (item.kind === 'expired') return applyExpiredNotice(node, relayPubkey, item.sender_pubkey, wire);
-  return applyInboundItem(node, item.kind, item.sender_pubkey, wire);
+  const result = applyInboundItem(node, item.kind, item.sender_pubkey, wire);
+  // the peer pushed through the relay, so it is enrolled there: what waits for it goes now
+  const peer = node.store.peers.byKey(item.sender_pubkey);
+  if (peer !== undefined && !result.startsWith('rejected:')) rowsAreDue(node, peer.host);
+  return result;
 }
 
 /** Tells the sender of a relayed envelope refused for a reason it can act on (bounce.ts). */
