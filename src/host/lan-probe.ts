@@ -3,7 +3,6 @@
 // is true (it goes over the LAN only, or "not reachable now (probed)"), not what an old failure said.
 import { isPlainObject } from '../protocol/records/validate.ts';
 import type { HostNode } from './node.ts';
-import { rowsAreDue } from './outbox.ts';
 import { expandRoute } from './route.ts';
 import type { SendRequest } from './send.ts';
 import type { PeerRow } from './store/peers-table.ts';
@@ -39,7 +38,7 @@ export async function withLanProbe(node: HostNode, req: SendRequest): Promise<Se
   unseen.forEach((peer, i) => {
     if (answered[i] === true) {
       node.store.peers.noteReachable(peer.host, node.nowMs());
-      rowsAreDue(node, peer.host);
+      node.store.outbox.makeDueNow(peer.host, node.nowMs());
     }
     else down.add(peer.host);
   });

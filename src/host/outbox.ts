@@ -22,15 +22,6 @@ export function backoffMs(attempts: number): number {
   return Math.min(BACKOFF_BASE_MS * 2 ** Math.min(attempts, 30), BACKOFF_MAX_MS);
 }
 
-/**
- * A path that works again is a reason to try at once, not after the backoff: `host`'s waiting rows
- * (its LAN answered, it made a verified call, an item it pushed or its enrolment was seen at the
- * relay), or with null every waiting row (the relay answers again). Returns how many became due.
- */
-export function rowsAreDue(node: HostNode, host: string | null): number {
-  return host === null ? node.store.outbox.makeAllDueNow(node.nowMs()) : node.store.outbox.makeDueNow(host, node.nowMs());
-}
-
 /** Gives up envelope and receipt rows past the deadline; envelopes alert their sender. */
 export function expireOverdue(node: HostNode): number {
   const now = node.nowMs();

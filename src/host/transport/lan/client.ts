@@ -9,7 +9,6 @@ import { isPlainObject } from '../../../protocol/records/validate.ts';
 import { HostError } from '../../host-error.ts';
 import type { HostNode } from '../../node.ts';
 import { SENDING_ORDER } from '../../outbox-kinds.ts';
-import { rowsAreDue } from '../../outbox.ts';
 import type { OutboxRow } from '../../store/outbox-table.ts';
 import type { PeerRow } from '../../store/peers-table.ts';
 import { outcomeOf, type RowResult, type Transport } from '../transport.ts';
@@ -193,7 +192,8 @@ export class LanTransport implements Transport {
       return failAll(errorText(answer));
     }
     this.#node.store.peers.noteReachable(peer.host, this.#node.nowMs());
-    rowsAreDue(this.#node, peer.host);
+    // the peer's LAN answers: its rows that backed off go now, not after their backoff
+    this.#node.store.outbox.makeDueNow(peer.host, this.#node.nowMs());
     // Results are matched to rows by id. /v1/rotate answers of hosts that send no ids are taken in
     // order (the protocol leaves that answer open; ours carries ids).
     const byId = new Map<string, unknown>();

@@ -5,7 +5,6 @@
 import { checkEncAdV2, verifyEncAdV1 } from '../../../protocol/records/enc-ad.ts';
 import { readEncAdLookupAnswer } from '../../../protocol/relay-api/enc-key.ts';
 import type { HostNode } from '../../node.ts';
-import { rowsAreDue } from '../../outbox.ts';
 import type { PeerRow } from '../../store/peers-table.ts';
 import type { RelayApi } from './relay-api.ts';
 
@@ -23,7 +22,7 @@ export function acceptPeerEncAd(node: HostNode, peer: PeerRow, ad: unknown, sig:
   if (newest === undefined || check.iatMs > newest.iat_ms) {
     node.store.relay.putPeerEncAd({ host_pubkey: peer.host_pubkey, enc_pub: check.ad.enc_pub, iat_ms: check.iatMs, record: JSON.stringify({ ad, sig }) });
     // a new ad at the relay is the peer enrolled there: what waits for it goes now
-    rowsAreDue(node, peer.host);
+    node.store.outbox.makeDueNow(peer.host, node.nowMs());
   }
   return check.ad.enc_pub;
 }

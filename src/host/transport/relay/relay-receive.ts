@@ -10,7 +10,6 @@ import { failPoint } from '../../../failpoint.ts';
 import type { HostNode } from '../../node.ts';
 import { queueBounce } from '../../bounce.ts';
 import { applyInboundItem } from '../../inbound-items.ts';
-import { rowsAreDue } from '../../outbox.ts';
 import { applyExpiredNotice } from './relay-deadlines.ts';
 import { forgetSession, noteIfUnreachable, noteRelayReset, type RelaySession } from './relay-session.ts';
 
@@ -49,7 +48,7 @@ function applyItem(node: HostNode, relayPubkey: string, item: PulledItem): strin
   const result = applyInboundItem(node, item.kind, item.sender_pubkey, wire);
   // the peer pushed through the relay, so it is enrolled there: what waits for it goes now
   const peer = node.store.peers.byKey(item.sender_pubkey);
-  if (peer !== undefined && !result.startsWith('rejected:')) rowsAreDue(node, peer.host);
+  if (peer !== undefined && !result.startsWith('rejected:')) node.store.outbox.makeDueNow(peer.host, node.nowMs());
   return result;
 }
 

@@ -15,7 +15,7 @@ import { readEncAdPublishAnswer, readEncAdV1PublishAnswer } from '../../../proto
 import { readInfoAnswer, type InfoAnswer } from '../../../protocol/relay-api/info.ts';
 import type { RefusalCode } from '../../../protocol/relay-api/refusals.ts';
 import { readSenderListAnswer } from '../../../protocol/relay-api/senders.ts';
-import { backoffMs, rowsAreDue } from '../../outbox.ts';
+import { backoffMs } from '../../outbox.ts';
 import { isoTime, type HostNode } from '../../node.ts';
 import type { RelayRow, RelayState } from '../../store/relay-tables.ts';
 import { dropRelayToken, relayAccess, TokenCommandError, type RelayAccess } from './relay-access.ts';
@@ -187,7 +187,7 @@ async function openSession(node: HostNode, api: RelayApi, access: RelayAccess | 
     ...(you?.enc_ad?.enc_pub === node.keys.enc.publicKey ? {} : { enc_ad_at: null }),
   });
   // the relay answers again after failures: rows that backed off meanwhile go now
-  if (relay.failures > 0) rowsAreDue(node, null);
+  if (relay.failures > 0) store.outbox.makeAllDueNow(node.nowMs());
   // A relay whose signed `you` has an enc_ad member knows v2 ads: a 404 from it is no reason to fall back.
   return maintain(node, { relay: store.relay.get() ?? relay, api }, you !== undefined && !('enc_ad' in you));
 }
