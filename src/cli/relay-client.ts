@@ -45,10 +45,11 @@ export function registerRelayClientCommands(relay: Command): void {
         printJson(rows);
         return;
       }
-      if (rows.length === 0) process.stdout.write(`no ${opts.all === true ? '' : 'undismissed '}quarantined relay items\n`);
+      const dismissed = rows.length === 0 && opts.all !== true ? node.store.relay.quarantined().length : 0;
+      if (rows.length === 0) process.stdout.write(`no quarantined relay items${dismissed === 0 ? '' : ` but ${dismissed} dismissed (agentmbx relay quarantine --all)`}\n`);
       for (const r of rows) {
-        const dismissed = r.dismissed_at == null ? '' : `  (dismissed ${new Date(r.dismissed_at).toISOString()})`;
-        process.stdout.write(`${new Date(r.at).toISOString()}  seq ${r.seq}  ${r.kind} ${r.item_id} from ${fingerprint(r.sender_pubkey)}: ${inLine(r.reason)}${dismissed}\n`);
+        const when = r.dismissed_at == null ? '' : `  (dismissed ${new Date(r.dismissed_at).toISOString()})`;
+        process.stdout.write(`${new Date(r.at).toISOString()}  seq ${r.seq}  ${r.kind} ${r.item_id} from ${fingerprint(r.sender_pubkey)}: ${inLine(r.reason)}${when}\n`);
       }
     }));
 
