@@ -1,9 +1,10 @@
-// agentmbx doctor [--json]: exit 1 when something needs the owner.
+// agentmbx doctor [--strict] [--json]: every check, then a verdict counting warnings and failures;
+// exit 1 on a failure (with --strict, on a warning too).
 import type { Command } from 'commander';
 import { CliError } from './cli-error.ts';
 import { escapeInLine as inLine } from '../common/terminal-text.ts';
 import { printJson } from './output.ts';
-import { runDoctor } from '../host/doctor.ts';
+import { doctorVerdict, runDoctor } from '../host/doctor.ts';
 import { defaultHome } from '../host/identity.ts';
 
 const MARK = { ok: 'ok  ', warn: 'WARN', fail: 'FAIL' } as const;
@@ -11,14 +12,17 @@ const MARK = { ok: 'ok  ', warn: 'WARN', fail: 'FAIL' } as const;
 export function registerDoctorCommand(program: Command): void {
   program.command('doctor')
     .description('check keys, file modes, the store, the daemon, every peer and the outbox')
+    .option('--strict', 'exit 1 on a warning too, not only on a failure')
     .option('--json', 'print JSON')
-    .action(async (opts: { json?: boolean }) => {
+    .action(async (opts: { strict?: boolean; json?: boolean }) => {
       const report = await runDoctor(defaultHome());
-      if (opts.json === true) printJson(report);
+      const verdict = doctorVerdict(report);
+      if (opts.json === true) printJson({ ...report, verdict });
       else {
         for (const c of report.checks) process.stdout.write(`${MARK[c.level]}  ${c.check}: ${inLine(c.detail)}\n`);
-        if (report.ok) process.stdout.write('all good\n');
+        process.stdout.write(`${verdict}\n`);
       }
-      if (!report.ok) throw new CliError('doctor found something that needs you (FAIL)', 'FAILURE', true);
+      if (!report.ok) throw new CliError(`doctor found something that needs you: ${verdict}`, 'FAILURE', true);
+      if (opts.strict === true && report.warnings > 0) throw new CliError(`doctor --strict: ${verdict}`, 'FAILURE', true);
     });
 }

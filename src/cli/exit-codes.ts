@@ -4,7 +4,10 @@
 export const EXIT_CODES = {
   /** the command did what it was asked */
   OK: 0,
-  /** it could not: refused by this host or the other side, doctor found a FAIL, anything not below */
+  /**
+   * it could not: refused by this host or the other side, doctor found a FAIL (with --strict, a WARN),
+   * `status <id>` found a copy that ended rejected, undelivered, expired or unconfirmed; anything not below
+   */
   FAILURE: 1,
   /** bad flags, arguments or values: nothing was done */
   USAGE: 2,
@@ -14,7 +17,7 @@ export const EXIT_CODES = {
   NOT_PAIRED: 4,
   /** the peer, relay or daemon could not be reached, or is not an agentmbx host */
   UNREACHABLE: 5,
-  /** the store cannot be used: damaged, full disk, read-only */
+  /** the store cannot be used: damaged, full disk, read-only; missing, empty or another host's (restore it) */
   STORAGE: 6,
   /** a bug: an error agentmbx did not expect (please report it) */
   INTERNAL: 70,

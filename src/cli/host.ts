@@ -10,6 +10,7 @@ import { registerMailCommands } from './mail.ts';
 import { registerMcpCommand } from './mcp.ts';
 import { registerPeerCommands } from './peers.ts';
 import { registerDoctorCommand } from './doctor.ts';
+import { registerBackupCommands } from './backup.ts';
 import { registerRelayClientCommands } from './relay-client.ts';
 import { fingerprint } from '../protocol/fingerprint.ts';
 import { startDaemon } from '../host/daemon.ts';
@@ -109,6 +110,7 @@ export function registerHostCommands(program: Command): void {
   registerMailCommands(program);
   registerMcpCommand(program);
   registerDoctorCommand(program);
+  registerBackupCommands(program);
   // `relay set|unset|quarantine` join the operator's `relay` group (registered before the host's).
   const relay = program.commands.find((c) => c.name() === 'relay');
   if (relay !== undefined) registerRelayClientCommands(relay);

@@ -1,6 +1,7 @@
 // Agents and mail: agents, agents add, send, inbox (also waiting for mail), watch, read, ack, status.
 import type { Command } from 'commander';
 import { CliError } from './cli-error.ts';
+import { bodyFromBytes, readBodyFile } from './body-input.ts';
 import { withNode } from './host-common.ts';
 import { printJson, printJsonLine, printResult } from './output.ts';
 import { messageId, parseDuration, positiveInteger } from './parse-args.ts';
@@ -11,10 +12,11 @@ import { directory, directoryLine } from '../host/directory/directory.ts';
 import { ackMessage, checkMailbox, inboxPage, INBOX_PAGE_MAX, needsReply, readMessage, type InboxQuery } from '../host/mailbox.ts';
 import { MAIL_WAIT_MAX_MS, waitForUnread, watchDeliveries } from '../host/mail-watch.ts';
 import { localAddress, type HostNode } from '../host/node.ts';
-import { messageStatus } from '../host/receipts.ts';
+import { failedRecipients, messageStatus } from '../host/receipts.ts';
 import { outboxOverview } from '../host/outbox.ts';
 import { OWNER } from '../host/route.ts';
 import { sendMail } from '../host/send.ts';
+import { withLanProbe } from '../host/lan-probe.ts';
 
 /** Rows `inbox` shows unless --limit says otherwise. */
 export const INBOX_DEFAULT_LIMIT = 50;
@@ -52,12 +54,12 @@ export const STDIN_IDLE_MAX_MS = 86_400_000;
  * refused, not cut). A stdin left open and silent for `idleMs` (an agent's shell tool often hands
  * its commands such a pipe) is refused instead of waited on for ever.
  */
-async function readStdinBody(idleMs: number, idleText: string): Promise<string> {
+async function readStdinBody(idleMs: number, idleText: string): Promise<Buffer> {
   const stdin = process.stdin;
   const chunks: Buffer[] = [];
   let size = 0;
   try {
-    return await new Promise<string>((resolve, reject) => {
+    return await new Promise<Buffer>((resolve, reject) => {
       const idle = setTimeout(() => reject(new CliError(
         `no --body, and stdin stayed open with nothing more for ${idleText}: give --body TEXT, or pipe the body in and close stdin (echo hi | agentmbx send …); a slow writer gets longer with --stdin-timeout`,
         'USAGE')), idleMs);
@@ -67,7 +69,7 @@ async function readStdinBody(idleMs: number, idleText: string): Promise<string> 
         if (size > MAX_BODY_BYTES) reject(new CliError(`the body is longer than ${MAX_BODY_BYTES} bytes`));
         else chunks.push(chunk);
       });
-      stdin.once('end', () => { clearTimeout(idle); resolve(Buffer.concat(chunks).toString('utf8')); });
+      stdin.once('end', () => { clearTimeout(idle); resolve(Buffer.concat(chunks)); });
       stdin.once('error', (error) => { clearTimeout(idle); reject(error); });
     });
   } finally {
@@ -114,21 +116,28 @@ export function registerMailCommands(program: Command): void {
     .requiredOption('--to <addresses>', 'comma-separated: name@host, name, role:<r>, *, owner')
     .requiredOption('--subject <text>', 'subject')
     .option('--body <text>', 'body (default: read from stdin until it closes; a terminal is refused)')
+    .option('--body-file <file>', 'read the body from this file (UTF-8 text, or any file with --base64)')
+    .option('--base64', 'send the bytes of stdin or --body-file as base64 text (for a file that is not UTF-8 text)')
     .option('--stdin-timeout <duration>', `without --body: how long stdin may stay silent and open before send gives up (exit 2)`, STDIN_IDLE_DEFAULT)
     .option('--kind <kind>', 'message, request, reply, status, decision, alert or task', 'message')
     .option('--reply-to <id>', 'the message this answers')
     .option('--json', 'print JSON')
-    .action((opts: { from: string; to: string; subject: string; body?: string; stdinTimeout: string; kind: string; replyTo?: string; json?: boolean }) => {
+    .action((opts: { from: string; to: string; subject: string; body?: string; bodyFile?: string; base64?: boolean; stdinTimeout: string; kind: string; replyTo?: string; json?: boolean }) => {
       // waiting for a body typed at a terminal looks like a hang to a person and to an agent's shell
-      if (opts.body === undefined && process.stdin.isTTY === true) {
+      if (opts.body !== undefined && (opts.bodyFile !== undefined || opts.base64 === true)) {
+        throw new CliError('--body is the text itself: use it without --body-file and --base64', 'USAGE');
+      }
+      if (opts.body === undefined && opts.bodyFile === undefined && process.stdin.isTTY === true) {
         throw new CliError('no --body, and stdin is a terminal: give --body TEXT, or pipe the body in (echo hi | agentmbx send …)', 'USAGE');
       }
       const stdinIdleMs = parseDuration(opts.stdinTimeout);
       if (stdinIdleMs < 1 || stdinIdleMs > STDIN_IDLE_MAX_MS) throw new CliError('--stdin-timeout must be from 1ms to 1d', 'USAGE');
       return withNode(async (node) => {
-        const body = opts.body ?? await readStdinBody(stdinIdleMs, opts.stdinTimeout.trim());
+        const body = opts.body ?? bodyFromBytes(
+          opts.bodyFile === undefined ? await readStdinBody(stdinIdleMs, opts.stdinTimeout.trim()) : readBodyFile(opts.bodyFile),
+          opts.bodyFile ?? 'stdin', opts.base64 === true);
         const to = opts.to.split(',').map((s) => s.trim()).filter((s) => s !== '');
-        const sent = sendMail(node, { from: opts.from, to, subject: opts.subject, body, kind: opts.kind, replyTo: opts.replyTo ?? null });
+        const sent = sendMail(node, await withLanProbe(node, { from: opts.from, to, subject: opts.subject, body, kind: opts.kind, replyTo: opts.replyTo ?? null }));
         if (opts.json === true) printJson({ id: sent.id, local: sent.localAgents, hosts: sent.remoteHosts });
         else process.stdout.write(`${sent.id}\n`);
       });
@@ -211,7 +220,7 @@ export function registerMailCommands(program: Command): void {
     }));
 
   program.command('status [id]')
-    .description('per recipient, how far a message this host sent has got; without an id, the outbox per state')
+    .description('per recipient, how far a message this host sent has got (exit 1 when a copy ended rejected, undelivered, expired or unconfirmed); without an id, the outbox per state')
     .option('--json', 'print JSON')
     .action((id: string | undefined, opts: { json?: boolean }) => withNode((node) => {
       if (id === undefined) {
@@ -236,6 +245,9 @@ export function registerMailCommands(program: Command): void {
           process.stdout.write(`${r.recipient.padEnd(30)} ${r.state}${r.at === null ? '' : `  ${r.at}`}${r.via === null ? '' : `  via ${r.via}`}${r.note === null ? '' : `  ${inLine(r.note)}`}\n`);
         }
       }
+      // like `gh run view --exit-status`: a script sees a copy that ended undelivered without parsing
+      const failed = failedRecipients(status);
+      if (failed.length > 0) throw new CliError(`${failed.length} copy(ies) of ${id} ended ${[...new Set(failed.map((r) => r.state))].join(', ')}`, 'FAILURE', true);
     }));
 }
 

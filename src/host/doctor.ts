@@ -30,8 +30,18 @@ export interface DoctorCheck {
 export interface DoctorReport {
   home: string;
   host: string | null;
+  /** no check failed (warnings allowed) */
   ok: boolean;
+  warnings: number;
+  failures: number;
   checks: DoctorCheck[];
+}
+
+/** The last line of doctor: "all good", or the warnings and failures counted ("1 failure, 2 warnings"). */
+export function doctorVerdict(report: Pick<DoctorReport, 'warnings' | 'failures'>): string {
+  const plural = (n: number, word: string): string => `${n} ${word}${n === 1 ? '' : 's'}`;
+  const parts = [report.failures > 0 ? plural(report.failures, 'failure') : '', report.warnings > 0 ? plural(report.warnings, 'warning') : ''];
+  return parts.some((p) => p !== '') ? parts.filter((p) => p !== '').join(', ') : 'all good';
 }
 
 async function daemonCheck(node: HostNode, waiting: number): Promise<DoctorCheck> {
@@ -93,7 +103,10 @@ function diskCheck(home: string): DoctorCheck {
 
 export async function runDoctor(home: string, nowMs: () => number = Date.now): Promise<DoctorReport> {
   const checks: DoctorCheck[] = [];
-  const report = (host: string | null): DoctorReport => ({ home, host, ok: checks.every((c) => c.level !== 'fail'), checks });
+  const report = (host: string | null): DoctorReport => {
+    const count = (level: CheckLevel): number => checks.filter((c) => c.level === level).length;
+    return { home, host, ok: count('fail') === 0, warnings: count('warn'), failures: count('fail'), checks };
+  };
   checks.push(diskCheck(home));
   try {
     readConfig(home);

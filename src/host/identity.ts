@@ -7,7 +7,9 @@ import { join } from 'node:path';
 import { encPublicFromPrivate, generateEncKeyPair, generateSigningKey, signingKeyFromSeed, type EncKeyPair, type SigningKey } from '../protocol/keys.ts';
 import { NAME_RE } from '../protocol/names.ts';
 import { isValidPort } from '../common/port.ts';
-import { checkPrivateDir, ensurePrivateDir, HomeError, readPrivateFile, writePrivateFile } from './home-files.ts';
+import { createPrivateFile } from '../common/private-file.ts';
+import { checkPrivateDir, checkPrivateFile, ensurePrivateDir, HomeError, readPrivateFile, writePrivateFile } from './home-files.ts';
+import { HostStore, META_HOST_PUB } from './store/host-store.ts';
 
 export const DEFAULT_PORT = 7373;
 
@@ -61,18 +63,35 @@ export function homePaths(home: string): HomePaths {
   };
 }
 
-/** Creates a new home with fresh keys; refuses a home that already holds a host. */
-/** Creates the home; every value is checked before anything is written. */
+/**
+ * Creates the home: keys, the store (the one place a store is made), then config.json. Every value is
+ * checked before anything is written, and a home that holds any part of a host (config, keys, store)
+ * is refused: a lost store is restored, never replaced by a new one.
+ */
 export function initHome(home: string, host: string, port: number, listen: Pick<HostConfig, 'bind' | 'addr'> = {}): HostConfig {
   if (!NAME_RE.test(host)) throw new HomeError(`bad host name "${host}": use 2-40 of a-z, 0-9 and -, starting with a letter or digit`, 'invalid');
   if (!isValidPort(port)) throw new HomeError(`bad port ${port}`, 'invalid');
   const paths = homePaths(home);
   ensurePrivateDir(home);
   if (readPrivateFile(paths.config) !== null) throw new HomeError(`${home} already holds a host (config.json exists)`);
+  for (const [path, what] of [[paths.hostKey, 'keys/host.key'], [paths.encKey, 'keys/enc.key'], [paths.store, 'host.db']] as const) {
+    if (checkPrivateFile(path)) {
+      throw new HomeError(`${home} already holds part of a host (${what} exists, config.json does not): put its config.json back, or move the home away before agentmbx init`);
+    }
+  }
   ensurePrivateDir(paths.keysDir);
   ensurePrivateDir(paths.retiredDir);
-  writePrivateFile(paths.hostKey, generateSigningKey().exportSeed() + '\n');
+  const hostKey = generateSigningKey();
+  writePrivateFile(paths.hostKey, hostKey.exportSeed() + '\n');
   writePrivateFile(paths.encKey, generateEncKeyPair().privateKey + '\n');
+  // The store holds opened mail: private like the keys (SQLite gives its -wal/-shm files the same mode).
+  createPrivateFile(paths.store);
+  const store = HostStore.open(paths.store);
+  try {
+    store.setMeta(META_HOST_PUB, hostKey.publicKey);
+  } finally {
+    store.close();
+  }
   const config: HostConfig = { v: 1, host, port, ...listen };
   writePrivateFile(paths.config, JSON.stringify(config, null, 2) + '\n');
   return config;

@@ -1,24 +1,28 @@
 // Opening a host: its files checked, an interrupted rotation finished, its store opened. Apart from
 // node.ts so that the host's base type does not load rotation (and what rotation loads).
-import { createPrivateFile } from '../common/private-file.ts';
 import { checkPrivateFile } from './home-files.ts';
 import { homePaths, loadKeys, readConfig } from './identity.ts';
 import type { HostNode } from './node.ts';
 import { finishPendingRotation } from './rotation.ts';
+import { checkStoreFile, checkStoreOwner } from './store-guard.ts';
 import { HostStore } from './store/host-store.ts';
 
 export interface OpenNodeOptions {
   nowMs?: () => number;
 }
 
-/** Opens the host in `home`: checks the files, finishes an interrupted rotation, opens the store. */
+/**
+ * Opens the host in `home`: checks the files, opens the store (refused when it is missing, empty or
+ * another host's: only init makes one), finishes an interrupted rotation.
+ */
 export function openNode(home: string, options: OpenNodeOptions = {}): HostNode {
   const config = readConfig(home);
   const storePath = homePaths(home).store;
-  // The store holds opened mail: private like the keys (SQLite gives its -wal/-shm files the same mode).
-  if (!checkPrivateFile(storePath)) createPrivateFile(storePath);
+  checkStoreFile(home);
+  checkPrivateFile(storePath);
   const store = HostStore.open(storePath);
   try {
+    checkStoreOwner(home, store);
     const nowMs = options.nowMs ?? Date.now;
     finishPendingRotation(home, store, nowMs());
     return { home, config, keys: loadKeys(home), store, nowMs };

@@ -75,6 +75,14 @@ export interface RecipientStatus {
   via: string | null;
 }
 
+/** Outbox states a copy ends in without reaching its host: `status <id>` exits 1 when any copy is in one. */
+export const FAILED_COPY_STATES: readonly string[] = ['rejected', 'undelivered', 'expired', 'unconfirmed'];
+
+/** The recipients whose copy ended without reaching them. */
+export function failedRecipients(status: MessageStatus): RecipientStatus[] {
+  return status.recipients.filter((r) => FAILED_COPY_STATES.includes(r.state));
+}
+
 export interface MessageStatus {
   id: string;
   subject: string;

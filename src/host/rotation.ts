@@ -10,11 +10,9 @@ import { failPoint } from '../failpoint.ts';
 import { HomeError, readPrivateFile, writePrivateFile } from './home-files.ts';
 import { homePaths, loadEncKey, loadSigningKey, loadKeys } from './identity.ts';
 import type { HostNode } from './node.ts';
-import type { HostStore } from './store/host-store.ts';
+import { META_HOST_PUB, type HostStore } from './store/host-store.ts';
 import { retryQuarantined } from './inbound-items.ts';
 
-/** Meta key holding the host public key the store last saw installed (tells the daemon to reload). */
-export const META_HOST_PUB = 'host_pubkey';
 
 interface PendingRotation {
   rotation: HostRotation;

@@ -6,6 +6,7 @@ import { deriveMeta } from '../protocol/records/envelope-meta.ts';
 import { checkEnvelopeShape, ENVELOPE_KINDS, MAX_SUBJECT_CHARS, signEnvelope, type EnvelopeKind, type UnsignedEnvelopeV3 } from '../protocol/records/envelope.ts';
 import { hasControlCharacters } from '../protocol/records/validate.ts';
 import { isUlid, newUlid } from '../protocol/ulid.ts';
+import { firstLoneSurrogateIndex } from '../common/unicode-text.ts';
 import { isoTime, localAddress, type HostNode } from './node.ts';
 import { expandRoute, isMailboxHere, RouteError } from './route.ts';
 import { relayFit } from './transport/relay/relay-limits.ts';
@@ -22,6 +23,8 @@ export interface SendRequest {
   refs?: readonly string[];
   /** randomness for ids and sealing (tests) */
   random?: (n: number) => Uint8Array;
+  /** hosts whose LAN was probed just now and did not answer (lan-probe.ts), for the size check's sentence */
+  lanProbedDown?: ReadonlySet<string>;
 }
 
 export interface SendResult {
@@ -42,7 +45,10 @@ export type OutgoingFields = Pick<UnsignedEnvelopeV3, 'id' | 'from' | 'to' | 'th
  * outbox row per remote host, in one transaction. Throws RouteError (nothing stored) when the shape or
  * the pinned relay's size limit refuses it, or a host has no enc key yet.
  */
-export function queueOutgoing(node: HostNode, fields: OutgoingFields, localAgents: readonly string[], remoteHosts: readonly string[], random: (n: number) => Uint8Array = randomBytes): void {
+export function queueOutgoing(
+  node: HostNode, fields: OutgoingFields, localAgents: readonly string[], remoteHosts: readonly string[], random: (n: number) => Uint8Array = randomBytes,
+  lanProbedDown?: ReadonlySet<string>,
+): void {
   const { store } = node;
   const peers = remoteHosts.map((host) => {
     const peer = store.peers.get(host);
@@ -60,7 +66,7 @@ export function queueOutgoing(node: HostNode, fields: OutgoingFields, localAgent
     host,
     wire: JSON.stringify(signEnvelope(sealEnvelopeBody(plain, encPub, random), node.config.host, node.keys.hostKey)),
   }));
-  const fit = relayFit(node, copies, Buffer.byteLength(plain.body, 'utf8'));
+  const fit = relayFit(node, copies, Buffer.byteLength(plain.body, 'utf8'), lanProbedDown);
   if (!fit.ok) throw new RouteError(`cannot send: ${fit.problem}`);
   store.transaction(() => {
     store.mail.insertMessage({
@@ -85,6 +91,7 @@ export function sendMail(node: HostNode, req: SendRequest): SendResult {
   const kind = req.kind ?? 'message';
   if (!isEnvelopeKind(kind)) throw new RouteError(`bad kind "${kind}": one of ${ENVELOPE_KINDS.join(', ')}`, 'invalid');
   checkSubject(req.subject);
+  checkBody(req.body);
   const replyTo = req.replyTo ?? null;
   if (replyTo !== null && !isUlid(replyTo)) throw new RouteError(`bad reply-to "${replyTo}": a message id (26 characters, as inbox shows)`, 'invalid');
   const answered = replyTo === null ? undefined : store.mail.message(replyTo);
@@ -96,8 +103,17 @@ export function sendMail(node: HostNode, req: SendRequest): SendResult {
   queueOutgoing(node, {
     id, from: localAddress(node, req.from), to: route.to, thread, reply_to: replyTo, kind, subject: req.subject, body: req.body,
     refs: [...(req.refs ?? [])], ...(req.needsReply === undefined ? {} : { needs_reply: req.needsReply }),
-  }, route.localAgents, route.remoteHosts, random);
+  }, route.localAgents, route.remoteHosts, random, req.lanProbedDown);
   return { id, localAgents: route.localAgents, remoteHosts: route.remoteHosts };
+}
+
+/** A body is Unicode text: a lone surrogate (a JS string that is not text) is refused, never replaced. */
+function checkBody(body: string): void {
+  const at = firstLoneSurrogateIndex(body);
+  if (at !== null) {
+    const unit = body.charCodeAt(at).toString(16).toUpperCase();
+    throw new RouteError(`the body is not Unicode text: a lone surrogate U+${unit} at character ${at}; send text, or a file as base64`, 'invalid');
+  }
 }
 
 /** What the wire allows, and not blank: a subject is how a reader tells mail apart. */

@@ -12,6 +12,7 @@ import {
 } from '../host/agent-mail.ts';
 import { directory, directoryLine } from '../host/directory/directory.ts';
 import { ackMessage, INBOX_PAGE_MAX, listInbox, MailboxError, readMessage } from '../host/mailbox.ts';
+import { withLanProbe } from '../host/lan-probe.ts';
 import { MAIL_WAIT_MAX_MS, waitForUnread } from '../host/mail-watch.ts';
 import { localAddress, type HostNode } from '../host/node.ts';
 import { directoryEntrySchema, messagesSchema, recipientStatusSchema } from './schemas.ts';
@@ -92,15 +93,15 @@ export function registerMailTools(server: McpServer, session: MailSession): void
         .describe('the same key from this agent sends once; a retry answers the first id'),
     },
     outputSchema: { id: z.string(), duplicate: z.boolean(), local: z.array(z.string()), hosts: z.array(z.string()) },
-  }, (args) => {
+  }, async (args) => {
     if (args.to.length === 0) throw new MailboxError('`to` is empty: give at least one address (name, name@host, role:<role>, * or owner)');
     if (args.reply_to !== undefined && node.store.mail.message(args.reply_to) === undefined) {
       throw new MailboxError(`no message ${args.reply_to} to reply to: take the id from mbx_inbox or mbx_read`);
     }
-    const sent = sendOnce(node, {
+    const sent = sendOnce(node, await withLanProbe(node, {
       from: agent, to: args.to, subject: args.subject, body: args.body, kind: args.kind ?? 'message', replyTo: args.reply_to ?? null,
       ...(args.needs_reply === undefined ? {} : { needsReply: args.needs_reply }), ...(args.refs === undefined ? {} : { refs: args.refs }),
-    }, args.idempotency_key ?? null);
+    }), args.idempotency_key ?? null);
     session.committed();
     const data = { id: sent.id, duplicate: sent.duplicate, local: sent.localAgents, hosts: sent.remoteHosts };
     return answer(sent.duplicate ? `already sent with this idempotency key: ${sent.id}` : `sent ${sent.id}`, data);

@@ -40,7 +40,7 @@ function snapshot(path: string): { schema: string[]; rows: Record<string, unknow
   }
 }
 
-test('a home store written by agentmbx 0.6.0 (schema 5) opens with every row kept, upgraded to the schema a new store gets', () => {
+test('a home store written by agentmbx 0.6.0 (schema 5) opens with every row kept, its bodies now bytes, upgraded to the schema a new store gets', () => {
   const old = storeFrom(HOME_V5_SQL);
   const before = snapshot(old);
   assert.equal(before.version, 5);
@@ -52,18 +52,50 @@ test('a home store written by agentmbx 0.6.0 (schema 5) opens with every row kep
   assert.equal(store.agentMail.description('bob'), 'reads the reports');
   assert.equal(store.relay.receivedThrough('https://relay.example', 'epoch-1'), 42);
   store.close();
-  const upgraded = snapshot(old);
+  const after = snapshot(old);
+  // schema 6 keeps each body as its UTF-8 bytes: the same bytes, a BLOB instead of TEXT
+  const asText = (rows: unknown[] | undefined): unknown[] => (rows ?? []).map((r) => {
+    const row = r as Record<string, unknown>;
+    return Object.assign(Object.create(null) as object, row, { body: row.body instanceof Uint8Array ? Buffer.from(row.body).toString('utf8') : row.body });
+  });
+  assert.ok((after.rows.messages ?? []).every((r) => (r as { body: unknown }).body instanceof Uint8Array));
   // schema 6 adds the agents' client (null until an MCP session names it) and two empty tables
   for (const [table, rows] of Object.entries(before.rows)) {
-    const expected = table === 'agents' ? rows.map((r) => ({ ...(r as object), cli: null })) : rows;
-    assert.deepEqual(upgraded.rows[table]?.map((r) => ({ ...(r as object) })), expected.map((r) => ({ ...(r as object) })), `rows of ${table}`);
+    const expected = table === 'agents' ? rows.map((r) => Object.assign(Object.create(null) as object, r, { cli: null })) : rows;
+    assert.deepEqual(table === 'messages' ? asText(after.rows[table]) : after.rows[table], expected, `every row of ${table} is as it was`);
   }
-  assert.deepEqual(upgraded.rows['peer_agents'], []);
-  assert.deepEqual(upgraded.rows['peer_links'], []);
+  assert.deepEqual(after.rows['peer_agents'], []);
+  assert.deepEqual(after.rows['peer_links'], []);
   const fresh = join(tempDir('mbx-store-'), 'store.db');
   HostStore.open(fresh).close();
-  assert.equal(SCHEMA_VERSION, 6);
-  assert.deepEqual(snapshot(fresh).schema, upgraded.schema, 'the numbered migrations build the schema an upgraded 0.6.0 store has');
+  assert.deepEqual(after.schema, snapshot(fresh).schema, 'the upgraded store has the schema a new store gets');
+  assert.equal(SCHEMA_VERSION, 8);
+  // beyond 0.6.0's schema, what migrations 6 (directory, presence) and 8 (dismissed quarantine) add;
+  // 7, bodies as bytes, changes no schema
+  const added = after.schema.filter((o) => !before.schema.includes(o));
+  assert.deepEqual(added.map((o) => o.replace(/:.*/, '')).sort(), ['table agents', 'table peer_agents', 'table peer_links', 'table relay_quarantine']);
+  assert.match(added.find((o) => o.startsWith('table relay_quarantine')) ?? '', / dismissed_at INTEGER,/);
+});
+
+test('a body holding U+0000 that schema 5 stored as TEXT reads back whole after the upgrade, in search too', () => {
+  const body = 'before\u0000after \u0001\u001f tail \u{1F600}';
+  const path = storeFrom(HOME_V5_SQL);
+  const raw = new DatabaseSync(path);
+  // a new row (the insert trigger indexes it), as 0.6.0 wrote one: the whole body went into the TEXT column
+  raw.prepare(`INSERT INTO messages (id, direction, from_addr, sender_host, to_json, thread, reply_to, kind, subject, body, ts, wire, created_at, meta_json)
+    SELECT ?1, direction, from_addr, sender_host, to_json, ?1, NULL, kind, 'zeroes', ?2, ts, wire, created_at, meta_json FROM messages WHERE subject = 'quarterly figures'`)
+    .run('01M8VA0EG03SCBNH2J40G54J8Z', body);
+  raw.prepare("INSERT INTO deliveries (msg_id, agent, state, receipt_seq, updated_at) VALUES (?, 'bob', 'delivered', 1, 0)").run('01M8VA0EG03SCBNH2J40G54J8Z');
+  raw.close();
+  const store = HostStore.open(path);
+  try {
+    const found = store.agentMail.search('bob', 'bob@beta', '"tail"', 10);
+    assert.equal(found.length, 1);
+    assert.equal(found[0]?.body, body);
+    assert.equal(store.mail.message(found[0]?.id ?? '')?.body, body);
+  } finally {
+    store.close();
+  }
 });
 
 test('a store of a newer schema is refused with one clear sentence, and left as it was', () => {

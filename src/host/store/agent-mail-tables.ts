@@ -1,7 +1,7 @@
 // An agent's view of the stored mail: what it sent or received, threads, full-text search, new
 // deliveries since a mark, send idempotency keys and the directory of agents seen.
 import type { Database } from './database.ts';
-import type { DeliveryState, MessageRow } from './mail-tables.ts';
+import { withBodyText, type DeliveryState, type MessageRow, type StoredMessageRow } from './mail-tables.ts';
 
 /** A message as one agent sees it: its delivery state when the agent received it, else null (sent by it). */
 export type AgentMessageRow = MessageRow & { state: DeliveryState | null; note: string | null };
@@ -53,23 +53,24 @@ export class AgentMailTables {
   }
 
   visibleMessage(agent: string, address: string, id: string): AgentMessageRow | undefined {
-    return this.#db.get<AgentMessageRow>(`SELECT ${WITH_STATE} FROM messages m WHERE m.id = ?3 AND ${VISIBLE}`, agent, address, id);
+    const row = this.#db.get<StoredMessageRow<AgentMessageRow>>(`SELECT ${WITH_STATE} FROM messages m WHERE m.id = ?3 AND ${VISIBLE}`, agent, address, id);
+    return row === undefined ? undefined : withBodyText(row);
   }
 
   /** The thread's messages the agent sent or received, oldest first. */
   thread(agent: string, address: string, thread: string, limit: number): AgentMessageRow[] {
-    return this.#db.all<AgentMessageRow>(
+    return this.#db.all<StoredMessageRow<AgentMessageRow>>(
       `SELECT ${WITH_STATE} FROM messages m WHERE m.thread = ?3 AND ${VISIBLE} ORDER BY m.id LIMIT ?4`, agent, address, thread, limit,
-    );
+    ).map(withBodyText);
   }
 
   /** Best matches first for an FTS5 query over subject and body, among the agent's mail. */
   search(agent: string, address: string, ftsQuery: string, limit: number): AgentMessageRow[] {
-    return this.#db.all<AgentMessageRow>(
+    return this.#db.all<StoredMessageRow<AgentMessageRow>>(
       `SELECT ${WITH_STATE} FROM messages_fts f JOIN messages m ON m.rowid = f.rowid
        WHERE messages_fts MATCH ?3 AND ${VISIBLE} ORDER BY f.rank LIMIT ?4`,
       agent, address, ftsQuery, limit,
-    );
+    ).map(withBodyText);
   }
 
   /** When the agent last sent mail (an ISO time), or null. */

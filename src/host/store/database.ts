@@ -1,7 +1,7 @@
 // Opening the host's SQLite file: WAL (the CLI and the daemon share it), FULL sync, a busy timeout,
 // the numbered migrations (migrations/) by the shared runner, which refuses a schema newer than
 // this binary.
-import { DatabaseSync, type SQLInputValue } from 'node:sqlite';
+import { backup, DatabaseSync, type SQLInputValue } from 'node:sqlite';
 import { applyMigrations } from '../../common/sqlite-migrations.ts';
 import { MIGRATIONS } from './migrations/index.ts';
 
@@ -93,6 +93,14 @@ export class Database {
   /** Throws NoTransactionError unless a transaction is open: `what` must commit with its caller's writes. */
   assertTransaction(what: string): void {
     if (this.#depth === 0) throw new NoTransactionError(`${what} must run inside a store transaction`);
+  }
+
+  /**
+   * SQLite's online backup of this database into the file at `path`, all pages in one step: one
+   * consistent snapshot, taken while other connections (the daemon) go on writing.
+   */
+  async backupTo(path: string): Promise<void> {
+    await backup(this.#db, path, { rate: -1 });
   }
 
   close(): void {

@@ -10,6 +10,9 @@ import { PeersTable } from './peers-table.ts';
 import { ReceiptsTable } from './receipts-table.ts';
 import { RelayTables } from './relay-tables.ts';
 
+/** Meta key holding the host public key this store belongs to (rotation updates it; a store without it holds no host). */
+export const META_HOST_PUB = 'host_pubkey';
+
 export class HostStore {
   readonly db: Database;
   readonly peers: PeersTable;

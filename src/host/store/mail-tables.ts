@@ -46,6 +46,18 @@ export interface DeliveryRow {
 
 export type InboxRow = MessageRow & { state: DeliveryState; note: string | null; agent: string };
 
+/** A messages row as SQLite hands it back: the body is stored as UTF-8 bytes (a BLOB; schema 6). */
+export type StoredMessageRow<T extends MessageRow> = Omit<T, 'body'> & { body: Uint8Array | string };
+
+/**
+ * The body back as text. It is stored as a BLOB because node:sqlite reads TEXT only up to the first
+ * U+0000; bytes written by insertMessage are always valid UTF-8.
+ */
+export function withBodyText<T extends MessageRow>(row: StoredMessageRow<T>): T {
+  const body = typeof row.body === 'string' ? row.body : Buffer.from(row.body.buffer, row.body.byteOffset, row.body.byteLength).toString('utf8');
+  return { ...row, body } as T;
+}
+
 export class MailTables {
   readonly #db: Database;
   constructor(db: Database) {
@@ -76,12 +88,13 @@ export class MailTables {
     this.#db.run(
       `INSERT INTO messages (id, direction, from_addr, sender_host, to_json, thread, reply_to, kind, subject, body, ts, wire, meta_json, created_at)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      m.id, m.direction, m.from_addr, m.sender_host, m.to_json, m.thread, m.reply_to, m.kind, m.subject, m.body, m.ts, m.wire, m.meta_json, m.created_at,
+      m.id, m.direction, m.from_addr, m.sender_host, m.to_json, m.thread, m.reply_to, m.kind, m.subject, Buffer.from(m.body, 'utf8'), m.ts, m.wire, m.meta_json, m.created_at,
     );
   }
 
   message(id: string): MessageRow | undefined {
-    return this.#db.get<MessageRow>('SELECT * FROM messages WHERE id = ?', id);
+    const row = this.#db.get<StoredMessageRow<MessageRow>>('SELECT * FROM messages WHERE id = ?', id);
+    return row === undefined ? undefined : withBodyText(row);
   }
 
   /** A new delivery in state 'delivered': its first state change, so receipt_seq 1. */
@@ -116,12 +129,12 @@ export class MailTables {
    */
   inbox(agent: string, limit: number, includeAcked: boolean, cursor: { after: string } | { before: string } = { after: '' }): InboxRow[] {
     const ascending = 'after' in cursor;
-    return this.#db.all<InboxRow>(
+    return this.#db.all<StoredMessageRow<InboxRow>>(
       `SELECT m.*, d.state AS state, d.note AS note, d.agent AS agent FROM deliveries d JOIN messages m ON m.id = d.msg_id
        WHERE d.agent = ? AND (? OR d.state != 'acked') AND ${ascending ? 'm.id > ?' : '(? = \'\' OR m.id < ?)'}
        ORDER BY m.id ${ascending ? 'ASC' : 'DESC'} LIMIT ?`,
       agent, includeAcked ? 1 : 0, ...(ascending ? [cursor.after] : [cursor.before, cursor.before]), limit,
-    );
+    ).map(withBodyText);
   }
 
   inboxCount(agent: string, includeAcked: boolean): number {

@@ -177,9 +177,17 @@ export class OutboxTable {
     return requeued;
   }
 
-  /** Makes every waiting row for `host` due now (the peer just proved it is up). */
+  /**
+   * Makes every waiting row for `host` due now: a path to it works again (a verified call, its LAN
+   * answering, an item or enc-key ad of it seen at the relay), a reason to try at once, not after the backoff.
+   */
   makeDueNow(host: string, nowMs: number): number {
     return this.#db.run("UPDATE outbox SET next_at = ? WHERE peer_host = ? AND state = 'queued' AND next_at > ?", nowMs, host, nowMs).changes;
+  }
+
+  /** Makes every waiting row due now, whatever its host (the relay, which carries to all of them, answers again). */
+  makeAllDueNow(nowMs: number): number {
+    return this.#db.run("UPDATE outbox SET next_at = ? WHERE state = 'queued' AND next_at > ?", nowMs, nowMs).changes;
   }
 
   /** Marks queued receipts of one delivery as replaced by a newer one. */

@@ -45,6 +45,8 @@ export interface QuarantineRow {
   reason: string;
   wire_b64: string;
   at: number;
+  /** when the owner dismissed it (it stays, but doctor no longer counts it); null while it is not */
+  dismissed_at?: number | null;
 }
 
 export interface PeerEncAdRow {
@@ -120,8 +122,21 @@ export class RelayTables {
     );
   }
 
-  quarantined(limit = QUARANTINE_LIST_MAX): QuarantineRow[] {
-    return this.#db.all<QuarantineRow>('SELECT * FROM relay_quarantine ORDER BY at, seq LIMIT ?', limit);
+  /** Quarantined items, oldest first; dismissed ones only with `withDismissed`. */
+  quarantined(limit = QUARANTINE_LIST_MAX, withDismissed = true): QuarantineRow[] {
+    return this.#db.all<QuarantineRow>('SELECT * FROM relay_quarantine WHERE (? OR dismissed_at IS NULL) ORDER BY at, seq LIMIT ?', withDismissed ? 1 : 0, limit);
+  }
+
+  /** The quarantined items with relay seq `seq` (one per relay and epoch). */
+  quarantinedAt(seq: number): QuarantineRow[] {
+    return this.#db.all<QuarantineRow>('SELECT * FROM relay_quarantine WHERE seq = ? ORDER BY at', seq);
+  }
+
+  /** Marks an item dismissed (kept in the store); false when it was already. */
+  dismissQuarantined(row: Pick<QuarantineRow, 'relay_url' | 'epoch' | 'seq'>, nowMs: number): boolean {
+    return this.#db.run(
+      'UPDATE relay_quarantine SET dismissed_at = ? WHERE relay_url = ? AND epoch = ? AND seq = ? AND dismissed_at IS NULL', nowMs, row.relay_url, row.epoch, row.seq,
+    ).changes > 0;
   }
 
   /** Quarantined items pushed by `senderPubkey`, oldest first. */
@@ -133,8 +148,9 @@ export class RelayTables {
     this.#db.run('DELETE FROM relay_quarantine WHERE relay_url = ? AND epoch = ? AND seq = ?', row.relay_url, row.epoch, row.seq);
   }
 
+  /** Quarantined items the owner has not dismissed. */
   quarantineCount(): number {
-    return this.#db.get<{ n: number }>('SELECT COUNT(*) AS n FROM relay_quarantine')?.n ?? 0;
+    return this.#db.get<{ n: number }>('SELECT COUNT(*) AS n FROM relay_quarantine WHERE dismissed_at IS NULL')?.n ?? 0;
   }
 
   peerEncAd(hostPubkey: string): PeerEncAdRow | undefined {

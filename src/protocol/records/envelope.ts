@@ -143,6 +143,8 @@ function envelopeProblem(x: unknown): string | null {
 }
 
 function plainBodyProblem(body: string): string | null {
+  // a lone surrogate has no UTF-8 form: sealing would turn it into U+FFFD
+  if (!body.isWellFormed()) return 'body is not Unicode text (a lone surrogate)';
   return Buffer.byteLength(body, 'utf8') > MAX_BODY_BYTES ? 'body too long' : null;
 }
 

@@ -104,10 +104,12 @@ test('a receipt that comes before the retry of a lost push answer settles the ro
     clock.now += 10_000;
   }
   clock.now = Math.min(clock.now, row().next_at - 1);
+  const waitedUntil = clock.now;
   await tick(a); // the receipt arrives while the row still waits for its retry
   assert.equal(a.node.store.receipts.forMessage(id).length, 1);
-  assert.equal(row().state, 'queued');
-  clock.now = row().next_at;
-  await tick(a);
+  // an item from beta at the relay makes its waiting rows due at once (issue 25): the retry goes
+  // without waiting out the backoff, is accepted, and the receipt settles it
+  if (row().state !== 'settled') await tick(a);
+  assert.equal(clock.now, waitedUntil, 'no backoff waited');
   assert.equal(row().state, 'settled');
 });

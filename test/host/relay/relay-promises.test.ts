@@ -43,7 +43,7 @@ test('send refuses up front a body whose sealed copy is over the relay\'s max_it
   assert.equal(world.a.node.store.relay.get()?.max_item_bytes, 16 * 1024);
   const before = storedCounts(world.a.node);
   assert.throws(() => sendMail(world.a.node, { from: 'ann', to: ['bob@beta'], subject: 'big', body: 'x'.repeat(10_000) }),
-    (err: unknown) => err instanceof RouteError && /over the relay's limit of 16384 bytes \(max_item_bytes\), and beta is not reachable on the LAN: send a body of at most about \d+ bytes/.test(err.message));
+    (err: unknown) => err instanceof RouteError && /over the relay's limit of 16384 bytes \(max_item_bytes\), and beta is not known up on the LAN, never seen there: send a body of at most about \d+ bytes/.test(err.message));
   assert.equal(storedCounts(world.a.node), before, 'nothing stored');
   // the body the message names does fit
   const fits = Number(/at most about (\d+) bytes/.exec((() => {

@@ -199,6 +199,8 @@ export class LanTransport implements Transport {
       return failAll(errorText(answer));
     }
     this.#node.store.peers.noteReachable(peer.host, this.#node.nowMs());
+    // the peer's LAN answers: its rows that backed off go now, not after their backoff
+    this.#node.store.outbox.makeDueNow(peer.host, this.#node.nowMs());
     return readBatchAnswer(rows, list, route.settling);
   }
 }

@@ -69,6 +69,6 @@ export async function relayChecks(node: HostNode, timeoutMs: number): Promise<Do
   const checks = [await liveCheck(node, timeoutMs)];
   checks.push(rowsCheck(node));
   const quarantined = node.store.relay.quarantineCount();
-  checks.push({ check: 'relay quarantine', level: quarantined > 0 ? 'warn' : 'ok', detail: quarantined > 0 ? `${quarantined} refused item(s): agentmbx relay quarantine` : 'empty' });
+  checks.push({ check: 'relay quarantine', level: quarantined > 0 ? 'warn' : 'ok', detail: quarantined > 0 ? `${quarantined} refused item(s): agentmbx relay quarantine (show or dismiss each)` : 'empty' });
   return checks;
 }

@@ -21,6 +21,8 @@ export function acceptPeerEncAd(node: HostNode, peer: PeerRow, ad: unknown, sig:
   }
   if (newest === undefined || check.iatMs > newest.iat_ms) {
     node.store.relay.putPeerEncAd({ host_pubkey: peer.host_pubkey, enc_pub: check.ad.enc_pub, iat_ms: check.iatMs, record: JSON.stringify({ ad, sig }) });
+    // a new ad at the relay is the peer enrolled there: what waits for it goes now
+    node.store.outbox.makeDueNow(peer.host, node.nowMs());
   }
   return check.ad.enc_pub;
 }

@@ -45,7 +45,11 @@ function applyItem(node: HostNode, relayPubkey: string, item: PulledItem): strin
   const wire = fromBase64(item.wire_b64);
   if (wire === null) return 'rejected:bad wire';
   if (item.kind === 'expired') return applyExpiredNotice(node, relayPubkey, item.sender_pubkey, wire);
-  return applyInboundItem(node, item.kind, item.sender_pubkey, wire);
+  const result = applyInboundItem(node, item.kind, item.sender_pubkey, wire);
+  // the peer pushed through the relay, so it is enrolled there: what waits for it goes now
+  const peer = node.store.peers.byKey(item.sender_pubkey);
+  if (peer !== undefined && !result.startsWith('rejected:')) node.store.outbox.makeDueNow(peer.host, node.nowMs());
+  return result;
 }
 
 /** Tells the sender of a relayed envelope refused for a reason it can act on (bounce.ts). */

@@ -186,6 +186,8 @@ async function openSession(node: HostNode, api: RelayApi, access: RelayAccess | 
     // an ad the relay does not hold (a restore, a wipe) is published again now
     ...(you?.enc_ad?.enc_pub === node.keys.enc.publicKey ? {} : { enc_ad_at: null }),
   });
+  // the relay answers again after failures: rows that backed off meanwhile go now
+  if (relay.failures > 0) store.outbox.makeAllDueNow(node.nowMs());
   // A relay whose signed `you` has an enc_ad member knows v2 ads: a 404 from it is no reason to fall back.
   return maintain(node, { relay: store.relay.get() ?? relay, api }, you !== undefined && !('enc_ad' in you));
 }
