@@ -1,5 +1,5 @@
 // Agents and mail: agents, agents add, send, inbox (also waiting for mail), watch, read, ack, status.
-import type { Command } from 'commander';
+import { Option, type Command } from 'commander';
 import { CliError } from './cli-error.ts';
 import { withNode } from './host-common.ts';
 import { printJson, printJsonLine, printResult } from './output.ts';
@@ -9,6 +9,7 @@ import { escapeInLine as inLine, escapeUnshowable as shown } from '../common/ter
 import { ensureAgent, messageText, messageView, visibleMessage } from '../host/agent-mail.ts';
 import { ackMessage, checkMailbox, inboxPage, INBOX_PAGE_MAX, needsReply, readMessage, type InboxQuery } from '../host/mailbox.ts';
 import { MAIL_WAIT_MAX_MS, waitForUnread, watchDeliveries } from '../host/mail-watch.ts';
+import { agentHolding, resolveMessageId } from '../host/message-ids.ts';
 import { localAddress, type HostNode } from '../host/node.ts';
 import { messageStatus } from '../host/receipts.ts';
 import { outboxOverview } from '../host/outbox.ts';
@@ -31,6 +32,19 @@ async function waitForMail(node: HostNode, agent: string, timeoutMs: number | nu
     const left = deadline === null ? MAIL_WAIT_MAX_MS : deadline - node.nowMs();
     if (await waitForUnread(node, agent, left) || (deadline !== null && node.nowMs() >= deadline)) return;
   }
+}
+
+/** --agent, which $MBX_AGENT gives when it is not on the command line. */
+export function agentOption(mandatory = true): Option {
+  const option = new Option('--agent <name>', mandatory ? 'the agent' : 'the agent (default: the one agent of this host that holds the message)').env('MBX_AGENT');
+  return mandatory ? option.makeOptionMandatory() : option;
+}
+
+/** The message `typed` names (any case, or a unique prefix) and the agent acting on it: --agent, or the one agent holding it. */
+function messageOfAgent(node: HostNode, typed: string, agent: string | undefined): { id: string; agent: string } {
+  if (agent !== undefined) return { id: resolveMessageId(node, typed, agent), agent };
+  const id = resolveMessageId(node, typed, null);
+  return { id, agent: agentHolding(node, id) };
 }
 
 /** Resolves on the first SIGINT or SIGTERM. */
@@ -102,7 +116,7 @@ export function registerMailCommands(program: Command): void {
 
   program.command('send')
     .description('send mail; prints the message id')
-    .requiredOption('--from <agent>', 'the sending agent on this host')
+    .addOption(new Option('--from <agent>', 'the sending agent on this host').env('MBX_AGENT').makeOptionMandatory())
     .requiredOption('--to <addresses>', 'comma-separated: name@host, name, role:<r>, *, owner')
     .requiredOption('--subject <text>', 'subject')
     .option('--body <text>', 'body (default: read from stdin until it closes; a terminal is refused)')
@@ -120,7 +134,8 @@ export function registerMailCommands(program: Command): void {
       return withNode(async (node) => {
         const body = opts.body ?? await readStdinBody(stdinIdleMs, opts.stdinTimeout.trim());
         const to = opts.to.split(',').map((s) => s.trim()).filter((s) => s !== '');
-        const sent = sendMail(node, { from: opts.from, to, subject: opts.subject, body, kind: opts.kind, replyTo: opts.replyTo ?? null });
+        const replyTo = opts.replyTo === undefined ? null : resolveMessageId(node, opts.replyTo, opts.from);
+        const sent = sendMail(node, { from: opts.from, to, subject: opts.subject, body, kind: opts.kind, replyTo });
         if (opts.json === true) printJson({ id: sent.id, local: sent.localAgents, hosts: sent.remoteHosts });
         else process.stdout.write(`${sent.id}\n`);
       });
@@ -128,7 +143,7 @@ export function registerMailCommands(program: Command): void {
 
   program.command('inbox')
     .description('an agent\'s unacked mail, oldest first, one page at a time')
-    .requiredOption('--agent <name>', 'the agent')
+    .addOption(agentOption())
     .option('--all', 'include acked mail')
     .option('--limit <n>', `rows in the page (default ${INBOX_DEFAULT_LIMIT}, at most ${INBOX_PAGE_MAX})`)
     .option('--after <id>', 'the oldest mail newer than this message (the next page)')
@@ -164,7 +179,7 @@ export function registerMailCommands(program: Command): void {
 
   program.command('watch')
     .description('print a line for each new message to an agent as it lands (runs until stopped)')
-    .requiredOption('--agent <name>', 'the agent')
+    .addOption(agentOption())
     .option('--json', 'one JSON object per line')
     .action((opts: { agent: string; json?: boolean }) => withNode(async (node) => {
       checkMailbox(node, opts.agent);
@@ -181,32 +196,34 @@ export function registerMailCommands(program: Command): void {
     }));
 
   program.command('read <id>')
-    .description('show a message (marks it read, unless --peek)')
-    .requiredOption('--agent <name>', 'the agent')
+    .description('show a message (marks it read, unless --peek); the id in any case, or a unique prefix of 8 or more characters')
+    .addOption(agentOption(false))
     .option('--peek', 'show it without marking it read (the sender is told nothing)')
     .option('--json', 'print JSON')
-    .action((id: string, opts: { agent: string; peek?: boolean; json?: boolean }) => withNode((node) => {
-      const m = messageView(node, readMessage(node, id, opts.agent, opts.peek === true));
+    .action((typed: string, opts: { agent?: string; peek?: boolean; json?: boolean }) => withNode((node) => {
+      const { id, agent } = messageOfAgent(node, typed, opts.agent);
+      const m = messageView(node, readMessage(node, id, agent, opts.peek === true));
       // a remote sender wrote the text: its control and bidi characters are shown escaped, never run
       if (opts.json === true) printJson(m);
       else process.stdout.write(`${shown(messageText(m))}\n`);
     }));
 
   program.command('ack <id>')
-    .description('acknowledge a message (the sender sees it)')
-    .requiredOption('--agent <name>', 'the agent')
+    .description('acknowledge a message (the sender sees it); the id as read takes it')
+    .addOption(agentOption(false))
     .option('--note <text>', 'a short note for the sender')
     .option('--json', 'print JSON')
-    .action((id: string, opts: { agent: string; note?: string; json?: boolean }) => withNode((node) => {
-      const moved = ackMessage(node, id, opts.agent, opts.note ?? null);
+    .action((typed: string, opts: { agent?: string; note?: string; json?: boolean }) => withNode((node) => {
+      const { id, agent } = messageOfAgent(node, typed, opts.agent);
+      const moved = ackMessage(node, id, agent, opts.note ?? null);
       printResult(opts.json, { id, acked: true, already: !moved }, moved ? `acked ${id}` : `${id} was already acked`);
     }));
 
   program.command('status [id]')
     .description('per recipient, how far a message this host sent has got; without an id, the outbox per state')
     .option('--json', 'print JSON')
-    .action((id: string | undefined, opts: { json?: boolean }) => withNode((node) => {
-      if (id === undefined) {
+    .action((typed: string | undefined, opts: { json?: boolean }) => withNode((node) => {
+      if (typed === undefined) {
         const overview = outboxOverview(node);
         if (opts.json === true) printJson(overview);
         else {
@@ -220,6 +237,7 @@ export function registerMailCommands(program: Command): void {
         }
         return;
       }
+      const id = resolveMessageId(node, typed, null);
       const status = messageStatus(node, id);
       if (status === null) throw new CliError(`no message ${id} sent from this host`, 'NOT_FOUND');
       if (opts.json === true) printJson(status);

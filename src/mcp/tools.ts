@@ -12,6 +12,7 @@ import {
 } from '../host/agent-mail.ts';
 import { ackMessage, INBOX_PAGE_MAX, listInbox, MailboxError, readMessage } from '../host/mailbox.ts';
 import { MAIL_WAIT_MAX_MS, waitForUnread } from '../host/mail-watch.ts';
+import { ID_PREFIX_MIN_CHARS, resolveMessageId } from '../host/message-ids.ts';
 import { localAddress, type HostNode } from '../host/node.ts';
 import { directoryEntrySchema, messagesSchema, recipientStatusSchema } from './schemas.ts';
 
@@ -38,17 +39,32 @@ function listing(messages: readonly MessageView[], empty: string): string {
   return messages.map((m) => `${m.id}  ${m.state ?? 'sent'}  from ${m.from} (${m.trust})  ${m.subject}`).join('\n');
 }
 
-const ids = z.array(z.string()).max(IDS_PER_CALL_MAX).describe(`message ids (at most ${IDS_PER_CALL_MAX})`);
+/** Longest id text taken: a whole id with room for spaces (ids are 26 characters). */
+const ID_TEXT_MAX_CHARS = 40;
+const idText = z.string().max(ID_TEXT_MAX_CHARS);
+const ID_HELP = `a message id (26 characters, any case) or a unique prefix of at least ${ID_PREFIX_MIN_CHARS}`;
+const ids = z.union([z.string().max(IDS_PER_CALL_MAX * ID_TEXT_MAX_CHARS), z.array(idText).max(IDS_PER_CALL_MAX)])
+  .describe(`message ids, an array or one string (several separated by commas or spaces), at most ${IDS_PER_CALL_MAX}; each ${ID_HELP}`);
+
+/** The ids of an `ids` argument: an array as given, or a string split at commas and spaces. */
+function idList(given: string | readonly string[]): string[] {
+  const list = typeof given === 'string' ? given.split(/[\s,]+/).filter((s) => s !== '') : [...given];
+  if (list.length > IDS_PER_CALL_MAX) throw new MailboxError(`${list.length} ids given: at most ${IDS_PER_CALL_MAX} per call`);
+  return list;
+}
 
 export function registerMailTools(server: McpServer, session: MailSession): void {
   const { node, agent } = session;
   let openWaits = 0;
   const inbox = (all: boolean, limit?: number): MessageView[] => listInbox(node, agent, all, limit).map((r) => messageView(node, r, false));
   // Several ids are handled in one transaction: one refused id leaves every state as it was.
-  const eachId = <T>(list: readonly string[], fn: (id: string) => T): T[] => {
+  const eachId = <T>(given: string | readonly string[], fn: (id: string) => T): T[] => {
+    const list = idList(given);
     if (list.length === 0) throw new MailboxError('no ids given: pass one or more message ids from mbx_inbox');
-    return node.store.transaction(() => list.map(fn));
+    return node.store.transaction(() => list.map((typed) => fn(idOf(typed))));
   };
+  /** The full id of a message of this agent's that `typed` names (any case, or a unique prefix). */
+  const idOf = (typed: string): string => resolveMessageId(node, typed, agent);
 
   server.registerTool('mbx_whoami', {
     description: 'Who this session is: address, host, fingerprint, unread count and whether the daemon moves mail. '
@@ -84,7 +100,7 @@ export function registerMailTools(server: McpServer, session: MailSession): void
       subject: z.string().max(MAX_SUBJECT_CHARS).describe('one line'),
       body: z.string().describe('the text'),
       kind: z.enum(ENVELOPE_KINDS).optional().describe('default message; request asks for a reply'),
-      reply_to: z.string().optional().describe('id of the message this answers (keeps the thread)'),
+      reply_to: idText.optional().describe(`the message this answers (keeps the thread): ${ID_HELP}`),
       needs_reply: z.boolean().optional().describe('ask the recipient to answer (default: true for kind request)'),
       refs: z.array(z.string()).max(MAX_REFS).optional().describe('references: URLs, paths, commit ids'),
       idempotency_key: z.string().max(IDEMPOTENCY_KEY_MAX_CHARS).optional()
@@ -93,11 +109,12 @@ export function registerMailTools(server: McpServer, session: MailSession): void
     outputSchema: { id: z.string(), duplicate: z.boolean(), local: z.array(z.string()), hosts: z.array(z.string()) },
   }, (args) => {
     if (args.to.length === 0) throw new MailboxError('`to` is empty: give at least one address (name, name@host, role:<role>, * or owner)');
-    if (args.reply_to !== undefined && node.store.mail.message(args.reply_to) === undefined) {
+    const replyTo = args.reply_to === undefined ? null : idOf(args.reply_to);
+    if (replyTo !== null && node.store.mail.message(replyTo) === undefined) {
       throw new MailboxError(`no message ${args.reply_to} to reply to: take the id from mbx_inbox or mbx_read`);
     }
     const sent = sendOnce(node, {
-      from: agent, to: args.to, subject: args.subject, body: args.body, kind: args.kind ?? 'message', replyTo: args.reply_to ?? null,
+      from: agent, to: args.to, subject: args.subject, body: args.body, kind: args.kind ?? 'message', replyTo,
       ...(args.needs_reply === undefined ? {} : { needsReply: args.needs_reply }), ...(args.refs === undefined ? {} : { refs: args.refs }),
     }, args.idempotency_key ?? null);
     session.committed();
@@ -138,10 +155,10 @@ export function registerMailTools(server: McpServer, session: MailSession): void
 
   server.registerTool('mbx_thread', {
     description: 'Every message of the conversation a message belongs to that you sent or received, oldest first.',
-    inputSchema: { id: z.string().describe('any message id of the thread') },
+    inputSchema: { id: idText.describe(`any message of the thread: ${ID_HELP}`) },
     outputSchema: { thread: z.string(), ...messagesSchema },
   }, ({ id }) => {
-    const messages = threadOf(node, agent, id);
+    const messages = threadOf(node, agent, idOf(id));
     return answer(messages.map(messageText).join('\n\n---\n\n'), { thread: messages[0]?.thread ?? id, messages });
   });
 
@@ -169,10 +186,10 @@ export function registerMailTools(server: McpServer, session: MailSession): void
 
   server.registerTool('mbx_status', {
     description: 'Per recipient, how far a message you sent has got: queued, sent, delivered, notified, read, acked.',
-    inputSchema: { id: z.string().describe('the id mbx_send answered') },
+    inputSchema: { id: idText.describe(`the id mbx_send answered: ${ID_HELP}`) },
     outputSchema: { id: z.string(), subject: z.string(), recipients: z.array(recipientStatusSchema) },
   }, ({ id }) => {
-    const status = sentStatus(node, agent, id);
+    const status = sentStatus(node, agent, idOf(id));
     const text = status.recipients.map((r) => `${r.recipient}  ${r.state}${r.note === null ? '' : `  ${r.note}`}`).join('\n');
     return answer(text, { id: status.id, subject: status.subject, recipients: status.recipients });
   });

@@ -183,9 +183,10 @@ async function agentsMailFlow(a: Side, b: Side): Promise<void> {
   // Refusals: each is a tool error with what to do, nothing stored changes, and the next call works.
   const beforeAll = await call<Messages>(a.mcp, 'mbx_inbox', { all: true });
   const bad: Array<[string, Record<string, unknown>, RegExp]> = [
-    ['mbx_read', { ids: ['01NOSUCHMESSAGE0000000000'] }, /no message 01NOSUCHMESSAGE0000000000 for .*take an id/],
-    ['mbx_ack', { ids: [reply.id, 'nope'] }, /no message nope/],
-    ['mbx_thread', { id: 'nope' }, /no message nope/],
+    ['mbx_read', { ids: ['01NOSUCHMESSAGE00000000000'] }, /no message 01NOSUCHMESSAGE00000000000 for .*take an id/],
+    ['mbx_read', { ids: '01nosuchm' }, /no message id starts with 01NOSUCHM sent or received by .*take an id/],
+    ['mbx_ack', { ids: [reply.id, 'nope'] }, /message id "nope" is too short: give the whole id .* or at least its first 8/],
+    ['mbx_thread', { id: 'nope' }, /message id "nope" is too short/],
     ['mbx_status', { id: reply.id }, /no message .* sent by/],
     ['mbx_send', { to: ['someone@nowhere'], subject: 'refused try', body: 'b' }, /host "nowhere" is not paired/],
     ['mbx_send', { to: [], subject: 'refused try', body: 'b' }, /`to` is empty/],
