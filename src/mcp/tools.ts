@@ -4,7 +4,9 @@ import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import { fingerprint } from '../protocol/fingerprint.ts';
-import { ENVELOPE_KINDS, MAX_REFS, MAX_SUBJECT_CHARS } from '../protocol/records/envelope.ts';
+import {
+  ENVELOPE_KINDS, MAX_ADDRESS_CHARS, MAX_BODY_BYTES, MAX_REF_CHARS, MAX_REFS, MAX_SUBJECT_CHARS, MAX_TO_ADDRESSES,
+} from '../protocol/records/envelope.ts';
 import { RECEIPT_NOTE_MAX_CHARS } from '../protocol/records/receipt.ts';
 import {
   AGENT_DESCRIPTION_MAX_CHARS, directory, ensureAgent, IDEMPOTENCY_KEY_MAX_CHARS, messageText, messageView, searchMail, SEARCH_MAX,
@@ -33,10 +35,14 @@ function answer(text: string, data: Record<string, unknown>): CallToolResult {
   return { content: [{ type: 'text', text }], structuredContent: data };
 }
 
-/** One line per message: id, sender, who vouches for it, subject. */
+/**
+ * One line per message with what the structured content holds but the body: id, state, kind, the
+ * needs-reply mark, sender, who vouches for it, subject (for clients that hand the model only text).
+ */
 function listing(messages: readonly MessageView[], empty: string): string {
   if (messages.length === 0) return empty;
-  return messages.map((m) => `${m.id}  ${m.state ?? 'sent'}  from ${m.from} (${m.trust})  ${m.subject}`).join('\n');
+  return messages.map((m) => `${m.id}  ${m.state ?? 'sent'}  ${m.kind}${m.needs_reply ? '  [needs reply]' : ''}  from ${m.from} (${m.trust})`
+    + `${m.reply_to === null ? '' : `  reply to ${m.reply_to}`}  subject: ${m.subject}`).join('\n');
 }
 
 /** Longest id text taken: a whole id with room for spaces (ids are 26 characters). */
@@ -96,25 +102,31 @@ export function registerMailTools(server: McpServer, session: MailSession): void
   server.registerTool('mbx_send', {
     description: 'Send mail. Returns the message id; check delivery with mbx_status. With reply_to the reply joins that thread.',
     inputSchema: {
-      to: z.array(z.string()).describe('addresses: name (this host), name@host, role:<role>, * (everyone), owner'),
-      subject: z.string().max(MAX_SUBJECT_CHARS).describe('one line'),
-      body: z.string().describe('the text'),
+      to: z.union([z.string().max(MAX_TO_ADDRESSES * MAX_ADDRESS_CHARS), z.array(z.string().max(MAX_ADDRESS_CHARS)).max(MAX_TO_ADDRESSES)])
+        .describe(`addresses, an array or one string (several separated by commas): name (this host), name@host, role:<role>, * (everyone), owner; at most ${MAX_TO_ADDRESSES}`),
+      // the host counts these limits (code points, bytes), so they are stated here rather than checked twice
+      subject: z.string().meta({ maxLength: MAX_SUBJECT_CHARS })
+        .describe(`one line, 1 to ${MAX_SUBJECT_CHARS} characters (Unicode code points), no control characters`),
+      body: z.string().meta({ maxLength: MAX_BODY_BYTES }).describe(`the text, at most ${MAX_BODY_BYTES} bytes of UTF-8 (256 KiB)`),
       kind: z.enum(ENVELOPE_KINDS).optional().describe('default message; request asks for a reply'),
       reply_to: idText.optional().describe(`the message this answers (keeps the thread): ${ID_HELP}`),
       needs_reply: z.boolean().optional().describe('ask the recipient to answer (default: true for kind request)'),
-      refs: z.array(z.string()).max(MAX_REFS).optional().describe('references: URLs, paths, commit ids'),
-      idempotency_key: z.string().max(IDEMPOTENCY_KEY_MAX_CHARS).optional()
-        .describe('the same key from this agent sends once; a retry answers the first id'),
+      refs: z.array(z.string().max(MAX_REF_CHARS)).max(MAX_REFS).optional()
+        .describe(`references: URLs, paths, commit ids; at most ${MAX_REFS}, each at most ${MAX_REF_CHARS} characters`),
+      idempotency_key: z.string().min(1).max(IDEMPOTENCY_KEY_MAX_CHARS).optional()
+        .describe(`1 to ${IDEMPOTENCY_KEY_MAX_CHARS} characters; the same key from this agent sends once: a retry with the same content answers the first id, `
+          + 'a reuse with other content is refused'),
     },
     outputSchema: { id: z.string(), duplicate: z.boolean(), local: z.array(z.string()), hosts: z.array(z.string()) },
   }, (args) => {
-    if (args.to.length === 0) throw new MailboxError('`to` is empty: give at least one address (name, name@host, role:<role>, * or owner)');
+    const to = typeof args.to === 'string' ? args.to.split(',').map((a) => a.trim()).filter((a) => a !== '') : args.to;
+    if (to.length === 0) throw new MailboxError('`to` is empty: give at least one address (name, name@host, role:<role>, * or owner)');
     const replyTo = args.reply_to === undefined ? null : idOf(args.reply_to);
     if (replyTo !== null && node.store.mail.message(replyTo) === undefined) {
       throw new MailboxError(`no message ${args.reply_to} to reply to: take the id from mbx_inbox or mbx_read`);
     }
     const sent = sendOnce(node, {
-      from: agent, to: args.to, subject: args.subject, body: args.body, kind: args.kind ?? 'message', replyTo,
+      from: agent, to, subject: args.subject, body: args.body, kind: args.kind ?? 'message', replyTo,
       ...(args.needs_reply === undefined ? {} : { needsReply: args.needs_reply }), ...(args.refs === undefined ? {} : { refs: args.refs }),
     }, args.idempotency_key ?? null);
     session.committed();

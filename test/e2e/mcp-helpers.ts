@@ -190,7 +190,7 @@ async function agentsMailFlow(a: Side, b: Side): Promise<void> {
     ['mbx_status', { id: reply.id }, /no message .* sent by/],
     ['mbx_send', { to: ['someone@nowhere'], subject: 'refused try', body: 'b' }, /host "nowhere" is not paired/],
     ['mbx_send', { to: [], subject: 'refused try', body: 'b' }, /`to` is empty/],
-    ['mbx_send', { to: [bAddr], subject: 'refused try', body: 'x'.repeat(MAX_BODY_BYTES + 1) }, /body too long/],
+    ['mbx_send', { to: [bAddr], subject: 'refused try', body: 'x'.repeat(MAX_BODY_BYTES + 1) }, /over the 262144-byte limit/],
     ['mbx_send', { to: ['nobody'], subject: 'refused try', body: 'b' }, /no agent "nobody"/],
     ['mbx_send', { to: [bAddr], subject: 'refused try', body: 'b', reply_to: 'nope' }, /no message nope to reply to/],
     ['mbx_search', { query: '***' }, /no words/],
