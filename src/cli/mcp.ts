@@ -8,8 +8,15 @@ import { ensureAgent } from '../host/agent-mail.ts';
 import { closeNode } from '../host/open-node.ts';
 import { LAN_VERSION } from '../host/transport/lan/server.ts';
 import { createMailServer } from '../mcp/server.ts';
+import { WAIT_PROGRESS_DEFAULT_MS } from '../mcp/tools.ts';
+import { parseDuration } from './parse-args.ts';
+
+/** The range of --progress-every: often enough for a client's timer, rarely enough to be no flood. */
+const PROGRESS_EVERY_MIN_MS = 100;
+const PROGRESS_EVERY_MAX_MS = 30_000;
 
 interface McpOptions {
+  progressEvery: string;
   agent?: string;
   role?: string;
   description?: string;
@@ -21,10 +28,13 @@ export function registerMcpCommand(program: Command): void {
     .option('--agent <name>', 'the agent this session is (default: $MBX_AGENT)')
     .option('--role <role>', 'set the agent\'s role')
     .option('--description <text>', 'set what the agent does (shown to other agents)')
+    .option('--progress-every <duration>', 'how often a long mbx_wait sends progress to a client that asked for it (100ms to 30s)', `${WAIT_PROGRESS_DEFAULT_MS / 1000}s`)
     .option('--json', 'a failure to start is {"error","code"} on stdout (once serving, stdout is the MCP stream)')
     .action(async (opts: McpOptions) => {
       const agent = opts.agent ?? process.env['MBX_AGENT'];
       if (agent === undefined || agent === '') throw new CliError('no agent: give --agent NAME or set MBX_AGENT', 'USAGE');
+      const progressEveryMs = parseDuration(opts.progressEvery);
+      if (progressEveryMs < PROGRESS_EVERY_MIN_MS || progressEveryMs > PROGRESS_EVERY_MAX_MS) throw new CliError('--progress-every must be from 100ms to 30s', 'USAGE');
       const node = openHomeNode();
       try {
         ensureAgent(node, agent, { role: opts.role, description: opts.description });
@@ -32,7 +42,7 @@ export function registerMcpCommand(program: Command): void {
         closeNode(node);
         throw asCliError(err);
       }
-      const mail = createMailServer(node, agent, LAN_VERSION);
+      const mail = createMailServer(node, agent, LAN_VERSION, { progressEveryMs });
       const transport = new StdioServerTransport();
       const closed = new Promise<void>((resolve) => {
         transport.onclose = resolve;

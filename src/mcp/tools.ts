@@ -22,6 +22,15 @@ import { directoryEntrySchema, messagesSchema, recipientStatusSchema } from './s
 export const IDS_PER_CALL_MAX = 50;
 /** Most mbx_wait calls one session may have open at once (each watches the store). */
 export const WAITS_AT_ONCE_MAX = 4;
+/** mbx_wait without timeout_s. */
+export const WAIT_DEFAULT_S = 30;
+/**
+ * The longest mbx_wait of a client that asked for no progress notifications: under the 60 s after
+ * which the MCP SDK's clients (and the Inspector) give up on a call.
+ */
+export const WAIT_PLAIN_MAX_S = 50;
+/** How often a wait tells a client that sent a progressToken that it is still waiting (`agentmbx mcp --progress-every`). */
+export const WAIT_PROGRESS_DEFAULT_MS = 5_000;
 
 export interface MailSession {
   readonly node: HostNode;
@@ -29,6 +38,8 @@ export interface MailSession {
   daemonRunning(): boolean;
   /** called after this session sent mail: its own commits are not seen by the store watch */
   committed(): void;
+  /** how often an mbx_wait sends progress notifications to a client that asked for them */
+  readonly progressEveryMs: number;
 }
 
 function answer(text: string, data: Record<string, unknown>): CallToolResult {
@@ -207,19 +218,40 @@ export function registerMailTools(server: McpServer, session: MailSession): void
   });
 
   server.registerTool('mbx_wait', {
-    description: 'Wait until you have unread mail (returns your inbox then), or until the timeout (returns no messages).',
-    inputSchema: { timeout_s: z.number().min(0).max(MAIL_WAIT_MAX_MS / 1000).describe(`seconds to wait, at most ${MAIL_WAIT_MAX_MS / 1000}`) },
+    description: `Wait until you have unread mail (returns your inbox then), or until timeout_s passes (returns mail: false and no messages; `
+      + `call again to keep waiting). Default ${WAIT_DEFAULT_S} s. A client that sends a progressToken gets a progress notification every `
+      + `${session.progressEveryMs / 1000} s and may wait up to ${MAIL_WAIT_MAX_MS / 1000} s; without one a wait is at most ${WAIT_PLAIN_MAX_S} s `
+      + '(clients give up on a call after 60 s), and a longer timeout_s is refused.',
+    inputSchema: {
+      timeout_s: z.number().min(0).max(MAIL_WAIT_MAX_MS / 1000).optional()
+        .describe(`seconds to wait (default ${WAIT_DEFAULT_S}): at most ${WAIT_PLAIN_MAX_S}, or ${MAIL_WAIT_MAX_MS / 1000} with progress notifications`),
+    },
     outputSchema: { mail: z.boolean(), ...messagesSchema },
-  }, async ({ timeout_s }, extra) => {
+  }, async ({ timeout_s: asked }, extra) => {
+    const timeoutS = asked ?? WAIT_DEFAULT_S;
+    const progressToken = extra._meta?.progressToken;
+    if (progressToken === undefined && timeoutS > WAIT_PLAIN_MAX_S) {
+      throw new MailboxError(`timeout_s ${timeoutS} is over the ${WAIT_PLAIN_MAX_S} s an mbx_wait may last without progress notifications `
+        + `(clients give up on a call after 60 s): wait ${WAIT_PLAIN_MAX_S} s or less and call again while nothing comes`);
+    }
     if (openWaits >= WAITS_AT_ONCE_MAX) throw new MailboxError(`${WAITS_AT_ONCE_MAX} mbx_wait calls are already open: let one return first`);
     openWaits++;
+    const started = Date.now();
+    // each notification tells the client the call is alive: one that resets its timer on progress waits on
+    const progress = progressToken === undefined ? null : setInterval(() => {
+      extra.sendNotification({
+        method: 'notifications/progress',
+        params: { progressToken, progress: Math.round((Date.now() - started) / 1000), total: timeoutS, message: 'waiting for mail' },
+      }).catch(() => undefined);
+    }, session.progressEveryMs);
     let found: boolean;
     try {
-      found = await waitForUnread(node, agent, timeout_s * 1000, extra.signal);
+      found = await waitForUnread(node, agent, timeoutS * 1000, extra.signal);
     } finally {
       openWaits--;
+      if (progress !== null) clearInterval(progress);
     }
     const messages = found ? inbox(false) : [];
-    return answer(found ? listing(messages, 'no mail') : `no new mail within ${timeout_s} s`, { mail: found, messages });
+    return answer(found ? listing(messages, 'no mail') : `no new mail within ${timeoutS} s: call mbx_wait again to keep waiting`, { mail: found, messages });
   });
 }

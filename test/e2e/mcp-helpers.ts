@@ -24,10 +24,10 @@ export interface AgentClient {
   close(): Promise<void>;
 }
 
-export async function startMcp(host: CliHost, agent: string): Promise<AgentClient> {
+export async function startMcp(host: CliHost, agent: string, extraArgs: readonly string[] = []): Promise<AgentClient> {
   const transport = new StdioClientTransport({
     command: 'setsid',
-    args: [CLI_BIN, 'mcp', '--agent', agent],
+    args: [CLI_BIN, 'mcp', '--agent', agent, ...extraArgs],
     env: { ...host.env, PATH: process.env['PATH'] ?? '' },
     stderr: 'pipe',
   });
@@ -53,8 +53,10 @@ export async function startMcp(host: CliHost, agent: string): Promise<AgentClien
   };
 }
 
+/** A tool call that succeeds; it asks for progress, so an mbx_wait may be as long as the test needs. */
 export async function call<T = Record<string, unknown>>(agent: AgentClient, name: string, args: Record<string, unknown> = {}): Promise<T> {
-  const r = await agent.client.callTool({ name, arguments: args }, undefined, { timeout: WAIT_CALL_TIMEOUT_MS }) as CallToolResult;
+  const options = { timeout: WAIT_CALL_TIMEOUT_MS, onprogress: () => undefined, resetTimeoutOnProgress: true };
+  const r = await agent.client.callTool({ name, arguments: args }, undefined, options) as CallToolResult;
   assert.notEqual(r.isError, true, `${name} failed: ${JSON.stringify(r.content)}`);
   return r.structuredContent as T;
 }

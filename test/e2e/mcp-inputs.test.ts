@@ -60,3 +60,38 @@ test('ids as models send them, limits in schemas and refusals, idempotency keys,
     await bob.close();
   }
 });
+
+test('mbx_wait: 75 s is refused with its cap without progress, and with progress outlives the client\'s timeout', { timeout: E2E_TIMEOUT_MS }, async () => {
+  const alpha = await newCliHost('alpha', ['ann', 'bob']);
+  // progress every 200 ms against a client timeout of 3 s: the scale of every 5 s against the SDK's 60 s
+  const ann = await startMcp(alpha, 'ann', ['--progress-every', '200ms']);
+  const bob = await startMcp(alpha, 'bob');
+  try {
+    const wait = (await ann.client.listTools()).tools.find((t) => t.name === 'mbx_wait');
+    assert.match(wait?.description ?? '', /without one a wait is at most 50 s .*a longer timeout_s is refused/);
+    await refused(ann, 'mbx_wait', { timeout_s: 75 },
+      /^timeout_s 75 is over the 50 s an mbx_wait may last without progress notifications \(clients give up on a call after 60 s\): wait 50 s or less and call again/);
+
+    const CLIENT_TIMEOUT_MS = 3_000;
+    let ticks = 0;
+    let outlived!: () => void;
+    const pastTimeout = new Promise<void>((resolve) => { outlived = resolve; });
+    const waiting = ann.client.callTool({ name: 'mbx_wait', arguments: { timeout_s: 75 } }, undefined, {
+      timeout: CLIENT_TIMEOUT_MS, resetTimeoutOnProgress: true,
+      onprogress: (p) => {
+        ticks += 1;
+        assert.equal(p.total, 75);
+        if (ticks * 200 > CLIENT_TIMEOUT_MS + 1_000) outlived();
+      },
+    }) as Promise<CallToolResult>;
+    await pastTimeout;
+    const sent = await call<{ id: string }>(bob, 'mbx_send', { to: ['ann'], subject: 'at last', body: 'b' });
+    const woke = await waiting;
+    assert.notEqual(woke.isError, true, JSON.stringify(woke.content));
+    const data = woke.structuredContent as { mail: boolean; messages: Msg[] };
+    assert.deepEqual([data.mail, data.messages.map((m) => m.id)], [true, [sent.id]], 'the wait completed with the mail, past the client\'s own timeout');
+  } finally {
+    await ann.close();
+    await bob.close();
+  }
+});
