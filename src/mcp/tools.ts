@@ -18,6 +18,11 @@ import { ID_PREFIX_MIN_CHARS, resolveMessageId } from '../host/message-ids.ts';
 import { localAddress, type HostNode } from '../host/node.ts';
 import { directoryEntrySchema, messagesSchema, recipientStatusSchema } from './schemas.ts';
 
+/** Every tool a session serves (a session that cannot serve lists them too, each answering why). */
+export const MAIL_TOOL_NAMES = [
+  'mbx_whoami', 'mbx_send', 'mbx_inbox', 'mbx_read', 'mbx_ack', 'mbx_thread', 'mbx_search', 'mbx_agents', 'mbx_status', 'mbx_wait',
+] as const;
+
 /** Most ids one read or ack takes. */
 export const IDS_PER_CALL_MAX = 50;
 /** Most mbx_wait calls one session may have open at once (each watches the store). */

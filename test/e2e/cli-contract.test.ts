@@ -61,7 +61,7 @@ test('usage errors exit 2, in text and as JSON', async () => {
 
 test('each failure has its exit code and JSON code, and leaves the home as it was', { timeout: E2E_TIMEOUT_MS }, async () => {
   const none = await runCli(['whoami', '--json'], { MBX_HOME: join(tempDir(), 'nothing') });
-  assertJsonFailure(none, 'NOT_FOUND', /^no host at .*: run agentmbx init --host <name>$/);
+  assertJsonFailure(none, 'NOT_FOUND', /^no host at .*: run agentmbx init --host <name>, or set MBX_HOME to the home of an existing host$/);
 
   const alpha = await newCliHost('alpha', ['ann']);
   const before = homeSnapshot(alpha);

@@ -24,10 +24,11 @@ export interface AgentClient {
   close(): Promise<void>;
 }
 
-export async function startMcp(host: CliHost, agent: string, extraArgs: readonly string[] = []): Promise<AgentClient> {
+/** Spawns `agentmbx mcp --agent <agent>` (no --agent when null) and connects the SDK's client to it. */
+export async function startMcp(host: CliHost, agent: string | null, extraArgs: readonly string[] = []): Promise<AgentClient> {
   const transport = new StdioClientTransport({
     command: 'setsid',
-    args: [CLI_BIN, 'mcp', '--agent', agent, ...extraArgs],
+    args: [CLI_BIN, 'mcp', ...(agent === null ? [] : ['--agent', agent]), ...extraArgs],
     env: { ...host.env, PATH: process.env['PATH'] ?? '' },
     stderr: 'pipe',
   });
@@ -194,7 +195,7 @@ async function agentsMailFlow(a: Side, b: Side): Promise<void> {
     ['mbx_send', { to: [], subject: 'refused try', body: 'b' }, /`to` is empty/],
     ['mbx_send', { to: [bAddr], subject: 'refused try', body: 'x'.repeat(MAX_BODY_BYTES + 1) }, /over the 262144-byte limit/],
     ['mbx_send', { to: ['nobody'], subject: 'refused try', body: 'b' }, /no agent "nobody"/],
-    ['mbx_send', { to: [bAddr], subject: 'refused try', body: 'b', reply_to: 'nope' }, /no message nope to reply to/],
+    ['mbx_send', { to: [bAddr], subject: 'refused try', body: 'b', reply_to: '01nosuchmessage00000000000' }, /no message 01nosuchmessage00000000000 to reply to/],
     ['mbx_search', { query: '***' }, /no words/],
     ['mbx_whoami', { name: 'someone-else' }, /this session is agent/],
     ['mbx_wait', { timeout_s: 601 }, /timeout_s/],

@@ -5,7 +5,11 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { MAX_BODY_BYTES, MAX_SUBJECT_CHARS } from '../../src/protocol/records/envelope.ts';
-import { E2E_TIMEOUT_MS, newCliHost } from './host-helpers.ts';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { tempDir } from '../helpers/processes.ts';
+import { MAIL_TOOL_NAMES } from '../../src/mcp/tools.ts';
+import { E2E_TIMEOUT_MS, LOOPBACK, newCliHost, type CliHost } from './host-helpers.ts';
 import { call, refused, startMcp } from './mcp-helpers.ts';
 
 interface Msg { id: string; kind: string; needs_reply: boolean; subject: string; thread: string }
@@ -93,5 +97,34 @@ test('mbx_wait: 75 s is refused with its cap without progress, and with progress
   } finally {
     await ann.close();
     await bob.close();
+  }
+});
+
+test('a server that cannot serve completes the handshake and answers each call with the reason and the fix', { timeout: E2E_TIMEOUT_MS }, async () => {
+  const homeless: CliHost = { name: 'none', env: { MBX_HOME: join(tempDir('mbx-mcp-'), 'no-home') }, daemon: null, url: '', place: LOOPBACK };
+  const broken = await newCliHost('gamma', []);
+  writeFileSync(join(broken.env.MBX_HOME as string, 'host.db'), 'not a database, but forty bytes of text.'.repeat(200));
+  const cases: Array<[CliHost, string | null, RegExp]> = [
+    [homeless, 'ann', /^no host at .*no-home: run agentmbx init --host <name>, or set MBX_HOME to the home of an existing host$/],
+    [broken, 'ann', /^cannot open the host store .*host\.db: file is not a database; stop the daemon, move the file aside .* put back your last copy of it; without one, .* must pair again$/],
+    [{ ...homeless, env: { ...homeless.env, MBX_AGENT: '' } }, null, /^no agent: give --agent NAME or set MBX_AGENT in this MCP server's config$/],
+  ];
+  for (const [host, agent, reason] of cases) {
+    const session = await startMcp(host, agent).catch((err: unknown) => assert.fail(`the handshake completes: ${String(err)}`));
+    try {
+      const tools = (await session.client.listTools()).tools.map((t) => t.name);
+      assert.deepEqual(tools, [...MAIL_TOOL_NAMES], 'the tools are listed');
+      for (const name of ['mbx_inbox', 'mbx_send']) {
+        const r = await session.client.callTool({ name, arguments: {} }) as CallToolResult;
+        assert.equal(r.isError, true);
+        const text = (r.content[0] as { text: string }).text;
+        assert.match(text.replace(/^agentmbx cannot serve: /, ''), reason, `${name}: ${text}`);
+        assert.ok(text.startsWith('agentmbx cannot serve: '), text);
+      }
+      assert.match(session.client.getInstructions() ?? '', /^agentmbx cannot serve this session: /);
+      assert.match(session.stderr(), /^agentmbx: .+\n$/, 'the reason is logged on stderr, one line');
+    } finally {
+      await session.close();
+    }
   }
 });
