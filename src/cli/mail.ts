@@ -1,12 +1,12 @@
-// Agents and mail: agents, agents add, send, inbox (also waiting for mail), watch, read, ack, status.
+// Agents and mail: agents, agents add, send, inbox (also waiting for mail), watch, read, ack, thread, search, status.
 import { Option, type Command } from 'commander';
 import { CliError } from './cli-error.ts';
 import { withNode } from './host-common.ts';
 import { printJson, printJsonLine, printResult } from './output.ts';
 import { messageId, parseDuration, positiveInteger } from './parse-args.ts';
-import { MAX_BODY_BYTES } from '../protocol/records/envelope.ts';
+import { MAX_BODY_BYTES, MAX_REFS } from '../protocol/records/envelope.ts';
 import { escapeInLine as inLine, escapeUnshowable as shown } from '../common/terminal-text.ts';
-import { ensureAgent, messageText, messageView, visibleMessage } from '../host/agent-mail.ts';
+import { ensureAgent, messageText, messageView, searchMail, SEARCH_MAX, threadOf, visibleMessage } from '../host/agent-mail.ts';
 import { ackMessage, checkMailbox, inboxPage, INBOX_PAGE_MAX, needsReply, readMessage, type InboxQuery } from '../host/mailbox.ts';
 import { MAIL_WAIT_MAX_MS, waitForUnread, watchDeliveries } from '../host/mail-watch.ts';
 import { agentHolding, resolveMessageId } from '../host/message-ids.ts';
@@ -24,13 +24,14 @@ function parseTimeout(text: string): number {
   return /^\d+$/.test(text.trim()) ? Number(text) * 1000 : parseDuration(text);
 }
 
-/** Waits until `agent` has unread mail or `timeoutMs` passed (no timeout: until mail comes). */
-async function waitForMail(node: HostNode, agent: string, timeoutMs: number | null): Promise<void> {
+/** Waits until `agent` has unread mail (true) or `timeoutMs` passed (false; no timeout: until mail comes). */
+async function waitForMail(node: HostNode, agent: string, timeoutMs: number | null): Promise<boolean> {
   checkMailbox(node, agent);
   const deadline = timeoutMs === null ? null : node.nowMs() + timeoutMs;
   for (;;) {
     const left = deadline === null ? MAIL_WAIT_MAX_MS : deadline - node.nowMs();
-    if (await waitForUnread(node, agent, left) || (deadline !== null && node.nowMs() >= deadline)) return;
+    if (await waitForUnread(node, agent, left)) return true;
+    if (deadline !== null && node.nowMs() >= deadline) return false;
   }
 }
 
@@ -122,9 +123,15 @@ export function registerMailCommands(program: Command): void {
     .option('--body <text>', 'body (default: read from stdin until it closes; a terminal is refused)')
     .option('--stdin-timeout <duration>', `without --body: how long stdin may stay silent and open before send gives up (exit 2)`, STDIN_IDLE_DEFAULT)
     .option('--kind <kind>', 'message, request, reply, status, decision, alert or task', 'message')
-    .option('--reply-to <id>', 'the message this answers')
+    .option('--reply-to <id>', 'the message this answers (its id in any case, or a unique prefix of 8 or more characters)')
+    .option('--needs-reply', 'ask the recipients to answer (default: only for --kind request)')
+    .option('--no-needs-reply', 'do not ask for an answer, even for a request')
+    .option('--refs <list>', `comma-separated references: URLs, paths, commit ids (may be given again; at most ${MAX_REFS})`, (v: string, prev: string[] = []) => [...prev, ...v.split(',').map((r) => r.trim()).filter((r) => r !== '')])
+    .option('--allow-empty', 'send an empty body (refused otherwise: an empty stdin is most often a mistake)')
     .option('--json', 'print JSON')
-    .action((opts: { from: string; to: string; subject: string; body?: string; stdinTimeout: string; kind: string; replyTo?: string; json?: boolean }) => {
+    .action((opts: SendOptions) => {
+      const to = opts.to.split(',').map((s) => s.trim()).filter((s) => s !== '');
+      if (to.length === 0) throw new CliError('--to is empty: give one or more addresses, comma-separated (name, name@host, role:<role>, *, owner)', 'USAGE');
       // waiting for a body typed at a terminal looks like a hang to a person and to an agent's shell
       if (opts.body === undefined && process.stdin.isTTY === true) {
         throw new CliError('no --body, and stdin is a terminal: give --body TEXT, or pipe the body in (echo hi | agentmbx send …)', 'USAGE');
@@ -133,9 +140,14 @@ export function registerMailCommands(program: Command): void {
       if (stdinIdleMs < 1 || stdinIdleMs > STDIN_IDLE_MAX_MS) throw new CliError('--stdin-timeout must be from 1ms to 1d', 'USAGE');
       return withNode(async (node) => {
         const body = opts.body ?? await readStdinBody(stdinIdleMs, opts.stdinTimeout.trim());
-        const to = opts.to.split(',').map((s) => s.trim()).filter((s) => s !== '');
+        if (body.trim() === '' && opts.allowEmpty !== true) {
+          throw new CliError(`the body is empty${opts.body === undefined ? ' (stdin gave nothing)' : ''}: give --body TEXT or pipe the body in; --allow-empty sends it anyway`, 'USAGE');
+        }
         const replyTo = opts.replyTo === undefined ? null : resolveMessageId(node, opts.replyTo, opts.from);
-        const sent = sendMail(node, { from: opts.from, to, subject: opts.subject, body, kind: opts.kind, replyTo });
+        const sent = sendMail(node, {
+          from: opts.from, to, subject: opts.subject, body, kind: opts.kind, replyTo,
+          ...(opts.needsReply === undefined ? {} : { needsReply: opts.needsReply }), ...(opts.refs === undefined ? {} : { refs: opts.refs }),
+        });
         if (opts.json === true) printJson({ id: sent.id, local: sent.localAgents, hosts: sent.remoteHosts });
         else process.stdout.write(`${sent.id}\n`);
       });
@@ -151,20 +163,24 @@ export function registerMailCommands(program: Command): void {
     .option('--newest', 'the newest mail (the last page)')
     .option('--with-body', 'include each body in --json')
     .option('--wait', 'first wait until the agent has unread mail')
-    .option('--timeout <seconds>', 'with --wait: give up after this long (seconds, or e.g. 30s, 10m)')
+    .option('--timeout <seconds>', 'with --wait: give up after this long (seconds, or e.g. 30s, 10m): nothing on stdout ({"timed_out": true} with --json), exit 7')
     .option('--json', 'print JSON: {messages, total, more, next}')
     .action((opts: InboxOptions) => {
       const query = inboxQuery(opts);
       if (opts.timeout !== undefined && opts.wait !== true) throw new CliError('--timeout goes with --wait', 'USAGE');
       const timeoutMs = opts.timeout === undefined ? null : parseTimeout(opts.timeout);
       return withNode(async (node) => {
-        if (opts.wait === true) await waitForMail(node, opts.agent, timeoutMs);
+        if (opts.wait === true && !await waitForMail(node, opts.agent, timeoutMs)) {
+          // nothing on stdout (or {"timed_out": true} with --json) and exit 7: a script tells it from mail
+          if (opts.json === true) printJson({ timed_out: true, messages: [], total: node.store.mail.inboxCount(opts.agent, opts.all === true), more: false, next: null });
+          throw new CliError(`no new mail for ${opts.agent} within ${(timeoutMs ?? 0) / 1000} s`, 'TIMED_OUT', true);
+        }
         const page = inboxPage(node, opts.agent, query);
         // the page's far end, in the direction it was taken (rows are oldest first either way)
         const next = !page.more ? null : 'after' in query.cursor ? { after: page.rows.at(-1)?.id ?? '' } : { before: page.rows[0]?.id ?? '' };
         if (opts.json === true) {
           const messages = page.rows.map((r) => messageView(node, r, opts.withBody === true));
-          printJson({ messages, total: page.total, more: page.more, next });
+          printJson({ ...(opts.wait === true ? { timed_out: false } : {}), messages, total: page.total, more: page.more, next });
           return;
         }
         if (page.rows.length === 0) process.stdout.write('no mail\n');
@@ -219,6 +235,30 @@ export function registerMailCommands(program: Command): void {
       printResult(opts.json, { id, acked: true, already: !moved }, moved ? `acked ${id}` : `${id} was already acked`);
     }));
 
+  program.command('thread <id>')
+    .description('every message of the conversation a message belongs to that the agent sent or received, oldest first')
+    .addOption(agentOption(false))
+    .option('--json', 'print JSON: {thread, messages}')
+    .action((typed: string, opts: { agent?: string; json?: boolean }) => withNode((node) => {
+      const { id, agent } = messageOfAgent(node, typed, opts.agent);
+      const messages = threadOf(node, agent, id);
+      if (opts.json === true) printJson({ thread: messages[0]?.thread ?? id, messages });
+      else process.stdout.write(`${messages.map((m) => shown(messageText(m))).join('\n\n---\n\n')}\n`);
+    }));
+
+  program.command('search <words...>')
+    .description('full-text search over the subjects and bodies of the mail an agent sent or received; best matches first')
+    .addOption(agentOption())
+    .option('--limit <n>', `at most this many (default and most ${SEARCH_MAX})`)
+    .option('--json', 'print JSON: {messages} (with bodies)')
+    .action((words: string[], opts: { agent: string; limit?: string; json?: boolean }) => withNode((node) => {
+      const limit = opts.limit === undefined ? SEARCH_MAX : positiveInteger(opts.limit, '--limit', SEARCH_MAX);
+      const messages = searchMail(node, opts.agent, words.join(' '), limit);
+      if (opts.json === true) printJson({ messages });
+      else if (messages.length === 0) process.stdout.write('nothing found\n');
+      else for (const m of messages) process.stdout.write(`${m.id}  ${(m.state ?? 'sent').padEnd(9)}  ${inLine(m.from)}  ${inLine(m.subject)}\n`);
+    }));
+
   program.command('status [id]')
     .description('per recipient, how far a message this host sent has got; without an id, the outbox per state')
     .option('--json', 'print JSON')
@@ -247,6 +287,11 @@ export function registerMailCommands(program: Command): void {
         }
       }
     }));
+}
+
+interface SendOptions {
+  from: string; to: string; subject: string; body?: string; stdinTimeout: string; kind: string; replyTo?: string;
+  needsReply?: boolean; refs?: string[]; allowEmpty?: boolean; json?: boolean;
 }
 
 interface InboxOptions {

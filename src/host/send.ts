@@ -85,7 +85,7 @@ export function sendMail(node: HostNode, req: SendRequest): SendResult {
   const kind = req.kind ?? 'message';
   if (!isEnvelopeKind(kind)) throw new RouteError(`bad kind "${kind}": one of ${ENVELOPE_KINDS.join(', ')}`, 'invalid');
   checkSubject(req.subject);
-  checkBody(req.body);
+  checkBodySize(req.body);
   const replyTo = req.replyTo ?? null;
   if (replyTo !== null && !isUlid(replyTo)) throw new RouteError(`bad reply-to "${replyTo}": a message id (26 characters, as inbox shows)`, 'invalid');
   const answered = replyTo === null ? undefined : store.mail.message(replyTo);
@@ -102,7 +102,7 @@ export function sendMail(node: HostNode, req: SendRequest): SendResult {
 }
 
 /** The envelope's body limit, named with its unit and a way round it. */
-function checkBody(body: string): void {
+function checkBodySize(body: string): void {
   const bytes = Buffer.byteLength(body, 'utf8');
   if (bytes > MAX_BODY_BYTES) {
     throw new RouteError(`the body is ${bytes} bytes of UTF-8, over the ${MAX_BODY_BYTES}-byte limit: send it in parts, or put it in a file and send its path in refs`, 'invalid');
