@@ -96,14 +96,15 @@ export function registerMailCommands(program: Command): void {
     .option('--json', 'print JSON')
     .action((opts: { json?: boolean }) => withNode((node) => {
       // the owner's mailbox is always there, though it is no agent row
-      const list = [{ name: OWNER, role: null }, ...node.store.mail.agents().map((a) => ({ name: a.name, role: a.role }))]
-        .sort((a, b) => a.name.localeCompare(b.name));
+      const list = [{ name: OWNER, role: null, description: null }, ...node.store.mail.agents().map((a) => ({
+        name: a.name, role: a.role, description: node.store.agentMail.description(a.name),
+      }))].sort((a, b) => a.name.localeCompare(b.name));
       if (opts.json === true) printJson(list);
-      else for (const a of list) process.stdout.write(`${a.name}${a.role === null ? '' : `  role:${a.role}`}\n`);
+      else for (const a of list) process.stdout.write(`${a.name}${a.role === null ? '' : `  role:${a.role}`}${a.description === null ? '' : `  ${inLine(a.description)}`}\n`);
     }));
 
   agents.command('add <name>')
-    .description('add an agent (or set its role)')
+    .description('add an agent, or set the role and description of one')
     .option('--role <role>', 'a role others can address as role:<role>')
     .option('--description <text>', 'what the agent does (shown to other agents)')
     .option('--json', 'print JSON')
@@ -111,8 +112,12 @@ export function registerMailCommands(program: Command): void {
     .action((name: string, _local: unknown, command: Command) => withNode((node) => {
       const opts = command.optsWithGlobals<{ role?: string; description?: string; json?: boolean }>();
       const added = ensureAgent(node, name, { role: opts.role, description: opts.description });
-      const text = added ? `added ${name}@${node.config.host}` : `${name} exists${opts.role === undefined ? '' : `; role set to ${opts.role}`}`;
-      printResult(opts.json, { agent: `${name}@${node.config.host}`, added, role: node.store.mail.agent(name)?.role ?? null }, text);
+      const set = [opts.role === undefined ? '' : `role set to ${opts.role}`, opts.description === undefined ? '' : 'description set'].filter((x) => x !== '');
+      const text = added ? `added ${name}@${node.config.host}` : set.length > 0 ? `updated ${name}: ${set.join(', ')}` : `${name} exists (nothing to change)`;
+      printResult(opts.json, {
+        agent: `${name}@${node.config.host}`, added, updated: !added && set.length > 0,
+        role: node.store.mail.agent(name)?.role ?? null, description: node.store.agentMail.description(name),
+      }, text);
     }));
 
   program.command('send')
