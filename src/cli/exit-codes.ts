@@ -19,6 +19,8 @@ export const EXIT_CODES = {
   UNREACHABLE: 5,
   /** the store cannot be used: damaged, full disk, read-only; missing, empty or another host's (restore it) */
   STORAGE: 6,
+  /** `inbox --wait --timeout`: no mail came in time (nothing printed; with --json, {"timed_out": true, …}) */
+  TIMED_OUT: 7,
   /** a bug: an error agentmbx did not expect (please report it) */
   INTERNAL: 70,
 } as const;

@@ -1,16 +1,17 @@
-// Agents and mail: agents, agents add, send, inbox (also waiting for mail), watch, read, ack, status.
-import type { Command } from 'commander';
+// Agents and mail: agents, agents add, send, inbox (also waiting for mail), watch, read, ack, thread, search, status.
+import { Option, type Command } from 'commander';
 import { CliError } from './cli-error.ts';
 import { bodyFromBytes, readBodyFile } from './body-input.ts';
 import { withNode } from './host-common.ts';
 import { printJson, printJsonLine, printResult } from './output.ts';
 import { messageId, parseDuration, positiveInteger } from './parse-args.ts';
-import { MAX_BODY_BYTES } from '../protocol/records/envelope.ts';
+import { MAX_BODY_BYTES, MAX_REFS } from '../protocol/records/envelope.ts';
 import { escapeInLine as inLine, escapeUnshowable as shown } from '../common/terminal-text.ts';
-import { ensureAgent, messageText, messageView, visibleMessage } from '../host/agent-mail.ts';
+import { ensureAgent, messageText, messageView, searchMail, SEARCH_MAX, threadOf, visibleMessage } from '../host/agent-mail.ts';
 import { directory, directoryLine } from '../host/directory/directory.ts';
 import { ackMessage, checkMailbox, inboxPage, INBOX_PAGE_MAX, needsReply, readMessage, type InboxQuery } from '../host/mailbox.ts';
 import { MAIL_WAIT_MAX_MS, waitForUnread, watchDeliveries } from '../host/mail-watch.ts';
+import { agentHolding, resolveMessageId } from '../host/message-ids.ts';
 import { localAddress, type HostNode } from '../host/node.ts';
 import { failedRecipients, messageStatus } from '../host/receipts.ts';
 import { outboxOverview } from '../host/outbox.ts';
@@ -26,14 +27,28 @@ function parseTimeout(text: string): number {
   return /^\d+$/.test(text.trim()) ? Number(text) * 1000 : parseDuration(text);
 }
 
-/** Waits until `agent` has unread mail or `timeoutMs` passed (no timeout: until mail comes). */
-async function waitForMail(node: HostNode, agent: string, timeoutMs: number | null): Promise<void> {
+/** Waits until `agent` has unread mail (true) or `timeoutMs` passed (false; no timeout: until mail comes). */
+async function waitForMail(node: HostNode, agent: string, timeoutMs: number | null): Promise<boolean> {
   checkMailbox(node, agent);
   const deadline = timeoutMs === null ? null : node.nowMs() + timeoutMs;
   for (;;) {
     const left = deadline === null ? MAIL_WAIT_MAX_MS : deadline - node.nowMs();
-    if (await waitForUnread(node, agent, left) || (deadline !== null && node.nowMs() >= deadline)) return;
+    if (await waitForUnread(node, agent, left)) return true;
+    if (deadline !== null && node.nowMs() >= deadline) return false;
   }
+}
+
+/** --agent, which $MBX_AGENT gives when it is not on the command line. */
+export function agentOption(mandatory = true): Option {
+  const option = new Option('--agent <name>', mandatory ? 'the agent' : 'the agent (default: the one agent of this host that holds the message)').env('MBX_AGENT');
+  return mandatory ? option.makeOptionMandatory() : option;
+}
+
+/** The message `typed` names (any case, or a unique prefix) and the agent acting on it: --agent, or the one agent holding it. */
+function messageOfAgent(node: HostNode, typed: string, agent: string | undefined): { id: string; agent: string } {
+  if (agent !== undefined) return { id: resolveMessageId(node, typed, agent), agent };
+  const id = resolveMessageId(node, typed, null);
+  return { id, agent: agentHolding(node, id) };
 }
 
 /** Resolves on the first SIGINT or SIGTERM. */
@@ -91,14 +106,15 @@ export function registerMailCommands(program: Command): void {
         return;
       }
       // the owner's mailbox is always there, though it is no agent row
-      const list = [{ name: OWNER, role: null }, ...node.store.mail.agents().map((a) => ({ name: a.name, role: a.role }))]
-        .sort((a, b) => a.name.localeCompare(b.name));
+      const list = [{ name: OWNER, role: null, description: null }, ...node.store.mail.agents().map((a) => ({
+        name: a.name, role: a.role, description: node.store.agentMail.description(a.name),
+      }))].sort((a, b) => a.name.localeCompare(b.name));
       if (opts.json === true) printJson(list);
-      else for (const a of list) process.stdout.write(`${a.name}${a.role === null ? '' : `  role:${a.role}`}\n`);
+      else for (const a of list) process.stdout.write(`${a.name}${a.role === null ? '' : `  role:${a.role}`}${a.description === null ? '' : `  ${inLine(a.description)}`}\n`);
     }));
 
   agents.command('add <name>')
-    .description('add an agent (or set its role)')
+    .description('add an agent, or set the role and description of one')
     .option('--role <role>', 'a role others can address as role:<role>')
     .option('--description <text>', 'what the agent does (shown to other agents)')
     .option('--json', 'print JSON')
@@ -106,13 +122,17 @@ export function registerMailCommands(program: Command): void {
     .action((name: string, _local: unknown, command: Command) => withNode((node) => {
       const opts = command.optsWithGlobals<{ role?: string; description?: string; json?: boolean }>();
       const added = ensureAgent(node, name, { role: opts.role, description: opts.description });
-      const text = added ? `added ${name}@${node.config.host}` : `${name} exists${opts.role === undefined ? '' : `; role set to ${opts.role}`}`;
-      printResult(opts.json, { agent: `${name}@${node.config.host}`, added, role: node.store.mail.agent(name)?.role ?? null }, text);
+      const set = [opts.role === undefined ? '' : `role set to ${opts.role}`, opts.description === undefined ? '' : 'description set'].filter((x) => x !== '');
+      const text = added ? `added ${name}@${node.config.host}` : set.length > 0 ? `updated ${name}: ${set.join(', ')}` : `${name} exists (nothing to change)`;
+      printResult(opts.json, {
+        agent: `${name}@${node.config.host}`, added, updated: !added && set.length > 0,
+        role: node.store.mail.agent(name)?.role ?? null, description: node.store.agentMail.description(name),
+      }, text);
     }));
 
   program.command('send')
     .description('send mail; prints the message id')
-    .requiredOption('--from <agent>', 'the sending agent on this host')
+    .addOption(new Option('--from <agent>', 'the sending agent on this host').env('MBX_AGENT').makeOptionMandatory())
     .requiredOption('--to <addresses>', 'comma-separated: name@host, name, role:<r>, *, owner')
     .requiredOption('--subject <text>', 'subject')
     .option('--body <text>', 'body (default: read from stdin until it closes; a terminal is refused)')
@@ -120,9 +140,15 @@ export function registerMailCommands(program: Command): void {
     .option('--base64', 'send the bytes of stdin or --body-file as base64 text (for a file that is not UTF-8 text)')
     .option('--stdin-timeout <duration>', `without --body: how long stdin may stay silent and open before send gives up (exit 2)`, STDIN_IDLE_DEFAULT)
     .option('--kind <kind>', 'message, request, reply, status, decision, alert or task', 'message')
-    .option('--reply-to <id>', 'the message this answers')
+    .option('--reply-to <id>', 'the message this answers (its id in any case, or a unique prefix of 8 or more characters)')
+    .option('--needs-reply', 'ask the recipients to answer (default: only for --kind request)')
+    .option('--no-needs-reply', 'do not ask for an answer, even for a request')
+    .option('--refs <list>', `comma-separated references: URLs, paths, commit ids (may be given again; at most ${MAX_REFS})`, (v: string, prev: string[] = []) => [...prev, ...v.split(',').map((r) => r.trim()).filter((r) => r !== '')])
+    .option('--allow-empty', 'send an empty body (refused otherwise: an empty stdin is most often a mistake)')
     .option('--json', 'print JSON')
-    .action((opts: { from: string; to: string; subject: string; body?: string; bodyFile?: string; base64?: boolean; stdinTimeout: string; kind: string; replyTo?: string; json?: boolean }) => {
+    .action((opts: SendOptions) => {
+      const to = opts.to.split(',').map((s) => s.trim()).filter((s) => s !== '');
+      if (to.length === 0) throw new CliError('--to is empty: give one or more addresses, comma-separated (name, name@host, role:<role>, *, owner)', 'USAGE');
       // waiting for a body typed at a terminal looks like a hang to a person and to an agent's shell
       if (opts.body !== undefined && (opts.bodyFile !== undefined || opts.base64 === true)) {
         throw new CliError('--body is the text itself: use it without --body-file and --base64', 'USAGE');
@@ -136,8 +162,15 @@ export function registerMailCommands(program: Command): void {
         const body = opts.body ?? bodyFromBytes(
           opts.bodyFile === undefined ? await readStdinBody(stdinIdleMs, opts.stdinTimeout.trim()) : readBodyFile(opts.bodyFile),
           opts.bodyFile ?? 'stdin', opts.base64 === true);
-        const to = opts.to.split(',').map((s) => s.trim()).filter((s) => s !== '');
-        const sent = sendMail(node, await withLanProbe(node, { from: opts.from, to, subject: opts.subject, body, kind: opts.kind, replyTo: opts.replyTo ?? null }));
+        if (body.trim() === '' && opts.allowEmpty !== true) {
+          const source = opts.body !== undefined ? '' : opts.bodyFile === undefined ? ' (stdin gave nothing)' : ` (${opts.bodyFile} is empty)`;
+          throw new CliError(`the body is empty${source}: give --body TEXT or pipe the body in; --allow-empty sends it anyway`, 'USAGE');
+        }
+        const replyTo = opts.replyTo === undefined ? null : resolveMessageId(node, opts.replyTo, opts.from);
+        const sent = sendMail(node, await withLanProbe(node, {
+          from: opts.from, to, subject: opts.subject, body, kind: opts.kind, replyTo,
+          ...(opts.needsReply === undefined ? {} : { needsReply: opts.needsReply }), ...(opts.refs === undefined ? {} : { refs: opts.refs }),
+        }));
         if (opts.json === true) printJson({ id: sent.id, local: sent.localAgents, hosts: sent.remoteHosts });
         else process.stdout.write(`${sent.id}\n`);
       });
@@ -145,7 +178,7 @@ export function registerMailCommands(program: Command): void {
 
   program.command('inbox')
     .description('an agent\'s unacked mail, oldest first, one page at a time')
-    .requiredOption('--agent <name>', 'the agent')
+    .addOption(agentOption())
     .option('--all', 'include acked mail')
     .option('--limit <n>', `rows in the page (default ${INBOX_DEFAULT_LIMIT}, at most ${INBOX_PAGE_MAX})`)
     .option('--after <id>', 'the oldest mail newer than this message (the next page)')
@@ -153,20 +186,24 @@ export function registerMailCommands(program: Command): void {
     .option('--newest', 'the newest mail (the last page)')
     .option('--with-body', 'include each body in --json')
     .option('--wait', 'first wait until the agent has unread mail')
-    .option('--timeout <seconds>', 'with --wait: give up after this long (seconds, or e.g. 30s, 10m)')
+    .option('--timeout <seconds>', 'with --wait: give up after this long (seconds, or e.g. 30s, 10m): nothing on stdout ({"timed_out": true} with --json), exit 7')
     .option('--json', 'print JSON: {messages, total, more, next}')
     .action((opts: InboxOptions) => {
       const query = inboxQuery(opts);
       if (opts.timeout !== undefined && opts.wait !== true) throw new CliError('--timeout goes with --wait', 'USAGE');
       const timeoutMs = opts.timeout === undefined ? null : parseTimeout(opts.timeout);
       return withNode(async (node) => {
-        if (opts.wait === true) await waitForMail(node, opts.agent, timeoutMs);
+        if (opts.wait === true && !await waitForMail(node, opts.agent, timeoutMs)) {
+          // nothing on stdout (or {"timed_out": true} with --json) and exit 7: a script tells it from mail
+          if (opts.json === true) printJson({ timed_out: true, messages: [], total: node.store.mail.inboxCount(opts.agent, opts.all === true), more: false, next: null });
+          throw new CliError(`no new mail for ${opts.agent} within ${(timeoutMs ?? 0) / 1000} s`, 'TIMED_OUT', true);
+        }
         const page = inboxPage(node, opts.agent, query);
         // the page's far end, in the direction it was taken (rows are oldest first either way)
         const next = !page.more ? null : 'after' in query.cursor ? { after: page.rows.at(-1)?.id ?? '' } : { before: page.rows[0]?.id ?? '' };
         if (opts.json === true) {
           const messages = page.rows.map((r) => messageView(node, r, opts.withBody === true));
-          printJson({ messages, total: page.total, more: page.more, next });
+          printJson({ ...(opts.wait === true ? { timed_out: false } : {}), messages, total: page.total, more: page.more, next });
           return;
         }
         if (page.rows.length === 0) process.stdout.write('no mail\n');
@@ -181,7 +218,7 @@ export function registerMailCommands(program: Command): void {
 
   program.command('watch')
     .description('print a line for each new message to an agent as it lands (runs until stopped)')
-    .requiredOption('--agent <name>', 'the agent')
+    .addOption(agentOption())
     .option('--json', 'one JSON object per line')
     .action((opts: { agent: string; json?: boolean }) => withNode(async (node) => {
       checkMailbox(node, opts.agent);
@@ -198,32 +235,58 @@ export function registerMailCommands(program: Command): void {
     }));
 
   program.command('read <id>')
-    .description('show a message (marks it read, unless --peek)')
-    .requiredOption('--agent <name>', 'the agent')
+    .description('show a message (marks it read, unless --peek); the id in any case, or a unique prefix of 8 or more characters')
+    .addOption(agentOption(false))
     .option('--peek', 'show it without marking it read (the sender is told nothing)')
     .option('--json', 'print JSON')
-    .action((id: string, opts: { agent: string; peek?: boolean; json?: boolean }) => withNode((node) => {
-      const m = messageView(node, readMessage(node, id, opts.agent, opts.peek === true));
+    .action((typed: string, opts: { agent?: string; peek?: boolean; json?: boolean }) => withNode((node) => {
+      const { id, agent } = messageOfAgent(node, typed, opts.agent);
+      const m = messageView(node, readMessage(node, id, agent, opts.peek === true));
       // a remote sender wrote the text: its control and bidi characters are shown escaped, never run
       if (opts.json === true) printJson(m);
       else process.stdout.write(`${shown(messageText(m))}\n`);
     }));
 
   program.command('ack <id>')
-    .description('acknowledge a message (the sender sees it)')
-    .requiredOption('--agent <name>', 'the agent')
+    .description('acknowledge a message (the sender sees it); the id as read takes it')
+    .addOption(agentOption(false))
     .option('--note <text>', 'a short note for the sender')
     .option('--json', 'print JSON')
-    .action((id: string, opts: { agent: string; note?: string; json?: boolean }) => withNode((node) => {
-      const moved = ackMessage(node, id, opts.agent, opts.note ?? null);
+    .action((typed: string, opts: { agent?: string; note?: string; json?: boolean }) => withNode((node) => {
+      const { id, agent } = messageOfAgent(node, typed, opts.agent);
+      const moved = ackMessage(node, id, agent, opts.note ?? null);
       printResult(opts.json, { id, acked: true, already: !moved }, moved ? `acked ${id}` : `${id} was already acked`);
+    }));
+
+  program.command('thread <id>')
+    .description('every message of the conversation a message belongs to that the agent sent or received, oldest first')
+    .addOption(agentOption(false))
+    .option('--json', 'print JSON: {thread, messages}')
+    .action((typed: string, opts: { agent?: string; json?: boolean }) => withNode((node) => {
+      const { id, agent } = messageOfAgent(node, typed, opts.agent);
+      const messages = threadOf(node, agent, id);
+      if (opts.json === true) printJson({ thread: messages[0]?.thread ?? id, messages });
+      else process.stdout.write(`${messages.map((m) => shown(messageText(m))).join('\n\n---\n\n')}\n`);
+    }));
+
+  program.command('search <words...>')
+    .description('full-text search over the subjects and bodies of the mail an agent sent or received; best matches first')
+    .addOption(agentOption())
+    .option('--limit <n>', `at most this many (default and most ${SEARCH_MAX})`)
+    .option('--json', 'print JSON: {messages} (with bodies)')
+    .action((words: string[], opts: { agent: string; limit?: string; json?: boolean }) => withNode((node) => {
+      const limit = opts.limit === undefined ? SEARCH_MAX : positiveInteger(opts.limit, '--limit', SEARCH_MAX);
+      const messages = searchMail(node, opts.agent, words.join(' '), limit);
+      if (opts.json === true) printJson({ messages });
+      else if (messages.length === 0) process.stdout.write('nothing found\n');
+      else for (const m of messages) process.stdout.write(`${m.id}  ${(m.state ?? 'sent').padEnd(9)}  ${inLine(m.from)}  ${inLine(m.subject)}\n`);
     }));
 
   program.command('status [id]')
     .description('per recipient, how far a message this host sent has got (exit 1 when a copy ended rejected, undelivered, expired or unconfirmed); without an id, the outbox per state')
     .option('--json', 'print JSON')
-    .action((id: string | undefined, opts: { json?: boolean }) => withNode((node) => {
-      if (id === undefined) {
+    .action((typed: string | undefined, opts: { json?: boolean }) => withNode((node) => {
+      if (typed === undefined) {
         const overview = outboxOverview(node);
         if (opts.json === true) printJson(overview);
         else {
@@ -237,6 +300,7 @@ export function registerMailCommands(program: Command): void {
         }
         return;
       }
+      const id = resolveMessageId(node, typed, null);
       const status = messageStatus(node, id);
       if (status === null) throw new CliError(`no message ${id} sent from this host`, 'NOT_FOUND');
       if (opts.json === true) printJson(status);
@@ -249,6 +313,11 @@ export function registerMailCommands(program: Command): void {
       const failed = failedRecipients(status);
       if (failed.length > 0) throw new CliError(`${failed.length} copy(ies) of ${id} ended ${[...new Set(failed.map((r) => r.state))].join(', ')}`, 'FAILURE', true);
     }));
+}
+
+interface SendOptions {
+  from: string; to: string; subject: string; body?: string; bodyFile?: string; base64?: boolean; stdinTimeout: string; kind: string; replyTo?: string;
+  needsReply?: boolean; refs?: string[]; allowEmpty?: boolean; json?: boolean;
 }
 
 interface InboxOptions {

@@ -25,8 +25,9 @@ export function positiveInteger(text: string, flag: string, max: number): number
   return value;
 }
 
-/** A message id (a ULID, as `inbox` shows it), for `flag`. */
+/** A message id (a ULID, as `inbox` shows it, in any case), for `flag`. */
 export function messageId(text: string, flag: string): string {
-  if (!isUlid(text)) throw new CliError(`${flag} must be a message id (26 characters, as inbox shows)`, 'USAGE');
-  return text;
+  const id = text.trim().toUpperCase();
+  if (!isUlid(id)) throw new CliError(`${flag} must be a message id (26 characters, as inbox shows)`, 'USAGE');
+  return id;
 }

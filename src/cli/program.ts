@@ -21,7 +21,7 @@ export function buildProgram(json = false): Command {
   const program = new Command('agentmbx')
     .description('signed, sealed mail between AI agents on different machines')
     .version(json ? jsonText({ version }) : version, '-V, --version', 'print the agentmbx version (with --json: {"version": …})')
-    .addHelpText('after', '\nEnvironment:\n  MBX_HOME   this host\'s home (keys, config, store); default ~/.local/share/agentmbx\n\nExit codes: 0 ok, 1 failure, 2 usage, 3 not found, 4 not paired, 5 unreachable, 6 storage, 70 internal.\nWith --json a failure is {"error", "code"} on stdout.')
+    .addHelpText('after', '\nEnvironment:\n  MBX_HOME   this host\'s home (keys, config, store); default ~/.local/share/agentmbx\n\nExit codes: 0 ok, 1 failure, 2 usage, 3 not found, 4 not paired, 5 unreachable, 6 storage, 7 timed out (inbox --wait), 70 internal.\nWith --json a failure is {"error", "code"} on stdout.')
     .exitOverride()
     // usage errors are printed by runCli, in the same shape as every other failure
     .configureOutput({ writeErr: (text) => process.stderr.write(text), outputError: () => undefined });
@@ -42,7 +42,8 @@ export async function runCli(argv: string[]): Promise<number> {
       if (err.exitCode === 0) return EXIT_CODES.OK;
       // a command group run without its subcommand: commander has printed the help already
       if (err.code === 'commander.help') return EXIT_CODES.USAGE;
-      printFailure(json, err.message.replace(/^error: /, ''), 'USAGE');
+      // one line: commander's "(Did you mean …?)" comes on a second line
+      printFailure(json, err.message.replace(/^error: /, '').replace(/\s*\n\s*/g, ' '), 'USAGE');
       return EXIT_CODES.USAGE;
     }
     // a full or read-only disk under the host's home is named as such (with the fix), whatever layer

@@ -19,6 +19,7 @@ import { MAX_OPS_LOG_ENTRIES, type StoredOpsLogEntry } from '../relay/store/rela
 import { StoreOpenError } from '../relay/store/errors.ts';
 import { readRelayStoreOpsLog } from '../relay/store/open-relay-store.ts';
 import { CliError } from './cli-error.ts';
+import { reachableUrl } from '../common/lan-address.ts';
 import { diskFaultOf, diskFaultSentence } from '../common/disk-fault.ts';
 import { printJson, printJsonLine, printResult } from './output.ts';
 import { positiveInteger } from './parse-args.ts';
@@ -69,8 +70,9 @@ export async function serve(flags: Record<string, string | undefined>, { json, l
   const service = await operate(() => startRelayService({ ...options, env: process.env, requestLog }));
   // listen for the stop signals before the ready line: whoever reads it may signal at once
   const stopped = stopSignal();
-  printResult(json, { listening: service.url, fingerprint: service.fingerprint, epoch: service.epoch, metrics: service.metricsUrl },
-    `agentmbx relay listening on ${service.url} fingerprint ${service.fingerprint} epoch ${service.epoch}`);
+  const reachable = reachableUrl(service.url);
+  printResult(json, { listening: service.url, reachable: reachable ?? service.url, fingerprint: service.fingerprint, epoch: service.epoch, metrics: service.metricsUrl },
+    `agentmbx relay listening on ${service.url} fingerprint ${service.fingerprint} epoch ${service.epoch}${reachableNote(reachable)}`);
   if (service.metricsUrl !== null) process.stderr.write(`agentmbx relay: metrics on ${service.metricsUrl}/metrics\n`);
   await stopped;
   await service.close();
@@ -91,6 +93,11 @@ function printStopped(json: boolean): void {
   else process.stdout.write('agentmbx relay stopped\n');
 }
 
+/** The end of the start line of a relay on every interface: a URL hosts can use. */
+function reachableNote(reachable: string | null): string {
+  return reachable === null ? '' : ` (every interface: hosts on this network reach it at ${reachable})`;
+}
+
 const toStderr = (line: string): void => { process.stderr.write(`${line}\n`); };
 
 /** The primary of `relay serve --workers N`: the store's lock and housekeeping here, HTTP in the workers. */
@@ -104,8 +111,9 @@ async function serveGroup(options: ServeOptions, json: boolean): Promise<void> {
     throw new CliError((error as Error).message);
   }
   const stopped = stopSignal();
-  printResult(json, { listening: group.url, fingerprint: leader.fingerprint, epoch: leader.epoch, metrics: group.metricsUrl, workers: options.workers },
-    `agentmbx relay listening on ${group.url} fingerprint ${leader.fingerprint} epoch ${leader.epoch} workers ${options.workers}`);
+  const reachable = reachableUrl(group.url);
+  printResult(json, { listening: group.url, reachable: reachable ?? group.url, fingerprint: leader.fingerprint, epoch: leader.epoch, metrics: group.metricsUrl, workers: options.workers },
+    `agentmbx relay listening on ${group.url} fingerprint ${leader.fingerprint} epoch ${leader.epoch} workers ${options.workers}${reachableNote(reachable)}`);
   if (group.metricsUrl !== null) process.stderr.write(`agentmbx relay: metrics on ${group.metricsUrl}/metrics\n`);
   const failure = await Promise.race([stopped.then(() => null), group.failed]);
   await group.stop();

@@ -6,7 +6,7 @@ import { NAME_RE } from '../protocol/names.ts';
 import { checkMailbox, MailboxError, needsReply } from './mailbox.ts';
 import { messageStatus, type MessageStatus } from './receipts.ts';
 import { localAddress, type HostNode } from './node.ts';
-import { RESERVED_NAMES } from './route.ts';
+import { expandRoute, RESERVED_NAMES } from './route.ts';
 import { sendMail, type SendRequest, type SendResult } from './send.ts';
 import type { AgentMessageRow } from './store/agent-mail-tables.ts';
 import type { DeliveryState, MessageRow } from './store/mail-tables.ts';
@@ -99,6 +99,22 @@ export function ensureAgent(node: HostNode, name: string, settings: AgentSetting
 
 export type OnceResult = SendResult & { duplicate: boolean };
 
+/**
+ * Whether a send asks for what the message sent first under its key holds: to (as routed), subject,
+ * body, kind and reply_to. A `to` that no longer routes (a peer unpaired since) is not compared.
+ */
+function samePayload(node: HostNode, first: MessageRow, req: SendRequest): boolean {
+  if (first.subject !== req.subject || first.body !== req.body || first.kind !== (req.kind ?? 'message') || first.reply_to !== (req.replyTo ?? null)) return false;
+  let to: string[];
+  try {
+    to = expandRoute(node, req.from, req.to).to;
+  } catch {
+    return true;
+  }
+  const stored = (JSON.parse(first.to_json) as string[]).sort();
+  return JSON.stringify([...to].sort()) === JSON.stringify(stored);
+}
+
 /** Sends, unless this agent already sent with `key`: then answers that first message's id. */
 export function sendOnce(node: HostNode, req: SendRequest, key: string | null): OnceResult {
   if (key === null) return { ...sendMail(node, req), duplicate: false };
@@ -108,7 +124,13 @@ export function sendOnce(node: HostNode, req: SendRequest, key: string | null): 
   const { store } = node;
   return store.transaction(() => {
     const earlier = store.agentMail.sentWithKey(req.from, key);
-    if (earlier !== undefined) return { id: earlier, localAgents: [], remoteHosts: [], duplicate: true };
+    if (earlier !== undefined) {
+      const first = store.mail.message(earlier);
+      if (first !== undefined && !samePayload(node, first, req)) {
+        throw new MailboxError(`the idempotency key "${key}" already sent ${earlier}, with other content: a retry must repeat the same to, subject, body, kind and reply_to; use a new key for a new message`);
+      }
+      return { id: earlier, localAgents: [], remoteHosts: [], duplicate: true };
+    }
     const sent = sendMail(node, req);
     store.agentMail.rememberKey(req.from, key, sent.id, node.nowMs());
     return { ...sent, duplicate: false };

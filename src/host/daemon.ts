@@ -1,7 +1,7 @@
 // The daemon: the LAN server plus a tick (about every 2 s, daemon-tick.ts) that pulls from the relay
 // and, apart from that, refreshes keys, fetches missing peer enc keys and flushes the outbox, each
 // peer and transport in its own lane. A peer's verified call wakes the tick at once.
-import { networkInterfaces } from 'node:os';
+import { lanAddress } from '../common/lan-address.ts';
 import type { AddressInfo } from 'node:net';
 import type { HostNode } from './node.ts';
 import { DaemonTick } from './daemon-tick.ts';
@@ -28,13 +28,6 @@ export interface RunningDaemon {
   stop(): Promise<void>;
 }
 
-/** The first non-internal IPv4 address, for a daemon listening on every interface. */
-export function lanAddress(): string {
-  for (const list of Object.values(networkInterfaces())) {
-    for (const info of list ?? []) if (info.family === 'IPv4' && !info.internal) return info.address;
-  }
-  return '127.0.0.1';
-}
 
 export async function startDaemon(node: HostNode, options: DaemonOptions): Promise<RunningDaemon> {
   const log = options.log ?? (() => {});

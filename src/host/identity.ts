@@ -99,9 +99,9 @@ export function initHome(home: string, host: string, port: number, listen: Pick<
 
 export function readConfig(home: string): HostConfig {
   const paths = homePaths(home);
-  if (!checkPrivateDir(home)) throw new HomeError(`no host at ${home}: run agentmbx init --host <name>`, 'not-found');
+  if (!checkPrivateDir(home)) throw new HomeError(`no host at ${home}: run agentmbx init --host <name>, or set MBX_HOME to the home of an existing host`, 'not-found');
   const text = readPrivateFile(paths.config);
-  if (text === null) throw new HomeError(`no host at ${home}: run agentmbx init --host <name>`, 'not-found');
+  if (text === null) throw new HomeError(`no host at ${home}: run agentmbx init --host <name>, or set MBX_HOME to the home of an existing host`, 'not-found');
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);

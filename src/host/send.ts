@@ -3,7 +3,7 @@
 import { randomBytes } from 'node:crypto';
 import { sealEnvelopeBody } from '../protocol/seal.ts';
 import { deriveMeta } from '../protocol/records/envelope-meta.ts';
-import { checkEnvelopeShape, ENVELOPE_KINDS, MAX_SUBJECT_CHARS, signEnvelope, type EnvelopeKind, type UnsignedEnvelopeV3 } from '../protocol/records/envelope.ts';
+import { checkEnvelopeShape, codePoints, ENVELOPE_KINDS, MAX_BODY_BYTES, MAX_SUBJECT_CHARS, signEnvelope, type EnvelopeKind, type UnsignedEnvelopeV3 } from '../protocol/records/envelope.ts';
 import { hasControlCharacters } from '../protocol/records/validate.ts';
 import { isUlid, newUlid } from '../protocol/ulid.ts';
 import { firstLoneSurrogateIndex } from '../common/unicode-text.ts';
@@ -92,6 +92,7 @@ export function sendMail(node: HostNode, req: SendRequest): SendResult {
   if (!isEnvelopeKind(kind)) throw new RouteError(`bad kind "${kind}": one of ${ENVELOPE_KINDS.join(', ')}`, 'invalid');
   checkSubject(req.subject);
   checkBody(req.body);
+  checkBodySize(req.body);
   const replyTo = req.replyTo ?? null;
   if (replyTo !== null && !isUlid(replyTo)) throw new RouteError(`bad reply-to "${replyTo}": a message id (26 characters, as inbox shows)`, 'invalid');
   const answered = replyTo === null ? undefined : store.mail.message(replyTo);
@@ -116,10 +117,19 @@ function checkBody(body: string): void {
   }
 }
 
+/** The envelope's body limit, named with its unit and a way round it. */
+function checkBodySize(body: string): void {
+  const bytes = Buffer.byteLength(body, 'utf8');
+  if (bytes > MAX_BODY_BYTES) {
+    throw new RouteError(`the body is ${bytes} bytes of UTF-8, over the ${MAX_BODY_BYTES}-byte limit: send it in parts, or put it in a file and send its path in refs`, 'invalid');
+  }
+}
+
 /** What the wire allows, and not blank: a subject is how a reader tells mail apart. */
 function checkSubject(subject: string): void {
-  const rule = `a subject is 1 to ${MAX_SUBJECT_CHARS} characters, not blank, without control characters`;
+  const rule = `a subject is 1 to ${MAX_SUBJECT_CHARS} characters (Unicode code points), not blank, without control characters`;
   if (subject.trim() === '') throw new RouteError(`the subject is empty: ${rule}`, 'invalid');
-  if (subject.length > MAX_SUBJECT_CHARS) throw new RouteError(`the subject is ${subject.length} characters: ${rule}`, 'invalid');
+  const chars = codePoints(subject);
+  if (chars > MAX_SUBJECT_CHARS) throw new RouteError(`the subject is ${chars} characters: ${rule}`, 'invalid');
   if (hasControlCharacters(subject)) throw new RouteError(`the subject has control characters: ${rule}`, 'invalid');
 }

@@ -8,7 +8,7 @@ import { runningDaemonPid } from '../host/daemon-lock.ts';
 import { INBOX_PAGE_MAX } from '../host/mailbox.ts';
 import { watchDeliveries, type MailWatch } from '../host/mail-watch.ts';
 import { localAddress, type HostNode } from '../host/node.ts';
-import { registerMailTools, type MailSession } from './tools.ts';
+import { registerMailTools, WAIT_PROGRESS_DEFAULT_MS, type MailSession } from './tools.ts';
 
 export const SERVER_NAME = 'agentmbx';
 
@@ -25,7 +25,7 @@ function instructions(node: HostNode, agent: string): string {
     'Check mbx_inbox, read with mbx_read, and mbx_ack what you have handled (a note tells the sender the outcome).',
     'Reply with mbx_send and reply_to set to the message id: the reply stays in the thread (mbx_thread shows it all).',
     'Use an idempotency_key when you may retry a send. mbx_status shows how far your mail got (delivered, read, acked).',
-    `mbx_wait blocks until mail arrives; a client can also subscribe to ${inboxUri(agent)} to be told when new mail lands.`,
+    `mbx_wait blocks until mail arrives (or its timeout: then call it again); a client can also subscribe to ${inboxUri(agent)} to be told when new mail lands.`,
   ].join('\n');
 }
 
@@ -35,8 +35,13 @@ export interface MailServer {
   stop(): void;
 }
 
+export interface MailServerOptions {
+  /** how often an mbx_wait tells a client that asked for progress that it still waits */
+  progressEveryMs?: number;
+}
+
 /** Builds the server for `agent` on `node`; connect it to a transport. */
-export function createMailServer(node: HostNode, agent: string, version: string): MailServer {
+export function createMailServer(node: HostNode, agent: string, version: string, options: MailServerOptions = {}): MailServer {
   const uri = inboxUri(agent);
   const server = new McpServer(
     { name: SERVER_NAME, version },
@@ -50,6 +55,7 @@ export function createMailServer(node: HostNode, agent: string, version: string)
   });
   const session: MailSession = {
     node, agent, daemonRunning: () => runningDaemonPid(node.home) !== null, committed: () => watch.check(),
+    progressEveryMs: options.progressEveryMs ?? WAIT_PROGRESS_DEFAULT_MS,
   };
   registerMailTools(server, session);
   // The client's own name (claude-code, codex…) is what the directory shows as the agent's `cli`.

@@ -61,7 +61,7 @@ test('usage errors exit 2, in text and as JSON', async () => {
 
 test('each failure has its exit code and JSON code, and leaves the home as it was', { timeout: E2E_TIMEOUT_MS }, async () => {
   const none = await runCli(['whoami', '--json'], { MBX_HOME: join(tempDir(), 'nothing') });
-  assertJsonFailure(none, 'NOT_FOUND', /^no host at .*: run agentmbx init --host <name>$/);
+  assertJsonFailure(none, 'NOT_FOUND', /^no host at .*: run agentmbx init --host <name>, or set MBX_HOME to the home of an existing host$/);
 
   const alpha = await newCliHost('alpha', ['ann']);
   const before = homeSnapshot(alpha);
@@ -82,8 +82,8 @@ test('the state-changing commands answer JSON', { timeout: E2E_TIMEOUT_MS }, asy
   const home = join(tempDir(), 'home');
   const host = { name: 'gamma', env: { MBX_HOME: home }, daemon: null, url: '', place: { bind: '127.0.0.1' } };
   assert.deepEqual(await cliJson(host, ['init', '--host', 'gamma', '--port', '0']), { host: 'gamma', home });
-  assert.deepEqual(await cliJson(host, ['agents', 'add', 'ann']), { agent: 'ann@gamma', added: true, role: null });
-  assert.deepEqual(await cliJson(host, ['agents', 'add', 'ann', '--role', 'ops']), { agent: 'ann@gamma', added: false, role: 'ops' });
+  assert.deepEqual(await cliJson(host, ['agents', 'add', 'ann']), { agent: 'ann@gamma', added: true, updated: false, role: null, description: null });
+  assert.deepEqual(await cliJson(host, ['agents', 'add', 'ann', '--role', 'ops']), { agent: 'ann@gamma', added: false, updated: true, role: 'ops', description: null });
   const id = (await cli(host, ['send', '--from', 'ann', '--to', 'ann', '--subject', 'hi', '--body', 'b'])).trim();
   assert.deepEqual(await cliJson(host, ['ack', id, '--agent', 'ann']), { id, acked: true, already: false });
   assert.deepEqual(await cliJson(host, ['ack', id, '--agent', 'ann']), { id, acked: true, already: true });

@@ -10,7 +10,7 @@ import { TestClock } from '../helpers/clock.ts';
 import { E2E_TIMEOUT_MS, cli, cliJson, homeSnapshot, newCliHost } from './host-helpers.ts';
 import { eventually } from './mcp-helpers.ts';
 
-const RULE = 'a subject is 1 to 200 characters, not blank, without control characters';
+const RULE = 'a subject is 1 to 200 characters (Unicode code points), not blank, without control characters';
 
 test('text output (inbox, read, watch) shows a sender\'s control and bidi characters escaped; JSON keeps them', { timeout: E2E_TIMEOUT_MS }, async () => {
   const alpha = await newCliHost('alpha', ['ann', 'bob']);

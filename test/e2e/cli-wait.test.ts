@@ -2,7 +2,7 @@
 // daemon SIGKILLed and restarted while they wait changes nothing, and each message is told once.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnCli, type Child } from '../helpers/processes.ts';
+import { runCli, spawnCli, type Child } from '../helpers/processes.ts';
 import { E2E_TIMEOUT_MS, cli, cliJson, newCliHost, pairCli, startCliDaemon } from './host-helpers.ts';
 import { eventually } from './mcp-helpers.ts';
 
@@ -24,7 +24,9 @@ test('inbox --wait and watch keep waiting through a daemon restart and report th
   await pairCli(alpha, beta);
   const alphaFp = (await cliJson<{ fingerprint: string }>(alpha, ['whoami'])).fingerprint;
 
-  assert.deepEqual((await cliJson<{ messages: Line[] }>(beta, ['inbox', '--agent', 'bob', '--wait', '--timeout', '1'])).messages, [], 'no mail: empty at the timeout');
+  const none = await runCli(['inbox', '--agent', 'bob', '--wait', '--timeout', '1', '--json'], beta.env);
+  assert.equal(none.code, 7, 'no mail: exit 7 at the timeout');
+  assert.deepEqual((JSON.parse(none.stdout) as { timed_out: boolean; messages: Line[] }), { timed_out: true, messages: [], total: 0, more: false, next: null });
 
   const waiting = cliChild(beta.env, ['inbox', '--agent', 'bob', '--wait', '--json']);
   const watching = cliChild(beta.env, ['watch', '--agent', 'bob', '--json']);

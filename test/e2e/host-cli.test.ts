@@ -41,7 +41,8 @@ test('local mail, roles and replies work without a daemon', { timeout: E2E_TIMEO
   const alpha = await newCliHost('alpha', ['ann', 'al']);
   await cli(alpha, ['agents', 'add', 'ops-bot', '--role', 'ops']);
   assert.deepEqual(await cliJson<Array<{ name: string; role: string | null }>>(alpha, ['agents']), [
-    { name: 'al', role: null }, { name: 'ann', role: null }, { name: 'ops-bot', role: 'ops' }, { name: 'owner', role: null },
+    { name: 'al', role: null, description: null }, { name: 'ann', role: null, description: null },
+    { name: 'ops-bot', role: 'ops', description: null }, { name: 'owner', role: null, description: null },
   ]);
   const sent = await cliJson<{ id: string; local: string[]; hosts: string[] }>(alpha, ['send', '--from', 'ann', '--to', 'role:ops,al', '--subject', 'deploy', '--body', 'now', '--kind', 'request']);
   assert.deepEqual([sent.local, sent.hosts], [['al', 'ops-bot'], []]);

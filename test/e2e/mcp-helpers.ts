@@ -24,10 +24,11 @@ export interface AgentClient {
   close(): Promise<void>;
 }
 
-export async function startMcp(host: CliHost, agent: string): Promise<AgentClient> {
+/** Spawns `agentmbx mcp --agent <agent>` (no --agent when null) and connects the SDK's client to it. */
+export async function startMcp(host: CliHost, agent: string | null, extraArgs: readonly string[] = []): Promise<AgentClient> {
   const transport = new StdioClientTransport({
     command: 'setsid',
-    args: [CLI_BIN, 'mcp', '--agent', agent],
+    args: [CLI_BIN, 'mcp', ...(agent === null ? [] : ['--agent', agent]), ...extraArgs],
     env: { ...host.env, PATH: process.env['PATH'] ?? '' },
     stderr: 'pipe',
   });
@@ -53,8 +54,10 @@ export async function startMcp(host: CliHost, agent: string): Promise<AgentClien
   };
 }
 
+/** A tool call that succeeds; it asks for progress, so an mbx_wait may be as long as the test needs. */
 export async function call<T = Record<string, unknown>>(agent: AgentClient, name: string, args: Record<string, unknown> = {}): Promise<T> {
-  const r = await agent.client.callTool({ name, arguments: args }, undefined, { timeout: WAIT_CALL_TIMEOUT_MS }) as CallToolResult;
+  const options = { timeout: WAIT_CALL_TIMEOUT_MS, onprogress: () => undefined, resetTimeoutOnProgress: true };
+  const r = await agent.client.callTool({ name, arguments: args }, undefined, options) as CallToolResult;
   assert.notEqual(r.isError, true, `${name} failed: ${JSON.stringify(r.content)}`);
   return r.structuredContent as T;
 }
@@ -183,15 +186,16 @@ async function agentsMailFlow(a: Side, b: Side): Promise<void> {
   // Refusals: each is a tool error with what to do, nothing stored changes, and the next call works.
   const beforeAll = await call<Messages>(a.mcp, 'mbx_inbox', { all: true });
   const bad: Array<[string, Record<string, unknown>, RegExp]> = [
-    ['mbx_read', { ids: ['01NOSUCHMESSAGE0000000000'] }, /no message 01NOSUCHMESSAGE0000000000 for .*take an id/],
-    ['mbx_ack', { ids: [reply.id, 'nope'] }, /no message nope/],
-    ['mbx_thread', { id: 'nope' }, /no message nope/],
+    ['mbx_read', { ids: ['01NOSUCHMESSAGE00000000000'] }, /no message 01NOSUCHMESSAGE00000000000 for .*take an id/],
+    ['mbx_read', { ids: '01nosuchm' }, /no message id starts with 01NOSUCHM sent or received by .*take an id/],
+    ['mbx_ack', { ids: [reply.id, 'nope'] }, /message id "nope" is too short: give the whole id .* or at least its first 8/],
+    ['mbx_thread', { id: 'nope' }, /message id "nope" is too short/],
     ['mbx_status', { id: reply.id }, /no message .* sent by/],
     ['mbx_send', { to: ['someone@nowhere'], subject: 'refused try', body: 'b' }, /host "nowhere" is not paired/],
     ['mbx_send', { to: [], subject: 'refused try', body: 'b' }, /`to` is empty/],
-    ['mbx_send', { to: [bAddr], subject: 'refused try', body: 'x'.repeat(MAX_BODY_BYTES + 1) }, /body too long/],
+    ['mbx_send', { to: [bAddr], subject: 'refused try', body: 'x'.repeat(MAX_BODY_BYTES + 1) }, /over the 262144-byte limit/],
     ['mbx_send', { to: ['nobody'], subject: 'refused try', body: 'b' }, /no agent "nobody"/],
-    ['mbx_send', { to: [bAddr], subject: 'refused try', body: 'b', reply_to: 'nope' }, /no message nope to reply to/],
+    ['mbx_send', { to: [bAddr], subject: 'refused try', body: 'b', reply_to: '01nosuchmessage00000000000' }, /no message 01nosuchmessage00000000000 to reply to/],
     ['mbx_search', { query: '***' }, /no words/],
     ['mbx_whoami', { name: 'someone-else' }, /this session is agent/],
     ['mbx_wait', { timeout_s: 601 }, /timeout_s/],

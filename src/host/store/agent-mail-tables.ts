@@ -101,4 +101,17 @@ export class AgentMailTables {
   rememberKey(agent: string, key: string, msgId: string, nowMs: number): void {
     this.#db.run('INSERT INTO send_keys (agent, key, msg_id, created_at) VALUES (?, ?, ?, ?)', agent, key, msgId, nowMs);
   }
+
+  /**
+   * Up to `limit` message ids starting with `prefix` (ids are upper case), in id order: among the
+   * agent's mail when `agent` is given, else among all mail on this host. A range on the primary key.
+   */
+  idsWithPrefix(prefix: string, limit: number, agent: { name: string; address: string } | null): string[] {
+    // '~' sorts after every character of an id, so [prefix, prefix~) holds exactly the ids it starts
+    const range = 'm.id >= ?3 AND m.id < ?4';
+    const sql = agent === null
+      ? `SELECT m.id FROM messages m WHERE ${range} ORDER BY m.id LIMIT ?5`
+      : `SELECT m.id FROM messages m WHERE ${range} AND ${VISIBLE} ORDER BY m.id LIMIT ?5`;
+    return this.#db.all<{ id: string }>(sql, agent?.name ?? null, agent?.address ?? null, prefix, `${prefix}~`, limit).map((r) => r.id);
+  }
 }

@@ -109,6 +109,12 @@ export class Database {
   }
 }
 
+/** SQLite's words for a file that is not, or no longer, a whole database. */
+const DAMAGED_RE = /not a database|malformed|corrupt/i;
+/** What to do about a damaged store, after the reason. */
+const DAMAGED_FIX = '; stop the daemon, move the file aside (mv host.db host.db.damaged) and put back your last copy of it; '
+  + 'without one, the next command makes an empty store and this host must pair again';
+
 export function openDatabase(path: string): Database {
   let raw: DatabaseSync;
   try {
@@ -116,7 +122,8 @@ export function openDatabase(path: string): Database {
     raw.exec('PRAGMA journal_mode = WAL');
     raw.exec('PRAGMA synchronous = FULL');
   } catch (err) {
-    throw new StoreError(`cannot open the host store ${path}: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+    const reason = err instanceof Error ? err.message : String(err);
+    throw new StoreError(`cannot open the host store ${path}: ${reason}${DAMAGED_RE.test(reason) ? DAMAGED_FIX : ''}`, { cause: err });
   }
   try {
     applyMigrations(raw, MIGRATIONS, {

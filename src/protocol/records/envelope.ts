@@ -18,6 +18,7 @@ export const MAX_BODY_BYTES = 256 * 1024;
 export const MAX_SEALED_BODY_BYTES = MAX_BODY_BYTES + 16;
 /** base64 length of MAX_SEALED_BODY_BYTES (padded). */
 export const MAX_SEALED_BODY_CHARS = 4 * Math.ceil(MAX_SEALED_BODY_BYTES / 3);
+/** Counted in Unicode code points (codePoints below), not UTF-16 units. */
 export const MAX_SUBJECT_CHARS = 200;
 export const MAX_TO_ADDRESSES = 100;
 /** Each address, `thread` and `reply_to`. */
@@ -116,7 +117,7 @@ function envelopeProblem(x: unknown): string | null {
   if (typeof x.reply_to === 'string' && x.reply_to.length > MAX_ADDRESS_CHARS) return 'reply_to too long';
   if (typeof x.kind !== 'string' || !(ENVELOPE_KINDS as readonly string[]).includes(x.kind)) return 'bad kind';
   if (typeof x.subject !== 'string') return 'bad subject';
-  if (x.subject.length > MAX_SUBJECT_CHARS) return 'subject too long';
+  if (codePoints(x.subject) > MAX_SUBJECT_CHARS) return 'subject too long';
   if (hasControlCharacters(x.subject)) return 'control characters in subject';
   if (typeof x.body !== 'string') return 'bad body';
   if (typeof x.needs_reply !== 'boolean') return 'bad needs_reply';
@@ -140,6 +141,13 @@ function envelopeProblem(x: unknown): string | null {
     return 'nested too deeply';
   }
   return null;
+}
+
+/** Characters as the subject limit counts them: Unicode code points (an emoji is one, not two UTF-16 units). */
+export function codePoints(text: string): number {
+  let n = 0;
+  for (const _ of text) n += 1;
+  return n;
 }
 
 function plainBodyProblem(body: string): string | null {

@@ -129,6 +129,8 @@ describe('envelope v3 shape limits', () => {
     const at = (n: number, ch = 'a'): string => ch.repeat(n);
     const cases: [Partial<EnvelopeV3>, Partial<EnvelopeV3>, string][] = [
       [{ subject: at(MAX_SUBJECT_CHARS) }, { subject: at(MAX_SUBJECT_CHARS + 1) }, 'subject too long'],
+      // counted in code points: an emoji is one character, though two UTF-16 units
+      [{ subject: at(MAX_SUBJECT_CHARS, '🙂') }, { subject: at(MAX_SUBJECT_CHARS + 1, '🙂') }, 'subject too long'],
       [{ to: Array<string>(MAX_TO_ADDRESSES).fill('bob@work') }, { to: Array<string>(MAX_TO_ADDRESSES + 1).fill('bob@work') }, 'too many to addresses'],
       [{ thread: at(300) }, { thread: at(301) }, 'thread too long'],
       [{ reply_to: at(300) }, { reply_to: at(301) }, 'reply_to too long'],
