@@ -13,6 +13,7 @@ import {
 import { ackMessage, INBOX_PAGE_MAX, listInbox, MailboxError, readMessage } from '../host/mailbox.ts';
 import { MAIL_WAIT_MAX_MS, waitForUnread } from '../host/mail-watch.ts';
 import { localAddress, type HostNode } from '../host/node.ts';
+import { annotateMailTools } from './annotations.ts';
 import { directoryEntrySchema, messagesSchema, recipientStatusSchema } from './schemas.ts';
 
 /** Most ids one read or ack takes. */
@@ -41,6 +42,7 @@ function listing(messages: readonly MessageView[], empty: string): string {
 const ids = z.array(z.string()).max(IDS_PER_CALL_MAX).describe(`message ids (at most ${IDS_PER_CALL_MAX})`);
 
 export function registerMailTools(server: McpServer, session: MailSession): void {
+  annotateMailTools(server);
   const { node, agent } = session;
   let openWaits = 0;
   const inbox = (all: boolean, limit?: number): MessageView[] => listInbox(node, agent, all, limit).map((r) => messageView(node, r, false));
