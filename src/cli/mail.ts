@@ -225,7 +225,7 @@ export function registerMailCommands(program: Command): void {
       if (opts.json === true) printJson(status);
       else {
         for (const r of status.recipients) {
-          process.stdout.write(`${r.recipient.padEnd(30)} ${r.state}${r.at === null ? '' : `  ${r.at}`}${r.via === null ? '' : `  via ${r.via}`}${r.note === null ? '' : `  ${inLine(r.note)}`}\n`);
+          process.stdout.write(`${r.recipient.padEnd(30)} ${r.state}${r.at === null ? '' : `  ${r.at}`}${r.via === null ? '' : `  via ${r.via}`}${r.wake === null ? '' : `  woken: ${inLine(r.wake)}`}${r.note === null ? '' : `  ${inLine(r.note)}`}\n`);
         }
       }
     }));
