@@ -115,3 +115,11 @@ export function resumeThread(node: HostNode, threadOrMessage: string, by = 'the 
     return trip;
   });
 }
+
+/** Doctor's lines: one warning per held thread, with the command that lifts it. */
+export function guardChecks(node: HostNode): { check: string; level: 'warn'; detail: string }[] {
+  return heldThreads(node.store).map((t) => ({
+    check: `loop guard ${t.thread}`, level: 'warn' as const,
+    detail: `wakes stopped ${ageText(node.nowMs() - t.tripped_at)} ago: ${t.pair} wrote ${t.count} messages without the owner (agentmbx guard resume ${t.thread})`,
+  }));
+}
