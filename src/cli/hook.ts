@@ -70,7 +70,7 @@ function parseArgs(args: readonly string[]): HookArgs {
     const arg = args[i] as string;
     if (arg === '--agent') agent = args[++i];
     else if (arg.startsWith('--agent=')) agent = arg.slice('--agent='.length);
-    else rest.push(arg);
+    else if (arg !== '--json') rest.push(arg);
   }
   return { client: rest[0], event: rest[1], agent: agent ?? process.env['MBX_AGENT'] };
 }
@@ -115,6 +115,7 @@ export function registerHookCommand(program: Command): void {
   program.command('hook <client> <event>')
     .description('a client\'s hook (claude: session-start, user-prompt-submit, stop); never fails the session, logs to <home>/hook.log')
     .option('--agent <name>', 'the agent (default: $MBX_AGENT)')
+    .option('--json', 'taken for uniformity: the answer is always the client\'s JSON (or nothing)')
     .action(async (client: string, event: string, opts: { agent?: string }) => {
       await runHookCli([client, event, ...(opts.agent === undefined ? [] : ['--agent', opts.agent])]);
     });
