@@ -3,6 +3,8 @@
 // the loop guard's held mail wakes nobody.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { DatabaseSync } from 'node:sqlite';
 import { sendMail } from '../../src/host/send.ts';
 import { parseClaudeHookInput, runClaudeHook, STOP_BLOCKS_PER_SESSION_MAX, claudeHookEvent } from '../../src/host/wake/claude-hook.ts';
 import { setGuardSettings } from '../../src/host/wake/loop-guard.ts';
@@ -78,4 +80,22 @@ test('hook event names: ours and Claude Code\'s own; hostile input reads as abse
   assert.equal(claudeHookEvent('PreToolUse'), null);
   assert.deepEqual(parseClaudeHookInput([1]), { sessionId: null, stopHookActive: false });
   assert.deepEqual(parseClaudeHookInput({ session_id: 'x'.repeat(500), stop_hook_active: 'true' }), { sessionId: null, stopHookActive: false });
+});
+
+test('a hook with nothing to tell takes no write lock: it answers while another process holds one', () => {
+  const clock = new TestClock();
+  const a = makeHost('alpha', clock, ['ann', 'bo']);
+  sendMail(a, { from: 'bo', to: ['ann'], subject: 'p', body: 'x', kind: 'request' });
+  runClaudeHook(a, 'ann', 'SessionStart', input('s1'));
+  const other = new DatabaseSync(join(a.home, 'host.db'), { timeout: 0 });
+  other.exec('BEGIN IMMEDIATE');
+  try {
+    const started = Date.now();
+    assert.equal(runClaudeHook(a, 'ann', 'UserPromptSubmit', input('s1')), null);
+    assert.equal(runClaudeHook(a, 'ann', 'Stop', input('s1')), null);
+    assert.ok(Date.now() - started < 5_000, 'not waiting for the busy timeout');
+  } finally {
+    other.exec('ROLLBACK');
+    other.close();
+  }
 });

@@ -4,7 +4,7 @@
 // and reads its JSON answer on stdout; the shapes are Claude Code's hooks reference.
 import { localAddress, type HostNode } from '../node.ts';
 import { checkMailbox } from '../mailbox.ts';
-import { commitWake, noticeLine, pendingWake, takeWake, type WakeItem } from './wake.ts';
+import { commitWake, mayHaveNews, noticeLine, pendingWake, takeWake, type WakeItem } from './wake.ts';
 
 export const CLAUDE_HOOK_EVENTS = ['SessionStart', 'UserPromptSubmit', 'Stop'] as const;
 export type ClaudeHookEvent = (typeof CLAUDE_HOOK_EVENTS)[number];
@@ -79,7 +79,7 @@ export function runClaudeHook(node: HostNode, agent: string, event: ClaudeHookEv
     return { hookSpecificOutput: { hookEventName: event, additionalContext: text } };
   }
   // Claude Code is already continuing because of a Stop hook: never keep it a second time in a row
-  if (input.stopHookActive) return null;
+  if (input.stopHookActive || !mayHaveNews(node, agent, 'hook')) return null;
   const { store } = node;
   return store.transaction((): ClaudeHookOutput | null => {
     const batch = pendingWake(node, agent, 'hook', 'new');

@@ -88,8 +88,18 @@ export function commitWake(node: HostNode, batch: WakeBatch, woken: readonly Wak
   });
 }
 
+/**
+ * Whether `path` may have something to tell `agent`: a read without a transaction, so that a look
+ * that finds nothing (most hook runs) takes no write lock.
+ */
+export function mayHaveNews(node: HostNode, agent: string, path: WakePath, scope: WakeScope = 'new'): boolean {
+  const { wake } = node.store;
+  return scope === 'new' ? wake.deliveriesAfter(agent, wake.cursor(agent, path), 1).length > 0 : wake.unread(agent, 1).length > 0;
+}
+
 /** pendingWake and commitWake in one transaction: for paths that tell as they look (hooks, channel). */
 export function takeWake(node: HostNode, agent: string, path: WakePath, scope: WakeScope = 'new', limit = WAKE_BATCH_MAX): WakeBatch {
+  if (!mayHaveNews(node, agent, path, scope)) return { agent, path, woken: [], held: [], through: node.store.wake.cursor(agent, path) };
   return node.store.transaction(() => {
     const batch = pendingWake(node, agent, path, scope, limit);
     commitWake(node, batch);
