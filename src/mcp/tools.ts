@@ -170,12 +170,12 @@ export function registerMailTools(server: McpServer, session: MailSession): void
   });
 
   server.registerTool('mbx_status', {
-    description: 'Per recipient, how far a message you sent has got: queued, sent, delivered, notified, read, acked.',
+    description: 'Per recipient, how far a message you sent has got: queued, sent, delivered, notified, read, acked; and how its agent was woken (hook, channel, exec, none).',
     inputSchema: { id: z.string().describe('the id mbx_send answered') },
     outputSchema: { id: z.string(), subject: z.string(), recipients: z.array(recipientStatusSchema) },
   }, ({ id }) => {
     const status = sentStatus(node, agent, id);
-    const text = status.recipients.map((r) => `${r.recipient}  ${r.state}${r.note === null ? '' : `  ${r.note}`}`).join('\n');
+    const text = status.recipients.map((r) => `${r.recipient}  ${r.state}${r.wake === null ? '' : `  woken: ${r.wake}`}${r.note === null ? '' : `  ${r.note}`}`).join('\n');
     return answer(text, { id: status.id, subject: status.subject, recipients: status.recipients });
   });
 

@@ -8,6 +8,7 @@ import { PairTokensTable, RotationsTable } from './pairing-tables.ts';
 import { PeersTable } from './peers-table.ts';
 import { ReceiptsTable } from './receipts-table.ts';
 import { RelayTables } from './relay-tables.ts';
+import { WakeTables } from './wake-tables.ts';
 
 export class HostStore {
   readonly db: Database;
@@ -19,6 +20,7 @@ export class HostStore {
   readonly rotations: RotationsTable;
   readonly relay: RelayTables;
   readonly agentMail: AgentMailTables;
+  readonly wake: WakeTables;
 
   constructor(db: Database) {
     this.db = db;
@@ -30,6 +32,7 @@ export class HostStore {
     this.rotations = new RotationsTable(db);
     this.relay = new RelayTables(db);
     this.agentMail = new AgentMailTables(db);
+    this.wake = new WakeTables(db);
   }
 
   static open(path: string): HostStore {

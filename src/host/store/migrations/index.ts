@@ -6,8 +6,9 @@ import { migration002 } from './002-relay.ts';
 import { migration003 } from './003-relay-token-command.ts';
 import { migration004 } from './004-relay-refusals-and-meta.ts';
 import { migration005 } from './005-search-send-keys-lan-attempts.ts';
+import { migration006 } from './006-wake.ts';
 
-export const MIGRATIONS: readonly Migration[] = [migration001, migration002, migration003, migration004, migration005];
+export const MIGRATIONS: readonly Migration[] = [migration001, migration002, migration003, migration004, migration005, migration006];
 
 /** The schema this agentmbx writes; a store with a higher user_version is refused. */
 export const SCHEMA_VERSION = latestVersion(MIGRATIONS);
