@@ -5,6 +5,7 @@ import { escapeInLine as inLine } from '../common/terminal-text.ts';
 import { printJson } from './output.ts';
 import { runDoctor } from '../host/doctor.ts';
 import { defaultHome } from '../host/identity.ts';
+import { clientDoctorChecks } from '../setup/clients.ts';
 
 const MARK = { ok: 'ok  ', warn: 'WARN', fail: 'FAIL' } as const;
 
@@ -14,6 +15,7 @@ export function registerDoctorCommand(program: Command): void {
     .option('--json', 'print JSON')
     .action(async (opts: { json?: boolean }) => {
       const report = await runDoctor(defaultHome());
+      report.checks.push(...clientDoctorChecks(process.cwd(), process.env));
       if (opts.json === true) printJson(report);
       else {
         for (const c of report.checks) process.stdout.write(`${MARK[c.level]}  ${c.check}: ${inLine(c.detail)}\n`);

@@ -12,6 +12,7 @@ import { registerHookCommand } from './hook.ts';
 import { registerGuardCommands } from './guard.ts';
 import { registerPeerCommands } from './peers.ts';
 import { registerDoctorCommand } from './doctor.ts';
+import { registerSetupCommand } from './setup.ts';
 import { registerRelayClientCommands } from './relay-client.ts';
 import { fingerprint } from '../protocol/fingerprint.ts';
 import { startDaemon } from '../host/daemon.ts';
@@ -113,6 +114,7 @@ export function registerHostCommands(program: Command): void {
   registerHookCommand(program);
   registerGuardCommands(program);
   registerDoctorCommand(program);
+  registerSetupCommand(program);
   // `relay set|unset|quarantine` join the operator's `relay` group (registered before the host's).
   const relay = program.commands.find((c) => c.name() === 'relay');
   if (relay !== undefined) registerRelayClientCommands(relay);
