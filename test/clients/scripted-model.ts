@@ -29,7 +29,8 @@ export interface Conversation {
 
 /** The model's next answer: one tool call (`tool` is matched as a suffix of an offered name), or text that ends the turn. */
 export type Reply = { tool: string; input: Record<string, unknown> } | { text: string };
-export type Script = (conversation: Conversation) => Reply;
+/** The model's next answer; a script may wait (e.g. for mail to arrive during the turn) before it answers. */
+export type Script = (conversation: Conversation) => Reply | Promise<Reply>;
 
 export interface RecordedRequest {
   path: string;
@@ -106,7 +107,8 @@ export async function startScriptedModel(dialect: ApiDialect): Promise<ScriptedM
         return;
       }
       requests.push({ path, body, conversation });
-      dialect.reply(res, body, script(conversation), ++turns);
+      const turn = ++turns;
+      return Promise.resolve(script(conversation)).then((reply) => dialect.reply(res, body, reply, turn));
     }).catch(() => res.destroy());
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
