@@ -96,9 +96,15 @@ export function replaceTomlTable(path: string, text: string, table: string, entr
     for (const key of keys.reverse()) wrapped = { [key]: wrapped };
     out += `${out === '' ? '' : '\n'}${stringifyToml(wrapped)}\n`;
   }
-  const after = parseTomlText(path, out);
+  const unsafe = new ConfigFileError(`${path} defines [${table}] in a form setup cannot edit safely (inline or dotted keys): remove it by hand, then run setup again`);
+  let after: JsonObject;
+  try {
+    after = parseToml(out) as JsonObject;
+  } catch {
+    throw unsafe;
+  }
   if (canonicalJson(withoutTable(after, table)) !== canonicalJson(withoutTable(before, table)) || !sameValue(tableOf(after, table), entry ?? undefined)) {
-    throw new ConfigFileError(`${path} defines [${table}] in a form setup cannot edit safely (inline or dotted keys): remove it by hand, then run setup again`);
+    throw unsafe;
   }
   return out;
 }
