@@ -5,7 +5,8 @@
 // with the SDK client in test/mcp. Skips, saying why, where the clients are not installed.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { delimiter, dirname } from 'node:path';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { delimiter, dirname, join } from 'node:path';
 import { runCli, spawnCli, type Child } from '../helpers/processes.ts';
 import { E2E_TIMEOUT_MS, cliJson, inboxMessages, newCliHost, pairCli, startCliDaemon, type CliHost } from '../e2e/host-helpers.ts';
 import { eventually } from '../e2e/mcp-helpers.ts';
@@ -102,6 +103,19 @@ test('Claude Code set up by agentmbx setup: hooks tell the model of mail, it ans
   assert.ok(blocked[0]?.conversation.text.includes(lateId), 'the reason names the mail that came during the turn');
   const finals = model.requests.filter((r) => r.conversation.toolResults.some((t) => t.name.endsWith('mbx_ack')));
   assert.equal(finals.length, 2, 'the turn ended twice: once blocked, once let through (never a second block)');
+
+  // a hook removed by hand is drift, with the command that puts it back; --remove undoes setup
+  const settingsPath = join(at.configDir, 'settings.json');
+  const settings = JSON.parse(readFileSync(settingsPath, 'utf8')) as { hooks: Record<string, unknown>; permissions: { allow: string[] } };
+  assert.deepEqual(settings.permissions.allow, ['mcp__agentmbx'], '--yes allowed this server\'s tools only');
+  delete settings.hooks['Stop'];
+  writeFileSync(settingsPath, JSON.stringify(settings));
+  const drift = await runCli(['setup', '--check', '--agent', 'bob'], at.env);
+  assert.equal(drift.code, 1);
+  assert.match(drift.stdout, /^drifted claude \(user\): the Stop hook was removed; fix: agentmbx setup claude --agent bob$/m);
+  assert.equal((await runCli(['setup', 'claude', '--agent', 'bob', '--remove'], at.env)).code, 0);
+  assert.doesNotMatch((await runClaude(at, ['mcp', 'list'])).stdout, /agentmbx/);
+  assert.equal(existsSync(settingsPath) ? readFileSync(settingsPath, 'utf8').includes('agentmbx') : false, false, 'hooks and permission gone');
 });
 
 async function codexReady(model: ScriptedModel): Promise<CodexHome> {
