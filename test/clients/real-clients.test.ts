@@ -5,9 +5,10 @@
 // with the SDK client in test/mcp. Skips, saying why, where the clients are not installed.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { delimiter, dirname, join } from 'node:path';
-import { runCli, spawnCli, type Child } from '../helpers/processes.ts';
+import { runCli, spawnCli, tempDir, type Child } from '../helpers/processes.ts';
 import { E2E_TIMEOUT_MS, cliJson, inboxMessages, newCliHost, pairCli, startCliDaemon, type CliHost } from '../e2e/host-helpers.ts';
 import { eventually } from '../e2e/mcp-helpers.ts';
 import { startAnthropicApi } from './anthropic-api.ts';
@@ -20,11 +21,12 @@ import type { Conversation, Reply, ScriptedModel } from './scripted-model.ts';
 interface Message { id: string; from: string; subject: string; reply_to: string | null; thread: string }
 
 const DELIVERED = ['delivered', 'notified', 'read', 'acked'];
+const TMUX = ['/usr/bin/tmux', '/bin/tmux', '/usr/local/bin/tmux'].find((p) => existsSync(p)) ?? null;
 
 /** Two paired hosts, made at the file's top level (so their folders live until its end) when a client runs here. */
 async function pairedHosts(): Promise<{ alpha: CliHost; beta: CliHost }> {
   const a = await newCliHost('alpha', ['ann']);
-  const b = await newCliHost('beta', ['bob', 'cody', 'carol']);
+  const b = await newCliHost('beta', ['bob', 'cody', 'carol', 'dora', 'tess']);
   await startCliDaemon(a);
   await startCliDaemon(b);
   await pairCli(a, b);
@@ -155,5 +157,63 @@ test('Codex set up by agentmbx setup: codex exec reads and answers mail through 
   assert.match(prompted[0]?.conversation.text ?? '', /New agentmbx mail \(2\)/, 'both messages in one run');
   for (const m of ids) assert.ok(prompted[0]?.conversation.text.includes(m));
   assert.equal(watch.stdout().split('\n').filter((l) => l.includes('"exit"')).length, 1, 'one run for the batch');
+  watch.kill();
+});
+
+/** Ids the watcher's prompt names ("New agentmbx mail: <id> …"). */
+function promptedIds(c: Conversation): string[] {
+  return [...c.text.matchAll(/New agentmbx mail[^:\n]*: ((?:[0-9A-HJKMNP-TV-Z]{26} ?)+)/g)].flatMap((m) => (m[1] ?? '').trim().split(' '));
+}
+
+test('watch --exec with the claude -p --continue recipe: the resumed session answers the new mail', {
+  timeout: E2E_TIMEOUT_MS, skip: CLAUDE.missing ?? false,
+}, async () => {
+  const model = await startAnthropicApi();
+  const at = claudeHome(model, { MBX_HOME: beta.env.MBX_HOME, PATH: `${dirname(CLAUDE.path)}${delimiter}${process.env['PATH'] ?? ''}` });
+  assert.equal((await runCli(['setup', 'claude', '--agent', 'dora', '--yes'], at.env)).code, 0);
+  assert.equal((await runClaude(at, ['-p', 'hello'])).code, 0, 'a first conversation to continue');
+  model.setScript(async (c) => {
+    const id = promptedIds(c)[0];
+    return id === undefined ? { text: 'nothing to do' } : answerScript(id)(c);
+  });
+  const recipe = 'claude -p --continue "New agentmbx mail: $MBX_MESSAGE_IDS. Read, answer and ack it with the mbx tools."';
+  const watch = spawnCli(['watch', '--agent', 'dora', '--exec', recipe, '--json'], { env: { ...process.env, ...at.env }, cwd: at.home });
+  await eventually('the watcher is ready', async () => watch.stderr(), (err) => err.includes('watching the mail of dora@beta'));
+  const id = await sendFromAlpha('dora', 'ping');
+  const logged = JSON.parse(await watch.waitForLine(/"exit"/)) as { exit: number };
+  assert.equal(logged.exit, 0, watch.stderr().slice(-2000));
+  assert.ok(model.requests.some((r) => promptedIds(r.conversation).includes(id)), 'the recipe\'s prompt reached the model');
+  assert.equal((await replyReachesAlpha(id)).from, 'dora@beta');
+  watch.kill();
+});
+
+test('watch --exec with the tmux send-keys recipe types one line per batch into the pane', {
+  timeout: E2E_TIMEOUT_MS, skip: TMUX === null ? 'tmux is not installed' : CLAUDE.missing !== null && CODEX.missing !== null ? 'the paired hosts are made only where a client runs' : false,
+}, async (t) => {
+  // the tmux server leaves our process groups (it daemonizes): ended with the test, before its
+  // folder goes (hooks run in the order they were added)
+  let socket = '';
+  t.after(() => {
+    try {
+      execFileSync(TMUX as string, ['-S', socket, 'kill-server'], { stdio: 'ignore' });
+    } catch {
+      // the server is gone already
+    }
+  });
+  socket = join(tempDir('mbx-tmux-'), 'tmux.sock');
+  const tmux = (args: string[]): string => execFileSync(TMUX as string, ['-S', socket, ...args], { encoding: 'utf8' });
+  // the pane runs cat: what the recipe types shows in the pane
+  tmux(['new-session', '-d', '-s', 'work', '-x', '200', '-y', '20', 'cat']);
+  const recipe = `${TMUX} -S ${socket} send-keys -t work "New agentmbx mail: $MBX_MESSAGE_IDS" Enter`;
+  const watch = spawnCli(['watch', '--agent', 'tess', '--exec', recipe, '--debounce', '3000ms', '--json'], { env: { ...process.env, ...beta.env } });
+  await eventually('the watcher is ready', async () => watch.stderr(), (err) => err.includes('watching the mail of tess@beta'));
+  const ids: string[] = [];
+  for (const subject of ['one', 'two']) ids.push((await cliJson<{ id: string }>(beta, ['send', '--from', 'carol', '--to', 'tess', '--subject', subject, '--body', 'x'])).id);
+  const logged = JSON.parse(await watch.waitForLine(/"exit"/)) as { exit: number };
+  assert.equal(logged.exit, 0, watch.stderr().slice(-2000));
+  const pane = await eventually('the line shows in the pane', async () => tmux(['capture-pane', '-p', '-t', 'work']), (text) => text.includes(ids[1] as string));
+  const lines = pane.split('\n').filter((l) => l.startsWith('New agentmbx mail:'));
+  assert.equal(lines.length, 2, 'typed once, echoed once by the terminal (cat prints it back)');
+  assert.equal(lines[0], `New agentmbx mail: ${ids.join(' ')}`, 'both messages in one line');
   watch.kill();
 });
