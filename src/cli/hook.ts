@@ -77,6 +77,10 @@ function parseArgs(args: readonly string[]): HookArgs {
 
 /** Runs the hook; always 0. Prints Claude Code's JSON answer, or nothing. */
 export async function runHookCli(args: readonly string[]): Promise<number> {
+  if (args.includes('--help') || args.includes('-h')) {
+    process.stdout.write(`${USAGE}\nClaude Code's command hook: reads the event's JSON on stdin, prints its answer (or nothing); always exits 0, logging failures to <home>/${HOOK_LOG_FILE}.\n`);
+    return 0;
+  }
   const home = defaultHome();
   const started = performance.now();
   const { client, event: eventName, agent } = parseArgs(args);

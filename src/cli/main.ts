@@ -15,9 +15,8 @@ for (const stream of [process.stdout, process.stderr]) {
 
 const args = process.argv.slice(2);
 if (args[0] === 'hook') {
-  // a client's hook runs on every prompt: it loads neither the command tree nor the servers, and
-  // keeps Node's compiled code between runs
-  (await import('node:module')).enableCompileCache?.();
+  // a client's hook runs on every prompt: it loads neither the command tree nor the servers (and
+  // bin/agentmbx has Node keep its compiled code between runs)
   const { runHookCli } = await import('./hook.ts');
   process.exitCode = await runHookCli(args.slice(1));
 } else {

@@ -3,7 +3,7 @@
 // and a module graph without the command tree or the servers, so that it starts fast.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { CLI_BIN, CLI_MAIN, spawnNode, spawnProcess, tempDir } from '../helpers/processes.ts';
 import { cli, E2E_TIMEOUT_MS, newCliHost, type CliHost } from './host-helpers.ts';
@@ -18,8 +18,11 @@ async function hook(host: CliHost, args: string[], stdin: string, env: NodeJS.Pr
 test('hook claude: SessionStart and UserPromptSubmit add a notice, Stop blocks once, status shows the hook woke the agent', { timeout: E2E_TIMEOUT_MS }, async () => {
   const host = await newCliHost('hk', ['ann', 'bo']);
   const id = (await cli(host, ['send', '--from', 'bo', '--to', 'ann', '--subject', 'please review', '--kind', 'request', '--body', 'the body stays out'])).trim();
-  const start = await hook(host, ['claude', 'SessionStart', '--agent', 'ann'], JSON.stringify({ session_id: 'abc', hook_event_name: 'SessionStart', source: 'startup' }));
+  const home = tempDir();
+  const start = await hook(host, ['claude', 'SessionStart', '--agent', 'ann'], JSON.stringify({ session_id: 'abc', hook_event_name: 'SessionStart', source: 'startup' }),
+    { HOME: home, XDG_CACHE_HOME: '', NODE_COMPILE_CACHE: '' });
   assert.equal(start.code, 0);
+  assert.ok(existsSync(join(home, '.cache', 'agentmbx', 'node-compile-cache')), 'Node keeps the hook\'s compiled code');
   const out = JSON.parse(start.stdout) as { hookSpecificOutput: { hookEventName: string; additionalContext: string } };
   assert.equal(out.hookSpecificOutput.hookEventName, 'SessionStart');
   assert.match(out.hookSpecificOutput.additionalContext, new RegExp(`${id} from bo@hk \\(local\\): please review \\[needs reply\\]`));
