@@ -5,16 +5,19 @@ import { resolve } from 'node:path';
 
 /** src/cli/main.ts of this install, from this file's place. */
 export const MAIN_SCRIPT = resolve(import.meta.dirname, '..', 'cli', 'main.ts');
+/** bin/agentmbx of this install: runs its pinned Node, and keeps Node's compile cache for hooks. */
+export const BIN_SCRIPT = resolve(import.meta.dirname, '..', '..', 'bin', 'agentmbx');
 export const NODE_FLAGS = ['--disable-warning=ExperimentalWarning'] as const;
 
 export interface Launch {
   node: string;
   main: string;
+  bin: string;
   home: string;
 }
 
 export function thisLaunch(home: string): Launch {
-  return { node: process.execPath, main: MAIN_SCRIPT, home: resolve(home) };
+  return { node: process.execPath, main: MAIN_SCRIPT, bin: BIN_SCRIPT, home: resolve(home) };
 }
 
 /** The MCP server's command and arguments. */
@@ -26,9 +29,13 @@ function shellQuote(word: string): string {
   return /^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replaceAll("'", "'\\''")}'`;
 }
 
-/** A hook's shell command line (hooks run under a shell and have no env setting of their own). */
+/**
+ * A hook's shell command line (hooks run under a shell and have no env setting of their own). It
+ * runs bin/agentmbx by its absolute path: the script finds its pinned Node itself and has Node
+ * keep its compiled code between hook runs (a hook runs on every prompt).
+ */
 export function hookCommandLine(launch: Launch, client: string, event: string, agent: string): string {
-  return [`MBX_HOME=${shellQuote(launch.home)}`, launch.node, ...NODE_FLAGS, launch.main, 'hook', client, event, '--agent', agent].map((w, i) => (i === 0 ? w : shellQuote(w))).join(' ');
+  return [`MBX_HOME=${shellQuote(launch.home)}`, ...[launch.bin, 'hook', client, event, '--agent', agent].map(shellQuote)].join(' ');
 }
 
 /** What is wrong with a launch found in a client's config: paths that no longer exist, another agent. */
