@@ -6,6 +6,7 @@ import { escapeInLine as inLine } from '../common/terminal-text.ts';
 import { printJson } from './output.ts';
 import { doctorVerdict, runDoctor } from '../host/doctor.ts';
 import { defaultHome } from '../host/identity.ts';
+import { clientDoctorChecks } from '../setup/clients.ts';
 
 const MARK = { ok: 'ok  ', warn: 'WARN', fail: 'FAIL' } as const;
 
@@ -16,6 +17,7 @@ export function registerDoctorCommand(program: Command): void {
     .option('--json', 'print JSON')
     .action(async (opts: { strict?: boolean; json?: boolean }) => {
       const report = await runDoctor(defaultHome());
+      report.checks.push(...clientDoctorChecks(process.cwd(), process.env));
       const verdict = doctorVerdict(report);
       if (opts.json === true) printJson({ ...report, verdict });
       else {

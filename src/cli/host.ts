@@ -8,9 +8,12 @@ import { escapeInLine as inLine } from '../common/terminal-text.ts';
 import { printJson, printJsonLine, printResult } from './output.ts';
 import { registerMailCommands } from './mail.ts';
 import { registerMcpCommand } from './mcp.ts';
+import { registerHookCommand } from './hook.ts';
+import { registerGuardCommands } from './guard.ts';
 import { registerPeerCommands } from './peers.ts';
 import { registerDoctorCommand } from './doctor.ts';
 import { registerBackupCommands } from './backup.ts';
+import { registerSetupCommand } from './setup.ts';
 import { registerRelayClientCommands } from './relay-client.ts';
 import { fingerprint } from '../protocol/fingerprint.ts';
 import { startDaemon } from '../host/daemon.ts';
@@ -109,8 +112,11 @@ export function registerHostCommands(program: Command): void {
   registerPeerCommands(program);
   registerMailCommands(program);
   registerMcpCommand(program);
+  registerHookCommand(program);
+  registerGuardCommands(program);
   registerDoctorCommand(program);
   registerBackupCommands(program);
+  registerSetupCommand(program);
   // `relay set|unset|quarantine` join the operator's `relay` group (registered before the host's).
   const relay = program.commands.find((c) => c.name() === 'relay');
   if (relay !== undefined) registerRelayClientCommands(relay);

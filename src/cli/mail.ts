@@ -18,6 +18,8 @@ import { outboxOverview } from '../host/outbox.ts';
 import { OWNER } from '../host/route.ts';
 import { sendMail } from '../host/send.ts';
 import { withLanProbe } from '../host/lan-probe.ts';
+import { EXEC_DEBOUNCE_DEFAULT_MS, EXEC_TIMEOUT_DEFAULT_MS } from '../host/wake/exec-runner.ts';
+import { watchExec } from './watch-exec.ts';
 
 /** Rows `inbox` shows unless --limit says otherwise. */
 export const INBOX_DEFAULT_LIMIT = 50;
@@ -217,11 +219,23 @@ export function registerMailCommands(program: Command): void {
     });
 
   program.command('watch')
-    .description('print a line for each new message to an agent as it lands (runs until stopped)')
+    .description('print a line for each new message to an agent as it lands, or with --exec run a command for it (runs until stopped)')
     .addOption(agentOption())
+    .option('--exec <command>', 'run this shell command for new mail: the messages as JSON on stdin, MBX_MESSAGE_IDS etc. in its environment (docs/agents.md)')
+    .option('--debounce <duration>', 'with --exec: wait this long after new mail for more to join the run', `${EXEC_DEBOUNCE_DEFAULT_MS}ms`)
+    .option('--exec-timeout <duration>', 'with --exec: end a run that takes longer (its whole process group)', `${EXEC_TIMEOUT_DEFAULT_MS / 60_000}m`)
     .option('--json', 'one JSON object per line')
-    .action((opts: { agent: string; json?: boolean }) => withNode(async (node) => {
+    .action((opts: { agent: string; exec?: string; debounce: string; execTimeout: string; json?: boolean }) => withNode(async (node) => {
       checkMailbox(node, opts.agent);
+      if (opts.exec !== undefined) {
+        const command = opts.exec;
+        if (command.trim() === '') throw new CliError('--exec needs a command', 'USAGE');
+        const debounceMs = parseDuration(opts.debounce);
+        const timeoutMs = parseDuration(opts.execTimeout);
+        if (timeoutMs < 1) throw new CliError('--exec-timeout must be at least 1ms', 'USAGE');
+        await watchExec(node, { agent: opts.agent, command, debounceMs, timeoutMs, json: opts.json === true }, untilStopped());
+        return;
+      }
       const watch = watchDeliveries(node, opts.agent, (ids) => {
         for (const id of ids) {
           const m = messageView(node, visibleMessage(node, opts.agent, id), false);
@@ -306,7 +320,7 @@ export function registerMailCommands(program: Command): void {
       if (opts.json === true) printJson(status);
       else {
         for (const r of status.recipients) {
-          process.stdout.write(`${r.recipient.padEnd(30)} ${r.state}${r.at === null ? '' : `  ${r.at}`}${r.via === null ? '' : `  via ${r.via}`}${r.note === null ? '' : `  ${inLine(r.note)}`}\n`);
+          process.stdout.write(`${r.recipient.padEnd(30)} ${r.state}${r.at === null ? '' : `  ${r.at}`}${r.via === null ? '' : `  via ${r.via}`}${r.wake === null ? '' : `  woken: ${inLine(r.wake)}`}${r.note === null ? '' : `  ${inLine(r.note)}`}\n`);
         }
       }
       // like `gh run view --exit-status`: a script sees a copy that ended undelivered without parsing

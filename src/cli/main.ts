@@ -13,5 +13,13 @@ for (const stream of [process.stdout, process.stderr]) {
   stream.on('error', (err: NodeJS.ErrnoException) => process.exit(err.code === 'EPIPE' ? 0 : 1));
 }
 
-const { runCli } = await import('./program.ts');
-process.exitCode = await runCli(process.argv.slice(2));
+const args = process.argv.slice(2);
+if (args[0] === 'hook') {
+  // a client's hook runs on every prompt: it loads neither the command tree nor the servers (and
+  // bin/agentmbx has Node keep its compiled code between runs)
+  const { runHookCli } = await import('./hook.ts');
+  process.exitCode = await runHookCli(args.slice(1));
+} else {
+  const { runCli } = await import('./program.ts');
+  process.exitCode = await runCli(args);
+}

@@ -11,6 +11,7 @@ import { createMailServer } from '../mcp/server.ts';
 import { createUnavailableServer } from '../mcp/unavailable.ts';
 import type { HostNode } from '../host/node.ts';
 import { WAIT_PROGRESS_DEFAULT_MS } from '../mcp/tools.ts';
+import { CHANNEL_MODES, type ChannelMode } from '../mcp/channel.ts';
 import { parseDuration } from './parse-args.ts';
 
 /** The range of --progress-every: often enough for a client's timer, rarely enough to be no flood. */
@@ -19,17 +20,20 @@ const PROGRESS_EVERY_MAX_MS = 30_000;
 
 interface McpOptions {
   progressEvery: string;
+  channel: string;
   agent?: string;
   role?: string;
   description?: string;
 }
 
 /** The session a client asked for: its agent (created if new) on the host in $MBX_HOME. */
-function openSession(opts: McpOptions): { node: HostNode; agent: string; progressEveryMs: number } {
+function openSession(opts: McpOptions): { node: HostNode; agent: string; progressEveryMs: number; channel: ChannelMode } {
   const agent = opts.agent ?? process.env['MBX_AGENT'];
   if (agent === undefined || agent === '') throw new CliError('no agent: give --agent NAME or set MBX_AGENT in this MCP server\'s config', 'USAGE');
   const progressEveryMs = parseDuration(opts.progressEvery);
   if (progressEveryMs < PROGRESS_EVERY_MIN_MS || progressEveryMs > PROGRESS_EVERY_MAX_MS) throw new CliError('--progress-every must be from 100ms to 30s', 'USAGE');
+  const channel = CHANNEL_MODES.find((m) => m === opts.channel);
+  if (channel === undefined) throw new CliError(`--channel must be one of ${CHANNEL_MODES.join(', ')}`, 'USAGE');
   const node = openHomeNode();
   try {
     ensureAgent(node, agent, { role: opts.role, description: opts.description });
@@ -37,7 +41,7 @@ function openSession(opts: McpOptions): { node: HostNode; agent: string; progres
     closeNode(node);
     throw asCliError(err);
   }
-  return { node, agent, progressEveryMs };
+  return { node, agent, progressEveryMs, channel };
 }
 
 /** Serves `server` on stdin/stdout until the client goes (stdin closes) or a signal comes. */
@@ -61,6 +65,7 @@ export function registerMcpCommand(program: Command): void {
     .option('--role <role>', 'set the agent\'s role')
     .option('--description <text>', 'set what the agent does (shown to other agents)')
     .option('--progress-every <duration>', 'how often a long mbx_wait sends progress to a client that asked for it (100ms to 30s)', `${WAIT_PROGRESS_DEFAULT_MS / 1000}s`)
+    .option('--channel <mode>', `Claude Code's channel notices of new mail: ${CHANNEL_MODES.join(', ')} (auto: when the client is Claude Code)`, 'auto')
     .option('--json', 'at a terminal, a failure to start is {"error","code"} on stdout (once serving, stdout is the MCP stream)')
     .action(async (opts: McpOptions) => {
       let session: ReturnType<typeof openSession>;
@@ -77,8 +82,8 @@ export function registerMcpCommand(program: Command): void {
         await serveUntilClosed(createUnavailableServer(reason, LAN_VERSION));
         return;
       }
-      const { node, agent, progressEveryMs } = session;
-      const mail = createMailServer(node, agent, LAN_VERSION, { progressEveryMs });
+      const { node, agent, progressEveryMs, channel } = session;
+      const mail = createMailServer(node, agent, LAN_VERSION, { progressEveryMs, channel });
       await serveUntilClosed(mail.server);
       mail.stop();
       closeNode(node);

@@ -13,6 +13,7 @@ import { lanCall } from './transport/lan/client.ts';
 import { errorText } from '../common/answer-error.ts';
 import { ageText } from '../common/time-text.ts';
 import { relayChecks } from './transport/relay/relay-doctor.ts';
+import { guardChecks } from './wake/loop-guard.ts';
 
 /** How long doctor waits for one peer or the daemon. */
 export const DOCTOR_CALL_TIMEOUT_MS = 5_000;
@@ -133,6 +134,7 @@ export async function runDoctor(home: string, nowMs: () => number = Date.now): P
     if (peers.length === 0) checks.push({ check: 'peers', level: 'warn', detail: 'no paired host (agentmbx pair / agentmbx join)' });
     checks.push(...await Promise.all(peers.map((p) => peerCheck(node, p.host, waitingFor(p.host)))));
     checks.push(...outboxChecks(node));
+    checks.push(...guardChecks(node));
     checks.push(...await relayChecks(node, DOCTOR_CALL_TIMEOUT_MS));
     return report(node.config.host);
   } finally {

@@ -17,14 +17,17 @@ export function checkMailbox(node: HostNode, agent: string): void {
   if (!isMailboxHere(node, agent)) throw new MailboxError(`no agent "${agent}" on this host`, 'not-found');
 }
 
-/** Moves one delivery to `state` if that is forward; returns whether it moved. */
-export function advanceDelivery(node: HostNode, msg: MessageRow, agent: string, state: DeliveryState, note: string | null): boolean {
+/**
+ * Moves one delivery to `state` if that is forward; returns whether it moved. The receipt carries
+ * `note`, unless `receiptNote` says something for the sender alone (how a wake told the agent).
+ */
+export function advanceDelivery(node: HostNode, msg: MessageRow, agent: string, state: DeliveryState, note: string | null, receiptNote = note): boolean {
   const { store } = node;
   return store.transaction(() => {
     const current = store.mail.delivery(msg.id, agent);
     if (current === undefined || deliveryRank(state) <= deliveryRank(current.state)) return false;
     const seq = store.mail.advanceDelivery(msg.id, agent, state, note, node.nowMs());
-    queueReceipt(node, msg, agent, state, note, seq);
+    queueReceipt(node, msg, agent, state, receiptNote, seq);
     return true;
   });
 }

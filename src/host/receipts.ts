@@ -6,6 +6,7 @@ import { compareReceipts, parseReceiptWire, parseSignedReceipt, receiptItemId, r
 import { isoTime, localAddress, type HostNode } from './node.ts';
 import type { DeliveryState, MessageRow } from './store/mail-tables.ts';
 import type { OutboxRow } from './store/outbox-table.ts';
+import { wakeFromReceiptNote, wakeText } from './wake/wake-status.ts';
 
 export type ReceiptResult = 'accepted' | 'duplicate' | 'stale' | `rejected:${string}`;
 
@@ -54,7 +55,7 @@ export function acceptReceipt(node: HostNode, signed: unknown, via: { transport:
     if (verdict === 'accepted') {
       store.receipts.put({
         msg_id: rec.msg, recipient: rec.recipient, peer_host: host, state: rec.state, seq: rec.seq, at: rec.at,
-        note: rec.note ?? null, wire: receiptWire(parsed), received_at: node.nowMs(),
+        note: rec.note ?? null, wire: receiptWire(parsed), received_at: node.nowMs(), wake: wakeFromReceiptNote(rec.state, rec.note),
       });
     }
     // Every receipt state is delivered or later: the host has the mail, so a row a relay accepted
@@ -73,6 +74,12 @@ export interface RecipientStatus {
   note: string | null;
   /** the path this host's copy took: "local", "lan", "relay seq <n>", or null while it has not left */
   via: string | null;
+  /**
+   * how the recipient's agent was told: the wake paths that woke it ("hook", "channel, exec"), "none"
+   * (with the loop guard's reason when it held the mail), or null when not known (a remote host that
+   * did not say, or mail still travelling)
+   */
+  wake: string | null;
 }
 
 /** Outbox states a copy ends in without reaching its host: `status <id>` exits 1 when any copy is in one. */
@@ -102,15 +109,16 @@ export function messageStatus(node: HostNode, id: string): MessageStatus | null 
   if (msg === undefined || msg.direction !== 'out') return null;
   const recipients: RecipientStatus[] = store.mail.deliveriesOf(id).map((d) => ({
     recipient: localAddress(node, d.agent), host: node.config.host, state: d.state, at: isoTime(d.updated_at), note: d.note, via: 'local',
+    wake: wakeText(node, id, d.agent),
   }));
   const receipts = store.receipts.forMessage(id);
   for (const row of store.outbox.forMessage(id)) {
     const via = pathOf(row);
     const fromHost = receipts.filter((r) => r.peer_host === row.peer_host);
     if (fromHost.length === 0) {
-      recipients.push({ recipient: `*@${row.peer_host}`, host: row.peer_host, state: row.state, at: null, note: row.last_error, via });
+      recipients.push({ recipient: `*@${row.peer_host}`, host: row.peer_host, state: row.state, at: null, note: row.last_error, via, wake: null });
     }
-    for (const r of fromHost) recipients.push({ recipient: r.recipient, host: r.peer_host, state: r.state, at: r.at, note: r.note, via });
+    for (const r of fromHost) recipients.push({ recipient: r.recipient, host: r.peer_host, state: r.state, at: r.at, note: r.note, via, wake: r.wake });
   }
   return { id, subject: msg.subject, recipients };
 }

@@ -27,6 +27,8 @@ export const recipientStatusSchema = z.looseObject({
   state: z.string().describe('delivered, notified, read, acked; or the outbox state while it travels'),
   at: z.string().nullable(),
   note: z.string().nullable(),
+  wake: z.string().nullable().optional()
+    .describe('how the recipient\'s agent was told: hook, channel, exec (several joined), none (with why), null if not known'),
 });
 
 export const directoryEntrySchema = z.object({

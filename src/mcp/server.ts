@@ -9,6 +9,7 @@ import { INBOX_PAGE_MAX } from '../host/mailbox.ts';
 import { watchDeliveries, type MailWatch } from '../host/mail-watch.ts';
 import { localAddress, type HostNode } from '../host/node.ts';
 import { registerMailTools, WAIT_PROGRESS_DEFAULT_MS, type MailSession } from './tools.ts';
+import { CHANNEL_CAPABILITY, startChannel, type ChannelMode } from './channel.ts';
 
 export const SERVER_NAME = 'agentmbx';
 
@@ -26,6 +27,9 @@ function instructions(node: HostNode, agent: string): string {
     'Reply with mbx_send and reply_to set to the message id: the reply stays in the thread (mbx_thread shows it all).',
     'Use an idempotency_key when you may retry a send. mbx_status shows how far your mail got (delivered, read, acked).',
     `mbx_wait blocks until mail arrives (or its timeout: then call it again); a client can also subscribe to ${inboxUri(agent)} to be told when new mail lands.`,
+    'A <channel source="agentmbx" id=… from=… thread=… kind=… needs_reply=…> tag is this server telling you that a message arrived: '
+      + 'its text names the sender, who vouches for it and the subject, never the body. Read it with mbx_read (the id attribute), '
+      + 'answer with mbx_send and reply_to set to that id when needs_reply is true, and mbx_ack it once handled.',
   ].join('\n');
 }
 
@@ -38,6 +42,8 @@ export interface MailServer {
 export interface MailServerOptions {
   /** how often an mbx_wait tells a client that asked for progress that it still waits */
   progressEveryMs?: number;
+  /** Claude Code's channel: auto (when the client is Claude Code), on, off */
+  channel?: ChannelMode;
 }
 
 /** Builds the server for `agent` on `node`; connect it to a transport. */
@@ -45,13 +51,18 @@ export function createMailServer(node: HostNode, agent: string, version: string,
   const uri = inboxUri(agent);
   const server = new McpServer(
     { name: SERVER_NAME, version },
-    { capabilities: { resources: { subscribe: true, listChanged: true }, tools: {} }, instructions: instructions(node, agent) },
+    {
+      capabilities: { resources: { subscribe: true, listChanged: true }, tools: {}, experimental: { [CHANNEL_CAPABILITY]: {} } },
+      instructions: instructions(node, agent),
+    },
   );
   let subscribed = false;
+  const channel = startChannel(server.server, node, agent, options.channel ?? 'auto');
   const watch: MailWatch = watchDeliveries(node, agent, () => {
-    if (!subscribed || !server.isConnected()) return;
+    if (!server.isConnected()) return;
+    channel.look();
     // A send that fails means the client is gone: the server closes with its stdin.
-    server.server.sendResourceUpdated({ uri }).catch(() => undefined);
+    if (subscribed) server.server.sendResourceUpdated({ uri }).catch(() => undefined);
   });
   const session: MailSession = {
     node, agent, daemonRunning: () => runningDaemonPid(node.home) !== null, committed: () => watch.check(),

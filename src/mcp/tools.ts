@@ -18,6 +18,7 @@ import { withLanProbe } from '../host/lan-probe.ts';
 import { MAIL_WAIT_MAX_MS, waitForUnread } from '../host/mail-watch.ts';
 import { ID_PREFIX_MIN_CHARS, resolveMessageId } from '../host/message-ids.ts';
 import { localAddress, type HostNode } from '../host/node.ts';
+import { annotateMailTools } from './annotations.ts';
 import { directoryEntrySchema, messagesSchema, recipientStatusSchema } from './schemas.ts';
 
 /** Every tool a session serves (a session that cannot serve lists them too, each answering why). */
@@ -78,6 +79,7 @@ function idList(given: string | readonly string[]): string[] {
 }
 
 export function registerMailTools(server: McpServer, session: MailSession): void {
+  annotateMailTools(server);
   const { node, agent } = session;
   let openWaits = 0;
   const inbox = (all: boolean, limit?: number): MessageView[] => listInbox(node, agent, all, limit).map((r) => messageView(node, r, false));
@@ -216,12 +218,12 @@ export function registerMailTools(server: McpServer, session: MailSession): void
   });
 
   server.registerTool('mbx_status', {
-    description: 'Per recipient, how far a message you sent has got: queued, sent, delivered, notified, read, acked.',
+    description: 'Per recipient, how far a message you sent has got: queued, sent, delivered, notified, read, acked; and how its agent was woken (hook, channel, exec, none).',
     inputSchema: { id: idText.describe(`the id mbx_send answered: ${ID_HELP}`) },
     outputSchema: { id: z.string(), subject: z.string(), recipients: z.array(recipientStatusSchema) },
   }, ({ id }) => {
     const status = sentStatus(node, agent, idOf(id));
-    const text = status.recipients.map((r) => `${r.recipient}  ${r.state}${r.note === null ? '' : `  ${r.note}`}`).join('\n');
+    const text = status.recipients.map((r) => `${r.recipient}  ${r.state}${r.wake === null ? '' : `  woken: ${r.wake}`}${r.note === null ? '' : `  ${r.note}`}`).join('\n');
     return answer(text, { id: status.id, subject: status.subject, recipients: status.recipients });
   });
 

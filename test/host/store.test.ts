@@ -59,9 +59,12 @@ test('a home store written by agentmbx 0.6.0 (schema 5) opens with every row kep
     return Object.assign(Object.create(null) as object, row, { body: row.body instanceof Uint8Array ? Buffer.from(row.body).toString('utf8') : row.body });
   });
   assert.ok((after.rows.messages ?? []).every((r) => (r as { body: unknown }).body instanceof Uint8Array));
-  // schema 6 adds the agents' client (null until an MCP session names it) and two empty tables
+  // schema 6 adds the agents' client (null until an MCP session names it) and two empty tables;
+  // schema 9 how a remote recipient's agent was woken (null until its receipt says) and the wake tables
+  const addedColumns: Record<string, object> = { agents: { cli: null }, receipts: { wake: null } };
   for (const [table, rows] of Object.entries(before.rows)) {
-    const expected = table === 'agents' ? rows.map((r) => Object.assign(Object.create(null) as object, r, { cli: null })) : rows;
+    const added = addedColumns[table];
+    const expected = added === undefined ? rows : rows.map((r) => Object.assign(Object.create(null) as object, r, added));
     assert.deepEqual(table === 'messages' ? asText(after.rows[table]) : after.rows[table], expected, `every row of ${table} is as it was`);
   }
   assert.deepEqual(after.rows['peer_agents'], []);
@@ -69,11 +72,14 @@ test('a home store written by agentmbx 0.6.0 (schema 5) opens with every row kep
   const fresh = join(tempDir('mbx-store-'), 'store.db');
   HostStore.open(fresh).close();
   assert.deepEqual(after.schema, snapshot(fresh).schema, 'the upgraded store has the schema a new store gets');
-  assert.equal(SCHEMA_VERSION, 8);
-  // beyond 0.6.0's schema, what migrations 6 (directory, presence) and 8 (dismissed quarantine) add;
-  // 7, bodies as bytes, changes no schema
+  assert.equal(SCHEMA_VERSION, 9);
+  // beyond 0.6.0's schema, what migrations 6 (directory, presence), 8 (dismissed quarantine) and
+  // 9 (wake) add; 7, bodies as bytes, changes no schema
   const added = after.schema.filter((o) => !before.schema.includes(o));
-  assert.deepEqual(added.map((o) => o.replace(/:.*/, '')).sort(), ['table agents', 'table peer_agents', 'table peer_links', 'table relay_quarantine']);
+  assert.deepEqual(added.map((o) => o.replace(/:.*/, '')).sort(), [
+    'index wake_guard_active', 'index wake_guard_by_thread', 'index wake_hook_sessions_age', 'table agents', 'table peer_agents', 'table peer_links',
+    'table receipts', 'table relay_quarantine', 'table wake_cursors', 'table wake_guard_trips', 'table wake_hook_sessions', 'table wake_outcomes',
+  ]);
   assert.match(added.find((o) => o.startsWith('table relay_quarantine')) ?? '', / dismissed_at INTEGER,/);
 });
 

@@ -9,6 +9,7 @@ import { PeerLinksTable } from './peer-links-table.ts';
 import { PeersTable } from './peers-table.ts';
 import { ReceiptsTable } from './receipts-table.ts';
 import { RelayTables } from './relay-tables.ts';
+import { WakeTables } from './wake-tables.ts';
 
 /** Meta key holding the host public key this store belongs to (rotation updates it; a store without it holds no host). */
 export const META_HOST_PUB = 'host_pubkey';
@@ -24,6 +25,7 @@ export class HostStore {
   readonly relay: RelayTables;
   readonly agentMail: AgentMailTables;
   readonly peerLinks: PeerLinksTable;
+  readonly wake: WakeTables;
 
   constructor(db: Database) {
     this.db = db;
@@ -36,6 +38,7 @@ export class HostStore {
     this.relay = new RelayTables(db);
     this.agentMail = new AgentMailTables(db);
     this.peerLinks = new PeerLinksTable(db);
+    this.wake = new WakeTables(db);
   }
 
   static open(path: string): HostStore {

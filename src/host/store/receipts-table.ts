@@ -11,6 +11,8 @@ export interface ReceiptRow {
   note: string | null;
   wire: string;
   received_at: number;
+  /** how the recipient host said its agent was woken (a `notified` receipt's note); kept by later receipts */
+  wake: string | null;
 }
 
 export class ReceiptsTable {
@@ -34,10 +36,10 @@ export class ReceiptsTable {
 
   put(r: ReceiptRow): void {
     this.#db.run(
-      `INSERT INTO receipts (msg_id, recipient, peer_host, state, seq, at, note, wire, received_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+      `INSERT INTO receipts (msg_id, recipient, peer_host, state, seq, at, note, wire, received_at, wake) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
        ON CONFLICT (msg_id, recipient) DO UPDATE SET peer_host = excluded.peer_host, state = excluded.state, seq = excluded.seq,
-         at = excluded.at, note = excluded.note, wire = excluded.wire, received_at = excluded.received_at`,
-      r.msg_id, r.recipient, r.peer_host, r.state, r.seq, r.at, r.note, r.wire, r.received_at,
+         at = excluded.at, note = excluded.note, wire = excluded.wire, received_at = excluded.received_at, wake = COALESCE(excluded.wake, wake)`,
+      r.msg_id, r.recipient, r.peer_host, r.state, r.seq, r.at, r.note, r.wire, r.received_at, r.wake,
     );
   }
 }

@@ -9,8 +9,11 @@ import { migration005 } from './005-search-send-keys-lan-attempts.ts';
 import { migration006 } from './006-peer-directory-presence.ts';
 import { migration007 } from './007-bodies-as-bytes.ts';
 import { migration008 } from './008-quarantine-dismissed.ts';
+import { migration009 } from './009-wake.ts';
 
-export const MIGRATIONS: readonly Migration[] = [migration001, migration002, migration003, migration004, migration005, migration006, migration007, migration008];
+export const MIGRATIONS: readonly Migration[] = [
+  migration001, migration002, migration003, migration004, migration005, migration006, migration007, migration008, migration009,
+];
 
 /** The schema this agentmbx writes; a store with a higher user_version is refused. */
 export const SCHEMA_VERSION = latestVersion(MIGRATIONS);

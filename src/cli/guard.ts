@@ -1,0 +1,49 @@
+// `agentmbx guard list|resume|config`: the loop guard (src/host/wake/loop-guard.ts) for the owner.
+import type { Command } from 'commander';
+import { withNode } from './host-common.ts';
+import { printJson, printResult } from './output.ts';
+import { parseDuration, positiveInteger } from './parse-args.ts';
+import { ageText, isoTime } from '../common/time-text.ts';
+import { GUARD_BUDGET_MAX, guardSettings, heldThreads, resumeThread, setGuardSettings } from '../host/wake/loop-guard.ts';
+
+export function registerGuardCommands(program: Command): void {
+  const guard = program.command('guard')
+    .description('the loop guard: threads whose wakes it stopped (agents writing each other without the owner)');
+
+  guard.command('list')
+    .description('threads the loop guard holds, and its budget')
+    .option('--json', 'print JSON')
+    .action((opts: { json?: boolean }) => withNode((node) => {
+      const settings = guardSettings(node.store);
+      const held = heldThreads(node.store).map((t) => ({ thread: t.thread, pair: t.pair, count: t.count, message: t.msg_id, since: isoTime(t.tripped_at) }));
+      if (opts.json === true) {
+        printJson({ budget: settings.budget, window_ms: settings.windowMs, held });
+        return;
+      }
+      process.stdout.write(`budget: ${settings.budget} messages per thread and agent pair in ${ageText(settings.windowMs)} without the owner\n`);
+      if (held.length === 0) process.stdout.write('no thread held\n');
+      for (const t of held) process.stdout.write(`${t.thread}  held since ${t.since}: ${t.pair} wrote ${t.count} (agentmbx guard resume ${t.thread})\n`);
+    }));
+
+  guard.command('resume <thread>')
+    .description('let wakes for the thread go on (a thread id, or any message id in it); counting starts afresh')
+    .option('--json', 'print JSON')
+    .action((thread: string, opts: { json?: boolean }) => withNode((node) => {
+      const trip = resumeThread(node, thread);
+      printResult(opts.json, { thread: trip.thread, resumed: true }, `wakes for thread ${trip.thread} go on`);
+    }));
+
+  guard.command('config')
+    .description('show or set the budget and window')
+    .option('--budget <n>', `messages a pair of agents may write in a thread inside the window (1-${GUARD_BUDGET_MAX})`)
+    .option('--window <duration>', 'the window, e.g. 10m (1s-7d)')
+    .option('--json', 'print JSON')
+    .action((opts: { budget?: string; window?: string; json?: boolean }) => withNode((node) => {
+      const settings = setGuardSettings(node.store, {
+        ...(opts.budget === undefined ? {} : { budget: positiveInteger(opts.budget, '--budget', GUARD_BUDGET_MAX) }),
+        ...(opts.window === undefined ? {} : { windowMs: parseDuration(opts.window) }),
+      });
+      printResult(opts.json, { budget: settings.budget, window_ms: settings.windowMs },
+        `loop guard: ${settings.budget} messages per thread and agent pair in ${ageText(settings.windowMs)}`);
+    }));
+}
