@@ -12,11 +12,14 @@ interface Peer { host: string; host_pubkey: string; enc_key: boolean }
 interface Status { recipients: Array<{ recipient: string; state: string }> }
 interface Overview { outbox: Record<string, Record<string, number>> }
 
-/** Every outbox row of ours is handed over: nothing queued, rejected or undelivered. */
+/**
+ * Every outbox row of ours is handed over (or, for a receipt, superseded by a later one for the same
+ * message before it went): nothing queued, rejected or undelivered.
+ */
 async function allHandedOver(host: CliHost): Promise<void> {
   const { outbox } = await cliJson<Overview>(host, ['status']);
   for (const [kind, states] of Object.entries(outbox)) {
-    assert.deepEqual(Object.keys(states).filter((s) => s !== 'handed-over'), [], `${kind} rows: ${JSON.stringify(states)}`);
+    assert.deepEqual(Object.keys(states).filter((s) => s !== 'handed-over' && !(kind === 'receipt' && s === 'superseded')), [], `${kind} rows: ${JSON.stringify(states)}`);
   }
 }
 
