@@ -15,6 +15,7 @@
 import cluster, { type Worker } from 'node:cluster';
 import type { Registry } from 'prom-client';
 import { serveGroupMetrics } from './group-metrics.ts';
+import { isWakeMessage, wakeMessage } from './core/pull-wakes.ts';
 
 /** Worker deaths within WORKER_DEATH_WINDOW_MS beyond which the primary stops the group instead of replacing them. */
 export const MAX_WORKER_DEATHS = 10;
@@ -59,6 +60,11 @@ export async function startWorkerGroup(count: number, primaryMetrics: Registry, 
     const worker = cluster.fork();
     let ready = false;
     worker.on('message', (message: unknown) => {
+      // items a worker committed: its siblings' held pulls for those keys read again
+      if (isWakeMessage(message)) {
+        sendWakeToWorkers(message.keys, worker);
+        return;
+      }
       if (!isReady(message) || ready) return;
       ready = true;
       first ??= message;
@@ -103,6 +109,16 @@ export async function startWorkerGroup(count: number, primaryMetrics: Registry, 
   const ready = first as ReadyMessage | null;
   if (ready === null) throw new Error('no relay worker reported its address');
   return { url: ready.url, metricsUrl: ready.metricsUrl, failed, stop };
+}
+
+/** In the primary: tells every live worker (but `except`) that items for `keys` committed (held pulls, core/pull-wakes.ts). */
+export function sendWakeToWorkers(keys: string[], except?: Worker): void {
+  const message = wakeMessage(keys);
+  for (const worker of Object.values(cluster.workers ?? {})) {
+    if (worker === undefined || worker === except || !worker.isConnected()) continue;
+    // a worker that dies meanwhile loses only the news; its replacement's hosts pull again
+    worker.send(message, (error: Error | null) => { void error; });
+  }
 }
 
 /** In a worker: tells the primary it serves at `url`. */

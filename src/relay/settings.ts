@@ -12,7 +12,7 @@
 // docs/relay-operator.md: test/relay/settings.test.ts fails until the docs have a row for it.
 import { MAX_HOP_VERIFY_THREADS } from './crypto/hop-verify-pool.ts';
 import { DEFAULT_GROUP_COMMIT, MAX_GROUP_COMMIT_ITEMS, MAX_GROUP_COMMIT_WAIT_MS } from './store/group-commit-policy.ts';
-import { ENROL_BODY_MAX_BYTES, MAX_TIMER_MS, MIN_SWEEP_INTERVAL_MS } from './fixed-limits.ts';
+import { ENROL_BODY_MAX_BYTES, MAX_TIMER_MS, MAX_WAIT_S_LIMIT, MIN_SWEEP_INTERVAL_MS } from './fixed-limits.ts';
 
 /** What a setting accepts. A `choice` with `anyCase` also takes its values in any letter case, trimmed. */
 export type Rule =
@@ -57,6 +57,8 @@ export const SETTINGS = {
   max_sender_bytes: { section: 'limits', rule: positiveInteger, default: 20 * MiB, doc: "one sender's share of one target's queue, bytes" },
   max_owner_items: { section: 'limits', rule: positiveInteger, default: 10_000, doc: 'items queued for all hosts of one proven account' },
   max_owner_bytes: { section: 'limits', rule: positiveInteger, default: 50 * MiB, doc: 'bytes queued for all hosts of one proven account' },
+  // 55 s: a held pull ends well inside a proxy's 100 s idle limit (Cloudflare's), with room for the answer
+  max_wait_s: { section: 'limits', rule: { kind: 'integer', min: 0, max: MAX_WAIT_S_LIMIT }, default: 55, doc: 'seconds a pull with nothing for it may be held open (0: never held)' },
   pushes_per_minute: { section: 'relay', rule: positiveInteger, default: 120, doc: 'push requests per sender key per minute (protocol.md §7.3)' },
   enrol_per_minute: { section: 'relay', rule: positiveInteger, default: 30, doc: 'challenge + enrol + rotate calls per client address per minute (protocol.md §7.4)' },
   // below the fixed small-route cap would make a push body smaller than an enrol body

@@ -96,7 +96,7 @@ export async function enrolledAtCore(relay: TestCore, name: string): Promise<Cor
     api: {
       push: async (items) => answer(await relay.core.push(enrolment, takeParsed(parsePushRequest({ items }, relay.context.config.limits.max_batch)))),
       pull: async (after, limit) => answer(await relay.core.pull(enrolment, takeParsed(parsePullQuery(
-        { after: String(after), ...(limit === undefined ? {} : { limit: String(limit) }) }, { epoch: relay.context.epoch, maxPull: relay.context.config.limits.max_pull })))),
+        { after: String(after), ...(limit === undefined ? {} : { limit: String(limit) }) }, { epoch: relay.context.epoch, maxPull: relay.context.config.limits.max_pull, maxWaitS: relay.context.config.limits.max_wait_s })))),
       ack: async (through, epoch) => answer(await relay.core.ack(enrolment, parseAckRequest({ through, epoch }, relay.context.epoch))),
     },
   };
