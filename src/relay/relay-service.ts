@@ -146,6 +146,7 @@ export async function startRelayService(options: RelayServiceOptions & { role?: 
       ...(options.maxLiveEnrolments === undefined ? {} : { maxLiveEnrolments: options.maxLiveEnrolments }),
     });
     served.epoch = core.context.epoch;
+    metrics.attachHeldPulls(() => core.context.heldPulls.size);
     const heartbeatIntervalMs = options.heartbeatIntervalMs ?? HEARTBEAT_INTERVAL_MS;
     if (!worker) cleanups.push(...startHousekeeping(core, heartbeatIntervalMs, metrics, log));
     const hosted = core.context.hosted;

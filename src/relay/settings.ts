@@ -49,6 +49,8 @@ export const SETTINGS = {
   max_batch: { section: 'limits', rule: positiveInteger, default: 200, doc: 'items per push request' },
   max_pull: { section: 'limits', rule: positiveInteger, default: 500, doc: 'items per pull page' },
   max_pull_bytes: { section: 'limits', rule: positiveInteger, default: 8 * MiB, doc: 'bytes per pull page (at least one item)' },
+  // 55 s: a held pull ends well inside a proxy's 100 s idle limit (Cloudflare's), with room for the answer
+  max_wait_s: { section: 'limits', rule: { kind: 'integer', min: 0, max: MAX_WAIT_S_LIMIT }, default: 55, doc: 'seconds a pull with nothing for it may be held open (0: never held)' },
   max_targets: { section: 'limits', rule: positiveInteger, default: 64, doc: 'targets per item' },
   retention_days: { section: 'limits', rule: { kind: 'days' }, default: 14, doc: 'days an unacked item lives, fractions allowed' },
   max_queue_items: { section: 'limits', rule: positiveInteger, default: 10_000, doc: 'items queued for one target key' },
@@ -57,8 +59,6 @@ export const SETTINGS = {
   max_sender_bytes: { section: 'limits', rule: positiveInteger, default: 20 * MiB, doc: "one sender's share of one target's queue, bytes" },
   max_owner_items: { section: 'limits', rule: positiveInteger, default: 10_000, doc: 'items queued for all hosts of one proven account' },
   max_owner_bytes: { section: 'limits', rule: positiveInteger, default: 50 * MiB, doc: 'bytes queued for all hosts of one proven account' },
-  // 55 s: a held pull ends well inside a proxy's 100 s idle limit (Cloudflare's), with room for the answer
-  max_wait_s: { section: 'limits', rule: { kind: 'integer', min: 0, max: MAX_WAIT_S_LIMIT }, default: 55, doc: 'seconds a pull with nothing for it may be held open (0: never held)' },
   pushes_per_minute: { section: 'relay', rule: positiveInteger, default: 120, doc: 'push requests per sender key per minute (protocol.md §7.3)' },
   enrol_per_minute: { section: 'relay', rule: positiveInteger, default: 30, doc: 'challenge + enrol + rotate calls per client address per minute (protocol.md §7.4)' },
   // below the fixed small-route cap would make a push body smaller than an enrol body
