@@ -139,7 +139,7 @@ export async function startRelayService(options: RelayServiceOptions & { role?: 
     if (wakes.close !== undefined) cleanups.push(wakes.close);
     const core = await createRelayCore({
       store, relayKey, config: options.config, version: RELAY_VERSION, hopVerifier, pendingWriters,
-      pushWriter, pullWakes: wakes.pullWakes,
+      pushWriter, observer: metrics, pullWakes: wakes.pullWakes,
       ...(sharesState ? { challenges: storeChallenges(store) } : {}),
       ...(options.authority ? { authority: options.authority } : {}),
       ...(options.nowMs ? { nowMs: options.nowMs } : {}),

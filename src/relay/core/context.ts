@@ -1,6 +1,7 @@
 // What every part of the relay core works with: the store, the relay's key, its settings, the
 // enrolment authority, an injected clock, and the bounded in-memory tables.
 import type { SigningKey } from '../../protocol/keys.ts';
+import type { ItemOutcomeCode } from '../../protocol/relay-api/item-results.ts';
 import type { EnrolmentAuthority } from '../authority/enrolment-authority.ts';
 import type { RelayConfig } from '../config.ts';
 import type { HopVerifier } from '../crypto/hop-verifier.ts';
@@ -11,6 +12,14 @@ import type { EncodedJson } from './encoded-json.ts';
 import type { HeldPulls } from './held-pulls.ts';
 import type { PullWakes } from './pull-wakes.ts';
 import type { PushWriter } from './push-writes.ts';
+
+/** What the core tells the relay's metrics, from its own outcomes (never parsed back from an answer). */
+export interface CoreObserver {
+  /** the outcome of each item of one push request */
+  itemsPushed(outcomes: readonly ItemOutcomeCode[]): void;
+}
+
+export const SILENT_OBSERVER: CoreObserver = { itemsPushed() {} };
 
 export interface CoreContext {
   store: RelayStore;
@@ -34,6 +43,7 @@ export interface CoreContext {
   heldPulls: HeldPulls<EncodedJson>;
   /** told after every commit that queued items: wakes the targets' held pulls here and in the relay's other processes */
   pullWakes: PullWakes;
+  observer: CoreObserver;
 }
 
 export { isoTime } from '../../common/time-text.ts';

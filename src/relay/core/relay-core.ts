@@ -14,7 +14,7 @@ import { PendingWriters } from './pending-writers.ts';
 import type { EncodedJson } from './encoded-json.ts';
 import { HeldPulls } from './held-pulls.ts';
 import { pullWakes, type PullWakes } from './pull-wakes.ts';
-import type { CoreContext } from './context.ts';
+import { SILENT_OBSERVER, type CoreContext, type CoreObserver } from './context.ts';
 import { enrol, issueChallenge } from './enrolment.ts';
 import { lookupEncAdByKey, lookupEncAdByName, publishEncAdV1, publishEncAdV2 } from './enc-ads.ts';
 import { hopCandidates, hopSigner, type HopHeaders } from './hop-auth.ts';
@@ -56,6 +56,8 @@ export interface RelayCoreOptions {
   heldPulls?: HeldPulls<EncodedJson>;
   /** who hears of committed items besides this process's held pulls (default: nobody; a group's workers and PostgreSQL relays pass theirs) */
   pullWakes?: (held: HeldPulls<EncodedJson>) => PullWakes;
+  /** told of the core's outcomes (the relay's metrics); default: nobody */
+  observer?: CoreObserver;
 }
 
 export type RelayCore = Awaited<ReturnType<typeof createRelayCore>>;
@@ -81,6 +83,7 @@ export async function createRelayCore(options: RelayCoreOptions) {
     hopVerifier: options.hopVerifier ?? INLINE_HOP_VERIFIER,
     heldPulls,
     pullWakes: options.pullWakes?.(heldPulls) ?? pullWakes((keys) => heldPulls.wake(keys)),
+    observer: options.observer ?? SILENT_OBSERVER,
   };
   return {
     context: ctx,

@@ -3,9 +3,9 @@
 // concurrent counts, so a limit holds exactly across processes. The open-challenge cap counts live
 // rows without a lock: processes opening challenges at the same moment may pass it by as many.
 import type { ChallengeTransactor, RateWindowTransactor } from '../shared-state.ts';
-import { assertInteger, int, text } from '../sqlite/columns.ts';
-import { EXPIRED_CHALLENGES_PER_OPEN } from '../sqlite/shared-state.ts';
+import { assertInteger, int, text } from '../sql/columns.ts';
 import type { Sql, UsePg } from './sql.ts';
+import { EXPIRED_CHALLENGES_PER_OPEN } from '../sql/names.ts';
 
 async function deleteExpired(sql: Sql, nowMs: number, limit: number): Promise<number> {
   assertInteger(nowMs, 'nowMs');

@@ -1,10 +1,9 @@
 // The SQLite side of shared-state.ts (schema 6): the challenges and rate_windows tables.
 import type { SQLTagStore } from 'node:sqlite';
 import type { ChallengeTransactor, RateWindowTransactor } from '../shared-state.ts';
-import { assertInteger, int, text, type UseSql } from './columns.ts';
-
-/** Expired challenges dropped by one `open`, so that one enrolment never turns into a long delete. */
-export const EXPIRED_CHALLENGES_PER_OPEN = 100;
+import { assertInteger, int, text } from '../sql/columns.ts';
+import type { UseSql } from './use-sql.ts';
+import { EXPIRED_CHALLENGES_PER_OPEN } from '../sql/names.ts';
 
 export function challengeTransactor(use: UseSql): ChallengeTransactor {
   return {
