@@ -15,7 +15,6 @@ import { createRelayCore, type RelayCore } from './core/relay-core.ts';
 import type { EncodedJson } from './core/encoded-json.ts';
 import type { HeldPulls } from './core/held-pulls.ts';
 import { isWakeMessage, pullWakes, wakeMessage, type PullWakes } from './core/pull-wakes.ts';
-import { listenForItemWakes } from './store/postgres/item-wakes.ts';
 import { INLINE_HOP_VERIFIER } from './crypto/hop-verifier.ts';
 import { hopVerifyPool } from './crypto/hop-verify-pool.ts';
 import { sendWakeToWorkers } from './relay-group.ts';
@@ -32,7 +31,7 @@ import { startPeriodic } from './ops/periodic.ts';
 import { loadOrCreateRelayKey } from './ops/relay-key.ts';
 import { acquireWriterLock } from './ops/writer-lock.ts';
 import { StoreDiskError, StoreLockLostError } from './store/errors.ts';
-import { openRelayStore, storeBackendOf } from './store/open-relay-store.ts';
+import { listenForStoreItemWakes, openRelayStore, storeBackendOf } from './store/open-relay-store.ts';
 import type { RelayStore } from './store/relay-store.ts';
 import type { SigningKey } from '../protocol/keys.ts';
 import { freeSpaceText } from '../common/disk-fault.ts';
@@ -241,10 +240,9 @@ type Cleanup = () => Promise<void> | void;
  * to its siblings, and sends the leader's own); a lone SQLite relay has nobody else.
  */
 async function othersToWake(options: Omit<RelayServiceOptions, 'requestLog'>, role: RelayRole | 'leader', log: (line: string) => void): Promise<{ pullWakes: (held: HeldPulls<EncodedJson>) => PullWakes; close?: Cleanup }> {
-  const location = options.store ?? options.storeDir;
-  if (storeBackendOf(location) === 'postgres') {
-    let heard: HeldPulls<EncodedJson> | null = null;
-    const listener = await listenForItemWakes({ url: location, log, onKeys: (keys) => heard?.wake(keys), onReconnect: () => heard?.wakeAll() });
+  let heard: HeldPulls<EncodedJson> | null = null;
+  const listener = await listenForStoreItemWakes(options.store ?? options.storeDir, { log, onKeys: (keys) => heard?.wake(keys), onReconnect: () => heard?.wakeAll() });
+  if (listener !== null) {
     return {
       pullWakes: (held) => {
         heard = held;
