@@ -1,6 +1,7 @@
 // The daemon: the LAN server plus a tick (about every 2 s, daemon-tick.ts) that pulls from the relay
 // and, apart from that, refreshes keys, fetches missing peer enc keys and flushes the outbox, each
-// peer and transport in its own lane. A peer's verified call wakes the tick at once.
+// peer and transport in its own lane. A peer's verified call wakes the tick at once. A relay that
+// holds pulls gets one held pull at a time instead of the tick's (relay-link.ts).
 import { networkInterfaces } from 'node:os';
 import type { AddressInfo } from 'node:net';
 import type { HostNode } from './node.ts';
@@ -71,6 +72,7 @@ export async function startDaemon(node: HostNode, options: DaemonOptions): Promi
   node.store.setMeta(META_LISTEN_ADDR, url);
   void tick();
   schedule();
+  work.holdRelayPulls();
 
   return {
     url,
