@@ -9,6 +9,7 @@ import { escapeInLine as inLine, escapeUnshowable as shown } from '../common/ter
 import { ensureAgent, messageText, messageView, visibleMessage } from '../host/agent-mail.ts';
 import { ackMessage, checkMailbox, inboxPage, INBOX_PAGE_MAX, needsReply, readMessage, type InboxQuery } from '../host/mailbox.ts';
 import { MAIL_WAIT_MAX_MS, waitForUnread, watchDeliveries } from '../host/mail-watch.ts';
+import { wakeDaemon } from '../host/daemon-wake.ts';
 import { localAddress, type HostNode } from '../host/node.ts';
 import { messageStatus } from '../host/receipts.ts';
 import { outboxOverview } from '../host/outbox.ts';
@@ -121,6 +122,8 @@ export function registerMailCommands(program: Command): void {
         const body = opts.body ?? await readStdinBody(stdinIdleMs, opts.stdinTimeout.trim());
         const to = opts.to.split(',').map((s) => s.trim()).filter((s) => s !== '');
         const sent = sendMail(node, { from: opts.from, to, subject: opts.subject, body, kind: opts.kind, replyTo: opts.replyTo ?? null });
+        // committed: the daemon sends it now, not at its next tick
+        if (sent.remoteHosts.length > 0) await wakeDaemon(node.home);
         if (opts.json === true) printJson({ id: sent.id, local: sent.localAgents, hosts: sent.remoteHosts });
         else process.stdout.write(`${sent.id}\n`);
       });
