@@ -21,6 +21,23 @@ import { isWakeMessage, wakeMessage } from './core/pull-wakes.ts';
 export const MAX_WORKER_DEATHS = 10;
 export const WORKER_DEATH_WINDOW_MS = 60_000;
 
+/**
+ * The heap of each worker, as `npm start`, the Docker image and bin/agentmbx give a relay (8 MiB
+ * semispaces: a pull page dies young; 192 MB of old space: docs/benchmark.md), unless the primary
+ * was started with heap flags of its own; and MALLOC_ARENA_MAX=2 (glibc's arena per thread otherwise).
+ */
+export const RELAY_HEAP_FLAGS = ['--max-semi-space-size=8', '--max-old-space-size=192'] as const;
+export const RELAY_MALLOC_ARENA_MAX = '2';
+
+/** The execArgv and environment a worker is forked with: the primary's, with the relay's memory settings where the primary has none. */
+export function workerMemorySettings(execArgv: readonly string[], env: NodeJS.ProcessEnv): { execArgv: string[]; env: NodeJS.ProcessEnv } {
+  const hasHeap = [...execArgv, env['NODE_OPTIONS'] ?? ''].some((arg) => arg.includes('--max-old-space-size'));
+  return {
+    execArgv: hasHeap ? [...execArgv] : [...execArgv, ...RELAY_HEAP_FLAGS],
+    env: { MALLOC_ARENA_MAX: env['MALLOC_ARENA_MAX'] ?? RELAY_MALLOC_ARENA_MAX },
+  };
+}
+
 /** What a worker tells the primary once it serves. */
 interface ReadyMessage {
   type: 'agentmbx-relay-ready';
@@ -48,6 +65,8 @@ export interface WorkerGroup {
  */
 export async function startWorkerGroup(count: number, primaryMetrics: Registry, log: (line: string) => void, nowMs: () => number = Date.now): Promise<WorkerGroup> {
   cluster.schedulingPolicy = cluster.SCHED_RR;
+  const memory = workerMemorySettings(process.execArgv, process.env);
+  cluster.setupPrimary({ execArgv: memory.execArgv });
   serveGroupMetrics(primaryMetrics);
   let stopping = false;
   let first: ReadyMessage | null = null;
@@ -57,7 +76,7 @@ export async function startWorkerGroup(count: number, primaryMetrics: Registry, 
   const serving = new Set<Worker>();
 
   const fork = (): Promise<void> => new Promise((resolve, reject) => {
-    const worker = cluster.fork();
+    const worker = cluster.fork(memory.env);
     let ready = false;
     worker.on('message', (message: unknown) => {
       // items a worker committed: its siblings' held pulls for those keys read again
