@@ -13,6 +13,3 @@ export const META_CREATED_AT = 'created_at';
 export const LIVE_COUNTER = 'live_enrolments';
 
 export const OPS_LOG_KINDS: readonly OpsLogKind[] = ['restore', 'epoch-rotated', 'backup'];
-
-/** Expired challenges dropped by one `open`, so that one enrolment never turns into a long delete. */
-export const EXPIRED_CHALLENGES_PER_OPEN = 100;
