@@ -5,6 +5,7 @@
 // deadline, so only a wake-up can answer them in time.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import pg from 'pg';
 import { enrolledHost, envelopeItem, sealedEnvelope, testHost, type TestHost } from '../helpers/relay-fixture.ts';
 import { freshPostgresDatabase, testPostgres } from '../helpers/postgres-test-cluster.ts';
 import { spawnPostgresRelays } from '../helpers/postgres-relays.ts';
@@ -65,5 +66,33 @@ describe('two relays on one PostgreSQL database', { skip: cluster.available ? fa
     assert.equal((pushed.body['results'] as Array<{ status: string }>)[0]?.status, 'accepted');
     const page = (await withDeadline('the held pull to answer', WOKEN_WITHIN_MS, held)).body as Page;
     assert.deepEqual(page.items.map((i) => i.item_id), [env.id]);
+  });
+
+  test('an item committed while a relay has lost its notification connection still answers the pull it holds, once the connection is back', { timeout: 60_000 }, async () => {
+    const database = await freshPostgresDatabase();
+    if ('skip' in database) throw new Error(database.skip);
+    const { relays: [first, second] } = await spawnPostgresRelays(database.url, 2);
+    const one = first as RelayProcess;
+    const two = second as RelayProcess;
+    const sender = await enrolledHost(two, 'laptop');
+    const target = await enrolledHost(one, 'desk');
+    const held = target.api.pull(0, undefined, undefined, WAIT_S);
+    await waitUntil('the pull to be held by the first relay', 10_000, async () => ((await heldPulls(one.url)) === 1 ? null : 'not held'));
+    // the server ends the first relay's listening connection: the NOTIFY of the push below reaches nobody there
+    const admin = new pg.Client({ connectionString: database.url });
+    await admin.connect();
+    try {
+      // the first relay's listener is the older one (the relays start one after the other)
+      const ended = await admin.query(`SELECT pg_terminate_backend(pid) FROM (SELECT pid FROM pg_stat_activity
+        WHERE application_name = 'agentmbx-relay-wakes' AND datname = current_database() ORDER BY backend_start LIMIT 1) AS oldest`);
+      assert.equal(ended.rowCount, 1);
+    } finally {
+      await admin.end();
+    }
+    const env = sealedEnvelope(sender, target, Date.now());
+    await via(two, sender).api.push([envelopeItem(env.id, [{ host: target, wire: env.wire }])]);
+    const page = (await withDeadline('the held pull to answer after the reconnect', WOKEN_WITHIN_MS, held)).body as Page;
+    assert.deepEqual(page.items.map((i) => i.item_id), [env.id]);
+    assert.match(one.child.stderr(), /held-pull notification connection .* is back/);
   });
 });
