@@ -3,7 +3,7 @@
 // of just under 1 KiB of wire; one is sealed and signed per (sender, target) pair and then re-issued
 // under fresh ids (the relay checks an envelope's shape and seal, not its signature).
 import { toBase64 } from '../src/protocol/base64.ts';
-import { generateEncKeyPair, generateSigningKey, type EncKeyPair } from '../src/protocol/keys.ts';
+import { generateEncKeyPair, generateSigningKey, type EncKeyPair, type SigningKey } from '../src/protocol/keys.ts';
 import { signEnvelope, type UnsignedEnvelopeV3 } from '../src/protocol/records/envelope.ts';
 import { deriveMeta } from '../src/protocol/records/envelope-meta.ts';
 import { sealEnvelopeBody } from '../src/protocol/seal.ts';
@@ -14,6 +14,7 @@ import { BenchClient, type PreparedCall } from './bench-client.ts';
 export interface Host {
   name: string;
   api: BenchClient;
+  key: SigningKey;
   publicKey: string;
   enc: EncKeyPair;
 }
@@ -36,7 +37,7 @@ export async function enrolHost(url: string, name: string): Promise<Host> {
   // enrolment goes through the host's own client; the measured calls through the lighter one
   const answer = await new RelayApi({ baseUrl: url, hostName: name, key }).enrol();
   if (answer.status !== 200) throw new Error(`enrolling ${name}: HTTP ${answer.status}`);
-  return { name, api: new BenchClient(url, name, key), publicKey: key.publicKey, enc: generateEncKeyPair() };
+  return { name, api: new BenchClient(url, name, key), key, publicKey: key.publicKey, enc: generateEncKeyPair() };
 }
 
 /** A sealed, signed envelope from `from` to `to` whose plaintext body is `bodyChars` long. */

@@ -24,6 +24,8 @@ export interface RelayChild {
   writeBytes(): number;
   /** the largest peak resident set size of its processes so far, bytes (/proc/<pid>/status VmHWM) */
   peakRss(): number;
+  /** resident set size now, summed over its processes, bytes (/proc/<pid>/status VmRSS) */
+  rssBytes(): number;
   /** CPU time (user + system) the relay used so far, all its processes and threads, ms (/proc/<pid>/stat, 100 ticks a second) */
   cpuMs(): number;
   /** CPU time of the relay's main threads (the event loops, which also run SQLite), ms */
@@ -122,6 +124,7 @@ export async function startRelayChild(dir: string, settings: Record<string, numb
     peakRssPerProcess,
     writeBytes: () => sum((p) => statOrZero(`/proc/${p}/io`, (path) => procField(path, /^write_bytes:\s+(\d+)/m))),
     peakRss: () => Math.max(...peakRssPerProcess().map((p) => p.peakRssBytes)),
+    rssBytes: () => sum((p) => statOrZero(`/proc/${p}/status`, (path) => procField(path, /^VmRSS:\s+(\d+) kB/m) * 1024)),
     cpuMs: () => sum((p) => statOrZero(`/proc/${p}/stat`, statCpuMs)),
     mainThreadCpuMs: () => sum((p) => statOrZero(`/proc/${p}/task/${p}/stat`, statCpuMs)),
     async groups() {

@@ -12,6 +12,7 @@ import { machineBusyPercent, sampleMachineCpu } from './machine-cpu.ts';
 import { measurePostgres, startRelayOnPostgres } from './postgres.ts';
 import { BENCH_SETTINGS, startRelayChild, type ProcessRss, type RelayChild } from './relay-child.ts';
 import { Table, type CpuPerItem } from './table.ts';
+import { enrolFleet, idleFleetPhase, wakePhase, type IdleFleetResult, type WakeResult } from './held-pulls.ts';
 
 const PHASE_SECONDS = 3;
 const WARM_UP_SECONDS = 3;
@@ -29,6 +30,13 @@ const BATCH_SENDERS = 8;
 const MiB = 1024 * 1024;
 const RSS_TARGET_BYTES = 200 * 1_000_000;
 const CORES = availableParallelism();
+/** Hosts of the idle fleet holding their pulls (issue 30's target: 20,000; BENCH_FLEET lowers it for a smoke run) and of the smaller fleet (4,000), held and polling. */
+const FLEET = Number(process.env['BENCH_FLEET'] ?? 20_000);
+const SMALL_FLEET = Math.min(FLEET, Number(process.env['BENCH_SMALL_FLEET'] ?? 4_000));
+const FLEET_SECONDS = Number(process.env['BENCH_FLEET_SECONDS'] ?? 20);
+const WAKE_ITEMS = Number(process.env['BENCH_WAKE_ITEMS'] ?? 1_000);
+/** The setups the held-pull phases run on (issue 30). */
+const HELD_SETUPS = new Set(['sqlite-1', 'sqlite-n', 'postgres-2']);
 
 
 /**
@@ -48,6 +56,69 @@ const RELAY_SETUPS: RelaySetup[] = [
   { key: 'postgres-1', label: 'PostgreSQL, 1 relay process', start: (dir) => startRelayOnPostgres(dir, 1) },
   { key: 'postgres-2', label: 'PostgreSQL, 2 relay processes', start: (dir) => startRelayOnPostgres(dir, 2) },
 ];
+
+interface HeldResult {
+  /** the group's resident memory right after start, empty store, bytes */
+  idleRssBytes: number;
+  held: IdleFleetResult;
+  smallHeld: IdleFleetResult;
+  smallPolling: IdleFleetResult;
+  wake: WakeResult;
+}
+
+/**
+ * Issue 30's phases on a fresh relay of `setup`: its idle memory; a fleet of FLEET hosts holding their
+ * pulls; SMALL_FLEET hosts holding, then polling every 2 s; then single-item pushes to random hosts of
+ * the large fleet while it holds, timed from accept to the held pull's answer.
+ */
+async function measureHeld(setup: RelaySetup, dir: string): Promise<HeldResult> {
+  const relay = await setup.start(dir);
+  try {
+    const idleRssBytes = relay.rssBytes();
+    log(`${setup.label}: enrolling ${FLEET} fleet hosts`);
+    const fleetHosts = await enrolFleet(relay.url, FLEET);
+    const sender = await enrolHost(relay.url, 'wake-sender');
+    const small = fleetHosts.slice(0, SMALL_FLEET);
+    log(`${setup.label}: idle fleet, ${SMALL_FLEET} hosts polling every 2 s, ${FLEET_SECONDS} s`);
+    const smallPolling = await idleFleetPhase(relay, small, 'polling', FLEET_SECONDS, CORES);
+    smallPolling.fleet.stop();
+    log(`${setup.label}: idle fleet, ${SMALL_FLEET} hosts holding their pulls, ${FLEET_SECONDS} s`);
+    const smallHeld = await idleFleetPhase(relay, small, 'held', FLEET_SECONDS, CORES, 3 + 2);
+    smallHeld.fleet.stop();
+    log(`${setup.label}: idle fleet, ${FLEET} hosts holding their pulls, ${FLEET_SECONDS} s`);
+    // the small fleet's held pulls are answered by the large fleet's (one per host key)
+    const held = await idleFleetPhase(relay, fleetHosts, 'held', FLEET_SECONDS, CORES, 3 + Math.ceil(FLEET / 2000));
+    log(`${setup.label}: wake, ${WAKE_ITEMS} single-item pushes to random held hosts`);
+    const wake = await wakePhase(held.fleet, sender, fleetHosts, WAKE_ITEMS);
+    held.fleet.stop();
+    const { fleet: _a, ...heldFigures } = held;
+    const { fleet: _b, ...smallHeldFigures } = smallHeld;
+    const { fleet: _c, ...smallPollingFigures } = smallPolling;
+    return { idleRssBytes, held: heldFigures, smallHeld: smallHeldFigures, smallPolling: smallPollingFigures, wake };
+  } finally {
+    await relay.stop();
+  }
+}
+
+function heldTable(table: Table, setup: RelaySetup, result: HeldResult): void {
+  table.section(`${setup.label}: held pulls (issue 30; machine busy is the whole machine, load generator included)`);
+  table.row('idle relay, empty store, RSS of every process (MiB)', result.idleRssBytes / MiB, 150, '÷ 150 MB target',
+    { label: '≤ 150 MB', ok: result.idleRssBytes <= 150 * 1_000_000, ratio: result.idleRssBytes / (150 * 1_000_000) });
+  const fleetRow = (what: string, fleet: IdleFleetResult, targetPercent: number | null): void => {
+    table.row(`${fleet.hosts} hosts ${what}: relay CPU (% of one core)`, fleet.relayCpuPercent, targetPercent, targetPercent === null ? '' : `÷ ${targetPercent} % target`,
+      targetPercent === null ? undefined : { label: `≤ ${targetPercent} %`, ok: fleet.relayCpuPercent <= targetPercent, ratio: fleet.relayCpuPercent / targetPercent });
+    table.note(`  ${fleet.pulls} pulls answered in ${fleet.seconds.toFixed(1)} s; machine busy ${fleet.machineBusyPercent.toFixed(0)} % of ${100 * CORES} %; relay RSS ${(fleet.relayRssBytes / MiB).toFixed(0)} MiB`);
+  };
+  fleetRow('polling every 2 s', result.smallPolling, null);
+  fleetRow('holding their pulls', result.smallHeld, SMALL_FLEET >= 4_000 ? 3 : null);
+  table.row(`  held ÷ polling, ${SMALL_FLEET} hosts (relay CPU)`, result.smallHeld.relayCpuPercent, result.smallPolling.relayCpuPercent, '÷ polling');
+  fleetRow('holding their pulls', result.held, FLEET >= 20_000 ? 10 : null);
+  table.row(`${FLEET} hosts holding: relay RSS, every process (MiB)`, result.held.relayRssBytes / MiB, 500, '÷ 500 MB target',
+    { label: '≤ 500 MB', ok: result.held.relayRssBytes <= 500 * 1_000_000, ratio: result.held.relayRssBytes / (500 * 1_000_000) });
+  const { wake } = result;
+  table.row(`accept → held pull answer, p50 of ${wake.items} pushes to random held hosts (ms)`, wake.p50Ms, 5, '÷ 5 ms target', { label: '≤ 5 ms', ok: wake.p50Ms <= 5, ratio: wake.p50Ms / 5 });
+  table.row('accept → held pull answer, p99 (ms)', wake.p99Ms, 50, '÷ 50 ms target', { label: '≤ 50 ms', ok: wake.p99Ms <= 50, ratio: wake.p99Ms / 50 });
+}
 
 interface SetupResult {
   single: Record<number, PhaseResult>;
@@ -200,11 +271,19 @@ async function main(): Promise<void> {
     if (!postgres.available) log(postgres.reason);
 
     const only = process.env['BENCH_SETUPS']?.split(',');
+    // BENCH_ONLY_HELD=1: only issue 30's held-pull phases (a smoke run)
+    const onlyHeld = process.env['BENCH_ONLY_HELD'] === '1';
     const results = new Map<string, SetupResult>();
+    const heldResults = new Map<string, HeldResult>();
     for (const setup of RELAY_SETUPS.filter((s) => only === undefined || only.includes(s.key))) {
       const setupDir = join(dir, setup.key);
       mkdirSync(setupDir);
-      results.set(setup.key, await measureSetup(setup, setupDir));
+      if (!onlyHeld) results.set(setup.key, await measureSetup(setup, setupDir));
+      if (HELD_SETUPS.has(setup.key)) {
+        const heldDir = join(dir, `${setup.key}-held`);
+        mkdirSync(heldDir);
+        heldResults.set(setup.key, await measureHeld(setup, heldDir));
+      }
     }
 
     const table = new Table();
@@ -226,13 +305,15 @@ async function main(): Promise<void> {
     for (const setup of RELAY_SETUPS) {
       const result = results.get(setup.key);
       if (result !== undefined) setupTable(table, setup, result, ceilings, floor);
+      const held = heldResults.get(setup.key);
+      if (held !== undefined) heldTable(table, setup, held);
     }
     compare(table, results);
     process.stdout.write(table.render());
 
     const report = {
       at: new Date().toISOString(), node: process.version, cores: CORES, itemWireBytes: ITEM_WIRE_BYTES, ceilings, floor, postgres,
-      setups: Object.fromEntries(RELAY_SETUPS.filter((s) => results.has(s.key)).map((s) => [s.key, { label: s.label, ...results.get(s.key) }])),
+      setups: Object.fromEntries(RELAY_SETUPS.filter((s) => results.has(s.key) || heldResults.has(s.key)).map((s) => [s.key, { label: s.label, ...results.get(s.key), held: heldResults.get(s.key) }])),
       loadAverage: loadavg(),
       targets: table.targets(),
     };

@@ -12,6 +12,7 @@ import { directory, directoryLine } from '../host/directory/directory.ts';
 import { ackMessage, checkMailbox, inboxPage, INBOX_PAGE_MAX, needsReply, readMessage, type InboxQuery } from '../host/mailbox.ts';
 import { MAIL_WAIT_MAX_MS, waitForUnread, watchDeliveries } from '../host/mail-watch.ts';
 import { agentHolding, resolveMessageId } from '../host/message-ids.ts';
+import { wakeDaemon } from '../host/daemon-wake.ts';
 import { localAddress, type HostNode } from '../host/node.ts';
 import { failedRecipients, messageStatus } from '../host/receipts.ts';
 import { outboxOverview } from '../host/outbox.ts';
@@ -173,6 +174,8 @@ export function registerMailCommands(program: Command): void {
           from: opts.from, to, subject: opts.subject, body, kind: opts.kind, replyTo,
           ...(opts.needsReply === undefined ? {} : { needsReply: opts.needsReply }), ...(opts.refs === undefined ? {} : { refs: opts.refs }),
         }));
+        // committed: the daemon sends it now, not at its next tick
+        if (sent.remoteHosts.length > 0) await wakeDaemon(node.home);
         if (opts.json === true) printJson({ id: sent.id, local: sent.localAgents, hosts: sent.remoteHosts });
         else process.stdout.write(`${sent.id}\n`);
       });

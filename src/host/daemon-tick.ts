@@ -83,6 +83,9 @@ export class DaemonTick {
   readonly #directory: DirectorySync;
   readonly #presence: PresenceKeeper;
   #stopped = false;
+  /** ends the held-pull loop (holdRelayPulls) */
+  readonly #stopHolding = new AbortController();
+  #holding: Promise<void> = Promise.resolve();
   /** flushes failed in a row because of the disk (0: it takes writes); the ticks back off while it lasts */
   #diskFailures = 0;
 
@@ -137,6 +140,16 @@ export class DaemonTick {
     } while (this.#flush.busy());
   }
 
+  /**
+   * Keeps one held pull out to a relay that advertises max_wait_s (relay-link.ts), beside the ticks:
+   * mail through the relay arrives the moment it commits there, and the tick no longer pulls from it.
+   * What a held pull applied may have queued receipts or bounces: they leave at once.
+   */
+  holdRelayPulls(): void {
+    const flush = (): void => { if (!this.#stopped && this.#diskFailures === 0) void this.#flush.run(); };
+    this.#holding = this.relay.holdPulls(this.#stopHolding.signal, flush).catch(this.#failed('held relay pull'));
+  }
+
   /** One line when the disk starts refusing writes (by a job, a delivery or a peer's call); ticks back off until a write goes through. */
   noteDiskFault(named: string): void {
     if (this.#diskFailures === 0) this.#log(`${named}; the daemon retries, less often while it lasts (mail waits in the outbox)`);
@@ -146,7 +159,8 @@ export class DaemonTick {
   /** Stops starting work and waits for what runs; the last failure summary is logged. */
   async stop(): Promise<void> {
     this.#stopped = true;
-    await Promise.all([this.#pull.idle(), this.#flush.idle()]);
+    this.#stopHolding.abort();
+    await Promise.all([this.#pull.idle(), this.#flush.idle(), this.#holding]);
     await this.#lanes.idle();
     this.#failures.summarize(this.#node.nowMs(), true);
   }

@@ -1,12 +1,15 @@
 // The daemon: the LAN server plus a tick (about every 2 s, daemon-tick.ts) that pulls from the relay
 // and, apart from that, refreshes keys, fetches missing peer enc keys and flushes the outbox, each
-// peer and transport in its own lane. A peer's verified call wakes the tick at once.
+// peer and transport in its own lane. A peer's verified call wakes the tick at once. A relay that
+// holds pulls gets one held pull at a time instead of the tick's (relay-link.ts). A local `send`
+// wakes the tick through a unix socket in the home (daemon-wake.ts).
 import { lanAddress } from '../common/lan-address.ts';
 import type { AddressInfo } from 'node:net';
 import type { HostNode } from './node.ts';
 import { DaemonTick } from './daemon-tick.ts';
 import { setListening } from './presence/listening.ts';
 import { createLanServer } from './transport/lan/server.ts';
+import { listenForWakes } from './daemon-wake.ts';
 
 export const TICK_MS = 2_000;
 /** Meta key: the URL this host's daemon listens on (what `join` tells the other side by default). */
@@ -65,8 +68,11 @@ export async function startDaemon(node: HostNode, options: DaemonOptions): Promi
   const shownHost = options.bind === '0.0.0.0' || options.bind === '::' ? lanAddress() : options.bind;
   const url = `http://${shownHost.includes(':') ? `[${shownHost}]` : shownHost}:${port}`;
   node.store.setMeta(META_LISTEN_ADDR, url);
+  // a local `send` wakes the tick at once (daemon-wake.ts), the disk's backoff permitting
+  const wakes = await listenForWakes(node.home, () => { if (work.diskFailures === 0) void tick(); });
   void tick();
   schedule();
+  work.holdRelayPulls();
 
   return {
     url,
@@ -74,6 +80,7 @@ export async function startDaemon(node: HostNode, options: DaemonOptions): Promi
     async stop() {
       stopped = true;
       if (timer !== null) clearTimeout(timer);
+      await wakes?.close();
       await new Promise<void>((resolve) => { server.close(() => resolve()); server.closeAllConnections(); });
       await work.stop();
     },

@@ -1,6 +1,11 @@
 // Noticing new mail for an agent without asking the daemon: a cheap look at SQLite's data_version
 // (it changes when another connection commits to the store) and, only then, at the agent's newest
 // delivery. Mail committed through this process's own connection is seen through `check()`.
+// The look runs as soon as the store's WAL file changes (a file-system notification: inotify,
+// FSEvents), so new mail is seen within milliseconds of its commit; every MAIL_WATCH_INTERVAL_MS as
+// well, for file systems that notify nothing (network mounts).
+import { watch as watchFile, type FSWatcher } from 'node:fs';
+import { homePaths } from './identity.ts';
 import type { HostNode } from './node.ts';
 
 /** How often the store is looked at: well inside the 2 s a wake-up may take. */
@@ -34,7 +39,34 @@ export function watchDeliveries(node: HostNode, agent: string, onNew: (msgIds: s
     onNew(rows.map((r) => r.msg_id));
   };
   const timer = setInterval(() => look(false), intervalMs);
-  return { check: () => look(true), stop: () => clearInterval(timer) };
+  const changes = watchWal(node, () => look(false));
+  return {
+    check: () => look(true),
+    stop: () => {
+      clearInterval(timer);
+      changes?.close();
+    },
+  };
+}
+
+/** Calls `onChange` (at most once per event-loop turn) when the store's WAL file changes; null where it cannot be watched. */
+function watchWal(node: HostNode, onChange: () => void): FSWatcher | null {
+  let scheduled = false;
+  try {
+    const watcher = watchFile(`${homePaths(node.home).store}-wal`, { persistent: false }, () => {
+      if (scheduled) return;
+      scheduled = true;
+      setImmediate(() => {
+        scheduled = false;
+        onChange();
+      });
+    });
+    // a watcher that fails (the file replaced, a limit reached) leaves the interval to look
+    watcher.on('error', () => watcher.close());
+    return watcher;
+  } catch {
+    return null;
+  }
 }
 
 /**

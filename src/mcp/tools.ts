@@ -17,6 +17,7 @@ import { ackMessage, INBOX_PAGE_MAX, listInbox, MailboxError, readMessage } from
 import { withLanProbe } from '../host/lan-probe.ts';
 import { MAIL_WAIT_MAX_MS, waitForUnread } from '../host/mail-watch.ts';
 import { ID_PREFIX_MIN_CHARS, resolveMessageId } from '../host/message-ids.ts';
+import { wakeDaemon } from '../host/daemon-wake.ts';
 import { localAddress, type HostNode } from '../host/node.ts';
 import { annotateMailTools } from './annotations.ts';
 import { directoryEntrySchema, messagesSchema, recipientStatusSchema } from './schemas.ts';
@@ -150,6 +151,8 @@ export function registerMailTools(server: McpServer, session: MailSession): void
       ...(args.needs_reply === undefined ? {} : { needsReply: args.needs_reply }), ...(args.refs === undefined ? {} : { refs: args.refs }),
     }), args.idempotency_key ?? null);
     session.committed();
+    // the daemon sends it now, not at its next tick (the MCP server lives on, so the wake-up completes)
+    if (!sent.duplicate && sent.remoteHosts.length > 0) void wakeDaemon(node.home);
     const data = { id: sent.id, duplicate: sent.duplicate, local: sent.localAgents, hosts: sent.remoteHosts };
     return answer(sent.duplicate ? `already sent with this idempotency key: ${sent.id}` : `sent ${sent.id}`, data);
   });

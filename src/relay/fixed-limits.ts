@@ -19,6 +19,10 @@ export const CROWDED_NAME_HOSTS = 16;
 export { SENDER_LIST_MAX_FUTURE_MS } from '../protocol/records/sender-list.ts';
 /** Dedup rows outlive retention by this many days, so a late retry of an expired item is still a duplicate. */
 export const DEDUP_HORIZON_EXTRA_DAYS = 7;
+/** Held pulls (`wait`, protocol.md §3.4) one relay process keeps at most; past it a pull is answered at once, never dropped. */
+export const MAX_HELD_PULLS = 50_000;
+/** Longest `max_wait_s` a config may set: a held pull must stay well inside the hop's ±5 minute skew. */
+export const MAX_WAIT_S_LIMIT = 300;
 /** How often a running relay writes its heartbeat. */
 export const HEARTBEAT_INTERVAL_MS = 30_000;
 

@@ -15,10 +15,28 @@
 import cluster, { type Worker } from 'node:cluster';
 import type { Registry } from 'prom-client';
 import { serveGroupMetrics } from './group-metrics.ts';
+import { isWakeMessage, wakeMessage } from './core/pull-wakes.ts';
 
 /** Worker deaths within WORKER_DEATH_WINDOW_MS beyond which the primary stops the group instead of replacing them. */
 export const MAX_WORKER_DEATHS = 10;
 export const WORKER_DEATH_WINDOW_MS = 60_000;
+
+/**
+ * The heap of each worker, as `npm start`, the Docker image and bin/agentmbx give a relay (8 MiB
+ * semispaces: a pull page dies young; 192 MB of old space: docs/benchmark.md), unless the primary
+ * was started with heap flags of its own; and MALLOC_ARENA_MAX=2 (glibc's arena per thread otherwise).
+ */
+export const RELAY_HEAP_FLAGS = ['--max-semi-space-size=8', '--max-old-space-size=192'] as const;
+export const RELAY_MALLOC_ARENA_MAX = '2';
+
+/** The execArgv and environment a worker is forked with: the primary's, with the relay's memory settings where the primary has none. */
+export function workerMemorySettings(execArgv: readonly string[], env: NodeJS.ProcessEnv): { execArgv: string[]; env: NodeJS.ProcessEnv } {
+  const hasHeap = [...execArgv, env['NODE_OPTIONS'] ?? ''].some((arg) => arg.includes('--max-old-space-size'));
+  return {
+    execArgv: hasHeap ? [...execArgv] : [...execArgv, ...RELAY_HEAP_FLAGS],
+    env: { MALLOC_ARENA_MAX: env['MALLOC_ARENA_MAX'] ?? RELAY_MALLOC_ARENA_MAX },
+  };
+}
 
 /** What a worker tells the primary once it serves. */
 interface ReadyMessage {
@@ -47,6 +65,8 @@ export interface WorkerGroup {
  */
 export async function startWorkerGroup(count: number, primaryMetrics: Registry, log: (line: string) => void, nowMs: () => number = Date.now): Promise<WorkerGroup> {
   cluster.schedulingPolicy = cluster.SCHED_RR;
+  const memory = workerMemorySettings(process.execArgv, process.env);
+  cluster.setupPrimary({ execArgv: memory.execArgv });
   serveGroupMetrics(primaryMetrics);
   let stopping = false;
   let first: ReadyMessage | null = null;
@@ -56,9 +76,14 @@ export async function startWorkerGroup(count: number, primaryMetrics: Registry, 
   const serving = new Set<Worker>();
 
   const fork = (): Promise<void> => new Promise((resolve, reject) => {
-    const worker = cluster.fork();
+    const worker = cluster.fork(memory.env);
     let ready = false;
     worker.on('message', (message: unknown) => {
+      // items a worker committed: its siblings' held pulls for those keys read again
+      if (isWakeMessage(message)) {
+        sendWakeToWorkers(message.keys, worker);
+        return;
+      }
       if (!isReady(message) || ready) return;
       ready = true;
       first ??= message;
@@ -103,6 +128,16 @@ export async function startWorkerGroup(count: number, primaryMetrics: Registry, 
   const ready = first as ReadyMessage | null;
   if (ready === null) throw new Error('no relay worker reported its address');
   return { url: ready.url, metricsUrl: ready.metricsUrl, failed, stop };
+}
+
+/** In the primary: tells every live worker (but `except`) that items for `keys` committed (held pulls, core/pull-wakes.ts). */
+export function sendWakeToWorkers(keys: string[], except?: Worker): void {
+  const message = wakeMessage(keys);
+  for (const worker of Object.values(cluster.workers ?? {})) {
+    if (worker === undefined || worker === except || !worker.isConnected()) continue;
+    // a worker that dies meanwhile loses only the news; its replacement's hosts pull again
+    worker.send(message, (error: Error | null) => { void error; });
+  }
 }
 
 /** In a worker: tells the primary it serves at `url`. */

@@ -12,8 +12,12 @@ import { PendingWriters } from './core/pending-writers.ts';
 import { memoryPushRate, storePushRate } from './core/push-rate.ts';
 import { storePushWriter } from './core/push-writes.ts';
 import { createRelayCore, type RelayCore } from './core/relay-core.ts';
+import type { EncodedJson } from './core/encoded-json.ts';
+import type { HeldPulls } from './core/held-pulls.ts';
+import { isWakeMessage, pullWakes, wakeMessage, type PullWakes } from './core/pull-wakes.ts';
 import { INLINE_HOP_VERIFIER } from './crypto/hop-verifier.ts';
 import { hopVerifyPool } from './crypto/hop-verify-pool.ts';
+import { sendWakeToWorkers } from './relay-group.ts';
 import { sweep } from './core/sweep.ts';
 import { checkHealth } from './http/health.ts';
 import { RelayMetrics } from './http/metrics.ts';
@@ -27,7 +31,7 @@ import { startPeriodic } from './ops/periodic.ts';
 import { loadOrCreateRelayKey } from './ops/relay-key.ts';
 import { acquireWriterLock } from './ops/writer-lock.ts';
 import { StoreDiskError, StoreLockLostError } from './store/errors.ts';
-import { openRelayStore, storeBackendOf } from './store/open-relay-store.ts';
+import { listenForStoreItemWakes, openRelayStore, storeBackendOf } from './store/open-relay-store.ts';
 import type { RelayStore } from './store/relay-store.ts';
 import type { SigningKey } from '../protocol/keys.ts';
 import { freeSpaceText } from '../common/disk-fault.ts';
@@ -130,15 +134,18 @@ export async function startRelayService(options: RelayServiceOptions & { role?: 
     const rotation = worker ? null : await checkAtStart(store, nowMs, log);
     if (rotation !== null) metrics.epochRotated();
     metrics.attachQueue(() => store.read((reader) => reader.items.queueTotals()), nowMs);
+    const wakes = await othersToWake(options, worker ? 'worker' : 'alone', log);
+    if (wakes.close !== undefined) cleanups.push(wakes.close);
     const core = await createRelayCore({
       store, relayKey, config: options.config, version: RELAY_VERSION, hopVerifier, pendingWriters,
-      pushWriter, observer: metrics,
+      pushWriter, observer: metrics, pullWakes: wakes.pullWakes,
       ...(sharesState ? { challenges: storeChallenges(store) } : {}),
       ...(options.authority ? { authority: options.authority } : {}),
       ...(options.nowMs ? { nowMs: options.nowMs } : {}),
       ...(options.maxLiveEnrolments === undefined ? {} : { maxLiveEnrolments: options.maxLiveEnrolments }),
     });
     served.epoch = core.context.epoch;
+    metrics.attachHeldPulls(() => core.context.heldPulls.size);
     const heartbeatIntervalMs = options.heartbeatIntervalMs ?? HEARTBEAT_INTERVAL_MS;
     if (!worker) cleanups.push(...startHousekeeping(core, heartbeatIntervalMs, metrics, log));
     const hosted = core.context.hosted;
@@ -207,8 +214,11 @@ export async function startRelayLeader(options: Omit<RelayServiceOptions, 'reque
   try {
     const rotation = await checkAtStart(store, nowMs, log);
     if (rotation !== null) metrics.epochRotated();
+    // the leader's sweeps queue expiry notices: the workers' held pulls hear of them
+    const wakes = await othersToWake(options, 'leader', log);
+    if (wakes.close !== undefined) cleanups.push(wakes.close);
     const core = await createRelayCore({
-      store, relayKey, config: options.config, version: RELAY_VERSION,
+      store, relayKey, config: options.config, version: RELAY_VERSION, pullWakes: wakes.pullWakes,
       ...(options.authority ? { authority: options.authority } : {}),
       ...(options.nowMs ? { nowMs: options.nowMs } : {}),
     });
@@ -222,6 +232,35 @@ export async function startRelayLeader(options: Omit<RelayServiceOptions, 'reque
 }
 
 type Cleanup = () => Promise<void> | void;
+
+/**
+ * Who else hears of items this process commits, and how this process hears of theirs (held pulls,
+ * core/pull-wakes.ts): on PostgreSQL every relay process on the database (LISTEN/NOTIFY); in a
+ * SQLite group the other workers, through the primary (relay-group.ts forwards a worker's message
+ * to its siblings, and sends the leader's own); a lone SQLite relay has nobody else.
+ */
+async function othersToWake(options: Omit<RelayServiceOptions, 'requestLog'>, role: RelayRole | 'leader', log: (line: string) => void): Promise<{ pullWakes: (held: HeldPulls<EncodedJson>) => PullWakes; close?: Cleanup }> {
+  let heard: HeldPulls<EncodedJson> | null = null;
+  const listener = await listenForStoreItemWakes(options.store ?? options.storeDir, { log, onKeys: (keys) => heard?.wake(keys), onReconnect: () => heard?.wakeAll() });
+  if (listener !== null) {
+    return {
+      pullWakes: (held) => {
+        heard = held;
+        return pullWakes((keys) => held.wake(keys), (keys) => listener.notify(keys));
+      },
+      close: () => listener.close(),
+    };
+  }
+  if (role === 'leader') return { pullWakes: () => pullWakes(() => {}, (keys) => sendWakeToWorkers(keys)) };
+  if (role === 'alone') return { pullWakes: (held) => pullWakes((keys) => held.wake(keys)) };
+  return {
+    pullWakes: (held) => {
+      const onMessage = (message: unknown): void => { if (isWakeMessage(message)) held.wake(message.keys); };
+      process.on('message', onMessage);
+      return pullWakes((keys) => held.wake(keys), (keys) => { process.send?.(wakeMessage(keys)); });
+    },
+  };
+}
 
 /** The epoch the process serves once its core has read it (a lost store lock taken again must find it unchanged). */
 interface ServedEpoch {

@@ -12,7 +12,7 @@
 // docs/relay-operator.md: test/relay/settings.test.ts fails until the docs have a row for it.
 import { MAX_HOP_VERIFY_THREADS } from './crypto/hop-verify-pool.ts';
 import { DEFAULT_GROUP_COMMIT, MAX_GROUP_COMMIT_ITEMS, MAX_GROUP_COMMIT_WAIT_MS } from './store/group-commit-policy.ts';
-import { ENROL_BODY_MAX_BYTES, MAX_TIMER_MS, MIN_SWEEP_INTERVAL_MS } from './fixed-limits.ts';
+import { ENROL_BODY_MAX_BYTES, MAX_TIMER_MS, MAX_WAIT_S_LIMIT, MIN_SWEEP_INTERVAL_MS } from './fixed-limits.ts';
 
 /** What a setting accepts. A `choice` with `anyCase` also takes its values in any letter case, trimmed. */
 export type Rule =
@@ -49,6 +49,8 @@ export const SETTINGS = {
   max_batch: { section: 'limits', rule: positiveInteger, default: 200, doc: 'items per push request' },
   max_pull: { section: 'limits', rule: positiveInteger, default: 500, doc: 'items per pull page' },
   max_pull_bytes: { section: 'limits', rule: positiveInteger, default: 8 * MiB, doc: 'bytes per pull page (at least one item)' },
+  // 55 s: a held pull ends well inside a proxy's 100 s idle limit (Cloudflare's), with room for the answer
+  max_wait_s: { section: 'limits', rule: { kind: 'integer', min: 0, max: MAX_WAIT_S_LIMIT }, default: 55, doc: 'seconds a pull with nothing for it may be held open (0: never held)' },
   max_targets: { section: 'limits', rule: positiveInteger, default: 64, doc: 'targets per item' },
   retention_days: { section: 'limits', rule: { kind: 'days' }, default: 14, doc: 'days an unacked item lives, fractions allowed' },
   max_queue_items: { section: 'limits', rule: positiveInteger, default: 10_000, doc: 'items queued for one target key' },

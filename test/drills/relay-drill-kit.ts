@@ -114,10 +114,10 @@ export class DrillReceiver {
     this.host = host;
   }
 
-  /** One page; returns whether more remain. A new epoch resets the checkpoint to 0. Throws when the relay is gone. */
-  async pullPage(relay: DrillRelay, limit: number): Promise<boolean> {
+  /** One page (held up to `waitS` when nothing waits); returns whether more remain. A new epoch resets the checkpoint to 0. Throws when the relay is gone. */
+  async pullPage(relay: DrillRelay, limit: number, waitS?: number): Promise<boolean> {
     const api = apiFor(relay, this.host.name, this.host.key);
-    const answer = await api.pull(this.checkpoint, limit, this.epoch);
+    const answer = await api.pull(this.checkpoint, limit, this.epoch, waitS);
     if (answer.status === 409) {
       this.epoch = String(answer.body['epoch']);
       this.checkpoint = 0;

@@ -1,6 +1,7 @@
 // An HTTP proxy in front of a real relay that makes it look like a relay predating signed v2
 // enc-key ads (the upstream 0.5.x relay): `POST /v2/relay/enc-key` gets `404 {"error":"not found"}`,
-// enc-key lookups lose `ad`/`ad_sig`, info's `you` loses `enc_ad`. Everything else passes byte for byte.
+// enc-key lookups lose `ad`/`ad_sig`, info's `you` loses `enc_ad` and its limits lose `max_wait_s`
+// (it holds no pulls). Everything else passes byte for byte.
 import { after } from 'node:test';
 import { createServer, request as httpRequest, type IncomingMessage, type ServerResponse } from 'node:http';
 
@@ -37,7 +38,10 @@ function withoutMembers(raw: Buffer, path: string[], names: string[]): Buffer {
 
 /** How the answer to `method path` is rewritten, or null to pass it on unchanged. */
 function rewriteFor(method: string, path: string, keepInfo: boolean): ((raw: Buffer) => Buffer) | null {
-  if (method === 'GET' && path === '/v2/relay/info') return keepInfo ? null : (raw) => withoutMembers(raw, ['you'], ['enc_ad']);
+  if (method === 'GET' && path === '/v2/relay/info') {
+    const withoutWait = (raw: Buffer): Buffer => withoutMembers(raw, ['limits'], ['max_wait_s']);
+    return keepInfo ? withoutWait : (raw) => withoutMembers(withoutWait(raw), ['you'], ['enc_ad']);
+  }
   if (method === 'GET' && (path === '/v2/relay/enc-key' || path === '/v1/relay/enc-key')) return (raw) => withoutMembers(raw, [], ['ad', 'ad_sig']);
   return null;
 }

@@ -9,7 +9,7 @@ import { generateSigningKey } from '../../src/protocol/keys.ts';
 import type { RelayAnswer } from '../../src/host/transport/relay/relay-api.ts';
 import type { CoreContext } from '../../src/relay/core/context.ts';
 import { EncodedJson } from '../../src/relay/core/encoded-json.ts';
-import { createRelayCore, type RelayCore } from '../../src/relay/core/relay-core.ts';
+import { createRelayCore, type RelayCore, type RelayCoreOptions } from '../../src/relay/core/relay-core.ts';
 import { memoryPushRate, storePushRate } from '../../src/relay/core/push-rate.ts';
 import { storePushWriter } from '../../src/relay/core/push-writes.ts';
 import { parseAckRequest } from '../../src/protocol/relay-api/ack.ts';
@@ -36,7 +36,7 @@ export interface TestCore {
   transactions(): number;
 }
 
-export interface TestCoreOptions extends Pick<TestRelayOptions, 'clock' | 'limits' | 'config' | 'authority' | 'maxLiveEnrolments'> {
+export interface TestCoreOptions extends Pick<TestRelayOptions, 'clock' | 'limits' | 'config' | 'authority' | 'maxLiveEnrolments'>, Pick<RelayCoreOptions, 'heldPulls'> {
   /** count the push rate in the store, as relay processes sharing a PostgreSQL store do (default: in memory) */
   pushRateInStore?: boolean;
 }
@@ -72,7 +72,7 @@ export interface CoreHost extends HostKeys {
   enrolment: Enrolment;
   api: {
     push(items: unknown[]): Promise<RelayAnswer>;
-    pull(after: number, limit?: number): Promise<RelayAnswer>;
+    pull(after: number, limit?: number, wait?: number): Promise<RelayAnswer>;
     ack(through: number, epoch: string): Promise<RelayAnswer>;
   };
 }
@@ -95,8 +95,8 @@ export async function enrolledAtCore(relay: TestCore, name: string): Promise<Cor
     ...host, enrolment,
     api: {
       push: async (items) => answer(await relay.core.push(enrolment, takeParsed(parsePushRequest({ items }, relay.context.config.limits.max_batch)))),
-      pull: async (after, limit) => answer(await relay.core.pull(enrolment, takeParsed(parsePullQuery(
-        { after: String(after), ...(limit === undefined ? {} : { limit: String(limit) }) }, { epoch: relay.context.epoch, maxPull: relay.context.config.limits.max_pull })))),
+      pull: async (after, limit, wait) => answer(await relay.core.pull(enrolment, takeParsed(parsePullQuery(
+        { after: String(after), ...(limit === undefined ? {} : { limit: String(limit) }), ...(wait === undefined ? {} : { wait: String(wait) }) }, { epoch: relay.context.epoch, maxPull: relay.context.config.limits.max_pull, maxWaitS: relay.context.config.limits.max_wait_s })))),
       ack: async (through, epoch) => answer(await relay.core.ack(enrolment, parseAckRequest({ through, epoch }, relay.context.epoch))),
     },
   };

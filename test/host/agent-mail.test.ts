@@ -118,3 +118,18 @@ test('the store watch reports deliveries made after it started, once each, from 
   }
   assert.equal(await waiting, true);
 });
+
+test('a watch hears of mail another connection commits through the WAL file, without its timer', { timeout: 30_000 }, async () => {
+  const b = makeHost('beta', new TestClock(), ['bob']);
+  let heard: (ids: string[]) => void = () => {};
+  const seen = new Promise<string[]>((resolve) => { heard = resolve; });
+  const watch = watchDeliveries(b, 'bob', (ids) => heard(ids), NO_TIMER_MS);
+  const other = openNode(b.home);
+  try {
+    const sent = sendMail(other, { from: 'bob', to: ['bob'], subject: 'from the daemon', body: 'b' });
+    assert.deepEqual(await seen, [sent.id]);
+  } finally {
+    closeNode(other);
+    watch.stop();
+  }
+});

@@ -8,6 +8,8 @@ import type { HostNode } from '../../src/host/node.ts';
 import { sendMail } from '../../src/host/send.ts';
 import { makeHost, pin } from './fixtures.ts';
 import { TestClock } from '../helpers/clock.ts';
+import { wakeDaemon } from '../../src/host/daemon-wake.ts';
+import { withDeadline } from '../helpers/wait.ts';
 
 const HOUR = 3_600_000;
 
@@ -57,4 +59,20 @@ test('a peer\'s verified call wakes the tick, and rows waiting out a backoff lea
   assert.match(await logB.next(new RegExp(`envelope ${toAnn.id} -> alpha`)), /accepted$/);
   assert.match(await logA.next(new RegExp(`envelope ${toBob.id} -> beta`)), /accepted$/);
   assert.deepEqual(listInbox(b, 'bob').map((m) => m.subject), ['waiting']);
+});
+
+test('a local send wakes the daemon at once through the socket in its home (the tick is an hour away)', { timeout: 30_000 }, async () => {
+  const clock = new TestClock();
+  const a = makeHost('alpha', clock, ['ann']);
+  const b = makeHost('beta', clock, ['bob']);
+  const logA = logWaiter();
+  const da = await daemon(a, logA.log);
+  const db = await daemon(b, () => {});
+  pin(a, b, db.url);
+  pin(b, a, da.url);
+  await da.tick();
+  const sent = sendMail(a, { from: 'ann', to: ['bob@beta'], subject: 'now', body: 'x' });
+  await wakeDaemon(a.home);
+  assert.match(await withDeadline('the message to leave without a tick', 10_000, logA.next(new RegExp(`envelope ${sent.id} -> beta`))), /accepted$/);
+  assert.deepEqual(listInbox(b, 'bob').map((m) => m.id), [sent.id]);
 });

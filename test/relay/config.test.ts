@@ -18,7 +18,7 @@ const MiB = 1_048_576;
 /** protocol.md §6, written out by hand so that a change of a default fails here. */
 const SECTION_6 = {
   limits: {
-    max_item_bytes: 524_288, max_batch: 200, max_pull: 500, max_pull_bytes: 8 * MiB, max_targets: 64,
+    max_item_bytes: 524_288, max_batch: 200, max_pull: 500, max_pull_bytes: 8 * MiB, max_wait_s: 55, max_targets: 64,
     retention_days: 14, max_queue_items: 10_000, max_queue_bytes: 50 * MiB, max_sender_items: 2_000,
     max_sender_bytes: 20 * MiB, max_owner_items: 10_000, max_owner_bytes: 50 * MiB,
   },
@@ -79,7 +79,7 @@ describe('defaults', () => {
 describe('config file', () => {
   test('every key overrides its default', () => {
     const overrides = {
-      max_item_bytes: 1000, max_batch: 2, max_pull: 3, max_pull_bytes: 4000, max_targets: 5, retention_days: 1.25,
+      max_item_bytes: 1000, max_batch: 2, max_pull: 3, max_pull_bytes: 4000, max_wait_s: 4, max_targets: 5, retention_days: 1.25,
       max_queue_items: 6, max_queue_bytes: 7000, max_sender_items: 8, max_sender_bytes: 9000, max_owner_items: 10,
       max_owner_bytes: 11_000, pushes_per_minute: 12, enrol_per_minute: 13, max_body_bytes: 14_000,
       sweep_interval_ms: 15_000, trust_proxy: 'cloudflare', group_commit_max_items: 16, group_commit_max_wait_ms: 17, hop_verify_threads: 3,
@@ -117,7 +117,8 @@ describe('config file', () => {
   });
 
   test('a bad value is named, for every integer key', () => {
-    const integerKeys = Object.keys(SECTION_6.limits).filter((k) => k !== 'retention_days')
+    // max_wait_s takes 0 (never hold a pull): its bounds are checked below
+    const integerKeys = Object.keys(SECTION_6.limits).filter((k) => k !== 'retention_days' && k !== 'max_wait_s')
       .concat(['max_account_items', 'max_account_bytes', 'pushes_per_minute', 'enrol_per_minute', 'max_body_bytes', 'sweep_interval_ms', 'group_commit_max_items', 'group_commit_max_wait_ms']);
     for (const key of integerKeys) {
       for (const bad of ['"100000"', '-1', '0', '1.5', 'null', 'true', '[]', '{}', '1e300', '9007199254740993']) {
@@ -129,6 +130,9 @@ describe('config file', () => {
 
   test('integer keys take their lower and upper bounds', () => {
     assert.equal(fromFile('{"max_batch": 1, "max_pull_bytes": 1}').limits.max_batch, 1);
+    assert.equal(fromFile('{"max_wait_s": 0}').limits.max_wait_s, 0);
+    assert.equal(fromFile('{"max_wait_s": 300}').limits.max_wait_s, 300);
+    for (const bad of ['301', '-1', '1.5', '"55"']) assert.match(configError(() => parse(`{"max_wait_s": ${bad}}`)), /max_wait_s must be an integer/);
     assert.equal(fromFile('{"max_body_bytes": 8192}').max_body_bytes, 8192);
     assert.match(configError(() => parse('{"max_body_bytes": 8191}')), /max_body_bytes must be an integer of at least 8192 \(got 8191\)/);
     assert.equal(fromFile('{"sweep_interval_ms": 100}').sweep_interval_ms, 100);

@@ -20,7 +20,7 @@ test('without a hop: v, relay key, epoch, version and exactly the §6 limits', a
     epoch: relay.service.epoch,
     version: RELAY_VERSION,
     limits: {
-      max_item_bytes: 524_288, max_batch: 200, max_pull: 500, max_pull_bytes: 8 * MiB, max_targets: 64,
+      max_item_bytes: 524_288, max_batch: 200, max_pull: 500, max_pull_bytes: 8 * MiB, max_wait_s: 55, max_targets: 64,
       retention_days: 14, max_queue_items: 10_000, max_queue_bytes: 50 * MiB, max_sender_items: 2_000,
       max_sender_bytes: 20 * MiB, max_owner_items: 10_000, max_owner_bytes: 50 * MiB,
       max_account_items: 10_000, max_account_bytes: 50 * MiB,

@@ -13,7 +13,7 @@ const OPERATOR_DOCS = readFileSync(new URL('../../docs/relay-operator.md', impor
 
 /** Every config-file key as it was before the table, written out by hand. */
 const CONFIG_KEYS = [
-  'max_item_bytes', 'max_batch', 'max_pull', 'max_pull_bytes', 'max_targets', 'retention_days', 'max_queue_items', 'max_queue_bytes',
+  'max_item_bytes', 'max_batch', 'max_pull', 'max_pull_bytes', 'max_wait_s', 'max_targets', 'retention_days', 'max_queue_items', 'max_queue_bytes',
   'max_sender_items', 'max_sender_bytes', 'max_owner_items', 'max_owner_bytes', 'pushes_per_minute', 'enrol_per_minute', 'max_body_bytes',
   'sweep_interval_ms', 'trust_proxy', 'group_commit_max_items', 'group_commit_max_wait_ms', 'hop_verify_threads', 'enrolment_authority',
   'token_issuer', 'token_jwks_url', 'token_audience', 'max_account_items', 'max_account_bytes',

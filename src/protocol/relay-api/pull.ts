@@ -1,5 +1,6 @@
-// Pull (protocol.md §3.4, §7.11): GET /v2/relay/items?after=<seq>&limit=<n>&epoch=<epoch> →
-// 200 {epoch, head_seq, items:[…], last_seq, more}. A stale epoch is 409 EPOCH, judged first.
+// Pull (protocol.md §3.4, §7.11): GET /v2/relay/items?after=<seq>&limit=<n>&epoch=<epoch>[&wait=<s>]
+// → 200 {epoch, head_seq, items:[…], last_seq, more}. A stale epoch is 409 EPOCH, judged first.
+// `wait` (ours; a relay that advertises `max_wait_s`) holds a pull that finds nothing up to that many seconds.
 import { isPlainObject, isPositiveSafeInteger } from '../records/validate.ts';
 import { readReply, type Reply, type WireAnswer } from './answer.ts';
 import { parsed, Refusal, refused, type Parsed } from './refusals.ts';
@@ -8,11 +9,14 @@ export interface PullQuery {
   after?: string | undefined;
   limit?: string | undefined;
   epoch?: string | undefined;
+  wait?: string | undefined;
 }
 
 export interface PullRequest {
   after: number;
   limit: number;
+  /** seconds the pull may be held when nothing is there (0: answer at once), at most the relay's max_wait_s */
+  waitS: number;
 }
 
 export interface PulledItem {
@@ -48,14 +52,24 @@ export function clampLimit(limit: string | undefined, maxPull: number): Parsed<n
   return parsed(Math.min(maxPull, Math.max(1, Math.trunc(value))));
 }
 
-export function parsePullQuery(query: PullQuery, relay: { epoch: string; maxPull: number }): Parsed<PullRequest> {
+/** `wait` absent → 0; a non-negative integer of seconds, lowered to max_wait_s. */
+export function clampWait(wait: string | undefined, maxWaitS: number): Parsed<number> {
+  if (wait === undefined || wait === '') return parsed(0);
+  const value = Number(wait);
+  if (!DECIMAL.test(wait) || !Number.isSafeInteger(value)) return refused(new Refusal('BAD_PULL', { field: 'wait', shape: 'a non-negative integer of seconds' }));
+  return parsed(Math.min(value, maxWaitS));
+}
+
+export function parsePullQuery(query: PullQuery, relay: { epoch: string; maxPull: number; maxWaitS: number }): Parsed<PullRequest> {
   if (query.epoch !== undefined && query.epoch !== relay.epoch) {
     return refused(new Refusal('EPOCH', { why: 'relay epoch changed' }, { epoch: relay.epoch }));
   }
   const after = parseSeqCursor(query.after);
   if (!after.ok) return after;
   const limit = clampLimit(query.limit, relay.maxPull);
-  return limit.ok ? parsed({ after: after.value, limit: limit.value }) : limit;
+  if (!limit.ok) return limit;
+  const wait = clampWait(query.wait, relay.maxWaitS);
+  return wait.ok ? parsed({ after: after.value, limit: limit.value, waitS: wait.value }) : wait;
 }
 
 export function isPulledItem(x: unknown): x is PulledItem {

@@ -8,6 +8,9 @@ import type { HopVerifier } from '../crypto/hop-verifier.ts';
 import type { RelayStore } from '../store/relay-store.ts';
 import type { Challenges } from './challenges.ts';
 import type { HostedRelay } from './hosted.ts';
+import type { EncodedJson } from './encoded-json.ts';
+import type { HeldPulls } from './held-pulls.ts';
+import type { PullWakes } from './pull-wakes.ts';
 import type { PushWriter } from './push-writes.ts';
 
 /** What the core tells the relay's metrics, from its own outcomes (never parsed back from an answer). */
@@ -36,6 +39,10 @@ export interface CoreContext {
   maxLiveEnrolments: number;
   /** checks hop signatures (on worker threads in a served relay) */
   hopVerifier: HopVerifier;
+  /** this process's held pulls (pulls with `wait` that found nothing) */
+  heldPulls: HeldPulls<EncodedJson>;
+  /** told after every commit that queued items: wakes the targets' held pulls here and in the relay's other processes */
+  pullWakes: PullWakes;
   observer: CoreObserver;
 }
 

@@ -8,15 +8,23 @@ import { takeParsed, type Parsed } from '../../protocol/relay-api/refusals.ts';
 import type { Enrolment } from '../store/relay-store.ts';
 import type { CoreContext } from './context.ts';
 import type { EncodedJson } from './encoded-json.ts';
+import type { PageRead } from './held-pulls.ts';
 import { encodePullPage } from './pull-page.ts';
 
-export async function pull(ctx: CoreContext, caller: Enrolment, { after, limit }: PullRequest): Promise<EncodedJson> {
-  const answer = await ctx.store.read(async (tx) => {
+/**
+ * A page of the caller's items after `after`. With `waitS` and nothing there, the pull is held
+ * (held-pulls.ts) until an item for the caller commits, `waitS` ends or the process stops. The hop
+ * was checked when the request arrived; a held pull is not checked again (protocol.md §3.4).
+ */
+export async function pull(ctx: CoreContext, caller: Enrolment, { after, limit, waitS }: PullRequest, gone?: AbortSignal): Promise<EncodedJson> {
+  const read = (): Promise<PageRead<EncodedJson>> => ctx.store.read(async (tx) => {
     const page = await tx.items.pull(caller.hostPubkey, after, limit, ctx.config.limits.max_pull_bytes);
     const headSeq = await tx.items.headSeq(caller.hostPubkey);
     const lastSeq = page.items.at(-1)?.seq ?? after;
-    return encodePullPage({ epoch: ctx.epoch, headSeq, lastSeq, more: page.more }, page.items);
+    return { answer: encodePullPage({ epoch: ctx.epoch, headSeq, lastSeq, more: page.more }, page.items), empty: page.items.length === 0 };
   });
+  const first = await read();
+  const answer = first.empty ? await ctx.heldPulls.hold(caller.hostPubkey, waitS * 1000, first.answer, read, gone) : first.answer;
   failPoint('relay.pull.before-response');
   return answer;
 }

@@ -14,6 +14,9 @@ import type { ItemOutcome } from './push-writes.ts';
 export async function push(ctx: CoreContext, sender: Enrolment, { items }: PushRequest): Promise<{ results: PushResult[] }> {
   const checked = items.map((raw) => checkItem(raw, sender.hostPubkey, ctx.config.limits));
   const outcomes = await ctx.pushWriter.write(sender.hostPubkey, checked);
+  // committed: the targets' held pulls may answer now, here and in the relay's other processes
+  const woken = new Set(outcomes.flatMap((outcome) => ('stored' in outcome ? outcome.stored.filter((t) => t.isNew).map((t) => t.hostPubkey) : [])));
+  if (woken.size > 0) ctx.pullWakes.committed(woken);
   failPoint('relay.push.after-commit');
   const results = checked.map((item, i) => answer(ctx, sender, item.itemId, outcomes[i] as ItemOutcome));
   ctx.observer.itemsPushed(outcomes.map((outcome, i) => outcomeCode(outcome, results[i] as PushResult)));

@@ -11,6 +11,9 @@ import { ChallengeTable, type Challenges } from './challenges.ts';
 import { memoryPushRate } from './push-rate.ts';
 import { storePushWriter, type PushWriter } from './push-writes.ts';
 import { PendingWriters } from './pending-writers.ts';
+import type { EncodedJson } from './encoded-json.ts';
+import { HeldPulls } from './held-pulls.ts';
+import { pullWakes, type PullWakes } from './pull-wakes.ts';
 import { SILENT_OBSERVER, type CoreContext, type CoreObserver } from './context.ts';
 import { enrol, issueChallenge } from './enrolment.ts';
 import { lookupEncAdByKey, lookupEncAdByName, publishEncAdV1, publishEncAdV2 } from './enc-ads.ts';
@@ -49,6 +52,10 @@ export interface RelayCoreOptions {
   challenges?: Challenges;
   /** who writes pushed items (default: this process, counting the push rate in memory) */
   pushWriter?: PushWriter;
+  /** this process's held pulls (default: a table of MAX_HELD_PULLS) */
+  heldPulls?: HeldPulls<EncodedJson>;
+  /** who hears of committed items besides this process's held pulls (default: nobody; a group's workers and PostgreSQL relays pass theirs) */
+  pullWakes?: (held: HeldPulls<EncodedJson>) => PullWakes;
   /** told of the core's outcomes (the relay's metrics); default: nobody */
   observer?: CoreObserver;
 }
@@ -60,6 +67,7 @@ export async function createRelayCore(options: RelayCoreOptions) {
   const nowMs = options.nowMs ?? Date.now;
   const authority = options.authority ?? authorityFromConfig(options.config, nowMs);
   const pendingWriters = options.pendingWriters ?? new PendingWriters();
+  const heldPulls = options.heldPulls ?? new HeldPulls<EncodedJson>();
   const ctx: CoreContext = {
     store: options.store,
     relayKey: options.relayKey,
@@ -73,6 +81,8 @@ export async function createRelayCore(options: RelayCoreOptions) {
     pushWriter: options.pushWriter ?? storePushWriter({ store: options.store, config: options.config, nowMs, pushRate: memoryPushRate(options.config.pushes_per_minute) }),
     maxLiveEnrolments: options.maxLiveEnrolments ?? MAX_LIVE_ENROLMENTS,
     hopVerifier: options.hopVerifier ?? INLINE_HOP_VERIFIER,
+    heldPulls,
+    pullWakes: options.pullWakes?.(heldPulls) ?? pullWakes((keys) => heldPulls.wake(keys)),
     observer: options.observer ?? SILENT_OBSERVER,
   };
   return {
@@ -98,7 +108,7 @@ export async function createRelayCore(options: RelayCoreOptions) {
     challenge: (request: ChallengeRequest) => issueChallenge(ctx, request),
     enrol: (request: EnrolRequest) => enrol(ctx, request),
     push: (caller: Enrolment, request: PushRequest) => push(ctx, caller, request),
-    pull: (caller: Enrolment, request: PullRequest) => pull(ctx, caller, request),
+    pull: (caller: Enrolment, request: PullRequest, gone?: AbortSignal) => pull(ctx, caller, request, gone),
     ack: (caller: Enrolment, request: Parsed<{ through: number }>) => ack(ctx, caller, request),
     publishSenderList: (caller: Enrolment, request: SenderListRequest) => publishSenderList(ctx, caller, request),
     rotate: (rotation: HostRotation) => rotate(ctx, rotation),

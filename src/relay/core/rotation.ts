@@ -7,7 +7,7 @@ import type { CoreContext } from './context.ts';
 
 export async function rotate(ctx: CoreContext, rotation: HostRotation): Promise<{ moved: number }> {
   const { old_pub: oldPub, new_pub: newPub } = rotation.rec;
-  return ctx.store.transaction(async (tx) => {
+  const answer = await ctx.store.transaction(async (tx) => {
     const old = await tx.enrolments.get(oldPub);
     const next = await tx.enrolments.get(newPub);
     if (next?.revokedAt != null) throw new Refusal('ROTATION_KEY_REVOKED');
@@ -19,4 +19,7 @@ export async function rotate(ctx: CoreContext, rotation: HostRotation): Promise<
     }
     return rotateKey(tx, oldPub, newPub, ctx.nowMs());
   });
+  // the queue moved to the new key: a pull it holds already may answer
+  if (answer.moved > 0) ctx.pullWakes.committed([newPub]);
+  return answer;
 }

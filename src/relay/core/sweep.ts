@@ -48,13 +48,18 @@ export async function sweep(ctx: CoreContext, options: SweepOptions = {}): Promi
   for (;;) {
     const batch = await ctx.store.transaction(async (tx) => {
       const expired = await tx.items.expired(now, itemBatch);
+      const notified = new Set<string>();
       let notices = 0;
       for (const item of expired) {
         await tx.items.delete(item.targetPubkey, item.seq);
-        if (item.kind === 'envelope' && await queueNotice(ctx, tx, item, now)) notices += 1;
+        if (item.kind !== 'envelope' || !await queueNotice(ctx, tx, item, now)) continue;
+        notices += 1;
+        notified.add(item.senderPubkey);
       }
-      return { expired: expired.length, notices };
+      return { expired: expired.length, notices, notified };
     });
+    // the senders' held pulls get their notices now
+    if (batch.notified.size > 0) ctx.pullWakes.committed(batch.notified);
     result.expired += batch.expired;
     result.notices += batch.notices;
     if (batch.expired < itemBatch) break;

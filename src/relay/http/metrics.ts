@@ -30,6 +30,7 @@ export class RelayMetrics implements CoreObserver {
   readonly #rateRefusals = new Counter({ name: 'agentmbx_rate_limit_refusals_total', help: 'refusals by a rate limit: push items (rejected:rate) and enrolment calls (429)', labelNames: ['limit'] as const, registers: [this.registry] });
   readonly #diskRefusals = new Counter({ name: 'agentmbx_store_disk_refusals_total', help: 'store transactions refused because of the disk, by fault (full, io, sync)', labelNames: ['fault'] as const, registers: [this.registry] });
   #queue: (() => Promise<QueueTotals>) | null = null;
+  #heldPulls: () => number = () => 0;
   #groupExposition: (() => Promise<{ contentType: string; body: string }>) | null = null;
   #nowMs: () => number = Date.now;
 
@@ -54,6 +55,15 @@ export class RelayMetrics implements CoreObserver {
         this.set(oldest === null ? 0 : Math.max(0, (metrics.#nowMs() - oldest) / 1000));
       },
     });
+    new Gauge({
+      name: 'agentmbx_held_pulls', help: 'pulls held open now, waiting for an item (protocol.md §3.4 wait)', registers: [this.registry],
+      collect() { this.set(metrics.#heldPulls()); },
+    });
+  }
+
+  /** Where the count of held pulls comes from (a gauge summed over a group's workers). */
+  attachHeldPulls(count: () => number): void {
+    this.#heldPulls = count;
   }
 
   /** Where queue depth and age come from (read at each scrape) and the relay's clock. */

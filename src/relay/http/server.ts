@@ -31,6 +31,7 @@ type Handler = (input: RouteInput) => Promise<unknown>;
 
 interface RouteInput {
   request: FastifyRequest;
+  reply: FastifyReply;
   /** the parsed JSON body (undefined for GET) */
   body: unknown;
   query: Record<string, string | undefined>;
@@ -66,7 +67,10 @@ function routes(core: RelayCore): RouteSpec[] {
     { method: 'POST', url: '/v1/relay/enrol', hop: 'none', enrolmentRate: true, bodyLimit: small, handler: ({ body }) => core.enrol(takeParsed(parseEnrolRequest(body))) },
     { method: 'POST', url: '/v2/relay/rotate', hop: 'none', enrolmentRate: true, bodyLimit: small, handler: ({ body }) => core.rotate(takeParsed(parseRotationRequest(body))) },
     { method: 'POST', url: '/v2/relay/items', hop: 'required', handler: ({ caller, body }) => core.push(requireCaller(caller), takeParsed(parsePushRequest(body, limits.max_batch))) },
-    { method: 'GET', url: '/v2/relay/items', hop: 'required', handler: ({ caller, query }) => core.pull(requireCaller(caller), takeParsed(parsePullQuery(query, { epoch, maxPull: limits.max_pull }))) },
+    {
+      method: 'GET', url: '/v2/relay/items', hop: 'required',
+      handler: ({ caller, query, reply }) => core.pull(requireCaller(caller), takeParsed(parsePullQuery(query, { epoch, maxPull: limits.max_pull, maxWaitS: limits.max_wait_s })), clientGone(reply)),
+    },
     { method: 'POST', url: '/v2/relay/ack', hop: 'required', handler: ({ caller, body }) => core.ack(requireCaller(caller), parseAckRequest(body, epoch)) },
     {
       method: 'POST', url: '/v2/relay/senders', hop: 'required',
@@ -87,6 +91,13 @@ function routes(core: RelayCore): RouteSpec[] {
       handler: ({ request, body }) => core.deny(header(request, 'authorization'), parseDenyRequest(body, nowMs(), DENY_RULES)),
     } satisfies RouteSpec]),
   ];
+}
+
+/** Aborts when the connection closed before the answer went out (a held pull then leaves its table at once). */
+function clientGone(reply: FastifyReply): AbortSignal {
+  const gone = new AbortController();
+  reply.raw.once('close', () => { if (!reply.raw.writableFinished) gone.abort(); });
+  return gone.signal;
 }
 
 function header(request: FastifyRequest, name: string): string | undefined {
@@ -201,6 +212,8 @@ export function buildRelayHttp(core: RelayCore, config: RelayConfig, port: Bound
   let closing = false;
   app.addHook('preClose', async () => {
     closing = true;
+    // held pulls are answered now (a fresh read each), not at the end of their wait
+    core.context.heldPulls.close();
   });
   app.addHook('onSend', async (_request, reply) => {
     if (closing) reply.header('connection', 'close');
@@ -254,7 +267,7 @@ export function buildRelayHttp(core: RelayCore, config: RelayConfig, port: Bound
           if (refusal !== null) caller = null;
         }
         if (spec.hop === 'required' && caller === null) return sendRefusal(reply, badHop());
-        const answer = await spec.handler({ request, body: parseBody(raw), query: parseQuery(path), caller });
+        const answer = await spec.handler({ request, reply, body: parseBody(raw), query: parseQuery(path), caller });
         observer?.answered(spec.url);
         if (answer instanceof EncodedJson) return reply.code(200).type('application/json; charset=utf-8').send(answer.bytes);
         return reply.code(200).send(answer);

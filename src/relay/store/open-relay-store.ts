@@ -7,6 +7,7 @@ import { StoreOpenError, type StoreDiskError, type StoreLockLostError } from './
 import type { Ticker } from '../../common/ticker.ts';
 import type { OpsLogEntry, RelayStore, StoredOpsLogEntry, StoreMeta } from './relay-store.ts';
 import { openPostgresRelayStore, readPostgresOpsLog, readPostgresStoreMeta } from './postgres/open-store.ts';
+import { listenForItemWakes, type PostgresItemWakes, type PostgresItemWakesOptions } from './postgres/item-wakes.ts';
 import { openSqliteRelayStore, readStoreMeta } from './sqlite/index.ts';
 import { appendOpsLogToStore, readOpsLogOfStore } from './sqlite/store-files.ts';
 import { describeStoreUrl } from './store-url.ts';
@@ -99,4 +100,13 @@ export function appendRelayStoreOpsLog(location: string, entry: OpsLogEntry): vo
     case 'sqlite': appendOpsLogToStore(location, entry); return;
     case 'postgres': throw new StoreOpenError('relay backup works on a SQLite store: back a PostgreSQL store up with pg_dump (docs/postgres.md)');
   }
+}
+
+/**
+ * A store shared by relay processes on a database server (PostgreSQL): the channel that tells them
+ * all which target keys got items (held pulls, store/postgres/item-wakes.ts). null for SQLite: its
+ * processes are one group, told through their primary.
+ */
+export async function listenForStoreItemWakes(location: string, options: Omit<PostgresItemWakesOptions, 'url'>): Promise<PostgresItemWakes | null> {
+  return storeBackendOf(location) === 'postgres' ? listenForItemWakes({ url: location, ...options }) : null;
 }

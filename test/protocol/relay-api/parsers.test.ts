@@ -96,16 +96,20 @@ test('ack: the epoch is judged first, then through', () => {
   assert.deepEqual(parseAckRequest({ epoch: 'e1', through: 7 }, 'e1'), { ok: true, value: { through: 7 } });
 });
 
-test('pull queries: the after cursor and limit are parsed once, a stale epoch first', () => {
-  const relay = { epoch: 'e1', maxPull: 500 };
+test('pull queries: the after cursor, limit and wait are parsed once, a stale epoch first', () => {
+  const relay = { epoch: 'e1', maxPull: 500, maxWaitS: 55 };
   for (const after of ['-1', '1.5', '01', '9007199254740993', 'abc', ' 1', '1e3', huge]) {
     assertRefused(parsePullQuery({ after }, relay), 'BAD_PULL', `after ${after.slice(0, 20)}`);
     assertRefused(parseV1PullQuery({ after }), 'BAD_PULL', `v1 after ${after.slice(0, 20)}`);
   }
   assertRefused(parsePullQuery({ after: 'abc', epoch: 'old' }, relay), 'EPOCH', 'stale epoch first');
   assertRefused(parsePullQuery({ limit: 'many' }, relay), 'BAD_PULL', 'limit');
-  assert.deepEqual(parsePullQuery({ after: '5', limit: '1e9' }, relay), { ok: true, value: { after: 5, limit: 500 } });
-  assert.deepEqual(parsePullQuery({}, relay), { ok: true, value: { after: 0, limit: 500 } });
+  assert.deepEqual(parsePullQuery({ after: '5', limit: '1e9' }, relay), { ok: true, value: { after: 5, limit: 500, waitS: 0 } });
+  assert.deepEqual(parsePullQuery({}, relay), { ok: true, value: { after: 0, limit: 500, waitS: 0 } });
+  // wait: whole seconds, lowered to max_wait_s
+  for (const wait of ['-1', '1.5', '01', 'soon', ' 5', huge]) assertRefused(parsePullQuery({ wait }, relay), 'BAD_PULL', `wait ${wait.slice(0, 20)}`);
+  assert.deepEqual(parsePullQuery({ wait: '30' }, relay), { ok: true, value: { after: 0, limit: 500, waitS: 30 } });
+  assert.deepEqual(parsePullQuery({ wait: '3600' }, relay), { ok: true, value: { after: 0, limit: 500, waitS: 55 } });
 });
 
 test('lookups: a base64 host key (a + may come as a space), a host name', () => {

@@ -53,7 +53,8 @@ export class RelayApi {
   }
 
   /** A call with the relay hop (`signed`) or without; `body` is sent as the exact text given or as JSON. */
-  async call<T = Record<string, unknown>>(method: 'GET' | 'POST', path: string, body?: unknown, signed = true): Promise<RelayAnswer<T>> {
+  /** `extraTimeoutMs` lengthens the call's timeout (a held pull); `stop` aborts it (the daemon stopping). */
+  async call<T = Record<string, unknown>>(method: 'GET' | 'POST', path: string, body?: unknown, signed = true, extraTimeoutMs = 0, stop?: AbortSignal): Promise<RelayAnswer<T>> {
     const rawBody = body === undefined ? '' : typeof body === 'string' ? body : JSON.stringify(body);
     const headers: Record<string, string> = rawBody === '' ? {} : { 'content-type': 'application/json' };
     // the token first: getting it may run the token command, and the hop's time should be fresh
@@ -64,7 +65,8 @@ export class RelayApi {
       method,
       headers,
       ...(rawBody === '' ? {} : { body: rawBody }),
-      signal: AbortSignal.timeout(this.#options.timeoutMs ?? 30_000),
+      signal: stop === undefined ? AbortSignal.timeout((this.#options.timeoutMs ?? 30_000) + extraTimeoutMs)
+        : AbortSignal.any([AbortSignal.timeout((this.#options.timeoutMs ?? 30_000) + extraTimeoutMs), stop]),
     });
     let response: Response;
     try {
@@ -110,11 +112,13 @@ export class RelayApi {
     return this.call('POST', '/v2/relay/items', { items });
   }
 
-  pull(after: number, limit?: number, epoch?: string) {
+  /** With `waitS`, a relay that advertises max_wait_s holds the pull that long when nothing waits (the call's timeout grows by it). */
+  pull(after: number, limit?: number, epoch?: string, waitS?: number, stop?: AbortSignal) {
     const query = new URLSearchParams({ after: String(after) });
     if (limit !== undefined) query.set('limit', String(limit));
     if (epoch !== undefined) query.set('epoch', epoch);
-    return this.call('GET', `/v2/relay/items?${query.toString()}`);
+    if (waitS !== undefined && waitS > 0) query.set('wait', String(waitS));
+    return this.call('GET', `/v2/relay/items?${query.toString()}`, undefined, true, (waitS ?? 0) * 1000, stop);
   }
 
   /** A v2 ack always names the epoch its seqs belong to (protocol.md §7.7). */

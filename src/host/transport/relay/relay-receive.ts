@@ -107,8 +107,15 @@ export function applyPulledItems(node: HostNode, source: PageSource, from: numbe
   return { through, applied, error: null };
 }
 
+/** A held pull (relay-link.ts): how long the relay may hold a pull that finds nothing, and what aborts it. */
+export interface HeldPullOptions {
+  waitS: number;
+  stop: AbortSignal;
+}
+
 /** One pass of pullRelay: what it did so far, and how many position resets it followed. */
 interface PullPass {
+  held: HeldPullOptions | undefined;
   node: HostNode;
   session: RelaySession;
   report: ((r: PullReport) => void) | undefined;
@@ -127,8 +134,8 @@ const errorText = (err: unknown): string => (err instanceof Error ? err.message 
  * Pulls and applies everything waiting (up to RELAY_PAGES_PER_PASS pages), acking after each
  * committed page. `report` hears every item's result.
  */
-export async function pullRelay(node: HostNode, session: RelaySession, report?: (r: PullReport) => void, lastAcked?: LastAck): Promise<PullOutcome> {
-  const pass: PullPass = { node, session, report, lastAcked, applied: 0, acked: null, resets: 0 };
+export async function pullRelay(node: HostNode, session: RelaySession, report?: (r: PullReport) => void, lastAcked?: LastAck, held?: HeldPullOptions): Promise<PullOutcome> {
+  const pass: PullPass = { held, node, session, report, lastAcked, applied: 0, acked: null, resets: 0 };
   for (let page = 0; page < RELAY_PAGES_PER_PASS; page++) {
     const step = await pullPage(pass);
     if (step === 'stop') break;
@@ -160,8 +167,10 @@ async function pullPage(pass: PullPass): Promise<PageStep> {
   const from = node.store.relay.receivedThrough(url, epoch);
   let reply;
   try {
-    reply = readPullAnswer(await session.api.pull(from, session.relay.max_pull ?? RELAY_PULL_LIMIT, epoch));
+    reply = readPullAnswer(await session.api.pull(from, session.relay.max_pull ?? RELAY_PULL_LIMIT, epoch, pass.held?.waitS, pass.held?.stop));
   } catch (err) {
+    // a held pull cut short by the daemon stopping says nothing about the relay
+    if (pass.held?.stop.aborted === true) return { error: 'stopped' };
     noteIfUnreachable(node, err);
     return { error: `relay pull got no answer: ${errorText(err)}` };
   }

@@ -53,7 +53,7 @@ export interface OpenPostgresRelayStoreOptions {
   lockCheckTicker?: StoreLockOptions['checkTicker'];
 }
 
-function clientConfig(url: string): pg.ClientConfig {
+export function clientConfig(url: string): pg.ClientConfig {
   // pg's own parse error carries the whole URL (its password too): refuse it here, without a cause
   if (!URL.canParse(url)) throw new StoreOpenError('the relay store URL does not parse: check --store or MBX_RELAY_STORE');
   return {
@@ -71,7 +71,7 @@ function cannotConnect(where: string, error: unknown): StoreOpenError {
 }
 
 /** A client of its own (outside the pool), connected, or a StoreOpenError naming the database. */
-async function connectedClient(url: string, where: string, extra: pg.ClientConfig = {}): Promise<pg.Client> {
+export async function connectedClient(url: string, where: string, extra: pg.ClientConfig = {}): Promise<pg.Client> {
   const client = new pg.Client({ ...clientConfig(url), ...extra });
   // a dropped connection fails its next query; its error event must not end the process
   client.on('error', () => {});

@@ -1,0 +1,136 @@
+// Held pulls (protocol.md §3.4 `wait`, docs/relay-operator.md "Held pulls"): a pull that finds
+// nothing waits here until an item for its caller commits (anywhere: pull-wakes.ts carries the
+// news between processes), until its `wait` ends, or until the process stops, and is then answered
+// with a fresh read of the store. One table per process, capped; one held pull per host key.
+//
+// A wake-up is never lost: a pull is entered in the table (subscribed) before the store is read
+// again, so an item that committed after the pull's first read and before it subscribed is found by
+// that second read, and one that commits after it subscribed wakes it.
+
+import { MAX_HELD_PULLS } from '../fixed-limits.ts';
+
+/** A fresh read of the caller's page: the answer, and whether it holds any item. */
+export interface PageRead<T> {
+  answer: T;
+  empty: boolean;
+}
+
+interface Held<T> {
+  read: () => Promise<PageRead<T>>;
+  resolve: (answer: T) => void;
+  reject: (error: unknown) => void;
+  timer: NodeJS.Timeout | null;
+  /** a read runs now; `again`: a wake came meanwhile, so read once more after it */
+  reading: boolean;
+  again: boolean;
+  done: boolean;
+}
+
+export interface HeldPullsOptions {
+  /** held pulls at most (default MAX_HELD_PULLS) */
+  cap?: number;
+  /** tests: runs between a pull's first read and its subscription (the window a lost wake-up would fall in) */
+  beforeSubscribe?: () => Promise<void>;
+}
+
+export class HeldPulls<T> {
+  readonly #held = new Map<string, Held<T>>();
+  readonly #cap: number;
+  readonly #beforeSubscribe: (() => Promise<void>) | undefined;
+  #closing = false;
+
+  constructor(options: HeldPullsOptions = {}) {
+    this.#cap = options.cap ?? MAX_HELD_PULLS;
+    this.#beforeSubscribe = options.beforeSubscribe;
+  }
+
+  /** held pulls now */
+  get size(): number {
+    return this.#held.size;
+  }
+
+  /**
+   * The answer of a pull whose first read (`first`) found nothing: `first` at once when the pull
+   * may not wait (no `waitMs`, the table full, the process stopping), else the first non-empty
+   * re-read after a wake, or a last read when `waitMs` ends or the process stops. A second pull of
+   * `hostKey` answers the first. A pull whose client went away (`gone`) leaves the table at once.
+   */
+  async hold(hostKey: string, waitMs: number, first: T, read: () => Promise<PageRead<T>>, gone?: AbortSignal): Promise<T> {
+    if (waitMs <= 0 || this.#closing || gone?.aborted === true) return first;
+    if (this.#beforeSubscribe !== undefined) await this.#beforeSubscribe();
+    const previous = this.#held.get(hostKey);
+    if (previous === undefined && this.#held.size >= this.#cap) return first;
+    return new Promise<T>((resolve, reject) => {
+      const held: Held<T> = { read, resolve, reject, timer: null, reading: false, again: false, done: false };
+      this.#held.set(hostKey, held);
+      if (previous !== undefined) this.#finish(hostKey, previous);
+      held.timer = setTimeout(() => this.#finish(hostKey, held), waitMs);
+      gone?.addEventListener('abort', () => this.#settle(hostKey, held, first), { once: true });
+      // subscribed: now the read that catches what committed before
+      this.#check(hostKey, held);
+    });
+  }
+
+  /** Items for these host keys committed: their held pulls read the store again (and answer when it has items). */
+  wake(hostKeys: Iterable<string>): void {
+    for (const key of hostKeys) {
+      const held = this.#held.get(key);
+      if (held !== undefined) this.#check(key, held);
+    }
+  }
+
+  /** Every held pull reads again (a wake-up may have been missed, e.g. the notification channel was down). */
+  wakeAll(): void {
+    this.wake([...this.#held.keys()]);
+  }
+
+  /** Stops holding: every held pull is answered now, and later pulls are answered at once. */
+  close(): void {
+    this.#closing = true;
+    for (const [key, held] of [...this.#held]) this.#finish(key, held);
+  }
+
+  #check(key: string, held: Held<T>): void {
+    if (held.done) return;
+    if (held.reading) {
+      held.again = true;
+      return;
+    }
+    held.reading = true;
+    held.again = false;
+    held.read().then((page) => {
+      held.reading = false;
+      if (held.done) return;
+      if (!page.empty) this.#settle(key, held, page.answer);
+      else if (held.again) this.#check(key, held);
+    }, (error: unknown) => {
+      held.reading = false;
+      this.#fail(key, held, error);
+    });
+  }
+
+  /** Answers `held` with a last read, whatever it holds. */
+  #finish(key: string, held: Held<T>): void {
+    if (held.done) return;
+    this.#release(key, held);
+    held.read().then((page) => held.resolve(page.answer), (error: unknown) => held.reject(error));
+  }
+
+  #settle(key: string, held: Held<T>, answer: T): void {
+    if (held.done) return;
+    this.#release(key, held);
+    held.resolve(answer);
+  }
+
+  #fail(key: string, held: Held<T>, error: unknown): void {
+    if (held.done) return;
+    this.#release(key, held);
+    held.reject(error);
+  }
+
+  #release(key: string, held: Held<T>): void {
+    held.done = true;
+    if (held.timer !== null) clearTimeout(held.timer);
+    if (this.#held.get(key) === held) this.#held.delete(key);
+  }
+}

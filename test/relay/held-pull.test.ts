@@ -1,0 +1,150 @@
+// Held pulls (protocol.md §3.4 `wait`): a pull that finds nothing is held until an item for its
+// caller commits, its wait ends, or the relay stops; bounded per process, one per host key, and a
+// wake-up is never lost in the window between the pull's read and its subscription.
+import assert from 'node:assert/strict';
+import { request } from 'node:http';
+import { test } from 'node:test';
+import { HeldPulls } from '../../src/relay/core/held-pulls.ts';
+import type { EncodedJson } from '../../src/relay/core/encoded-json.ts';
+import { HOP_MAX_SKEW_MS, signRelayHop } from '../../src/protocol/relay-hop.ts';
+import { RelayApi } from '../../src/host/transport/relay/relay-api.ts';
+import { enrolledAtCore, startTestCore } from '../helpers/relay-core-fixture.ts';
+import { enrolledHost, pushAccepted, pushEnvelope, startTestRelay } from '../helpers/relay-fixture.ts';
+import { tempDir } from '../helpers/processes.ts';
+import { spawnRelay } from '../helpers/relay-process.ts';
+import { waitUntil, withDeadline } from '../helpers/wait.ts';
+
+type Page = { head_seq: number; items: Array<{ seq: number; item_id: string }>; last_seq: number; more: boolean };
+
+/** A deadline far below the pull's wait: the pull must be answered by the event, not by its end. */
+const WOKEN_WITHIN_MS = 10_000;
+
+test('info advertises max_wait_s; a pull with items answers at once, one without is held until an item for it commits', async () => {
+  const relay = await startTestRelay();
+  const info = (await fetch(new URL('/v2/relay/info', relay.url)).then((r) => r.json())) as { limits: Record<string, number> };
+  assert.equal(info.limits['max_wait_s'], 55);
+  const a = await enrolledHost(relay, 'laptop');
+  const b = await enrolledHost(relay, 'desk');
+  const first = await pushAccepted(a, b, relay.clock.now);
+  const ready = (await b.api.pull(0, undefined, undefined, 50)).body as Page;
+  assert.deepEqual(ready.items.map((i) => i.seq), [first], 'items present: no hold');
+
+  const held = b.api.pull(first, undefined, undefined, 50);
+  await waitUntil('the pull to be held', 5_000, async () => (relay.service.core.context.heldPulls.size === 1 ? null : 'not held'));
+  const other = await enrolledHost(relay, 'tower');
+  await pushAccepted(a, other, relay.clock.now);
+  assert.equal(relay.service.core.context.heldPulls.size, 1, 'an item for another host does not answer it');
+  const pushed = await pushEnvelope(a, b, relay.clock.now);
+  const page = (await withDeadline('the held pull to answer', WOKEN_WITHIN_MS, held)).body as Page;
+  assert.deepEqual(page.items.map((i) => i.item_id), [pushed.id]);
+  assert.equal(page.last_seq, pushed.targets[0]?.seq);
+  assert.equal(relay.service.core.context.heldPulls.size, 0);
+});
+
+test('a held pull ends with an empty page after its wait, never longer than max_wait_s; wait=0 and no wait answer at once', async () => {
+  const relay = await startTestRelay({ limits: { max_wait_s: 1 } });
+  const b = await enrolledHost(relay, 'desk');
+  const started = Date.now();
+  const page = (await b.api.pull(0, undefined, undefined, 3600)).body as Page;
+  const took = Date.now() - started;
+  assert.deepEqual({ items: page.items, last: page.last_seq, head: page.head_seq, more: page.more }, { items: [], last: 0, head: 0, more: false });
+  assert.ok(took >= 900 && took < WOKEN_WITHIN_MS, `held about max_wait_s (1 s), took ${took} ms`);
+  for (const wait of [0, undefined]) {
+    const at = Date.now();
+    await b.api.pull(0, undefined, undefined, wait);
+    assert.ok(Date.now() - at < 900, `wait=${wait}: not held`);
+  }
+  const refused = await b.api.call('GET', '/v2/relay/items?after=0&wait=1.5');
+  assert.equal(refused.status, 400);
+});
+
+test('the hop is checked when the pull arrives: a pull held past the hop skew is still answered', async () => {
+  const relay = await startTestRelay();
+  const a = await enrolledHost(relay, 'laptop');
+  const b = await enrolledHost(relay, 'desk');
+  // signed 30 s inside the skew's edge; the relay's clock then moves a minute on while it is held
+  const signedAt = relay.clock.now - HOP_MAX_SKEW_MS + 30_000;
+  const late = new RelayApi({ baseUrl: relay.url, hostName: b.name, key: b.key, nowMs: () => signedAt });
+  const held = late.pull(0, undefined, undefined, 50);
+  await waitUntil('the pull to be held', 5_000, async () => (relay.service.core.context.heldPulls.size === 1 ? null : 'not held'));
+  relay.clock.advance(60_000);
+  const pushed = await pushEnvelope(a, b, relay.clock.now);
+  const answer = await withDeadline('the held pull to answer', WOKEN_WITHIN_MS, held);
+  assert.equal(answer.status, 200);
+  assert.deepEqual((answer.body as Page).items.map((i) => i.item_id), [pushed.id]);
+  // the same hop sent now is refused: freshness is judged on arrival only
+  assert.equal((await late.pull(0, undefined, undefined, 50)).status, 401);
+});
+
+test('one held pull per host key: a second pull of the same host answers the first; a pull whose client left leaves the table', async () => {
+  const relay = await startTestRelay();
+  const b = await enrolledHost(relay, 'desk');
+  const heldPulls = relay.service.core.context.heldPulls;
+  const first = b.api.pull(0, undefined, undefined, 50);
+  await waitUntil('the pull to be held', 5_000, async () => (heldPulls.size === 1 ? null : 'not held'));
+  const second = b.api.pull(0, undefined, undefined, 50);
+  const answered = await withDeadline('the first pull to be answered by the second', WOKEN_WITHIN_MS, first);
+  assert.equal(answered.status, 200);
+  assert.deepEqual((answered.body as Page).items, []);
+  assert.equal(heldPulls.size, 1, 'the second one holds');
+  const c = await enrolledHost(relay, 'tower');
+  const hop = signRelayHop({ method: 'GET', path: '/v2/relay/items?after=0&wait=50', rawBody: '' }, c.name, c.key, relay.clock.now);
+  const leaving = request(new URL('/v2/relay/items?after=0&wait=50', relay.url), { headers: { ...hop } });
+  const left = new Promise((resolve) => leaving.once('error', resolve));
+  leaving.end();
+  await waitUntil('both pulls to be held', 5_000, async () => (heldPulls.size === 2 ? null : `${heldPulls.size} held`));
+  leaving.destroy();
+  await left;
+  await waitUntil('the abandoned pull to leave the table', 5_000, async () => (heldPulls.size === 1 ? null : `${heldPulls.size} held`));
+  await relay.service.close();
+  assert.equal((await withDeadline('the held pull to be answered at close', WOKEN_WITHIN_MS, second)).status, 200);
+});
+
+test('an item committed between the first read and the subscription is not missed (the pull reads again once subscribed)', async () => {
+  let inWindow: (() => Promise<void>) | null = null;
+  const heldPulls = new HeldPulls<EncodedJson>({ beforeSubscribe: async () => { await inWindow?.(); } });
+  const relay = await startTestCore({ heldPulls });
+  const a = await enrolledAtCore(relay, 'laptop');
+  const b = await enrolledAtCore(relay, 'desk');
+  let pushedId = '';
+  // the push commits (and its wake-up goes out to nobody) after the pull read an empty queue, before it subscribed
+  inWindow = async () => {
+    inWindow = null;
+    pushedId = (await pushEnvelope(a, b, relay.clock.now)).id;
+  };
+  const page = (await withDeadline('the pull to find the item of the window', WOKEN_WITHIN_MS, b.api.pull(0, undefined, 50))).body as Page;
+  assert.deepEqual(page.items.map((i) => i.item_id), [pushedId]);
+});
+
+test('past the cap of held pulls, and while the relay stops, a pull is answered at once', async () => {
+  const heldPulls = new HeldPulls<EncodedJson>({ cap: 1 });
+  const relay = await startTestCore({ heldPulls });
+  const a = await enrolledAtCore(relay, 'laptop');
+  const b = await enrolledAtCore(relay, 'desk');
+  const c = await enrolledAtCore(relay, 'tower');
+  const held = b.api.pull(0, undefined, 50);
+  await waitUntil('the pull to be held', 5_000, async () => (heldPulls.size === 1 ? null : 'not held'));
+  const overCap = await withDeadline('the pull past the cap to answer at once', WOKEN_WITHIN_MS, c.api.pull(0, undefined, 50));
+  assert.deepEqual((overCap.body as Page).items, []);
+  const pushed = await pushEnvelope(a, b, relay.clock.now);
+  assert.deepEqual(((await held).body as Page).items.map((i) => i.item_id), [pushed.id]);
+  const again = b.api.pull(pushed.targets[0]?.seq ?? 0, undefined, 50);
+  await waitUntil('the pull to be held', 5_000, async () => (heldPulls.size === 1 ? null : 'not held'));
+  heldPulls.close();
+  assert.deepEqual(((await withDeadline('close to answer the held pull', WOKEN_WITHIN_MS, again)).body as Page).items, []);
+  assert.deepEqual(((await withDeadline('a pull after close to answer at once', WOKEN_WITHIN_MS, c.api.pull(0, undefined, 50))).body as Page).items, []);
+});
+
+test('SIGTERM answers every held pull, then the relay exits', { timeout: 60_000 }, async () => {
+  const relay = await spawnRelay(tempDir('agentmbx-held-'));
+  const hosts = await Promise.all(['desk', 'tower', 'attic'].map((name) => enrolledHost(relay, name)));
+  const pulls = hosts.map((h) => h.api.pull(0, undefined, undefined, 50));
+  await waitUntil('the pulls to be held', 10_000, async () => {
+    const held = /^agentmbx_held_pulls (\d+)$/m.exec(await (await fetch(new URL('/metrics', relay.url))).text())?.[1];
+    return held === '3' ? null : `${held} held`;
+  });
+  relay.child.kill('SIGTERM');
+  const answers = await withDeadline('SIGTERM to answer the held pulls', WOKEN_WITHIN_MS, Promise.all(pulls));
+  assert.deepEqual(answers.map((a) => a.status), [200, 200, 200]);
+  assert.equal(await relay.child.exited, 0);
+});
