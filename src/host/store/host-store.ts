@@ -4,6 +4,7 @@ import { AgentMailTables } from './agent-mail-tables.ts';
 import { openDatabase, schemaVersion, type Database } from './database.ts';
 import { MailTables } from './mail-tables.ts';
 import { OutboxTable } from './outbox-table.ts';
+import { OverviewTables } from './overview-tables.ts';
 import { PairTokensTable, RotationsTable } from './pairing-tables.ts';
 import { PeersTable } from './peers-table.ts';
 import { ReceiptsTable } from './receipts-table.ts';
@@ -19,6 +20,7 @@ export class HostStore {
   readonly rotations: RotationsTable;
   readonly relay: RelayTables;
   readonly agentMail: AgentMailTables;
+  readonly overview: OverviewTables;
 
   constructor(db: Database) {
     this.db = db;
@@ -30,6 +32,7 @@ export class HostStore {
     this.rotations = new RotationsTable(db);
     this.relay = new RelayTables(db);
     this.agentMail = new AgentMailTables(db);
+    this.overview = new OverviewTables(db);
   }
 
   static open(path: string): HostStore {

@@ -177,6 +177,11 @@ export class OutboxTable {
     return requeued;
   }
 
+  /** Makes one queued row due now (the owner asked to try it again at once); false when it is not queued. */
+  makeRowDueNow(id: number, nowMs: number): boolean {
+    return this.#db.run("UPDATE outbox SET next_at = MIN(next_at, ?) WHERE id = ? AND state = 'queued'", nowMs, id).changes > 0;
+  }
+
   /** Makes every waiting row for `host` due now (the peer just proved it is up). */
   makeDueNow(host: string, nowMs: number): number {
     return this.#db.run("UPDATE outbox SET next_at = ? WHERE peer_host = ? AND state = 'queued' AND next_at > ?", nowMs, host, nowMs).changes;
