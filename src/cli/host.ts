@@ -11,6 +11,7 @@ import { registerMcpCommand } from './mcp.ts';
 import { registerPeerCommands } from './peers.ts';
 import { registerDoctorCommand } from './doctor.ts';
 import { registerRelayClientCommands } from './relay-client.ts';
+import { registerUiCommand } from './ui.ts';
 import { fingerprint } from '../protocol/fingerprint.ts';
 import { startDaemon } from '../host/daemon.ts';
 import { acquireDaemonLock } from '../host/daemon-lock.ts';
@@ -109,6 +110,7 @@ export function registerHostCommands(program: Command): void {
   registerMailCommands(program);
   registerMcpCommand(program);
   registerDoctorCommand(program);
+  registerUiCommand(program);
   // `relay set|unset|quarantine` join the operator's `relay` group (registered before the host's).
   const relay = program.commands.find((c) => c.name() === 'relay');
   if (relay !== undefined) registerRelayClientCommands(relay);
