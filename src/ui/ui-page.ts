@@ -33,7 +33,7 @@ function message(m: OwnerMessage, req: PageRequest): SafeHtml {
   return html`<article class="msg" data-id="${m.id}">
 <div class="head"><span class="kind kind-${m.kind}">${m.kind}</span> <a class="subject" href="${link({ agent: req.agent, msg: m.id })}">${m.subject}</a>${m.needs_reply ? html` <span class="needs-reply">needs reply</span>` : ''}</div>
 <div class="meta"><span class="from">${m.from}</span> → <span class="to">${m.to.join(', ')}</span> · <time>${m.ts}</time></div>
-<div class="trust">${m.trust}</div>
+<div class="vouched">vouched for by: <span class="trust">${m.trust}</span></div>
 ${m.body === undefined ? html`<p class="preview">${m.preview}</p>` : html`<pre class="body">${multiline(m.body)}</pre>`}
 ${states(m.recipients)}
 </article>`;

@@ -151,7 +151,8 @@ async function refusals(): Promise<void> {
 
   for (const [what, answer, status, code] of [
     ['no cookie', await call('GET', '/', {}), 401, 'NO_SESSION'],
-    ['no cookie, events', await call('GET', '/api/view', {}), 401, 'NO_SESSION'],
+    ['no cookie, events', await call('GET', '/events', {}), 401, 'NO_SESSION'],
+    ['no cookie, a write', await call('POST', '/retry', { 'content-type': 'application/x-www-form-urlencoded', origin }, 'row=1'), 401, 'NO_SESSION'],
     ['a forged cookie', await call('GET', '/', { cookie: cookie.replace(/.$/, (c) => (c === 'A' ? 'B' : 'A')) }), 401, 'NO_SESSION'],
     ['the login link again', await call('GET', new URL(loginUrl).pathname + new URL(loginUrl).search, {}), 403, 'BAD_TOKEN'],
     ['a rebinding Host', await call('GET', '/', { cookie, host: `evil.example:${new URL(origin).port}` }), 403, 'BAD_HOST'],
@@ -171,6 +172,10 @@ async function refusals(): Promise<void> {
   // with everything right the same write goes through (the refusals above were for their reason)
   const good = await call('POST', '/send', form, send(csrf));
   assert.equal(good.status, 303, good.body);
+  // a host operation's refusal is shown on the page with its status: no outbox row 999999 waits
+  const retry = await call('POST', '/retry', form, new URLSearchParams({ csrf, row: '999999' }).toString());
+  assert.equal(retry.status, 404);
+  assert.match(retry.body, /<p class="failure" role="alert">no queued outbox row 999999/);
   // and the browser itself keeps another origin's page out: a fetch from it carries no cookie and is answered 401 or refused
   const foreign = await context.newPage();
   await foreign.goto('about:blank');
