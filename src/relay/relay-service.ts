@@ -132,7 +132,7 @@ export async function startRelayService(options: RelayServiceOptions & { role?: 
     metrics.attachQueue(() => store.read((reader) => reader.items.queueTotals()), nowMs);
     const core = await createRelayCore({
       store, relayKey, config: options.config, version: RELAY_VERSION, hopVerifier, pendingWriters,
-      pushWriter,
+      pushWriter, observer: metrics,
       ...(sharesState ? { challenges: storeChallenges(store) } : {}),
       ...(options.authority ? { authority: options.authority } : {}),
       ...(options.nowMs ? { nowMs: options.nowMs } : {}),

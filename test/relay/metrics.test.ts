@@ -6,7 +6,8 @@ import { ConfigError, HEARTBEAT_INTERVAL_MS } from '../../src/relay/config.ts';
 import { resolveServeOptions } from '../../src/cli/relay-serve-flags.ts';
 import { checkHealth } from '../../src/relay/http/health.ts';
 import { createRelayLogger, POLL_SUMMARY_WINDOW_MS, type RelayLogLevel } from '../../src/relay/http/logging.ts';
-import { MAX_REASON_LABELS, RelayMetrics } from '../../src/relay/http/metrics.ts';
+import { ITEM_REFUSALS, type ItemRefusalCode } from '../../src/protocol/relay-api/item-results.ts';
+import { RelayMetrics } from '../../src/relay/http/metrics.ts';
 import { waitUntil } from '../helpers/wait.ts';
 import { enrolledHost, envelopeItemTo, startTestRelay } from '../helpers/relay-fixture.ts';
 import { handTicker, TestClock } from '../helpers/clock.ts';
@@ -134,13 +135,17 @@ test('request logs are JSON lines with id, route, status, latency and host finge
   }
 });
 
-test(`rejection reasons beyond ${MAX_REASON_LABELS} distinct ones are counted as "other"`, async () => {
+test("pushed items are counted by the core's outcome codes: one label per catalogue code, and a refusal detail is never a label", async () => {
   const metrics = new RelayMetrics();
-  const results = Array.from({ length: MAX_REASON_LABELS + 5 }, (_, i) => ({ status: `rejected:reason ${i}` }));
-  metrics.answered('/v2/relay/items', { results });
+  const codes = Object.keys(ITEM_REFUSALS) as ItemRefusalCode[];
+  metrics.itemsPushed(['accepted', 'duplicate', ...codes, 'bad envelope', 'rate']);
   const { body } = await metrics.exposition();
-  assert.equal(sample(body, 'agentmbx_push_items_total{outcome="rejected",reason="other"}'), 5);
-  assert.equal(sample(body, `agentmbx_push_items_total{outcome="rejected",reason="reason ${MAX_REASON_LABELS - 1}"}`), 1);
+  assert.equal(sample(body, 'agentmbx_push_items_total{outcome="accepted",reason=""}'), 1);
+  for (const code of codes) {
+    assert.equal(sample(body, `agentmbx_push_items_total{outcome="rejected",reason="${code}"}`), ['bad envelope', 'rate'].includes(code) ? 2 : 1, code);
+  }
+  assert.equal(sample(body, 'agentmbx_rate_limit_refusals_total{limit="push"}'), 2);
+  assert.equal(body.split('\n').filter((l) => l.startsWith('agentmbx_push_items_total{')).length, codes.length + 2);
 });
 
 test('successful polls are summarised once per window at info, on the timer (no later request needed), and logged one by one only at debug', async () => {

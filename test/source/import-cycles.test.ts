@@ -3,31 +3,11 @@
 // cycle through types alone counts too: it still ties the modules together.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readdirSync, readFileSync } from 'node:fs';
-import { dirname, join, relative, resolve } from 'node:path';
-import ts from 'typescript';
+import { relative } from 'node:path';
+import { importGraph, SRC, sourceFiles } from './import-graph.ts';
 
-const SRC = resolve(import.meta.dirname, '../../src');
 /** The longest cycle allowed: two files that name each other. */
 const MAX_CYCLE_FILES = 2;
-
-function sourceFiles(dir: string): string[] {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
-    const path = join(dir, entry.name);
-    if (entry.isDirectory()) return sourceFiles(path);
-    return entry.name.endsWith('.ts') ? [path] : [];
-  });
-}
-
-/** Each file's relative imports, as absolute paths. */
-function importGraph(files: readonly string[]): Map<string, string[]> {
-  const graph = new Map<string, string[]>();
-  for (const file of files) {
-    const info = ts.preProcessFile(readFileSync(file, 'utf8'), true, true);
-    graph.set(file, info.importedFiles.map((f) => f.fileName).filter((name) => name.startsWith('.')).map((name) => resolve(dirname(file), name)));
-  }
-  return graph;
-}
 
 /** The strongly connected components of more than one file (Tarjan), each a set of files that import each other in a ring. */
 function cycles(graph: ReadonlyMap<string, readonly string[]>): string[][] {

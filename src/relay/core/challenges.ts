@@ -6,6 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { toBase64Url } from '../../protocol/base64.ts';
 import { CHALLENGE_LIFE_MS, MAX_OPEN_CHALLENGES } from '../config.ts';
 import type { RelayStore } from '../store/relay-store.ts';
+import { openChallenge, takeChallenge } from '../store/rules/challenges.ts';
 
 /** Where the core opens and takes challenges. */
 export interface Challenges {
@@ -67,8 +68,8 @@ export function storeChallenges(store: RelayStore, random: (n: number) => Uint8A
   return {
     issue(pubkey, nowMs) {
       const challenge = newChallenge(random);
-      return store.transaction(async (tx) => (await tx.challenges.open(pubkey, challenge, nowMs + CHALLENGE_LIFE_MS, nowMs, MAX_OPEN_CHALLENGES) ? challenge : null));
+      return store.transaction(async (tx) => (await openChallenge(tx, pubkey, challenge, nowMs + CHALLENGE_LIFE_MS, nowMs, MAX_OPEN_CHALLENGES) ? challenge : null));
     },
-    take: (pubkey, nowMs) => store.transaction((tx) => tx.challenges.take(pubkey, nowMs)),
+    take: (pubkey, nowMs) => store.transaction((tx) => takeChallenge(tx, pubkey, nowMs)),
   };
 }

@@ -1,6 +1,7 @@
 // What every part of the relay core works with: the store, the relay's key, its settings, the
 // enrolment authority, an injected clock, and the bounded in-memory tables.
 import type { SigningKey } from '../../protocol/keys.ts';
+import type { ItemOutcomeCode } from '../../protocol/relay-api/item-results.ts';
 import type { EnrolmentAuthority } from '../authority/enrolment-authority.ts';
 import type { RelayConfig } from '../config.ts';
 import type { HopVerifier } from '../crypto/hop-verifier.ts';
@@ -8,6 +9,14 @@ import type { RelayStore } from '../store/relay-store.ts';
 import type { Challenges } from './challenges.ts';
 import type { HostedRelay } from './hosted.ts';
 import type { PushWriter } from './push-writes.ts';
+
+/** What the core tells the relay's metrics, from its own outcomes (never parsed back from an answer). */
+export interface CoreObserver {
+  /** the outcome of each item of one push request */
+  itemsPushed(outcomes: readonly ItemOutcomeCode[]): void;
+}
+
+export const SILENT_OBSERVER: CoreObserver = { itemsPushed() {} };
 
 export interface CoreContext {
   store: RelayStore;
@@ -27,6 +36,7 @@ export interface CoreContext {
   maxLiveEnrolments: number;
   /** checks hop signatures (on worker threads in a served relay) */
   hopVerifier: HopVerifier;
+  observer: CoreObserver;
 }
 
 export { isoTime } from '../../common/time-text.ts';

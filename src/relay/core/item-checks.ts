@@ -7,6 +7,7 @@ import { checkEnvelopeShape, isSealed } from '../../protocol/records/envelope.ts
 import { MAX_ITEM_ID_CHARS } from '../../protocol/records/accept.ts';
 import { parseSignedReceipt, receiptItemId, verifyReceipt } from '../../protocol/records/receipt.ts';
 import { isPlainObject, parseJsonWire } from '../../protocol/records/validate.ts';
+import type { ItemRefusal, ItemRefusalCode } from '../../protocol/relay-api/item-results.ts';
 import type { RelayLimits } from '../config.ts';
 import type { ItemKind } from '../store/relay-store.ts';
 
@@ -17,7 +18,7 @@ export interface ParsedTarget {
 }
 
 /** Where in the protocol's order a pure check failed: before or after the store checks. */
-export type PureFailure = { beforeStoreChecks: boolean; reason: string };
+export type PureFailure = { beforeStoreChecks: boolean; refusal: ItemRefusal };
 
 export interface CheckedItem {
   itemId: string;
@@ -28,8 +29,9 @@ export interface CheckedItem {
   failure: PureFailure | null;
 }
 
-const early = (reason: string): PureFailure => ({ beforeStoreChecks: true, reason });
-const late = (reason: string): PureFailure => ({ beforeStoreChecks: false, reason });
+const early = (code: ItemRefusalCode): PureFailure => ({ beforeStoreChecks: true, refusal: { code } });
+const late = (refusal: ItemRefusal | ItemRefusalCode): PureFailure =>
+  ({ beforeStoreChecks: false, refusal: typeof refusal === 'string' ? { code: refusal } : refusal });
 
 export function checkItem(raw: unknown, senderPubkey: string, limits: RelayLimits): CheckedItem {
   const item = isPlainObject(raw) ? raw : null;
@@ -68,16 +70,16 @@ function checkTargets(result: CheckedItem, targets: Array<Record<string, string>
   return null;
 }
 
-function checkEnvelopeContent(value: unknown, itemId: string): string | null {
+function checkEnvelopeContent(value: unknown, itemId: string): ItemRefusal | ItemRefusalCode | null {
   const shape = checkEnvelopeShape(value);
-  if (!shape.ok) return `bad envelope: ${shape.reason}`;
+  if (!shape.ok) return { code: 'bad envelope', detail: shape.reason };
   if (shape.envelope.id !== itemId) return 'item id is not the envelope id';
   if (!isSealed(shape.envelope)) return 'envelope body is not sealed';
   return null;
 }
 
 /** Each check over all targets before the next (protocol.md §7.5). */
-function checkReceiptContents(values: unknown[], itemId: string, senderPubkey: string): string | null {
+function checkReceiptContents(values: unknown[], itemId: string, senderPubkey: string): ItemRefusalCode | null {
   const signed = values.map(parseSignedReceipt);
   if (signed.some((r) => r === null)) return 'bad receipt';
   if (signed.some((r) => r !== null && receiptItemId(r.rec) !== itemId)) return 'item id is not the receipt id';

@@ -3,12 +3,21 @@
 // runs them in submission order. Every target of an item is checked before anything is written;
 // dedup per (sender, item_id, target); quotas charge only what the relay can prove.
 import { failPoint } from '../../failpoint.ts';
+import type { ItemRefusal, ItemRefusalCode } from '../../protocol/relay-api/item-results.ts';
 import { retentionMs, type RelayConfig, type RelayLimits } from '../config.ts';
 import type { Enrolment, RelayReader, RelayStore, RelayTransactor, Usage } from '../store/relay-store.ts';
 import type { CheckedItem } from './item-checks.ts';
 import type { PushRate, PushRateGate } from './push-rate.ts';
 
-class ItemRejected extends Error {}
+/** Thrown by a store check; the item's transaction writes nothing and the item answers its code. */
+class ItemRejected extends Error {
+  readonly refusal: ItemRefusal;
+
+  constructor(refusal: ItemRefusal | ItemRefusalCode) {
+    super(typeof refusal === 'string' ? refusal : refusal.code);
+    this.refusal = typeof refusal === 'string' ? { code: refusal } : refusal;
+  }
+}
 
 export interface StoredTarget {
   hostPubkey: string;
@@ -19,7 +28,9 @@ export interface StoredTarget {
 }
 
 /** What an item's transaction did: stored its targets (new or duplicate), or wrote nothing and names the reason. */
-export type ItemOutcome = { stored: StoredTarget[] } | { rejected: string };
+export type ItemOutcome = { stored: StoredTarget[] } | { rejected: ItemRefusal };
+
+const RATE: ItemOutcome = { rejected: { code: 'rate' } };
 
 /** Writes the checked items of one push request. */
 export interface PushWriter {
@@ -46,14 +57,14 @@ export function storePushWriter(deps: PushWriteDeps): PushWriter {
 
 /** `index`: the item's place in its request; the first item's transaction is sure to count a store-kept push rate. */
 async function writeItem(deps: PushWriteDeps, senderPubkey: string, item: CheckedItem, rate: PushRateGate, index: number): Promise<ItemOutcome> {
-  if (rate.known() === false) return { rejected: 'rate' };
-  const early = item.failure?.beforeStoreChecks === true ? item.failure.reason : null;
+  if (rate.known() === false) return RATE;
+  const early = item.failure?.beforeStoreChecks === true ? item.failure.refusal : null;
   const first = index === 0;
-  if (early !== null && !(first && rate.countsInStore)) return { rejected: (await rate.verdict) ? early : 'rate' };
+  if (early !== null && !(first && rate.countsInStore)) return (await rate.verdict) ? { rejected: early } : RATE;
   try {
     return await deps.store.transaction(async (tx): Promise<ItemOutcome> => {
       try {
-        if (!(await rate.admits(tx, index))) return { rejected: 'rate' };
+        if (!(await rate.admits(tx, index))) return RATE;
         if (early !== null) return { rejected: early };
         const outcome = await storeItem(deps, tx, senderPubkey, item);
         failPoint('relay.push.before-commit');
@@ -79,7 +90,7 @@ async function storeItem(deps: PushWriteDeps, tx: RelayTransactor, senderPubkey:
   try {
     return { stored: await checkAndWrite(deps, tx, senderPubkey, item) };
   } catch (err) {
-    if (err instanceof ItemRejected) return { rejected: err.message };
+    if (err instanceof ItemRejected) return { rejected: err.refusal };
     throw err;
   }
 }
@@ -95,7 +106,7 @@ async function checkAndWrite(deps: PushWriteDeps, tx: RelayTransactor, senderPub
     const list = await tx.hostRecords.senderList(key);
     if (list !== null && !list.senders.includes(senderPubkey)) throw new ItemRejected('sender not accepted by target');
   }
-  if (item.failure !== null) throw new ItemRejected(item.failure.reason);
+  if (item.failure !== null) throw new ItemRejected(item.failure.refusal);
 
   const now = deps.nowMs();
   const stored: StoredTarget[] = [];

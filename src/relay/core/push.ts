@@ -4,6 +4,7 @@
 // once per request, after every item's transaction has settled.
 import { failPoint } from '../../failpoint.ts';
 import { signAccept, type RelayAccept } from '../../protocol/records/accept.ts';
+import { refusalStatus, type ItemOutcomeCode } from '../../protocol/relay-api/item-results.ts';
 import type { PushRequest, PushResult } from '../../protocol/relay-api/push.ts';
 import type { Enrolment } from '../store/relay-store.ts';
 import { checkItem } from './item-checks.ts';
@@ -14,11 +15,17 @@ export async function push(ctx: CoreContext, sender: Enrolment, { items }: PushR
   const checked = items.map((raw) => checkItem(raw, sender.hostPubkey, ctx.config.limits));
   const outcomes = await ctx.pushWriter.write(sender.hostPubkey, checked);
   failPoint('relay.push.after-commit');
-  return { results: checked.map((item, i) => answer(ctx, sender, item.itemId, outcomes[i] as ItemOutcome)) };
+  const results = checked.map((item, i) => answer(ctx, sender, item.itemId, outcomes[i] as ItemOutcome));
+  ctx.observer.itemsPushed(outcomes.map((outcome, i) => outcomeCode(outcome, results[i] as PushResult)));
+  return { results };
+}
+
+function outcomeCode(outcome: ItemOutcome, result: PushResult): ItemOutcomeCode {
+  return 'rejected' in outcome ? outcome.rejected.code : result.status === 'accepted' ? 'accepted' : 'duplicate';
 }
 
 function answer(ctx: CoreContext, sender: Enrolment, itemId: string, outcome: ItemOutcome): PushResult {
-  if ('rejected' in outcome) return { item_id: itemId, status: `rejected:${outcome.rejected}`, targets: [] };
+  if ('rejected' in outcome) return { item_id: itemId, status: refusalStatus(outcome.rejected), targets: [] };
   const { stored } = outcome;
   const accept: RelayAccept = {
     v: 1,

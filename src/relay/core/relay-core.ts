@@ -11,7 +11,7 @@ import { ChallengeTable, type Challenges } from './challenges.ts';
 import { memoryPushRate } from './push-rate.ts';
 import { storePushWriter, type PushWriter } from './push-writes.ts';
 import { PendingWriters } from './pending-writers.ts';
-import type { CoreContext } from './context.ts';
+import { SILENT_OBSERVER, type CoreContext, type CoreObserver } from './context.ts';
 import { enrol, issueChallenge } from './enrolment.ts';
 import { lookupEncAdByKey, lookupEncAdByName, publishEncAdV1, publishEncAdV2 } from './enc-ads.ts';
 import { hopCandidates, hopSigner, type HopHeaders } from './hop-auth.ts';
@@ -49,6 +49,8 @@ export interface RelayCoreOptions {
   challenges?: Challenges;
   /** who writes pushed items (default: this process, counting the push rate in memory) */
   pushWriter?: PushWriter;
+  /** told of the core's outcomes (the relay's metrics); default: nobody */
+  observer?: CoreObserver;
 }
 
 export type RelayCore = Awaited<ReturnType<typeof createRelayCore>>;
@@ -71,6 +73,7 @@ export async function createRelayCore(options: RelayCoreOptions) {
     pushWriter: options.pushWriter ?? storePushWriter({ store: options.store, config: options.config, nowMs, pushRate: memoryPushRate(options.config.pushes_per_minute) }),
     maxLiveEnrolments: options.maxLiveEnrolments ?? MAX_LIVE_ENROLMENTS,
     hopVerifier: options.hopVerifier ?? INLINE_HOP_VERIFIER,
+    observer: options.observer ?? SILENT_OBSERVER,
   };
   return {
     context: ctx,

@@ -3,9 +3,8 @@
 // store at scrape time), enrolments, key and epoch rotations, sweeps, rate-limit refusals and
 // refusals by the disk.
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
-
-/** Distinct rejection reasons given their own label; beyond this they count as "other" (label sets live in memory). */
-export const MAX_REASON_LABELS = 64;
+import type { ItemOutcomeCode } from '../../protocol/relay-api/item-results.ts';
+import type { CoreObserver } from '../core/context.ts';
 
 /** A scrape that cannot be answered now (a relay group's figures could not be gathered): HTTP 503, the scraper tries again. */
 export class MetricsUnavailableError extends Error {
@@ -18,14 +17,10 @@ export interface QueueTotals {
   oldestAcceptedAt: number | null;
 }
 
-interface PushAnswer {
-  results?: Array<{ status?: unknown }>;
-}
-
-export class RelayMetrics {
+export class RelayMetrics implements CoreObserver {
   readonly registry = new Registry();
   readonly #requests = new Counter({ name: 'agentmbx_http_requests_total', help: 'HTTP requests answered, by route and status', labelNames: ['route', 'status'] as const, registers: [this.registry] });
-  readonly #items = new Counter({ name: 'agentmbx_push_items_total', help: 'pushed items by outcome (accepted, duplicate, rejected) and rejection reason', labelNames: ['outcome', 'reason'] as const, registers: [this.registry] });
+  readonly #items = new Counter({ name: 'agentmbx_push_items_total', help: 'pushed items by outcome (accepted, duplicate, rejected) and rejection reason (its code in protocol/relay-api/item-results.ts)', labelNames: ['outcome', 'reason'] as const, registers: [this.registry] });
   readonly #groupSize = new Histogram({ name: 'agentmbx_commit_group_size', help: 'write transactions per durable COMMIT (group commit)', buckets: [1, 2, 4, 8, 16, 32, 64, 128, 256, 512], registers: [this.registry] });
   readonly #groupSeconds = new Histogram({ name: 'agentmbx_commit_group_seconds', help: 'time from the BEGIN of a commit group to the WAL sync that made it durable', buckets: [0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1], registers: [this.registry] });
   readonly #enrolments = new Counter({ name: 'agentmbx_enrolments_total', help: 'successful enrolments', registers: [this.registry] });
@@ -34,7 +29,6 @@ export class RelayMetrics {
   readonly #sweeps = new Counter({ name: 'agentmbx_sweeps_total', help: 'expiry sweeps run, by result', labelNames: ['result'] as const, registers: [this.registry] });
   readonly #rateRefusals = new Counter({ name: 'agentmbx_rate_limit_refusals_total', help: 'refusals by a rate limit: push items (rejected:rate) and enrolment calls (429)', labelNames: ['limit'] as const, registers: [this.registry] });
   readonly #diskRefusals = new Counter({ name: 'agentmbx_store_disk_refusals_total', help: 'store transactions refused because of the disk, by fault (full, io, sync)', labelNames: ['fault'] as const, registers: [this.registry] });
-  readonly #reasons = new Set<string>();
   #queue: (() => Promise<QueueTotals>) | null = null;
   #groupExposition: (() => Promise<{ contentType: string; body: string }>) | null = null;
   #nowMs: () => number = Date.now;
@@ -73,11 +67,22 @@ export class RelayMetrics {
     if (status === 429) this.#rateRefusals.inc({ limit: 'enrolment' });
   }
 
-  /** A route's 200 answer: counts push outcomes, enrolments and key rotations. */
-  answered(route: string, answer: unknown): void {
+  /** A route's 200 answer: counts enrolments and key rotations. */
+  answered(route: string): void {
     if (route === '/v1/relay/enrol') this.#enrolments.inc();
     else if (route === '/v2/relay/rotate') this.#keyRotations.inc();
-    else if (route === '/v2/relay/items') this.#pushResults(answer as PushAnswer);
+  }
+
+  /** The core's outcome of each pushed item; the reasons are the catalogue's codes, a bounded label set. */
+  itemsPushed(outcomes: readonly ItemOutcomeCode[]): void {
+    for (const outcome of outcomes) {
+      if (outcome === 'accepted' || outcome === 'duplicate') {
+        this.#items.inc({ outcome, reason: '' });
+        continue;
+      }
+      if (outcome === 'rate') this.#rateRefusals.inc({ limit: 'push' });
+      this.#items.inc({ outcome: 'rejected', reason: outcome });
+    }
   }
 
   groupCommitted(size: number, latencyMs: number): void {
@@ -105,19 +110,5 @@ export class RelayMetrics {
   /** A worker of a relay group answers scrapes with the whole group's figures (group-metrics.ts). */
   exposeGroup(exposition: () => Promise<{ contentType: string; body: string }>): void {
     this.#groupExposition = exposition;
-  }
-
-  #pushResults(answer: PushAnswer): void {
-    for (const result of answer.results ?? []) {
-      const status = typeof result.status === 'string' ? result.status : 'unknown';
-      if (status === 'accepted' || status === 'duplicate') {
-        this.#items.inc({ outcome: status, reason: '' });
-        continue;
-      }
-      const reason = status.replace(/^rejected:/, '');
-      if (reason === 'rate') this.#rateRefusals.inc({ limit: 'push' });
-      if (!this.#reasons.has(reason) && this.#reasons.size < MAX_REASON_LABELS) this.#reasons.add(reason);
-      this.#items.inc({ outcome: 'rejected', reason: this.#reasons.has(reason) ? reason : 'other' });
-    }
   }
 }

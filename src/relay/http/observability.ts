@@ -76,7 +76,7 @@ export function relayObserver(options: ObservabilityOptions): RelayObserver {
         });
       }
     },
-    answered: (route, answer) => metrics.answered(route, answer),
+    answered: (route) => metrics.answered(route),
     close: () => polls?.close(),
   };
 }

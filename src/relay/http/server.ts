@@ -170,8 +170,8 @@ function clientErrorHandler(error: Error & { code?: string }, socket: Socket): v
 export interface HttpObserver {
   /** adds its hooks and routes to the app */
   install(app: FastifyInstance): void;
-  /** a relay route's 200 answer (push outcomes, enrolments) */
-  answered(route: string, answer: unknown): void;
+  /** a relay route answered 200 (enrolments, rotations; push outcomes come from the core) */
+  answered(route: string): void;
 }
 
 /**
@@ -255,7 +255,7 @@ export function buildRelayHttp(core: RelayCore, config: RelayConfig, port: Bound
         }
         if (spec.hop === 'required' && caller === null) return sendRefusal(reply, badHop());
         const answer = await spec.handler({ request, body: parseBody(raw), query: parseQuery(path), caller });
-        observer?.answered(spec.url, answer);
+        observer?.answered(spec.url);
         if (answer instanceof EncodedJson) return reply.code(200).type('application/json; charset=utf-8').send(answer.bytes);
         return reply.code(200).send(answer);
       },

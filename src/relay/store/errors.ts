@@ -1,7 +1,7 @@
 // Why a relay store could not be opened, and how a running store refuses work, for every backend
 // (each maps its own failures to these). Messages are one sentence for an operator; they name key
 // fingerprints, never key text.
-import { diskFaultOf, diskFaultSentence } from '../../common/disk-fault.ts';
+import { diskFaultSentence } from '../../common/disk-fault.ts';
 
 /** A store that must not be used as it is: the relay refuses to start. */
 export class StoreOpenError extends Error {

@@ -4,21 +4,25 @@
 // limit holds for the whole relay. Both are plain keyed rows a SQL backend (SQLite, PostgreSQL)
 // keeps with single-row statements; neither needs a scan beyond its bounded batches.
 
-/** Open enrolment challenges (protocol.md §3.2): one per key, single use, expiring, at most `maxOpen`. */
+/**
+ * The rows of open enrolment challenges (protocol.md §3.2). The rule over them (one per key, single
+ * use, expiring, at most `maxOpen`) is written once in rules/challenges.ts.
+ */
 export interface ChallengeTransactor {
-  /**
-   * Opens `challenge` for `pubkey` until `expiresAt`, replacing the key's open one, and drops up to
-   * a bounded batch of expired challenges; when `maxOpen` live challenges are open already, nothing
-   * is stored and it returns false.
-   */
-  open(pubkey: string, challenge: string, expiresAt: number, nowMs: number, maxOpen: number): Promise<boolean>;
-  /** Removes the key's open challenge and returns it when it is live at `nowMs`, else null: a second take finds nothing. */
-  take(pubkey: string, nowMs: number): Promise<string | null>;
+  /** Removes the key's challenge and returns it with its expiry, or null when it has none. */
+  remove(pubkey: string): Promise<{ challenge: string; expiresAt: number } | null>;
+  insert(pubkey: string, challenge: string, expiresAt: number): Promise<void>;
+  /** How many challenges are live at `nowMs` (at most the open cap plus expired ones not yet dropped). */
+  countLive(nowMs: number): Promise<number>;
   /** Deletes up to `limit` challenges expired at `nowMs`; returns how many. */
   deleteExpired(nowMs: number, limit: number): Promise<number>;
 }
 
-/** Requests counted per key in fixed windows of `windowMs` (push rate per sender key). */
+/**
+ * Requests counted per key in fixed windows of `windowMs` (push rate per sender key). The window rule
+ * stays inside the primitive, like seq allocation: one statement counts, so that processes counting
+ * the same key at once are ordered by its row lock.
+ */
 export interface RateWindowTransactor {
   /**
    * Counts one request for `key` at `nowMs` and returns the window's count, this one included. A new

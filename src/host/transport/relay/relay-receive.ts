@@ -3,7 +3,6 @@
 // refuse, store received_through in the same transaction as the last item's effect, and ack only
 // after that commit. A new epoch or a rewind starts the position over.
 import { fromBase64 } from '../../../protocol/base64.ts';
-import { parseJsonWire } from '../../../protocol/records/validate.ts';
 import type { RefusedReply } from '../../../protocol/relay-api/answer.ts';
 import { readAckAnswer } from '../../../protocol/relay-api/ack.ts';
 import { isPulledItem, readPullAnswer, refusedEpoch, type PulledItem } from '../../../protocol/relay-api/pull.ts';

@@ -5,7 +5,6 @@
 // and the sender allowlist are kept published.
 // A hosted relay also gets an account token with every signed call and a proof at enrolment
 // (relay-access.ts).
-import { errorText as errorOf } from '../../../common/answer-error.ts';
 import { sha256Hex } from '../../../protocol/hash.ts';
 import { HOP_MAX_SKEW_MS } from '../../../protocol/relay-hop.ts';
 import { ENC_AD_PUBLISH_LIFETIME_MS, signEncAdV1, signEncAdV2, type EncAdV2 } from '../../../protocol/records/enc-ad.ts';

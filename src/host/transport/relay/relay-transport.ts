@@ -14,6 +14,7 @@ import type { OutboxRow } from '../../store/outbox-table.ts';
 import type { PeerRow } from '../../store/peers-table.ts';
 import type { RowResult, Transport } from '../transport.ts';
 import { forgetSession, noteIfUnreachable, noteRelayReset, type RelaySession } from './relay-session.ts';
+import { readRefusalStatus } from '../../../protocol/relay-api/item-results.ts';
 
 /** Items per push when the relay's info gave no max_batch (its default). */
 export const RELAY_DEFAULT_BATCH = 200;
@@ -21,19 +22,12 @@ export const RELAY_DEFAULT_BATCH = 200;
 export const RELAY_PUSH_MAX_BYTES = 5 * 1024 * 1024;
 
 /**
- * Refusals the same bytes can never get past on this relay: a malformed or oversized item, an
- * envelope or receipt it will not carry, another item under the same id. Any other `rejected:`
- * (rate, quota, a target not yet enrolled, a sender the target's allowlist does not name yet: design
- * §2 "Rotation", §7; or a reason newer than this host) keeps the row with backoff.
+ * Whether the relay refused these bytes for good (the catalogue's `final`, protocol/relay-api/item-results.ts).
+ * Any other `rejected:` (rate, quota, a target not yet enrolled or not yet naming this host, or a
+ * reason newer than this host) keeps the row with backoff.
  */
-const FINAL_REFUSALS = [
-  'bad item id', 'bad kind', 'bad targets', 'duplicate target', 'bad wire', 'item over size limit', 'bad envelope:',
-  'item id is not the envelope id', 'envelope body is not sealed', 'bad receipt', 'item id is not the receipt id',
-  'receipt is not signed by the sending host', 'conflict',
-].map((reason) => `rejected:${reason}`);
-
 export function isFinalRelayRefusal(status: string): boolean {
-  return FINAL_REFUSALS.some((r) => status === r || (r.endsWith(':') && status.startsWith(r)));
+  return readRefusalStatus(status)?.final === true;
 }
 
 export class RelayTransport implements Transport {

@@ -1,8 +1,8 @@
 // The accounts domain in PostgreSQL (design §8): cloud keys and the revocation deny-list.
 import type { AccountReader, AccountTransactor, DenyEntry } from '../accounts.ts';
-import { assertInteger, int, text } from '../sqlite/columns.ts';
-import { denyFrom } from '../sqlite/hosted.ts';
+import { assertInteger, int, text } from '../sql/columns.ts';
 import type { Sql, UsePg } from './sql.ts';
+import { denyFrom } from '../sql/row-records.ts';
 
 /** Expired deny rows removed per write, so one write never turns into a long delete. */
 const DENY_SWEEP_BATCH = 1000;

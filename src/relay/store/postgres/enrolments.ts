@@ -1,12 +1,13 @@
 // Enrolments in PostgreSQL (design §2): hosts by key, names as case-insensitive labels, and the
 // live-enrolment counter putEnrolment keeps exact.
 import type { Enrolment, EnrolmentReader, EnrolmentTransactor } from '../relay-store.ts';
-import { assertInteger, int } from '../sqlite/columns.ts';
-import { enrolmentFrom, LIVE_COUNTER } from '../sqlite/enrolments.ts';
+import { assertInteger, int } from '../sql/columns.ts';
 import type { Sql, UsePg } from './sql.ts';
 import type { TargetLocks } from './locks.ts';
 import { readSenderListAhead } from './host-records.ts';
 import { droppingReadsAhead, type ReadAhead } from './read-ahead.ts';
+import { LIVE_COUNTER } from '../sql/names.ts';
+import { enrolmentFrom } from '../sql/row-records.ts';
 
 async function getEnrolment(sql: Sql, hostPubkey: string): Promise<Enrolment | null> {
   const row = await sql.row('SELECT * FROM enrolments WHERE host_pubkey = $1', [hostPubkey]);

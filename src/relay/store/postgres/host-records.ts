@@ -1,7 +1,7 @@
 // What a host publishes about itself, in PostgreSQL: its enc-key advertisement and its sender allowlist.
 import type { EncAd, HostRecordReader, HostRecordTransactor, SenderList } from '../relay-store.ts';
-import type { Row } from '../sqlite/columns.ts';
-import { int, intOrNull, text, textOrNull } from '../sqlite/columns.ts';
+import type { Row } from '../sql/columns.ts';
+import { int, intOrNull, text, textOrNull } from '../sql/columns.ts';
 import { droppingReadsAhead, type ReadAhead } from './read-ahead.ts';
 import type { Sql, UsePg } from './sql.ts';
 

@@ -8,12 +8,12 @@
 // flight, and a receiver that acks through n+1 has really been shown n. Two processes or two pools
 // are no different: the lock lives in the server.
 import type { DedupRow, DedupWalkRow, ItemHeader, ItemReader, ItemTransactor, NewItem, PullPage, QueueRef } from '../relay-store.ts';
-import { assertInteger, int, text, type Row } from '../sqlite/columns.ts';
-import { headerFrom, pageLength, pulledFrom } from '../sqlite/items.ts';
+import { assertInteger, int, text, type Row } from '../sql/columns.ts';
 import type { TargetLocks } from './locks.ts';
 import { droppingReadsAhead, type ReadAhead } from './read-ahead.ts';
 import type { Sql, UsePg } from './sql.ts';
 import { readUsageAhead } from './usage.ts';
+import { headerFrom, pageLength, pulledFrom } from '../sql/row-records.ts';
 
 /**
  * Allocates `count` consecutive seqs for a target from max(next_seq, nowMs) (design §2: a store

@@ -1,10 +1,9 @@
 // The meta table in PostgreSQL: epoch, relay key, schema version, heartbeat (names as in the SQLite store).
 import { MAX_OPS_LOG_ENTRIES, type MetaReader, type MetaTransactor, type OpsLogEntry, type StoredOpsLogEntry, type StoreMeta } from '../relay-store.ts';
-import { assertInteger, int, text } from '../sqlite/columns.ts';
+import { assertInteger, int, text } from '../sql/columns.ts';
 import { NotARelayStoreError } from '../errors.ts';
-import { META_EPOCH, META_HEARTBEAT_AT, META_RELAY_PUBKEY, META_SCHEMA_VERSION } from '../sqlite/meta.ts';
-import { OPS_LOG_KINDS } from '../sqlite/ops-log.ts';
 import type { Sql, UsePg } from './sql.ts';
+import { META_EPOCH, META_HEARTBEAT_AT, META_RELAY_PUBKEY, META_SCHEMA_VERSION, OPS_LOG_KINDS } from '../sql/names.ts';
 
 export async function writeMeta(sql: Sql, key: string, value: string): Promise<void> {
   await sql.run('INSERT INTO meta (key, value) VALUES ($1, $2) ON CONFLICT (key) DO UPDATE SET value = excluded.value', [key, value]);

@@ -8,9 +8,7 @@ import { NotARelayStoreError, StoreMigrationError, StoreOpenError } from '../err
 import { DEFAULT_GROUP_COMMIT, type GroupCommitPolicy } from '../group-commit-policy.ts';
 import { randomEpoch } from '../random-epoch.ts';
 import type { StoredOpsLogEntry, StoreMeta } from '../relay-store.ts';
-import { META_CREATED_AT, META_EPOCH, META_RELAY_PUBKEY, META_SCHEMA_VERSION } from '../sqlite/meta.ts';
-import { int, type Row } from '../sqlite/columns.ts';
-import { checkStore } from '../sqlite/open-store.ts';
+import { int, type Row } from '../sql/columns.ts';
 import { latestVersion } from '../../../common/sqlite-migrations.ts';
 import { metaReader, readMeta, writeMeta } from './meta.ts';
 import { POSTGRES_MIGRATIONS, POSTGRES_SCHEMA_VERSION, type PostgresMigration } from './migrations/index.ts';
@@ -18,6 +16,8 @@ import { PostgresRelayStore } from './postgres-relay-store.ts';
 import { STORE_LOCK_QUERY_TIMEOUT_MS, takeStoreLock, type StoreLockOptions } from './store-lock.ts';
 import { sqlOver, STORE_TYPES, type Sql } from './sql.ts';
 import { describeStoreUrl } from '../store-url.ts';
+import { checkStore } from '../sql/check-store.ts';
+import { META_CREATED_AT, META_EPOCH, META_RELAY_PUBKEY, META_SCHEMA_VERSION } from '../sql/names.ts';
 
 /** Connections one relay process keeps to the database (each runs one read or transaction at a time). */
 export const POSTGRES_POOL_SIZE = 16;

@@ -7,7 +7,7 @@
 // holds (enrolments, host records, items and their usage) drops them all first, so a read served
 // from here sees what the same read sent at that moment would have seen: what committed before it
 // (READ COMMITTED) and this transaction's own writes.
-import type { Row } from '../sqlite/columns.ts';
+import type { Row } from '../sql/columns.ts';
 
 /** Reads kept ahead in one transaction at most (a push sends three per target; more are simply not kept). */
 export const MAX_READS_AHEAD = 1_000;

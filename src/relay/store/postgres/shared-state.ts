@@ -3,33 +3,29 @@
 // concurrent counts, so a limit holds exactly across processes. The open-challenge cap counts live
 // rows without a lock: processes opening challenges at the same moment may pass it by as many.
 import type { ChallengeTransactor, RateWindowTransactor } from '../shared-state.ts';
-import { assertInteger, int, text } from '../sqlite/columns.ts';
-import { EXPIRED_CHALLENGES_PER_OPEN } from '../sqlite/shared-state.ts';
-import type { Sql, UsePg } from './sql.ts';
-
-async function deleteExpired(sql: Sql, nowMs: number, limit: number): Promise<number> {
-  assertInteger(nowMs, 'nowMs');
-  assertInteger(limit, 'limit');
-  return sql.run(`DELETE FROM challenges WHERE pubkey IN (SELECT pubkey FROM challenges WHERE expires_at <= $1 ORDER BY expires_at LIMIT $2)`, [nowMs, limit]);
-}
+import { assertInteger, int, text } from '../sql/columns.ts';
+import type { UsePg } from './sql.ts';
 
 export function challengeTransactor(use: UsePg): ChallengeTransactor {
   return {
-    async open(pubkey, challenge, expiresAt, nowMs, maxOpen) {
-      assertInteger(expiresAt, 'expiresAt');
-      await use().run('DELETE FROM challenges WHERE pubkey = $1', [pubkey]);
-      await deleteExpired(use(), nowMs, EXPIRED_CHALLENGES_PER_OPEN);
-      const row = await use().row('SELECT count(*) AS n FROM challenges WHERE expires_at > $1', [nowMs]);
-      if ((row === undefined ? 0 : int(row, 'n')) >= maxOpen) return false;
-      await use().run('INSERT INTO challenges (pubkey, challenge, expires_at) VALUES ($1, $2, $3)', [pubkey, challenge, expiresAt]);
-      return true;
-    },
-    async take(pubkey, nowMs) {
-      assertInteger(nowMs, 'nowMs');
+    async remove(pubkey) {
       const row = await use().row('DELETE FROM challenges WHERE pubkey = $1 RETURNING challenge, expires_at', [pubkey]);
-      return row !== undefined && int(row, 'expires_at') > nowMs ? text(row, 'challenge') : null;
+      return row === undefined ? null : { challenge: text(row, 'challenge'), expiresAt: int(row, 'expires_at') };
     },
-    async deleteExpired(nowMs, limit) { return deleteExpired(use(), nowMs, limit); },
+    async insert(pubkey, challenge, expiresAt) {
+      assertInteger(expiresAt, 'expiresAt');
+      await use().run('INSERT INTO challenges (pubkey, challenge, expires_at) VALUES ($1, $2, $3)', [pubkey, challenge, expiresAt]);
+    },
+    async countLive(nowMs) {
+      assertInteger(nowMs, 'nowMs');
+      const row = await use().row('SELECT count(*) AS n FROM challenges WHERE expires_at > $1', [nowMs]);
+      return row === undefined ? 0 : int(row, 'n');
+    },
+    async deleteExpired(nowMs, limit) {
+      assertInteger(nowMs, 'nowMs');
+      assertInteger(limit, 'limit');
+      return use().run(`DELETE FROM challenges WHERE pubkey IN (SELECT pubkey FROM challenges WHERE expires_at <= $1 ORDER BY expires_at LIMIT $2)`, [nowMs, limit]);
+    },
   };
 }
 

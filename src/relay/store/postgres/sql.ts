@@ -15,7 +15,7 @@
 // - a transaction's BEGIN may ride with its first statement: when BEGIN fails, nothing behind it runs.
 import pg from 'pg';
 import pgUtils from 'pg/lib/utils.js';
-import type { Row } from '../sqlite/columns.ts';
+import type { Row } from '../sql/columns.ts';
 
 const INT8_OID = 20;
 

@@ -1,7 +1,7 @@
 // Usage counters in PostgreSQL (quotas, design §7): one row read per check, never a scan of a queue.
 // The item primitives (items.ts) charge and release them in the statements that change items.
 import type { Usage, UsageReader } from '../relay-store.ts';
-import { int, type Row } from '../sqlite/columns.ts';
+import { int, type Row } from '../sql/columns.ts';
 import type { TargetLocks } from './locks.ts';
 import type { ReadAhead } from './read-ahead.ts';
 import type { Sql, UsePg } from './sql.ts';

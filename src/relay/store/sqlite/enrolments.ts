@@ -2,22 +2,11 @@
 // putEnrolment keeps exact (a revocation is a live key leaving).
 import type { SQLTagStore } from 'node:sqlite';
 import type { Enrolment, EnrolmentReader, EnrolmentTransactor } from '../relay-store.ts';
-import { assertInteger, int, intOrNull, text, textOrNull, type Row, type UseSql } from './columns.ts';
+import { assertInteger, int } from '../sql/columns.ts';
+import type { UseSql } from './use-sql.ts';
+import { LIVE_COUNTER } from '../sql/names.ts';
+import { enrolmentFrom } from '../sql/row-records.ts';
 
-export const LIVE_COUNTER = 'live_enrolments';
-
-export function enrolmentFrom(row: Row): Enrolment {
-  return {
-    hostPubkey: text(row, 'host_pubkey'),
-    hostName: text(row, 'host_name'),
-    ownerFp: text(row, 'owner_fp'),
-    account: textOrNull(row, 'account'),
-    org: textOrNull(row, 'org'),
-    authorizedBy: text(row, 'authorized_by'),
-    enrolledAt: int(row, 'enrolled_at'),
-    revokedAt: intOrNull(row, 'revoked_at'),
-  };
-}
 
 export function getEnrolment(sql: SQLTagStore, hostPubkey: string): Enrolment | null {
   const row = sql.get`SELECT * FROM enrolments WHERE host_pubkey = ${hostPubkey}`;

@@ -1,7 +1,8 @@
 // What a host publishes about itself: its enc-key advertisement and its sender allowlist.
 import type { SQLTagStore } from 'node:sqlite';
 import type { EncAd, HostRecordReader, HostRecordTransactor, SenderList } from '../relay-store.ts';
-import { int, intOrNull, text, textOrNull, type Row, type UseSql } from './columns.ts';
+import { int, intOrNull, text, textOrNull, type Row } from '../sql/columns.ts';
+import type { UseSql } from './use-sql.ts';
 
 export function getEncAd(sql: SQLTagStore, hostPubkey: string): EncAd | null {
   const row = sql.get`SELECT * FROM enc_ads WHERE host_pubkey = ${hostPubkey}`;

@@ -1,8 +1,10 @@
 // The hosted relay's tables (design §8, schema 3): the cloud key each host key certified, and the
 // revocation deny-list. An entry outlives nothing: rows past their `until` are ignored and removed.
 import type { DatabaseSync, SQLTagStore } from 'node:sqlite';
-import type { AccountReader, AccountTransactor, DenyEntry, DenyKind } from '../accounts.ts';
-import { assertInteger, int, text, type Row, type UseSql } from './columns.ts';
+import type { AccountReader, AccountTransactor, DenyEntry } from '../accounts.ts';
+import { assertInteger, int, text } from '../sql/columns.ts';
+import type { UseSql } from './use-sql.ts';
+import { denyFrom } from '../sql/row-records.ts';
 
 /** Expired deny rows removed per write, so one write never turns into a long delete. */
 const DENY_SWEEP_BATCH = 1000;
@@ -24,9 +26,6 @@ export function bindCloudKey(sql: SQLTagStore, hostPubkey: string, jkt: string, 
   sql.run`INSERT INTO cloud_keys (host_pubkey, jkt, bound_at) VALUES (${hostPubkey}, ${jkt}, ${nowMs})`;
 }
 
-export function denyFrom(row: Row): DenyEntry {
-  return { kind: text(row, 'kind') as DenyKind, value: text(row, 'value'), reason: text(row, 'reason'), untilMs: int(row, 'until_ms'), addedAt: int(row, 'added_at') };
-}
 
 /** Adds entries; one already there keeps the later `until` and takes the new reason. */
 export function putDenyEntries(sql: SQLTagStore, entries: DenyEntry[], nowMs: number): void {

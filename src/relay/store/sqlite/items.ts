@@ -3,10 +3,12 @@
 // the same statement group; the sweep and rotation rules over these live in ../rules/.
 import type { SQLTagStore } from 'node:sqlite';
 import type {
-  DedupKey, DedupRow, DedupWalkRow, ItemHeader, ItemKind, ItemReader, ItemTransactor, NewItem, PulledItem, PullPage, QueueRef, QueueTotals, SeqMove,
+  DedupKey, DedupRow, DedupWalkRow, ItemHeader, ItemReader, ItemTransactor, NewItem, PullPage, QueueRef, QueueTotals, SeqMove,
 } from '../relay-store.ts';
-import { assertInteger, blob, int, text, textOrNull, type Row, type UseSql } from './columns.ts';
+import { assertInteger, int, text, textOrNull, type Row } from '../sql/columns.ts';
+import type { UseSql } from './use-sql.ts';
 import { chargeUsage, usageGroups } from './usage.ts';
+import { headerFrom, pageLength, pulledFrom } from '../sql/row-records.ts';
 
 
 /**
@@ -56,25 +58,7 @@ export function insertItem(sql: SQLTagStore, item: NewItem, nowMs: number): numb
   return seq;
 }
 
-export function kindFrom(row: Row): ItemKind {
-  const kind = text(row, 'kind');
-  if (kind !== 'envelope' && kind !== 'receipt' && kind !== 'expired') throw new Error(`relay store damaged: item kind ${kind}`);
-  return kind;
-}
 
-export function headerFrom(row: Row): ItemHeader {
-  return {
-    targetPubkey: text(row, 'target_pubkey'),
-    seq: int(row, 'seq'),
-    kind: kindFrom(row),
-    itemId: text(row, 'item_id'),
-    senderPubkey: text(row, 'sender_pubkey'),
-    wireHash: text(row, 'wire_hash'),
-    bytes: int(row, 'bytes'),
-    acceptedAt: int(row, 'accepted_at'),
-    expiresAt: int(row, 'expires_at'),
-  };
-}
 
 /**
  * A page in seq order: at most `limit` items, stopping before the item that would pass `maxBytes`,
@@ -96,26 +80,7 @@ export function pull(sql: SQLTagStore, target: string, after: number, limit: num
   return { items, more: sizes.length > count };
 }
 
-/**
- * How many of `sizes` (seq, bytes rows in seq order, one more than `limit` read to tell whether
- * more remain) make the page: at most `limit`, stopping before the one that would pass `maxBytes`,
- * but at least one. Every backend pages alike.
- */
-export function pageLength(sizes: Row[], limit: number, maxBytes: number): number {
-  let count = 0;
-  let total = 0;
-  for (const row of sizes.slice(0, limit)) {
-    const bytes = int(row, 'bytes');
-    if (count > 0 && total + bytes > maxBytes) break;
-    count += 1;
-    total += bytes;
-  }
-  return count;
-}
 
-export function pulledFrom(row: Row): PulledItem {
-  return { seq: int(row, 'seq'), kind: kindFrom(row), itemId: text(row, 'item_id'), senderPubkey: text(row, 'sender_pubkey'), wire: blob(row, 'wire') };
-}
 
 function hasItemsAfter(sql: SQLTagStore, target: string, after: number): boolean {
   return sql.get`SELECT 1 AS found FROM items WHERE target_pubkey = ${target} AND seq > ${after} LIMIT 1` !== undefined;

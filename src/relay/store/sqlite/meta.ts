@@ -2,13 +2,7 @@
 import type { SQLTagStore } from 'node:sqlite';
 import type { StoreMeta } from '../relay-store.ts';
 import { NotARelayStoreError } from '../errors.ts';
-
-export const META_EPOCH = 'epoch';
-export const META_RELAY_PUBKEY = 'relay_pubkey';
-export const META_SCHEMA_VERSION = 'schema_version';
-export const META_HEARTBEAT_AT = 'heartbeat_at';
-/** when the store was created (ms); for operators reading the file */
-export const META_CREATED_AT = 'created_at';
+import { META_EPOCH, META_HEARTBEAT_AT, META_RELAY_PUBKEY, META_SCHEMA_VERSION } from '../sql/names.ts';
 
 export function writeMeta(sql: SQLTagStore, key: string, value: string): void {
   sql.run`INSERT INTO meta (key, value) VALUES (${key}, ${value})

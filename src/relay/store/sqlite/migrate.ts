@@ -4,8 +4,9 @@
 import type { DatabaseSync, SQLTagStore } from 'node:sqlite';
 import { applyMigrations as runMigrations } from '../../../common/sqlite-migrations.ts';
 import { StoreMigrationError } from '../errors.ts';
-import { META_SCHEMA_VERSION, writeMeta } from './meta.ts';
+import { writeMeta } from './meta.ts';
 import type { Migration } from './migrations/index.ts';
+import { META_SCHEMA_VERSION } from '../sql/names.ts';
 
 /**
  * Runs `migrations` after `fromVersion` (what the store's meta says, read before), records the new

@@ -4,16 +4,17 @@ import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { fsyncPath } from '../../../common/fsync-path.ts';
-import { fingerprint } from '../../../protocol/fingerprint.ts';
 import type { StoreMeta } from '../relay-store.ts';
 import { randomEpoch } from '../random-epoch.ts';
-import { NotARelayStoreError, StoreKeyMismatchError, StoreOpenError, StoreSchemaTooNewError } from '../errors.ts';
-import { META_CREATED_AT, META_EPOCH, META_RELAY_PUBKEY, readMeta, writeMeta } from './meta.ts';
+import { NotARelayStoreError, StoreOpenError } from '../errors.ts';
+import { readMeta, writeMeta } from './meta.ts';
 import { applyMigrations } from './migrate.ts';
 import { latestVersion, MIGRATIONS, type Migration } from './migrations/index.ts';
 import { createPrivateFile } from '../../../common/private-file.ts';
 import { SqliteRelayStore, type SqliteRelayStoreOptions } from './sqlite-relay-store.ts';
 import { walFileSyncer, type WalSyncer } from './wal-sync.ts';
+import { checkStore } from '../sql/check-store.ts';
+import { META_CREATED_AT, META_EPOCH, META_RELAY_PUBKEY } from '../sql/names.ts';
 
 export const RELAY_DB_FILE = 'relay.db';
 /** How long a statement waits for another connection's lock (a backup, an operator read) before failing. */
@@ -118,25 +119,4 @@ function probeStore(db: DatabaseSync, dir: string): StoreMeta | null {
   if (tables.length === 0) return null;
   if (!tables.includes('meta')) throw new NotARelayStoreError(`${join(dir, RELAY_DB_FILE)} is an SQLite database but not a relay store`);
   return readMeta(db.createTagStore(4), `${join(dir, RELAY_DB_FILE)}`);
-}
-
-export function checkStore(meta: StoreMeta, dir: string, binaryVersion: number, relayPubkey: string | undefined): void {
-  if (meta.schemaVersion > binaryVersion) {
-    throw new StoreSchemaTooNewError(`store schema ${meta.schemaVersion} is newer than this agentmbx (${binaryVersion}): upgrade agentmbx`);
-  }
-  if (relayPubkey !== undefined && meta.relayPubkey !== relayPubkey) {
-    throw new StoreKeyMismatchError(
-      `the relay store in ${dir} belongs to relay key ${describeKey(meta.relayPubkey)}, not to this relay's key ${describeKey(relayPubkey)}: ` +
-      'start the relay with the store\'s own key, or use another store directory',
-    );
-  }
-}
-
-/** A key's fingerprint for a message; never the key text itself. */
-function describeKey(publicKey: string): string {
-  try {
-    return fingerprint(publicKey);
-  } catch {
-    return '(not a valid key)';
-  }
 }

@@ -1,9 +1,8 @@
 // The operations log table (schema 2): restores, epoch rotations, backups.
 import type { SQLTagStore } from 'node:sqlite';
 import { MAX_OPS_LOG_ENTRIES, type OpsLogEntry, type OpsLogKind, type StoredOpsLogEntry } from '../relay-store.ts';
-import { assertInteger, int, text } from './columns.ts';
-
-export const OPS_LOG_KINDS: readonly OpsLogKind[] = ['restore', 'epoch-rotated', 'backup'];
+import { assertInteger, int, text } from '../sql/columns.ts';
+import { OPS_LOG_KINDS } from '../sql/names.ts';
 
 export function appendOpsLog(sql: SQLTagStore, entry: OpsLogEntry): void {
   assertInteger(entry.at, 'at');

@@ -1,18 +1,18 @@
 // The readers and transactors handed to one read's or one transaction's fn. Every method refuses
 // once that read or transaction ended, so a promise that escapes fn cannot touch the store outside
 // it (the PDS transactor's guard).
-import type { SQLTagStore } from 'node:sqlite';
-import { guardUse, type Guard } from '../guard.ts';
 import type { MetaReader, MetaTransactor, RelayReader, RelayTransactor } from '../relay-store.ts';
-import { assertInteger, type UseSql } from './columns.ts';
+import { assertInteger } from '../sql/columns.ts';
+import type { UseSql } from './use-sql.ts';
 import { enrolmentReader, enrolmentTransactor } from './enrolments.ts';
 import { hostRecordReader, hostRecordTransactor } from './host-records.ts';
 import { accountReader, accountTransactor } from './hosted.ts';
 import { itemReader, itemTransactor } from './items.ts';
-import { META_EPOCH, META_HEARTBEAT_AT, readMeta, writeMeta } from './meta.ts';
+import { readMeta, writeMeta } from './meta.ts';
 import { appendOpsLog, readOpsLog } from './ops-log.ts';
 import { challengeTransactor, rateWindowTransactor } from './shared-state.ts';
 import { usageReader } from './usage.ts';
+import { META_EPOCH, META_HEARTBEAT_AT } from '../sql/names.ts';
 
 /** `where` names the store in the error when its meta is missing. */
 function metaReader(use: UseSql, where: string): MetaReader {

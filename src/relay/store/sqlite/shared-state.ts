@@ -1,37 +1,28 @@
 // The SQLite side of shared-state.ts (schema 6): the challenges and rate_windows tables.
-import type { SQLTagStore } from 'node:sqlite';
 import type { ChallengeTransactor, RateWindowTransactor } from '../shared-state.ts';
-import { assertInteger, int, text, type UseSql } from './columns.ts';
-
-/** Expired challenges dropped by one `open`, so that one enrolment never turns into a long delete. */
-export const EXPIRED_CHALLENGES_PER_OPEN = 100;
+import { assertInteger, int, text } from '../sql/columns.ts';
+import type { UseSql } from './use-sql.ts';
 
 export function challengeTransactor(use: UseSql): ChallengeTransactor {
   return {
-    async open(pubkey, challenge, expiresAt, nowMs, maxOpen) {
-      assertInteger(expiresAt, 'expiresAt');
-      const sql = use();
-      sql.run`DELETE FROM challenges WHERE pubkey = ${pubkey}`;
-      deleteExpired(sql, nowMs, EXPIRED_CHALLENGES_PER_OPEN);
-      // the table holds at most maxOpen rows (plus expired ones not yet dropped): a bounded count
-      const open = int(sql.get`SELECT count(*) AS n FROM challenges WHERE expires_at > ${nowMs}` ?? { n: 0 }, 'n');
-      if (open >= maxOpen) return false;
-      sql.run`INSERT INTO challenges (pubkey, challenge, expires_at) VALUES (${pubkey}, ${challenge}, ${expiresAt})`;
-      return true;
-    },
-    async take(pubkey, nowMs) {
-      assertInteger(nowMs, 'nowMs');
+    async remove(pubkey) {
       const row = use().get`DELETE FROM challenges WHERE pubkey = ${pubkey} RETURNING challenge, expires_at`;
-      return row !== undefined && int(row, 'expires_at') > nowMs ? text(row, 'challenge') : null;
+      return row === undefined ? null : { challenge: text(row, 'challenge'), expiresAt: int(row, 'expires_at') };
     },
-    async deleteExpired(nowMs, limit) { return deleteExpired(use(), nowMs, limit); },
+    async insert(pubkey, challenge, expiresAt) {
+      assertInteger(expiresAt, 'expiresAt');
+      use().run`INSERT INTO challenges (pubkey, challenge, expires_at) VALUES (${pubkey}, ${challenge}, ${expiresAt})`;
+    },
+    async countLive(nowMs) {
+      assertInteger(nowMs, 'nowMs');
+      return int(use().get`SELECT count(*) AS n FROM challenges WHERE expires_at > ${nowMs}` ?? { n: 0 }, 'n');
+    },
+    async deleteExpired(nowMs, limit) {
+      assertInteger(nowMs, 'nowMs');
+      const result = use().run`DELETE FROM challenges WHERE pubkey IN (SELECT pubkey FROM challenges WHERE expires_at <= ${nowMs} ORDER BY expires_at LIMIT ${limit})`;
+      return Number(result.changes);
+    },
   };
-}
-
-function deleteExpired(sql: SQLTagStore, nowMs: number, limit: number): number {
-  assertInteger(nowMs, 'nowMs');
-  const result = sql.run`DELETE FROM challenges WHERE pubkey IN (SELECT pubkey FROM challenges WHERE expires_at <= ${nowMs} ORDER BY expires_at LIMIT ${limit})`;
-  return Number(result.changes);
 }
 
 export function rateWindowTransactor(use: UseSql): RateWindowTransactor {

@@ -19,7 +19,7 @@ import type { RelayReader, RelayStore, RelayTransactor } from '../relay-store.ts
 import { StoreClosedError, StoreDiskError, StoreOverloadedError, TransactionMisuseError } from '../errors.ts';
 import { storeDiskError } from './disk-errors.ts';
 import { DEFAULT_GROUP_COMMIT, type GroupCommitPolicy } from '../group-commit-policy.ts';
-import type { UseSql } from './columns.ts';
+import type { UseSql } from './use-sql.ts';
 import { closesGroup, lingers, startsAtOnce, SYSTEM_SCHEDULER, type GroupScheduler, type QueueHead } from './group-commit.ts';
 import { guardUse } from '../guard.ts';
 import { relayReader, relayTransactor } from './relay-tx.ts';

@@ -5,7 +5,7 @@ import { existsSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { backup, DatabaseSync } from 'node:sqlite';
 import type { OpsLogEntry, StoredOpsLogEntry, StoreMeta } from '../relay-store.ts';
-import { int, type Row } from './columns.ts';
+import { int, type Row } from '../sql/columns.ts';
 import { NotARelayStoreError, StoreOpenError } from '../errors.ts';
 import { ack } from './items.ts';
 import { readMeta } from './meta.ts';

@@ -3,7 +3,8 @@
 // aggregates over items without a quota check ever scanning a queue.
 import type { SQLTagStore } from 'node:sqlite';
 import type { Usage, UsageReader } from '../relay-store.ts';
-import { int, text, textOrNull, type Row, type UseSql } from './columns.ts';
+import { int, text, textOrNull, type Row } from '../sql/columns.ts';
+import type { UseSql } from './use-sql.ts';
 
 /** A set of items that share who is charged for them. */
 export interface UsageGroup {

@@ -1,28 +1,30 @@
 // What the processes of a relay share through its store (src/relay/store/shared-state.ts): enrolment
-// challenges and rate windows.
+// challenges (their rule in src/relay/store/rules/challenges.ts, over each backend's primitives) and
+// rate windows.
 import assert from 'node:assert/strict';
+import { openChallenge, takeChallenge } from '../../../../src/relay/store/rules/challenges.ts';
 import { storeTest, type OpenStoreUnderTest } from './harness.ts';
 
 export function describeSharedState(open: OpenStoreUnderTest): void {
   storeTest(open, `a challenge is single use, replaced by a newer one for its key, dead at its expiry`, async ({ store }) => {
     await store.transaction(async (tx) => {
-      assert.equal(await tx.challenges.open('k', 'first', 100, 0, 10), true);
-      assert.equal(await tx.challenges.open('k', 'second', 101, 1, 10), true);
+      assert.equal(await openChallenge(tx, 'k', 'first', 100, 0, 10), true);
+      assert.equal(await openChallenge(tx, 'k', 'second', 101, 1, 10), true);
     });
-    assert.equal(await store.transaction((tx) => tx.challenges.take('k', 2)), 'second', 'the newer one replaced the first');
-    assert.equal(await store.transaction((tx) => tx.challenges.take('k', 3)), null, 'single use');
-    await store.transaction((tx) => tx.challenges.open('k', 'late', 110, 10, 10));
-    assert.equal(await store.transaction((tx) => tx.challenges.take('k', 110)), null, 'dead at its expiry');
+    assert.equal(await store.transaction((tx) => takeChallenge(tx, 'k', 2)), 'second', 'the newer one replaced the first');
+    assert.equal(await store.transaction((tx) => takeChallenge(tx, 'k', 3)), null, 'single use');
+    await store.transaction((tx) => openChallenge(tx, 'k', 'late', 110, 10, 10));
+    assert.equal(await store.transaction((tx) => takeChallenge(tx, 'k', 110)), null, 'dead at its expiry');
   });
 
   storeTest(open, `at most maxOpen live challenges; expired ones make room and are swept`, async ({ store }) => {
     const opened = await store.transaction(async (tx) => [
-      await tx.challenges.open('a', 'ca', 100, 0, 2), await tx.challenges.open('b', 'cb', 200, 0, 2), await tx.challenges.open('c', 'cc', 200, 0, 2),
+      await openChallenge(tx, 'a', 'ca', 100, 0, 2), await openChallenge(tx, 'b', 'cb', 200, 0, 2), await openChallenge(tx, 'c', 'cc', 200, 0, 2),
     ]);
     assert.deepEqual(opened, [true, true, false], 'the third is refused while two are live');
-    assert.equal(await store.transaction((tx) => tx.challenges.take('c', 1)), null, 'a refused challenge was not stored');
-    assert.equal(await store.transaction((tx) => tx.challenges.open('b', 'cb2', 300, 1, 2)), true, 'a key may replace its own when full');
-    assert.equal(await store.transaction((tx) => tx.challenges.open('c', 'cc', 300, 100, 2)), true, 'the expired one made room');
+    assert.equal(await store.transaction((tx) => takeChallenge(tx, 'c', 1)), null, 'a refused challenge was not stored');
+    assert.equal(await store.transaction((tx) => openChallenge(tx, 'b', 'cb2', 300, 1, 2)), true, 'a key may replace its own when full');
+    assert.equal(await store.transaction((tx) => openChallenge(tx, 'c', 'cc', 300, 100, 2)), true, 'the expired one made room');
     assert.equal(await store.transaction((tx) => tx.challenges.deleteExpired(1_000, 10)), 2, 'the sweep deletes what expired');
   });
 

@@ -1,11 +1,8 @@
-// Typed reads of node:sqlite result rows. A value of the wrong type means a damaged store: the
-// readers throw rather than hand the core something it did not ask for.
-import type { SQLOutputValue, SQLTagStore } from 'node:sqlite';
+// Typed reads of result rows, for both SQL backends. A value of the wrong type means a damaged
+// store: the readers throw rather than hand the core something it did not ask for.
 
-export type Row = Record<string, SQLOutputValue>;
-
-/** The statement handle of the transaction in progress; throws once that transaction ended. */
-export type UseSql = () => SQLTagStore;
+/** One result row as node:sqlite and pg hand it over (pg's rows are narrowed to these types). */
+export type Row = Record<string, null | number | bigint | string | Uint8Array>;
 
 function damaged(column: string, wanted: string): Error {
   return new Error(`relay store damaged: column ${column} is not ${wanted}`);

@@ -1,0 +1,126 @@
+// The layer directions the README's folder table promises, checked on every import the compiler sees
+// (import-graph.ts). A rule lists which files it binds and which imports they must not make; the
+// test fails on the first import that breaks one, naming the file and what it imported.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { relative } from 'node:path';
+import { importGraph, SRC, sourceFiles } from './import-graph.ts';
+
+interface LayerRule {
+  rule: string;
+  /** the files bound by the rule (paths relative to src/) */
+  from: (file: string) => boolean;
+  /** an import those files must not make */
+  forbidden: (imported: string) => boolean;
+}
+
+const under = (folder: string) => (path: string): boolean => path.startsWith(`${folder}/`);
+const BACKENDS = ['relay/store/sqlite', 'relay/store/postgres'];
+const isBackend = (path: string): boolean => BACKENDS.some((b) => under(b)(path));
+
+/**
+ * Transport files that still import the host's root (src/host/*.ts) when this test was written: the
+ * host's relay client is to move apart from its transports (issue 28). The list may only shrink.
+ */
+const TRANSPORT_TO_HOST_ROOT_LEFT: ReadonlySet<string> = new Set([
+    'host/transport/lan/client.ts → host/host-error.ts',
+    'host/transport/lan/client.ts → host/node.ts',
+    'host/transport/lan/client.ts → host/outbox-kinds.ts',
+    'host/transport/lan/server.ts → host/node.ts',
+    'host/transport/lan/server.ts → host/pairing.ts',
+    'host/transport/lan/server.ts → host/receipts.ts',
+    'host/transport/lan/server.ts → host/receive.ts',
+    'host/transport/lan/server.ts → host/rotation.ts',
+    'host/transport/relay/relay-access.ts → host/identity.ts',
+    'host/transport/relay/relay-access.ts → host/node.ts',
+    'host/transport/relay/relay-deadlines.ts → host/alerts.ts',
+    'host/transport/relay/relay-deadlines.ts → host/node.ts',
+    'host/transport/relay/relay-deadlines.ts → host/outbox.ts',
+    'host/transport/relay/relay-deadlines.ts → host/receive.ts',
+    'host/transport/relay/relay-doctor.ts → host/doctor.ts',
+    'host/transport/relay/relay-doctor.ts → host/node.ts',
+    'host/transport/relay/relay-enc-ads.ts → host/node.ts',
+    'host/transport/relay/relay-limits.ts → host/node.ts',
+    'host/transport/relay/relay-link.ts → host/node.ts',
+    'host/transport/relay/relay-link.ts → host/outbox-kinds.ts',
+    'host/transport/relay/relay-link.ts → host/outbox.ts',
+    'host/transport/relay/relay-pin.ts → host/host-error.ts',
+    'host/transport/relay/relay-pin.ts → host/node.ts',
+    'host/transport/relay/relay-receive.ts → host/node.ts',
+    'host/transport/relay/relay-receive.ts → host/bounce.ts',
+    'host/transport/relay/relay-receive.ts → host/inbound-items.ts',
+    'host/transport/relay/relay-rotation.ts → host/node.ts',
+    'host/transport/relay/relay-session.ts → host/outbox.ts',
+    'host/transport/relay/relay-session.ts → host/node.ts',
+    'host/transport/relay/relay-transport.ts → host/node.ts',
+    'host/transport/relay/relay-transport.ts → host/outbox-kinds.ts',
+]);
+
+export const LAYER_RULES: readonly LayerRule[] = [
+  { rule: 'protocol imports nothing of ours outside protocol/', from: under('protocol'), forbidden: (i) => !under('protocol')(i) },
+  {
+    rule: 'the relay core never imports http/, ops/ or a store backend',
+    from: under('relay/core'),
+    forbidden: (i) => under('relay/http')(i) || under('relay/ops')(i) || isBackend(i) || under('relay/store/sql')(i),
+  },
+  {
+    rule: 'nothing outside relay/store/ imports a store backend or the backends\' shared floor',
+    from: (f) => !under('relay/store')(f),
+    forbidden: (i) => isBackend(i) || under('relay/store/sql')(i),
+  },
+  { rule: 'the SQLite backend never imports the PostgreSQL one', from: under('relay/store/sqlite'), forbidden: under('relay/store/postgres') },
+  { rule: 'the PostgreSQL backend never imports the SQLite one', from: under('relay/store/postgres'), forbidden: under('relay/store/sqlite') },
+  { rule: 'the backends\' shared floor imports no backend', from: under('relay/store/sql'), forbidden: isBackend },
+  { rule: 'the host never imports the relay', from: under('host'), forbidden: under('relay') },
+  { rule: 'the relay never imports the host', from: under('relay'), forbidden: under('host') },
+  {
+    rule: 'a transport never imports the host\'s root (src/host/*.ts)',
+    from: (f) => under('host/transport')(f),
+    forbidden: (i) => under('host')(i) && !i.slice('host/'.length).includes('/'),
+  },
+];
+
+/** Every import that breaks a rule, as "rule: file → imported". */
+function breaches(graph: ReadonlyMap<string, readonly string[]>, rules: readonly LayerRule[], allowed: ReadonlySet<string>): string[] {
+  const found: string[] = [];
+  for (const [file, imports] of graph) {
+    const from = relative(SRC, file);
+    for (const target of imports) {
+      const imported = relative(SRC, target);
+      for (const { rule, from: binds, forbidden } of rules) {
+        const edge = `${from} → ${imported}`;
+        if (binds(from) && forbidden(imported) && !allowed.has(edge)) found.push(`${rule}: ${edge}`);
+      }
+    }
+  }
+  return found;
+}
+
+test('every import of src/ keeps the layer directions of the README', () => {
+  const graph = importGraph(sourceFiles(SRC));
+  assert.ok(graph.size > 100, 'it read the source tree');
+  const found = breaches(graph, LAYER_RULES, TRANSPORT_TO_HOST_ROOT_LEFT);
+  assert.deepEqual(found, [], `imports against a layer:\n${found.join('\n')}`);
+});
+
+test('the list of transport imports left to move only shrinks: each entry is still an import', () => {
+  const graph = importGraph(sourceFiles(SRC));
+  const edges = new Set([...graph].flatMap(([file, imports]) => imports.map((i) => `${relative(SRC, file)} → ${relative(SRC, i)}`)));
+  const stale = [...TRANSPORT_TO_HOST_ROOT_LEFT].filter((edge) => !edges.has(edge));
+  assert.deepEqual(stale, [], 'these are gone: take them off TRANSPORT_TO_HOST_ROOT_LEFT');
+});
+
+test('the rules catch a breach of each direction', () => {
+  const fake = new Map([
+    [`${SRC}/protocol/a.ts`, [`${SRC}/common/x.ts`]],
+    [`${SRC}/relay/core/b.ts`, [`${SRC}/relay/http/server.ts`]],
+    [`${SRC}/relay/ops/c.ts`, [`${SRC}/relay/store/sqlite/items.ts`]],
+    [`${SRC}/relay/store/postgres/d.ts`, [`${SRC}/relay/store/sqlite/items.ts`]],
+    [`${SRC}/host/e.ts`, [`${SRC}/relay/core/push.ts`]],
+    [`${SRC}/host/transport/lan/f.ts`, [`${SRC}/host/node.ts`, `${SRC}/host/store/host-store.ts`]],
+  ]);
+  const found = breaches(fake, LAYER_RULES, new Set());
+  assert.equal(found.length, 6, found.join('\n'));
+  assert.ok(found.some((f) => f.endsWith('host/transport/lan/f.ts → host/node.ts')));
+  assert.ok(!found.some((f) => f.endsWith('host/store/host-store.ts')), 'a transport may import the host store');
+});
