@@ -8,11 +8,13 @@ import { after, test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, mkdirSync } from 'node:fs';
 import { request } from 'node:http';
+import { connect } from 'node:net';
 import { join } from 'node:path';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { E2E_TIMEOUT_MS, cli, cliJson, newCliHost, pairCli, startCliDaemon, type CliHost } from './host-helpers.ts';
 import { REPO_ROOT, spawnCli, trackGroup, type Child } from '../helpers/processes.ts';
 import { HostStore } from '../../src/host/store/host-store.ts';
+import { lanAddress } from '../../src/host/daemon.ts';
 
 const CHROMIUM = '/usr/bin/chromium';
 // Playwright gives the browser a fresh --user-data-dir of its own (and refuses one in args).
@@ -167,11 +169,23 @@ async function refusals(): Promise<void> {
     assert.equal(answer.status, status, `${what}: ${answer.body}`);
     assert.equal((JSON.parse(answer.body) as { code: string }).code, code, what);
   }
-  const inbox = await cliJson<{ messages: Array<{ subject: string }> }>(alpha, ['inbox', '--agent', 'ann', '--all']);
-  assert.ok(!inbox.messages.some((m) => m.subject === 'forged'), 'no refused write was stored');
+  // nothing of the page listens on the LAN: its port on this machine's LAN address refuses the connection
+  const lan = lanAddress();
+  if (lan !== '127.0.0.1') {
+    const reached = await new Promise<string>((resolve) => {
+      const socket = connect({ host: lan, port: Number(new URL(origin).port) });
+      socket.once('connect', () => { socket.destroy(); resolve('connected'); });
+      socket.once('error', (err: NodeJS.ErrnoException) => resolve(err.code ?? 'error'));
+    });
+    assert.equal(reached, 'ECONNREFUSED', `the page's port on ${lan}`);
+  }
+  const subjects = (): Promise<string[]> => call('GET', '/api/view?agent=ann', { cookie })
+    .then((a) => (JSON.parse(a.body) as { threads: Array<{ messages: Array<{ subject: string }> }> }).threads.flatMap((t) => t.messages.map((m) => m.subject)));
+  assert.ok(!(await subjects()).includes('forged'), 'no refused write was stored');
   // with everything right the same write goes through (the refusals above were for their reason)
   const good = await call('POST', '/send', form, send(csrf));
   assert.equal(good.status, 303, good.body);
+  assert.ok((await subjects()).includes('forged'));
   // a host operation's refusal is shown on the page with its status: no outbox row 999999 waits
   const retry = await call('POST', '/retry', form, new URLSearchParams({ csrf, row: '999999' }).toString());
   assert.equal(retry.status, 404);
