@@ -153,7 +153,7 @@ export function ownerView(node: HostNode, agent: string | null): OwnerView {
     mailboxes: mailboxes(node),
     agent,
     threads,
-    alerts: store.overview.sentBy(localAddress(node, SYSTEM_SENDER), OWNER_ALERTS_MAX).map((m) => ownerMessage(node, m)),
+    alerts: store.overview.systemMail(SYSTEM_SENDER, OWNER_ALERTS_MAX).map((m) => ownerMessage(node, m)),
     peers: store.peers.list().map((p) => ({
       host: p.host, fingerprint: fingerprint(p.host_pubkey), addr: p.addr,
       lan: peerLanUnreachable(p, now) ? 'unreachable' : p.last_ok_at === null ? 'unknown' : 'reachable',

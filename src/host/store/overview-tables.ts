@@ -1,5 +1,5 @@
 // Read-only looks across every mailbox of this host, for the owner's page (src/ui): agents with
-// their unread counts and last activity, the newest threads, the host's own alerts, waiting outbox
+// their unread counts and last activity, the newest threads, alerts and bounces, waiting outbox
 // rows. Nothing here writes; the page changes the store only through host operations.
 import type { Database } from './database.ts';
 import type { MessageRow } from './mail-tables.ts';
@@ -46,9 +46,9 @@ export class OverviewTables {
     return this.#db.all<MessageRow>('SELECT * FROM (SELECT * FROM messages WHERE thread = ? ORDER BY id DESC LIMIT ?) ORDER BY id', thread, limit);
   }
 
-  /** Mail from `fromAddr` (the host's own `mbx`: alerts and bounces), newest first. */
-  sentBy(fromAddr: string, limit: number): MessageRow[] {
-    return this.#db.all<MessageRow>('SELECT * FROM messages WHERE from_addr = ? ORDER BY id DESC LIMIT ?', fromAddr, limit);
+  /** Mail from the system sender `name` of any host (ours, or a peer's bouncing our mail), newest first. */
+  systemMail(name: string, limit: number): MessageRow[] {
+    return this.#db.all<MessageRow>("SELECT * FROM messages WHERE substr(from_addr, 1, length(?1) + 1) = ?1 || '@' ORDER BY id DESC LIMIT ?2", name, limit);
   }
 
   /** Rows still queued, the longest-waiting first. */
