@@ -53,7 +53,6 @@ export interface UiServerOptions {
 export interface RunningUi {
   /** the one-time login link */
   loginUrl: string;
-  origin: string;
   stop(): Promise<void>;
 }
 
@@ -158,8 +157,7 @@ export async function startUiServer(node: HostNode, options: UiServerOptions): P
   };
 
   /** A write the owner asked for, through a host operation; then back to the page (303), or the page with the failure. */
-  const write = async (req: IncomingMessage, res: ServerResponse, url: URL, session: string): Promise<void> => {
-    const g = gate as UiGate;
+  const write = async (g: UiGate, req: IncomingMessage, res: ServerResponse, url: URL, session: string): Promise<void> => {
     // a form of this page always has an Origin: a write without one did not come from it
     if (req.headers.origin !== g.origin) {
       refuse(res, { status: 403, code: 'BAD_ORIGIN', error: 'a write must come from this page' });
@@ -215,7 +213,7 @@ export async function startUiServer(node: HostNode, options: UiServerOptions): P
     }
     const session = g.session(req);
     if (session === null) return refuse(res, { status: 401, code: 'NO_SESSION', error: 'open the link `agentmbx ui` printed' });
-    if (method === 'POST' && ['/send', '/retry', '/dismiss'].includes(url.pathname)) return write(req, res, url, session);
+    if (method === 'POST' && ['/send', '/retry', '/dismiss'].includes(url.pathname)) return write(g, req, res, url, session);
     if (method !== 'GET') return refuse(res, { status: 405, code: 'BAD_METHOD', error: `${method} ${url.pathname} is not served` });
     const asset = ASSETS[url.pathname];
     if (asset !== undefined) {
@@ -249,10 +247,8 @@ export async function startUiServer(node: HostNode, options: UiServerOptions): P
   });
   const port = (server.address() as AddressInfo).port;
   gate = new UiGate({ secret, port, host: node.config.host, ...(options.nowMs === undefined ? {} : { nowMs: options.nowMs }) });
-  const ready = gate;
   return {
-    loginUrl: ready.loginUrl(),
-    origin: ready.origin,
+    loginUrl: gate.loginUrl(),
     async stop() {
       if (watch !== null) clearInterval(watch);
       if (heartbeat !== null) clearInterval(heartbeat);
