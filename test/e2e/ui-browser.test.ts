@@ -1,7 +1,7 @@
 // The owner's page in a real browser: Debian's headless Chromium driven by playwright-core, two
 // paired hosts with their daemons, and `agentmbx ui` of the first. Mail sent from the CLI appears
 // live (no reload) within a second, its state moves to acked when the recipient acks, a hostile
-// subject renders as text, the owner writes and dismisses through the page, and requests without
+// subject renders as text, the owner writes, searches and dismisses through the page, and requests without
 // the cookie, from a foreign Origin or Host, or without the CSRF token are refused. A screenshot of
 // the main view is left in test/artifacts/ (git-ignored).
 import { after, test, type TestContext } from 'node:test';
@@ -126,6 +126,13 @@ async function ownerWrites(): Promise<void> {
   assert.equal(await page.textContent(`#opened article.msg[data-id="${id}"] .from`), 'owner@alpha');
   const inbox = await cliJson<{ messages: Array<{ id: string; from: string; trust: string; subject: string }> }>(alpha, ['inbox', '--agent', 'ann']);
   assert.deepEqual(inbox.messages.map((m) => [m.id, m.from, m.trust, m.subject]), [[id, 'owner@alpha', 'local', 'from the owner']]);
+  // the full-text index finds it, in every mailbox and in ann's; a query without words is the host's refusal, shown
+  for (const path of ['/?q=build', '/?agent=ann&q=build']) {
+    await page.goto(`${origin}${path}`);
+    assert.deepEqual(await page.locator('#search article.msg').evaluateAll((els) => els.map((e) => e.getAttribute('data-id'))), [id], path);
+  }
+  await page.goto(`${origin}/?q=${encodeURIComponent('!!')}`);
+  assert.match(await page.textContent('.failure') ?? '', /the search query has no words/);
 }
 
 async function dismissQuarantined(): Promise<void> {
