@@ -15,6 +15,7 @@ import { registerDoctorCommand } from './doctor.ts';
 import { registerBackupCommands } from './backup.ts';
 import { registerSetupCommand } from './setup.ts';
 import { registerRelayClientCommands } from './relay-client.ts';
+import { registerUiCommand } from './ui.ts';
 import { fingerprint } from '../protocol/fingerprint.ts';
 import { startDaemon } from '../host/daemon.ts';
 import { acquireDaemonLock } from '../host/daemon-lock.ts';
@@ -117,6 +118,7 @@ export function registerHostCommands(program: Command): void {
   registerDoctorCommand(program);
   registerBackupCommands(program);
   registerSetupCommand(program);
+  registerUiCommand(program);
   // `relay set|unset|quarantine` join the operator's `relay` group (registered before the host's).
   const relay = program.commands.find((c) => c.name() === 'relay');
   if (relay !== undefined) registerRelayClientCommands(relay);

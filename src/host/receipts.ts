@@ -102,15 +102,20 @@ function pathOf(row: OutboxRow): string | null {
   return row.transport === 'lan' ? 'lan' : null;
 }
 
+/** The mailboxes of this host that got message `id`, each with its delivery state and how its agent was woken. */
+export function localRecipients(node: HostNode, id: string, via: 'local' | null): RecipientStatus[] {
+  return node.store.mail.deliveriesOf(id).map((d) => ({
+    recipient: localAddress(node, d.agent), host: node.config.host, state: d.state, at: isoTime(d.updated_at), note: d.note, via,
+    wake: wakeText(node, id, d.agent),
+  }));
+}
+
 /** Per recipient, the best known state of a message this host sent; null when it did not send it. */
 export function messageStatus(node: HostNode, id: string): MessageStatus | null {
   const { store } = node;
   const msg = store.mail.message(id);
   if (msg === undefined || msg.direction !== 'out') return null;
-  const recipients: RecipientStatus[] = store.mail.deliveriesOf(id).map((d) => ({
-    recipient: localAddress(node, d.agent), host: node.config.host, state: d.state, at: isoTime(d.updated_at), note: d.note, via: 'local',
-    wake: wakeText(node, id, d.agent),
-  }));
+  const recipients = localRecipients(node, id, 'local');
   const receipts = store.receipts.forMessage(id);
   for (const row of store.outbox.forMessage(id)) {
     const via = pathOf(row);

@@ -73,6 +73,8 @@ export const LAYER_RULES: readonly LayerRule[] = [
   { rule: 'the backends\' shared floor imports no backend', from: under('relay/store/sql'), forbidden: isBackend },
   { rule: 'the host never imports the relay', from: under('host'), forbidden: under('relay') },
   { rule: 'the relay never imports the host', from: under('relay'), forbidden: under('host') },
+  { rule: 'the host never imports the owner\'s page', from: under('host'), forbidden: under('ui') },
+  { rule: 'the owner\'s page never imports the relay', from: under('ui'), forbidden: under('relay') },
   {
     rule: 'a transport never imports the host\'s root (src/host/*.ts)',
     from: (f) => under('host/transport')(f),

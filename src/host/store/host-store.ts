@@ -4,6 +4,7 @@ import { AgentMailTables } from './agent-mail-tables.ts';
 import { openDatabase, schemaVersion, type Database } from './database.ts';
 import { MailTables } from './mail-tables.ts';
 import { OutboxTable } from './outbox-table.ts';
+import { OverviewTables } from './overview-tables.ts';
 import { PairTokensTable, RotationsTable } from './pairing-tables.ts';
 import { PeerLinksTable } from './peer-links-table.ts';
 import { PeersTable } from './peers-table.ts';
@@ -26,6 +27,7 @@ export class HostStore {
   readonly agentMail: AgentMailTables;
   readonly peerLinks: PeerLinksTable;
   readonly wake: WakeTables;
+  readonly overview: OverviewTables;
 
   constructor(db: Database) {
     this.db = db;
@@ -39,6 +41,7 @@ export class HostStore {
     this.agentMail = new AgentMailTables(db);
     this.peerLinks = new PeerLinksTable(db);
     this.wake = new WakeTables(db);
+    this.overview = new OverviewTables(db);
   }
 
   static open(path: string): HostStore {

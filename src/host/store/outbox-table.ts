@@ -177,6 +177,11 @@ export class OutboxTable {
     return requeued;
   }
 
+  /** Makes one queued row due now (the owner asked to try it again at once); false when it is not queued. */
+  makeRowDueNow(id: number, nowMs: number): boolean {
+    return this.#db.run("UPDATE outbox SET next_at = MIN(next_at, ?) WHERE id = ? AND state = 'queued'", nowMs, id).changes > 0;
+  }
+
   /**
    * Makes every waiting row for `host` due now: a path to it works again (a verified call, its LAN
    * answering, an item or enc-key ad of it seen at the relay), a reason to try at once, not after the backoff.

@@ -144,8 +144,9 @@ export class RelayTables {
     return this.#db.all<QuarantineRow>('SELECT * FROM relay_quarantine WHERE sender_pubkey = ? ORDER BY at, seq LIMIT ?', senderPubkey, limit);
   }
 
-  release(row: Pick<QuarantineRow, 'relay_url' | 'epoch' | 'seq'>): void {
-    this.#db.run('DELETE FROM relay_quarantine WHERE relay_url = ? AND epoch = ? AND seq = ?', row.relay_url, row.epoch, row.seq);
+  /** Takes the item out of the quarantine; false when it was not there. */
+  release(row: Pick<QuarantineRow, 'relay_url' | 'epoch' | 'seq'>): boolean {
+    return this.#db.run('DELETE FROM relay_quarantine WHERE relay_url = ? AND epoch = ? AND seq = ?', row.relay_url, row.epoch, row.seq).changes > 0;
   }
 
   /** Quarantined items the owner has not dismissed. */
