@@ -46,7 +46,7 @@ export interface DeliveryRow {
 
 export type InboxRow = MessageRow & { state: DeliveryState; note: string | null; agent: string };
 
-/** A messages row as SQLite hands it back: the body is stored as UTF-8 bytes (a BLOB; schema 6). */
+/** A messages row as SQLite hands it back: the body is stored as UTF-8 bytes (a BLOB; schema 7). */
 export type StoredMessageRow<T extends MessageRow> = Omit<T, 'body'> & { body: Uint8Array | string };
 
 /**
