@@ -57,6 +57,16 @@ export function createMailServer(node: HostNode, agent: string, version: string,
     },
   );
   let subscribed = false;
+  // The client's own name (claude-code, codex…) is what the directory shows as the agent's `cli`
+  // (set before the channel starts: it chains its own handler after this one).
+  server.server.oninitialized = () => {
+    const cli = shortLabel(server.server.getClientVersion()?.name);
+    try {
+      if (cli !== null) node.store.peerLinks.setAgentCli(agent, cli);
+    } catch {
+      // a store that refuses the write leaves the client unknown (null); the session goes on
+    }
+  };
   const channel = startChannel(server.server, node, agent, options.channel ?? 'auto');
   const watch: MailWatch = watchDeliveries(node, agent, () => {
     if (!server.isConnected()) return;
@@ -69,15 +79,6 @@ export function createMailServer(node: HostNode, agent: string, version: string,
     progressEveryMs: options.progressEveryMs ?? WAIT_PROGRESS_DEFAULT_MS,
   };
   registerMailTools(server, session);
-  // The client's own name (claude-code, codex…) is what the directory shows as the agent's `cli`.
-  server.server.oninitialized = () => {
-    const cli = shortLabel(server.server.getClientVersion()?.name);
-    try {
-      if (cli !== null) node.store.peerLinks.setAgentCli(agent, cli);
-    } catch {
-      // a store that refuses the write leaves the client unknown (null); the session goes on
-    }
-  };
 
   server.registerResource('inbox', uri, {
     title: `Inbox of ${localAddress(node, agent)}`,

@@ -75,9 +75,11 @@ test('the daemon on a full home: mail queued before the fault is delivered after
   assert.equal(refused.code, 6);
   assert.match(refused.stderr, fullLine(alpha));
   await startCliDaemon(beta);
-  // alpha hands the mail over but cannot record it: it backs off and says so once
+  // alpha's first write of a tick fails (recording the hand-over, or what it learnt of its peer
+  // before it): it backs off and says so once; the mail is at beta at most once meanwhile
   await alphaDaemon.waitForLine(new RegExp(`the disk holding ${homeOf(alpha)} is full .*; the daemon retries, less often while it lasts`));
-  assert.deepEqual((await inboxMessages<InboxItem>(beta, 'bob')).map((m) => m.id), [queued]);
+  const whileFull = (await inboxMessages<InboxItem>(beta, 'bob')).map((m) => m.id);
+  assert.ok(whileFull.length === 0 || (whileFull.length === 1 && whileFull[0] === queued), alphaDaemon.stdout());
 
   disk.resize(16 * MiB);
   await alphaDaemon.waitForLine(new RegExp(`the disk holding ${homeOf(alpha)} takes writes again`));

@@ -147,7 +147,9 @@ async function dismissQuarantined(): Promise<void> {
   assert.match(await page.textContent('#quarantine .reason') ?? '', /^bad signature <b>$/);
   await Promise.all([page.waitForURL(/#quarantine$/), page.click('#quarantine li.quarantined[data-seq="3"] button')]);
   await page.waitForSelector('#quarantine p.empty');
-  assert.deepEqual(store.relay.quarantined(), []);
+  // dismissed as `relay quarantine dismiss` does: kept, no longer counted
+  assert.deepEqual(store.relay.quarantined(100, false), []);
+  assert.deepEqual(store.relay.quarantined().map((q) => [q.seq, q.dismissed_at !== null]), [[3, true]]);
 }
 
 async function refusals(): Promise<void> {

@@ -35,7 +35,7 @@ test('retry now makes a backed-off queued row due at once, and only a queued one
   assert.throws(() => retryRowNow(a, Number.NaN), (err: unknown) => err instanceof HostError && err.kind === 'invalid');
 });
 
-test('dismiss takes one quarantined item out, and says so when it is gone', async () => {
+test('dismiss takes one quarantined item off the owner\'s list (kept in the store, as the CLI does), and says so when it was dismissed already', async () => {
   const clock = new TestClock();
   const { a, b } = await pairedHosts(clock);
   const item = { relay_url: 'http://relay.test', epoch: 'e1', seq: 7, kind: 'envelope', item_id: 'x1', sender_pubkey: b.keys.hostKey.publicKey, reason: 'bad signature', wire_b64: 'e30=', at: clock.now };
@@ -43,7 +43,8 @@ test('dismiss takes one quarantined item out, and says so when it is gone', asyn
   a.store.relay.quarantine({ ...item, seq: 8, item_id: 'x2' });
   assert.deepEqual(ownerView(a, null).quarantine.map((q) => [q.seq, q.reason]), [[7, 'bad signature'], [8, 'bad signature']]);
   dismissQuarantined(a, { relay_url: item.relay_url, epoch: 'e1', seq: 7 });
-  assert.deepEqual(a.store.relay.quarantined().map((q) => q.seq), [8]);
+  assert.deepEqual(ownerView(a, null).quarantine.map((q) => q.seq), [8]);
+  assert.deepEqual(a.store.relay.quarantined().map((q) => [q.seq, q.dismissed_at]), [[7, clock.now], [8, null]], 'nothing is deleted');
   assert.throws(() => dismissQuarantined(a, { relay_url: item.relay_url, epoch: 'e1', seq: 7 }), (err: unknown) => err instanceof HostError && err.kind === 'not-found');
 });
 

@@ -53,7 +53,7 @@ const CASES: Case[] = [
   { name: 'senders', code: 'SENDER_LIST_REFUSED', parse: (b) => parseSenderListRequest(b, caller.publicKey, NOW) },
   { name: 'rotate', code: 'BAD_ROTATION', parse: parseRotationRequest },
   { name: 'enc-key v2', code: 'ENC_AD_REFUSED', parse: (b) => parseEncAdV2Request(b, caller.publicKey, NOW) },
-  { name: 'enc-key v1', code: 'ENC_AD_REFUSED', parse: (b) => parseEncAdV1Request(b, { hostName: 'laptop', hostPubkey: caller.publicKey }) },
+  { name: 'enc-key v1', code: 'ENC_AD_V1_RETIRED', parse: (b) => parseEncAdV1Request(b, { hostName: 'laptop', hostPubkey: caller.publicKey }) },
   { name: 'admin deny', code: 'BAD_DENY_ENTRIES', parse: (b) => parseDenyRequest(b, NOW, { maxClaimChars: 256, minAheadMs: 15 * 60_000 }) },
 ];
 

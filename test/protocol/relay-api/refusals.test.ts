@@ -17,13 +17,15 @@ const ISSUED: ReadonlyArray<[string, number]> = [
   ['ENROLMENTS_FULL', 503], ['NAME_TAKEN', 409], ['BAD_PUSH', 400], ['BATCH_TOO_LARGE', 400], ['BAD_PULL', 400],
   ['EPOCH', 409], ['BAD_ACK', 400], ['BAD_V1_ACK', 400], ['SENDER_LIST_NOT_OWN', 403], ['SENDER_LIST_IAT_AHEAD', 400],
   ['SENDER_LIST_BAD_SIGNATURE', 401], ['SENDER_LIST_REFUSED', 400], ['SENDER_LIST_NOT_NEWER', 409], ['BAD_ROTATION', 400],
-  ['ROTATION_KEY_REVOKED', 409], ['ROTATION_UNKNOWN_KEY', 404], ['ENC_AD_REFUSED', 400], ['BAD_LOOKUP', 400], ['UNKNOWN_HOST', 404],
+  ['ROTATION_KEY_REVOKED', 409], ['ROTATION_UNKNOWN_KEY', 404], ['ENC_AD_REFUSED', 400], ['ENC_AD_V1_RETIRED', 410], ['BAD_LOOKUP', 400], ['UNKNOWN_HOST', 404],
   ['BAD_DENY_ENTRIES', 400], ['DENY_LIST_FULL', 503],
 ];
 
 /** The codes clients saw in answer bodies before the catalogue, spelled as they were (README, protocol.md). */
 const CODES_IN_BODIES_BEFORE = ['BAD_JSON', 'BAD_ACK', 'BAD_ROTATION', 'TOKEN_REQUIRED', 'TOKEN_INVALID', 'REVOKED', 'DENIED', 'EPOCH',
-  'NAME_TAKEN', 'RATE', 'AUTHORITY_UNAVAILABLE', 'STORE_FULL', 'STORE_IO', 'STORE_SYNC_FAILED'];
+  'NAME_TAKEN', 'RATE', 'AUTHORITY_UNAVAILABLE', 'STORE_FULL', 'STORE_IO', 'STORE_SYNC_FAILED',
+  // AgentMBX hosts read a v1 enc-key publish's answer by its status (410); the code names it for ours
+  'ENC_AD_V1_RETIRED'];
 
 /** Codes a host's own LAN server answers (src/host/transport/lan/server.ts): the relay never gives them another meaning. */
 const LAN_CODES = ['STORE_DISK'];
