@@ -12,6 +12,7 @@
 // commits it without waiting.
 
 import type { GroupCommitPolicy } from '../group-commit-policy.ts';
+import type { Gathering } from '../sql/group-runner.ts';
 
 /** How the store reads time and puts off work; tests inject both. */
 export interface GroupScheduler {
@@ -48,4 +49,30 @@ export function lingers(policy: GroupCommitPolicy, group: { size: number; previo
 /** Whether an open group commits now instead of taking the next queued transaction. */
 export function closesGroup(policy: GroupCommitPolicy, size: number, openedAt: number, nowMs: number, next: QueueHead): boolean {
   return next !== 'write' || size >= policy.maxItems || nowMs - openedAt >= policy.maxWaitMs;
+}
+
+/**
+ * The SQLite store's gathering rule for the shared runner (../sql/group-runner.ts), by the rules
+ * above. `beforeBegin`: a shared store gathers the whole group before it takes the write lock; a
+ * lone one takes members while the group is open (and holds the lock meanwhile: no other process
+ * wants it).
+ */
+export function policyGathering(policy: GroupCommitPolicy, scheduler: GroupScheduler, writersPending: () => boolean, beforeBegin: boolean): Gathering {
+  const turn = (): Promise<void> => new Promise<void>((resolve) => { scheduler.defer(resolve); });
+  return {
+    beforeBegin,
+    start: (state) => (startsAtOnce(policy, state.lastCommitAt, scheduler.nowMs()) ? undefined : turn()),
+    async joins(state, size, openedAt) {
+      // While a WAL sync runs, committing would not answer anyone sooner (a commit waits for the next
+      // sync anyway): the group stays open and takes the writes that arrive until that sync ends.
+      while (state.waiting === 0 && state.afterCommitting !== null && size < policy.maxItems) await state.arrival(state.afterCommitting);
+      // a turn at a time: again only while write requests are still being identified
+      const shape = () => ({ size, previousSize: state.lastGroupSize, openedAt, writersPending: writersPending() });
+      while (state.waiting === 0 && lingers(policy, shape(), state.lastCommitAt, scheduler.nowMs())) {
+        await turn();
+        if (!writersPending()) break;
+      }
+      return !closesGroup(policy, size, openedAt, scheduler.nowMs(), state.waiting === 0 ? 'empty' : 'write');
+    },
+  };
 }
