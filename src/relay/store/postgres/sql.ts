@@ -277,3 +277,13 @@ export function sqlState(error: unknown): string | null {
   const code = (error as { code?: unknown } | null)?.code;
   return typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code) ? code : null;
 }
+
+/** Ends the transaction; false when that failed (a lost connection, which is then not reused). */
+export async function finish(sql: Sql, how: 'COMMIT' | 'ROLLBACK'): Promise<boolean> {
+  try {
+    await sql.exec(how);
+    return true;
+  } catch {
+    return false;
+  }
+}
