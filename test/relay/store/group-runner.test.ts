@@ -83,7 +83,7 @@ describe('the group runner over SQLite', () => {
     await close();
   });
 
-  test(`at most MAX_QUEUED_TRANSACTIONS wait, reads the backend counts included; the next is refused`, async () => {
+  test(`at most MAX_QUEUED_TRANSACTIONS wait, reads the backend counts included; the next is refused`, { timeout: 10_000 }, async () => {
     let reads = 0;
     const { runner, close } = sqliteRunner({ pendingReads: () => reads });
     const held = gate();
@@ -100,7 +100,7 @@ describe('the group runner over SQLite', () => {
     await close();
   });
 
-  test('a failing member is rolled back to its savepoint while the others of its group commit', async () => {
+  test('a failing member is rolled back to its savepoint while the others of its group commit', { timeout: 10_000 }, async () => {
     const { runner, insert, committed, close } = sqliteRunner();
     const first = runner.transaction(insert('a'));
     const failing = runner.transaction(async (use) => {
@@ -171,7 +171,7 @@ describe('the group runner over SQLite', () => {
     await close();
   });
 
-  test('a member the engine runs again goes first in the next group, its earlier runs rolled back', async () => {
+  test('a member the engine runs again goes first in the next group, its earlier runs rolled back', { timeout: 10_000 }, async () => {
     const retry = new Error('a deadlock victim');
     const { runner, committed, close } = sqliteRunner({
       engine: (base) => ({ ...base, runsAgain: (error, attempts) => error === retry && attempts < 3 }),
@@ -193,7 +193,7 @@ describe('the group runner over SQLite', () => {
     await close();
   });
 
-  test('a full group leaves the rest of its members, in order, to the next group', async () => {
+  test('a full group leaves the rest of its members, in order, to the next group', { timeout: 10_000 }, async () => {
     const { runner, insert, committed, close } = sqliteRunner({
       engine: (base) => ({ ...base, group: () => { let size = 0; const tx = base.group(); return { ...tx, release: () => { size += 1; return tx.release(); }, full: () => size >= 2 }; } }),
     });
