@@ -44,7 +44,7 @@ export class StoreLockLostError extends Error {
   override name = 'StoreLockLostError';
 }
 
-/** More transactions are waiting than the backend's queue holds (SQLite: MAX_QUEUED_TRANSACTIONS). */
+/** More transactions are waiting than the queue holds (MAX_QUEUED_TRANSACTIONS, sql/group-runner.ts). */
 export class StoreOverloadedError extends Error {
   override name = 'StoreOverloadedError';
   constructor() {
