@@ -8,7 +8,7 @@ import { signEnvelope, type UnsignedEnvelopeV3 } from '../src/protocol/records/e
 import { deriveMeta } from '../src/protocol/records/envelope-meta.ts';
 import { sealEnvelopeBody } from '../src/protocol/seal.ts';
 import { newUlid } from '../src/protocol/ulid.ts';
-import { RelayApi } from '../src/host/transport/relay/relay-api.ts';
+import { RelayApi } from '../src/host/relay-client/api.ts';
 import { BenchClient, type PreparedCall } from './bench-client.ts';
 
 export interface Host {

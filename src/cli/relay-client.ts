@@ -9,7 +9,7 @@ import type { QuarantineRow } from '../host/store/relay-tables.ts';
 import { escapeInLine as inLine } from '../common/terminal-text.ts';
 import { printJson, printResult } from './output.ts';
 import { fingerprint } from '../protocol/fingerprint.ts';
-import { setRelay, unsetRelay } from '../host/transport/relay/relay-pin.ts';
+import { setRelay, unsetRelay } from '../host/relay-client/pin.ts';
 
 export function registerRelayClientCommands(relay: Command): void {
   relay.command('set <url>')

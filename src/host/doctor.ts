@@ -12,7 +12,7 @@ import { freeSpaceText } from '../common/disk-fault.ts';
 import { lanCall } from './transport/lan/client.ts';
 import { errorText } from '../common/answer-error.ts';
 import { ageText } from '../common/time-text.ts';
-import { relayChecks } from './transport/relay/relay-doctor.ts';
+import { relayChecks } from './relay-client/doctor-checks.ts';
 import { guardChecks } from './wake/loop-guard.ts';
 
 /** How long doctor waits for one peer or the daemon. */

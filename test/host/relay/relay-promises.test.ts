@@ -15,10 +15,10 @@ import { RouteError } from '../../../src/host/route.ts';
 import type { HostNode } from '../../../src/host/node.ts';
 import type { MessageRow } from '../../../src/host/store/mail-tables.ts';
 import { outboxOverview } from '../../../src/host/outbox.ts';
-import { setRelay } from '../../../src/host/transport/relay/relay-pin.ts';
+import { setRelay } from '../../../src/host/relay-client/pin.ts';
 import { startTestRelay } from '../../helpers/relay-fixture.ts';
 import { isFinalRelayRefusal } from '../../../src/host/transport/relay/relay-transport.ts';
-import { UNREACHABLE_RETRY_MAX_MS } from '../../../src/host/transport/relay/relay-session.ts';
+import { UNREACHABLE_RETRY_MAX_MS } from '../../../src/host/relay-client/session.ts';
 import { relayWorld, restartRelay, tick, tickUntilRow, type RelayWorld } from './relay-fixtures.ts';
 
 const rowOf = (node: HostNode, id: string) => node.store.outbox.forMessage(id)[0] ?? assert.fail('no row');

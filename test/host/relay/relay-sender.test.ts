@@ -8,7 +8,7 @@ import { acceptReceipt } from '../../../src/host/receipts.ts';
 import { listInbox } from '../../../src/host/mailbox.ts';
 import { sendMail } from '../../../src/host/send.ts';
 import { RELAY_DEADLINE_GRACE_MS } from '../../../src/host/transport/relay/relay-deadlines.ts';
-import { DEFAULT_RETENTION_MS } from '../../../src/host/transport/relay/relay-session.ts';
+import { DEFAULT_RETENTION_MS } from '../../../src/host/relay-client/session.ts';
 import { signReceipt } from '../../../src/protocol/records/receipt.ts';
 import { sweep } from '../../../src/relay/core/sweep.ts';
 import type { HostNode } from '../../../src/host/node.ts';

@@ -9,7 +9,7 @@ import { after } from 'node:test';
 import { generateSigningKey } from '../../../src/protocol/keys.ts';
 import { cloudKeyJwk, cloudKeyThumbprint } from '../../../src/protocol/records/cloud-key.ts';
 import type { HostNode } from '../../../src/host/node.ts';
-import { setRelay } from '../../../src/host/transport/relay/relay-pin.ts';
+import { setRelay } from '../../../src/host/relay-client/pin.ts';
 import type { Enrolment } from '../../../src/relay/store/relay-store.ts';
 import { tempDir } from '../../helpers/processes.ts';
 import type { TestRelay } from '../../helpers/relay-fixture.ts';

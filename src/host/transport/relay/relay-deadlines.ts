@@ -6,7 +6,7 @@ import { alertLocal, senderOf } from '../../alerts.ts';
 import type { HostNode } from '../../node.ts';
 import { FLUSH_ROWS_MAX } from '../../outbox.ts';
 import type { ReceiveResult } from '../../receive.ts';
-import { DEFAULT_RETENTION_MS } from './relay-session.ts';
+import { DEFAULT_RETENTION_MS } from '../../relay-client/session.ts';
 
 /** Added to the relay's retention before the sender stops waiting for a delivery receipt. */
 export const RELAY_DEADLINE_GRACE_MS = 24 * 60 * 60 * 1000;

@@ -12,12 +12,12 @@ import type { PeerRow } from '../../store/peers-table.ts';
 import type { RowResult, Transport } from '../transport.ts';
 import type { TransportChooser } from '../../outbox.ts';
 import { expireRelayDeadlines } from './relay-deadlines.ts';
-import { fetchPeerEncKeyViaRelay } from './relay-enc-ads.ts';
+import { fetchPeerEncKeyViaRelay } from '../../relay-client/enc-ads.ts';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { readInfoAnswer } from '../../../protocol/relay-api/info.ts';
 import { backoffMs } from '../../outbox.ts';
 import { pullRelay, type HeldPullOptions, type LastAck, type PullOutcome } from './relay-receive.ts';
-import { ensureSession, UNREACHABLE_RETRY_MAX_MS, type RelaySession } from './relay-session.ts';
+import { ensureSession, UNREACHABLE_RETRY_MAX_MS, type RelaySession } from '../../relay-client/session.ts';
 import { RelayTransport } from './relay-transport.ts';
 
 /** Seconds a held pull asks the relay to hold it at most (the relay lowers it to its max_wait_s). */

@@ -11,7 +11,7 @@ import type { HostNode } from '../../node.ts';
 import { queueBounce } from '../../bounce.ts';
 import { applyInboundItem } from '../../inbound-items.ts';
 import { applyExpiredNotice } from './relay-deadlines.ts';
-import { forgetSession, noteIfUnreachable, noteRelayReset, type RelaySession } from './relay-session.ts';
+import { forgetSession, noteIfUnreachable, noteRelayReset, type RelaySession } from '../../relay-client/session.ts';
 
 /** Items per pull page we ask for (the relay clamps to its max_pull). */
 export const RELAY_PULL_LIMIT = 500;

@@ -13,7 +13,7 @@ import { lanOnly } from '../../outbox-kinds.ts';
 import type { OutboxRow } from '../../store/outbox-table.ts';
 import type { PeerRow } from '../../store/peers-table.ts';
 import type { RowResult, Transport } from '../transport.ts';
-import { forgetSession, noteIfUnreachable, noteRelayReset, type RelaySession } from './relay-session.ts';
+import { forgetSession, noteIfUnreachable, noteRelayReset, type RelaySession } from '../../relay-client/session.ts';
 import { readRefusalStatus } from '../../../protocol/relay-api/item-results.ts';
 
 /** Items per push when the relay's info gave no max_batch (its default). */

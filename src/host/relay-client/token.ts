@@ -4,7 +4,7 @@
 // verifies it) says when to run the command again. A failure is one line that never holds a token.
 import { spawn } from 'node:child_process';
 import { decodeJwt } from 'jose';
-import { UNSHOWABLE } from '../../../common/terminal-text.ts';
+import { UNSHOWABLE } from '../../common/terminal-text.ts';
 
 /** A token command that has not finished by then is killed (its whole process group). */
 export const TOKEN_COMMAND_TIMEOUT_MS = 30_000;
