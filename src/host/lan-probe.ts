@@ -7,7 +7,7 @@ import { expandRoute } from './route.ts';
 import type { SendRequest } from './send.ts';
 import type { PeerRow } from './store/peers-table.ts';
 import { lanCall } from './transport/lan/client.ts';
-import { DEFAULT_MAX_ITEM_BYTES, lanKnownUp, sealedSizeBound } from './transport/relay/relay-limits.ts';
+import { DEFAULT_MAX_ITEM_BYTES, lanKnownUp, sealedSizeBound } from './transport/row-path.ts';
 
 /** The longest the probe of one peer takes (connect and answer); peers are probed side by side. */
 export const SEND_PROBE_TIMEOUT_MS = 2_500;

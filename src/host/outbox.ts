@@ -9,7 +9,7 @@ import type { HostNode } from './node.ts';
 import { goesFirst, inSendingOrder, type OutboxKind } from './outbox-kinds.ts';
 import type { OutboxRow, RelayAcceptance } from './store/outbox-table.ts';
 import type { PeerRow } from './store/peers-table.ts';
-import type { RowResult, Transport } from './transport/transport.ts';
+import type { RowResult, Transport, TransportChooser } from './transport/transport.ts';
 
 export const BACKOFF_BASE_MS = 5_000;
 export const BACKOFF_MAX_MS = 60 * 60 * 1000;
@@ -81,9 +81,6 @@ function applyResult(node: HostNode, transport: Transport | null, row: OutboxRow
 
 /** Hears each row's result, and the name of the transport that carried it (or `none`). */
 export type FlushReport = (row: OutboxRow, result: RowResult, via: string) => void;
-
-/** Picks the transport for one of a peer's rows (the LAN for now; the relay joins it later). */
-export type TransportChooser = (peer: PeerRow, row: OutboxRow) => Transport;
 
 /** Delivers one peer's batch on one transport and moves each row on its own result. */
 async function deliverBatch(node: HostNode, peer: PeerRow, transport: Transport, batch: OutboxRow[], report?: FlushReport): Promise<void> {

@@ -10,7 +10,7 @@ import { isoTime, localAddress, type HostNode } from './node.ts';
 import { localRecipients, messageStatus, type RecipientStatus } from './receipts.ts';
 import { OWNER, SYSTEM_SENDER } from './route.ts';
 import type { MessageRow } from './store/mail-tables.ts';
-import { peerLanUnreachable } from './transport/relay/relay-link.ts';
+import { peerLanUnreachable } from './transport/row-path.ts';
 
 /** Threads one view shows, the newest first. */
 export const OWNER_THREADS_MAX = 50;

@@ -9,7 +9,7 @@ import { isUlid, newUlid } from '../protocol/ulid.ts';
 import { firstLoneSurrogateIndex } from '../common/unicode-text.ts';
 import { isoTime, localAddress, type HostNode } from './node.ts';
 import { expandRoute, isMailboxHere, RouteError } from './route.ts';
-import { relayFit } from './transport/relay/relay-limits.ts';
+import { relayFit } from './transport/row-path.ts';
 
 export interface SendRequest {
   from: string;

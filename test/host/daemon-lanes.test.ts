@@ -10,7 +10,7 @@ import { listInbox } from '../../src/host/mailbox.ts';
 import type { HostNode } from '../../src/host/node.ts';
 import { sendMail } from '../../src/host/send.ts';
 import { LanTransport } from '../../src/host/transport/lan/client.ts';
-import { peerLanUnreachable } from '../../src/host/transport/relay/relay-link.ts';
+import { peerLanUnreachable } from '../../src/host/transport/row-path.ts';
 import { waitUntil } from '../helpers/wait.ts';
 import { makeHost, pin, serveLan } from './fixtures.ts';
 import { CLOSED_ADDR, relayWorld, tick, tickUntilRow } from './relay/relay-fixtures.ts';

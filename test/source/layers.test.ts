@@ -35,15 +35,14 @@ const TRANSPORT_TO_HOST_ROOT_LEFT: ReadonlySet<string> = new Set([
     'host/transport/relay/relay-deadlines.ts → host/node.ts',
     'host/transport/relay/relay-deadlines.ts → host/outbox.ts',
     'host/transport/relay/relay-deadlines.ts → host/receive.ts',
-    'host/transport/relay/relay-limits.ts → host/node.ts',
     'host/transport/relay/relay-link.ts → host/node.ts',
-    'host/transport/relay/relay-link.ts → host/outbox-kinds.ts',
+    'host/transport/row-path.ts → host/node.ts',
+    'host/transport/row-path.ts → host/outbox-kinds.ts',
     'host/transport/relay/relay-link.ts → host/outbox.ts',
     'host/transport/relay/relay-receive.ts → host/node.ts',
     'host/transport/relay/relay-receive.ts → host/bounce.ts',
     'host/transport/relay/relay-receive.ts → host/inbound-items.ts',
     'host/transport/relay/relay-transport.ts → host/node.ts',
-    'host/transport/relay/relay-transport.ts → host/outbox-kinds.ts',
 ]);
 
 export const LAYER_RULES: readonly LayerRule[] = [

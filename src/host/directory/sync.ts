@@ -9,7 +9,7 @@ import { readFeatures } from './peer-features.ts';
 import type { HostNode } from '../node.ts';
 import type { PeerRow } from '../store/peers-table.ts';
 import { lanCall, LanError } from '../transport/lan/client.ts';
-import { peerLanUnreachable } from '../transport/relay/relay-link.ts';
+import { peerLanUnreachable } from '../transport/row-path.ts';
 
 /** How often each peer's directory is asked for. */
 export const DIRECTORY_EVERY_MS = 60_000;

@@ -15,7 +15,7 @@ import type { HostNode } from '../node.ts';
 import type { PeerRow } from '../store/peers-table.ts';
 import { lanCall, LanError } from '../transport/lan/client.ts';
 import { LAN_VERSION } from '../transport/lan/server.ts';
-import { peerLanUnreachable } from '../transport/relay/relay-link.ts';
+import { peerLanUnreachable } from '../transport/row-path.ts';
 import { ownAddresses, type Beacon } from './beacon.ts';
 import { listeningOf, type Listening } from './listening.ts';
 

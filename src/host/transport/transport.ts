@@ -1,5 +1,5 @@
 // What a transport does for the outbox: carry a peer's due rows and say, per row, how it went.
-// The LAN transport is the first; the relay transport plugs in beside it.
+// Two transports carry rows: the LAN (lan/) and the relay (relay/); row-path.ts picks per row.
 import type { OutboxRow, RelayAcceptance } from '../store/outbox-table.ts';
 import type { PeerRow } from '../store/peers-table.ts';
 
@@ -26,3 +26,6 @@ export interface Transport {
   deliver(peer: PeerRow, rows: readonly OutboxRow[]): Promise<RowResult[]>;
 }
 
+
+/** Picks the transport for one of a peer's rows (row-path.ts's chooseTransport in the daemon). */
+export type TransportChooser = (peer: PeerRow, row: OutboxRow) => Transport;

@@ -17,7 +17,7 @@ import type { MessageRow } from '../../../src/host/store/mail-tables.ts';
 import { outboxOverview } from '../../../src/host/outbox.ts';
 import { setRelay } from '../../../src/host/relay-client/pin.ts';
 import { startTestRelay } from '../../helpers/relay-fixture.ts';
-import { isFinalRelayRefusal } from '../../../src/host/transport/relay/relay-transport.ts';
+import { isFinalRelayRefusal } from '../../../src/host/transport/row-path.ts';
 import { UNREACHABLE_RETRY_MAX_MS } from '../../../src/host/relay-client/session.ts';
 import { relayWorld, restartRelay, tick, tickUntilRow, type RelayWorld } from './relay-fixtures.ts';
 

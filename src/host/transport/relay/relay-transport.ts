@@ -9,26 +9,16 @@ import { acceptedTarget, verifyAccept } from '../../../protocol/records/accept.t
 import { readPushAnswer } from '../../../protocol/relay-api/push.ts';
 import { failPoint } from '../../../failpoint.ts';
 import type { HostNode } from '../../node.ts';
-import { lanOnly } from '../../outbox-kinds.ts';
 import type { OutboxRow } from '../../store/outbox-table.ts';
 import type { PeerRow } from '../../store/peers-table.ts';
+import { isFinalRelayRefusal, lanOnly } from '../row-path.ts';
 import type { RowResult, Transport } from '../transport.ts';
 import { forgetSession, noteIfUnreachable, noteRelayReset, type RelaySession } from '../../relay-client/session.ts';
-import { readRefusalStatus } from '../../../protocol/relay-api/item-results.ts';
 
 /** Items per push when the relay's info gave no max_batch (its default). */
 export const RELAY_DEFAULT_BATCH = 200;
 /** About this many wire bytes per push (the relay's body cap is 8 MiB; base64 adds a third). */
 export const RELAY_PUSH_MAX_BYTES = 5 * 1024 * 1024;
-
-/**
- * Whether the relay refused these bytes for good (the catalogue's `final`, protocol/relay-api/item-results.ts).
- * Any other `rejected:` (rate, quota, a target not yet enrolled or not yet naming this host, or a
- * reason newer than this host) keeps the row with backoff.
- */
-export function isFinalRelayRefusal(status: string): boolean {
-  return readRefusalStatus(status)?.final === true;
-}
 
 export class RelayTransport implements Transport {
   readonly name = 'relay';
