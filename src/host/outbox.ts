@@ -1,12 +1,12 @@
 // Flushing the outbox: due rows go to a transport peer by peer (in the daemon, each peer and
-// transport in its own lane); each row moves (outbox-states.ts) only on its own result. Failures back off (5 s × 2^attempts, at most 1 h); a rejected envelope and an envelope
+// transport in its own lane); each row moves (store/outbox-states.ts) only on its own result. Failures back off (5 s × 2^attempts, at most 1 h); a rejected envelope and an envelope
 // still undelivered after 72 h each alert its sender.
 import { failPoint } from '../failpoint.ts';
 import { fingerprint } from '../protocol/fingerprint.ts';
 import { alertLocal, senderOf } from './alerts.ts';
 import type { DeliveryLanes } from './delivery-lanes.ts';
 import type { HostNode } from './node.ts';
-import { goesFirst, inSendingOrder, type OutboxKind } from './outbox-kinds.ts';
+import { goesFirst, inSendingOrder, type OutboxKind } from './store/outbox-kinds.ts';
 import type { OutboxRow, RelayAcceptance } from './store/outbox-table.ts';
 import type { PeerRow } from './store/peers-table.ts';
 import type { RowResult, Transport, TransportChooser } from './transport/transport.ts';

@@ -25,7 +25,6 @@ const isBackend = (path: string): boolean => BACKENDS.some((b) => under(b)(path)
 const TRANSPORT_TO_HOST_ROOT_LEFT: ReadonlySet<string> = new Set([
     'host/transport/lan/client.ts → host/host-error.ts',
     'host/transport/lan/client.ts → host/node.ts',
-    'host/transport/lan/client.ts → host/outbox-kinds.ts',
     'host/transport/lan/server.ts → host/node.ts',
     'host/transport/lan/server.ts → host/pairing.ts',
     'host/transport/lan/server.ts → host/receipts.ts',
@@ -37,7 +36,6 @@ const TRANSPORT_TO_HOST_ROOT_LEFT: ReadonlySet<string> = new Set([
     'host/transport/relay/relay-deadlines.ts → host/receive.ts',
     'host/transport/relay/relay-link.ts → host/node.ts',
     'host/transport/row-path.ts → host/node.ts',
-    'host/transport/row-path.ts → host/outbox-kinds.ts',
     'host/transport/relay/relay-link.ts → host/outbox.ts',
     'host/transport/relay/relay-receive.ts → host/node.ts',
     'host/transport/relay/relay-receive.ts → host/bounce.ts',

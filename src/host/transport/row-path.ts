@@ -7,7 +7,7 @@
 // - rotation records go over the LAN only.
 import { readRefusalStatus } from '../../protocol/relay-api/item-results.ts';
 import { isoTime, type HostNode } from '../node.ts';
-import type { OutboxKind } from '../outbox-kinds.ts';
+import type { OutboxKind } from '../store/outbox-kinds.ts';
 import type { OutboxRow } from '../store/outbox-table.ts';
 import type { PeerRow } from '../store/peers-table.ts';
 import type { RowResult, Transport, TransportChooser } from './transport.ts';

@@ -5,7 +5,7 @@ import type { PeerRow } from '../store/peers-table.ts';
 
 /**
  * taken: the peer (or the relay, for it) has it: accepted, duplicate, or a receipt it found stale
- * (the row is handed over, or waits relay-accepted for its delivery receipt; outbox-states.ts);
+ * (the row is handed over, or waits relay-accepted for its delivery receipt; store/outbox-states.ts);
  * rejected: the peer refused it for good; refused: this path (the relay) refused it for good, another
  * path may still carry it; failed: try again later (no answer, error, no result).
  */

@@ -8,7 +8,7 @@ import { verifyEncAdV1 } from '../../../protocol/records/enc-ad.ts';
 import { isPlainObject } from '../../../protocol/records/validate.ts';
 import { HostError } from '../../host-error.ts';
 import type { HostNode } from '../../node.ts';
-import { SENDING_ORDER } from '../../outbox-kinds.ts';
+import { SENDING_ORDER } from '../../store/outbox-kinds.ts';
 import { listeningOf } from '../../presence/listening.ts';
 import type { OutboxRow } from '../../store/outbox-table.ts';
 import type { PeerRow } from '../../store/peers-table.ts';
