@@ -4,7 +4,7 @@ import type { Command } from 'commander';
 import { asCliError, withNode } from './host-common.ts';
 import { printJson } from './output.ts';
 import { backupHost, restoreHost } from '../host/host-backup.ts';
-import { defaultHome } from '../host/identity.ts';
+import { defaultHome } from '../host/core/identity.ts';
 
 export function registerBackupCommands(program: Command): void {
   program.command('backup <file>')

@@ -19,9 +19,9 @@ import { registerUiCommand } from './ui.ts';
 import { fingerprint } from '../protocol/fingerprint.ts';
 import { startDaemon } from '../host/daemon.ts';
 import { acquireDaemonLock } from '../host/daemon-lock.ts';
-import { defaultHome, DEFAULT_PORT, initHome } from '../host/identity.ts';
+import { defaultHome, DEFAULT_PORT, initHome } from '../host/core/identity.ts';
 import { closeNode, openNode } from '../host/open-node.ts';
-import { rotateHost } from '../host/rotation.ts';
+import { rotateHost } from '../host/core/rotation.ts';
 import { normalizeAddr } from '../host/transport/lan/client.ts';
 
 export function registerHostCommands(program: Command): void {

@@ -8,7 +8,7 @@ import { printJson, printResult } from './output.ts';
 import { fingerprint } from '../protocol/fingerprint.ts';
 import { lanAddress } from '../common/lan-address.ts';
 import { META_LISTEN_ADDR } from '../host/daemon.ts';
-import type { HostNode } from '../host/node.ts';
+import type { HostNode } from '../host/core/node.ts';
 import { createPairToken, joinPeer, PAIR_DEFAULT_TTL_MS, PAIR_MAX_TTL_MS, unpairPeer } from '../host/pairing.ts';
 import { lanCall, normalizeAddr } from '../host/transport/lan/client.ts';
 import { isPlainObject } from '../protocol/records/validate.ts';

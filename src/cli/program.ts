@@ -6,7 +6,7 @@ import { EXIT_CODES } from './exit-codes.ts';
 import { jsonText, printFailure, wantsJson } from './output.ts';
 import { registerRelayCommands } from './relay.ts';
 import { registerHostCommands } from './host.ts';
-import { defaultHome } from '../host/identity.ts';
+import { defaultHome } from '../host/core/identity.ts';
 import { nameDiskError } from '../host/store/disk-errors.ts';
 
 const PACKAGE_JSON = new URL('../../package.json', import.meta.url);

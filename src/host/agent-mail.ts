@@ -4,9 +4,9 @@
 import { fingerprint } from '../protocol/fingerprint.ts';
 import { NAME_RE } from '../protocol/names.ts';
 import { checkMailbox, MailboxError, needsReply } from './mailbox.ts';
-import { messageStatus, type MessageStatus } from './receipts.ts';
-import { localAddress, type HostNode } from './node.ts';
-import { expandRoute, RESERVED_NAMES } from './route.ts';
+import { messageStatus, type MessageStatus } from './core/receipts.ts';
+import { localAddress, type HostNode } from './core/node.ts';
+import { expandRoute, RESERVED_NAMES } from './core/route.ts';
 import { sendMail, type SendRequest, type SendResult } from './send.ts';
 import type { AgentMessageRow } from './store/agent-mail-tables.ts';
 import type { DeliveryState, MessageRow } from './store/mail-tables.ts';

@@ -2,8 +2,8 @@
 // LAN is asked once (GET /v1/status, bounded) whether it answers now: the size check then says what
 // is true (it goes over the LAN only, or "not reachable now (probed)"), not what an old failure said.
 import { isPlainObject } from '../protocol/records/validate.ts';
-import type { HostNode } from './node.ts';
-import { expandRoute } from './route.ts';
+import type { HostNode } from './core/node.ts';
+import { expandRoute } from './core/route.ts';
 import type { SendRequest } from './send.ts';
 import type { PeerRow } from './store/peers-table.ts';
 import { lanCall } from './transport/lan/client.ts';

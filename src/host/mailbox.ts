@@ -1,10 +1,10 @@
 // An agent's mailbox: listing (which notifies), reading and acking. Deliveries move forward only:
 // delivered → notified → read → acked; each move of remote mail queues a receipt.
 import { RECEIPT_NOTE_MAX_CHARS } from '../protocol/records/receipt.ts';
-import { HostError } from './host-error.ts';
-import type { HostNode } from './node.ts';
-import { queueReceipt } from './receipts.ts';
-import { isMailboxHere } from './route.ts';
+import { HostError } from './core/host-error.ts';
+import type { HostNode } from './core/node.ts';
+import { queueReceipt } from './core/receipts.ts';
+import { isMailboxHere } from './core/route.ts';
 import { deliveryRank, type DeliveryState, type InboxRow, type MessageRow } from './store/mail-tables.ts';
 
 /** Most messages one inbox listing returns. */

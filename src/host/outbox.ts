@@ -3,9 +3,9 @@
 // still undelivered after 72 h each alert its sender.
 import { failPoint } from '../failpoint.ts';
 import { fingerprint } from '../protocol/fingerprint.ts';
-import { alertLocal, senderOf } from './alerts.ts';
+import { alertLocal, senderOf } from './core/alerts.ts';
 import type { DeliveryLanes } from './delivery-lanes.ts';
-import type { HostNode } from './node.ts';
+import type { HostNode } from './core/node.ts';
 import { goesFirst, inSendingOrder, type OutboxKind } from './store/outbox-kinds.ts';
 import type { OutboxRow, RelayAcceptance } from './store/outbox-table.ts';
 import type { PeerRow } from './store/peers-table.ts';

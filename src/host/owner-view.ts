@@ -6,9 +6,9 @@
 import { fingerprint } from '../protocol/fingerprint.ts';
 import { messageView, searchMail, SEARCH_MAX, type MessageView } from './agent-mail.ts';
 import { checkMailbox } from './mailbox.ts';
-import { isoTime, localAddress, type HostNode } from './node.ts';
-import { localRecipients, messageStatus, type RecipientStatus } from './receipts.ts';
-import { OWNER, SYSTEM_SENDER } from './route.ts';
+import { isoTime, localAddress, type HostNode } from './core/node.ts';
+import { localRecipients, messageStatus, type RecipientStatus } from './core/receipts.ts';
+import { OWNER, SYSTEM_SENDER } from './core/route.ts';
 import type { MessageRow } from './store/mail-tables.ts';
 import { peerLanUnreachable } from './transport/row-path.ts';
 

@@ -9,11 +9,11 @@ import {
   verifyPairMac, type PairParty,
 } from '../protocol/pairing.ts';
 import { fromBase64 } from '../protocol/base64.ts';
-import { alertLocal } from './alerts.ts';
-import { HostError, type FailureKind } from './host-error.ts';
-import { DEFAULT_PORT } from './identity.ts';
-import type { HostNode } from './node.ts';
-import { OWNER } from './route.ts';
+import { alertLocal } from './core/alerts.ts';
+import { HostError, type FailureKind } from './core/host-error.ts';
+import { DEFAULT_PORT } from './core/identity.ts';
+import type { HostNode } from './core/node.ts';
+import { OWNER } from './core/route.ts';
 import type { PeerRow } from './store/peers-table.ts';
 import { fetchPeerEncKey, lanCall, normalizeAddr } from './transport/lan/client.ts';
 import { errorText } from '../common/answer-error.ts';

@@ -7,8 +7,8 @@ import { checkEnvelopeShape, codePoints, ENVELOPE_KINDS, MAX_BODY_BYTES, MAX_SUB
 import { hasControlCharacters } from '../protocol/records/validate.ts';
 import { isUlid, newUlid } from '../protocol/ulid.ts';
 import { firstLoneSurrogateIndex } from '../common/unicode-text.ts';
-import { isoTime, localAddress, type HostNode } from './node.ts';
-import { expandRoute, isMailboxHere, RouteError } from './route.ts';
+import { isoTime, localAddress, type HostNode } from './core/node.ts';
+import { expandRoute, isMailboxHere, RouteError } from './core/route.ts';
 import { relayFit } from './transport/row-path.ts';
 
 export interface SendRequest {

@@ -2,7 +2,7 @@
 // which the page's script fetches again whenever the store changes. Every value from the store
 // goes through html-text.ts.
 import { ENVELOPE_KINDS } from '../protocol/records/envelope.ts';
-import type { RecipientStatus } from '../host/receipts.ts';
+import type { RecipientStatus } from '../host/core/receipts.ts';
 import type { OwnerMessage, OwnerView } from '../host/owner-view.ts';
 import { html, multiline, type SafeHtml } from './html-text.ts';
 

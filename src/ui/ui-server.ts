@@ -6,11 +6,11 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { readFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
-import { HostError, type FailureKind } from '../host/host-error.ts';
-import type { HostNode } from '../host/node.ts';
+import { HostError, type FailureKind } from '../host/core/host-error.ts';
+import type { HostNode } from '../host/core/node.ts';
 import { dismissQuarantined, retryRowNow } from '../host/owner-actions.ts';
 import { openMessage, ownerView, searchAll } from '../host/owner-view.ts';
-import { OWNER } from '../host/route.ts';
+import { OWNER } from '../host/core/route.ts';
 import { sendMail } from '../host/send.ts';
 import { StoreError } from '../host/store/database.ts';
 import { MAX_BODY_BYTES } from '../protocol/records/envelope.ts';

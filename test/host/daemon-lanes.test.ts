@@ -7,7 +7,7 @@ import { createServer, type AddressInfo, type Socket } from 'node:net';
 import { startDaemon, type RunningDaemon } from '../../src/host/daemon.ts';
 import { FailureTally, FAILURE_SUMMARY_MS, FAILURE_TALLY_MAX } from '../../src/host/failure-tally.ts';
 import { listInbox } from '../../src/host/mailbox.ts';
-import type { HostNode } from '../../src/host/node.ts';
+import type { HostNode } from '../../src/host/core/node.ts';
 import { sendMail } from '../../src/host/send.ts';
 import { LanTransport } from '../../src/host/transport/lan/client.ts';
 import { peerLanUnreachable } from '../../src/host/transport/row-path.ts';

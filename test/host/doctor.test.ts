@@ -3,7 +3,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { chmodSync } from 'node:fs';
 import { runDoctor, DOCTOR_STUCK_AFTER_MS } from '../../src/host/doctor.ts';
-import { homePaths } from '../../src/host/identity.ts';
+import { homePaths } from '../../src/host/core/identity.ts';
 import { sendMail } from '../../src/host/send.ts';
 import { runCli } from '../helpers/processes.ts';
 import { pairedHosts } from './fixtures.ts';

@@ -5,7 +5,7 @@ import { sendMail } from '../../src/host/send.ts';
 import { flushOutbox } from '../../src/host/outbox.ts';
 import { LanTransport } from '../../src/host/transport/lan/client.ts';
 import { ackMessage, listInbox, readMessage } from '../../src/host/mailbox.ts';
-import { messageStatus } from '../../src/host/receipts.ts';
+import { messageStatus } from '../../src/host/core/receipts.ts';
 import { pairedHosts } from './fixtures.ts';
 import { TestClock } from '../helpers/clock.ts';
 

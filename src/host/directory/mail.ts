@@ -13,9 +13,9 @@ import {
   DIRECTORY_MAIL_FEATURE, DIRECTORY_MAIL_KIND, DIRECTORY_MAIL_MAX_BYTES, DIRECTORY_MAIL_SUBJECT, DIRECTORY_MAIL_TYPE, readDirectoryMailBody,
   type DirectoryMailBody,
 } from './wire.ts';
-import { localAddress, type HostNode } from '../node.ts';
-import { queueReceipt } from '../receipts.ts';
-import { RouteError, SYSTEM_SENDER } from '../route.ts';
+import { localAddress, type HostNode } from '../core/node.ts';
+import { queueReceipt } from '../core/receipts.ts';
+import { RouteError, SYSTEM_SENDER } from '../core/route.ts';
 import { queueOutgoing } from '../send.ts';
 import { HOST_FEATURES } from '../transport/lan/features.ts';
 import type { PeerRow } from '../store/peers-table.ts';

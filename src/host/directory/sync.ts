@@ -6,7 +6,7 @@
 import { isPlainObject } from '../../protocol/records/validate.ts';
 import { directoryDigest, readDirectory } from './directory.ts';
 import { readFeatures } from './peer-features.ts';
-import type { HostNode } from '../node.ts';
+import type { HostNode } from '../core/node.ts';
 import type { PeerRow } from '../store/peers-table.ts';
 import { lanCall, LanError } from '../transport/lan/client.ts';
 import { peerLanUnreachable } from '../transport/row-path.ts';

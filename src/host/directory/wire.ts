@@ -4,7 +4,7 @@
 // mail to an unknown agent. This file holds the shapes alone (no store), so alerts and receive can
 // tell such mail apart without loading the rest.
 import { isPlainObject } from '../../protocol/records/validate.ts';
-import { SYSTEM_SENDER } from '../route.ts';
+import { SYSTEM_SENDER } from '../core/route.ts';
 
 /** The feature string our hosts name in GET /v1/status `features`: "I apply directory mail". */
 export const DIRECTORY_MAIL_FEATURE = 'directory-mail';

@@ -11,7 +11,7 @@ import { canonicalJson } from '../../protocol/canonical.ts';
 import { toBase64Url } from '../../protocol/base64.ts';
 import { verifySignature } from '../../protocol/keys.ts';
 import { isPlainObject } from '../../protocol/records/validate.ts';
-import type { HostNode } from '../node.ts';
+import type { HostNode } from '../core/node.ts';
 import type { PeerRow } from '../store/peers-table.ts';
 import { lanCall, LanError } from '../transport/lan/client.ts';
 import { LAN_VERSION } from '../transport/lan/server.ts';

@@ -6,8 +6,8 @@
 import { fingerprint } from '../../protocol/fingerprint.ts';
 import type { SigningKey } from '../../protocol/keys.ts';
 import { cloudKeyJwk, cloudKeyThumbprint, signCloudKeyCert, signCloudKeyPop, type CloudKeyJwk } from '../../protocol/records/cloud-key.ts';
-import { ensureCloudKey } from '../identity.ts';
-import type { HostNode } from '../node.ts';
+import { ensureCloudKey } from '../core/identity.ts';
+import type { HostNode } from '../core/node.ts';
 import type { RelayRow } from '../store/relay-tables.ts';
 import { runTokenCommand, TokenCache } from './token.ts';
 

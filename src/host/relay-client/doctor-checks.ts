@@ -6,7 +6,7 @@ import { ageText } from '../../common/time-text.ts';
 import { fingerprint } from '../../protocol/fingerprint.ts';
 import { readInfoAnswer } from '../../protocol/relay-api/info.ts';
 import type { DoctorCheck } from '../doctor.ts';
-import type { HostNode } from '../node.ts';
+import type { HostNode } from '../core/node.ts';
 import { relayAccess, TokenCommandError } from './access.ts';
 import { CLOCK_SKEW_MAX_MS, clockSkewMs, relayApiFor } from './session.ts';
 

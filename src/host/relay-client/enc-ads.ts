@@ -4,7 +4,7 @@
 // the legacy v1 form, taken only for a peer whose enc key we do not hold yet.
 import { checkEncAdV2, verifyEncAdV1 } from '../../protocol/records/enc-ad.ts';
 import { readEncAdLookupAnswer } from '../../protocol/relay-api/enc-key.ts';
-import type { HostNode } from '../node.ts';
+import type { HostNode } from '../core/node.ts';
 import type { PeerRow } from '../store/peers-table.ts';
 import type { RelayApi } from './api.ts';
 

@@ -4,8 +4,8 @@
 // command, kept with the pin.
 import { fingerprint, parseFingerprintInput } from '../../protocol/fingerprint.ts';
 import { readInfoAnswer } from '../../protocol/relay-api/info.ts';
-import { HostError } from '../host-error.ts';
-import type { HostNode } from '../node.ts';
+import { HostError } from '../core/host-error.ts';
+import type { HostNode } from '../core/node.ts';
 import { normalizeAddr } from '../transport/lan/client.ts';
 import { cloudKeyOf } from './access.ts';
 import { relayApiFor } from './session.ts';

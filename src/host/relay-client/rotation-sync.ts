@@ -2,7 +2,7 @@
 // our enrolment and queue to the new key; the receive position starts over (items were re-sequenced)
 // and the enc-ad is published again.
 import { readRotationAnswer } from '../../protocol/relay-api/rotation.ts';
-import type { HostNode } from '../node.ts';
+import type { HostNode } from '../core/node.ts';
 import type { RelayApi } from './api.ts';
 
 /**

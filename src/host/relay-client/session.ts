@@ -16,7 +16,7 @@ import { readInfoAnswer, type InfoAnswer } from '../../protocol/relay-api/info.t
 import type { RefusalCode } from '../../protocol/relay-api/refusals.ts';
 import { readSenderListAnswer } from '../../protocol/relay-api/senders.ts';
 import { backoffMs } from '../outbox.ts';
-import { isoTime, type HostNode } from '../node.ts';
+import { isoTime, type HostNode } from '../core/node.ts';
 import type { RelayRow, RelayState } from '../store/relay-tables.ts';
 import { dropRelayToken, relayAccess, TokenCommandError, type RelayAccess } from './access.ts';
 import { RelayApi, RelayUnreachableError, type RelayAnswer } from './api.ts';

@@ -6,7 +6,7 @@
 //   refused for good goes over the LAN, or ends rejected when the LAN cannot carry it either;
 // - rotation records go over the LAN only.
 import { readRefusalStatus } from '../../protocol/relay-api/item-results.ts';
-import { isoTime, type HostNode } from '../node.ts';
+import { isoTime, type HostNode } from '../core/node.ts';
 import type { OutboxKind } from '../store/outbox-kinds.ts';
 import type { OutboxRow } from '../store/outbox-table.ts';
 import type { PeerRow } from '../store/peers-table.ts';

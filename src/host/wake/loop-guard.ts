@@ -4,10 +4,10 @@
 // the thread trips: no wake path wakes anyone for it (the mail is still delivered and listed), the
 // owner gets one alert from `mbx`, doctor shows it, until `agentmbx guard resume <thread>` or a
 // message from the owner in the thread lifts it.
-import { alertLocal } from '../alerts.ts';
-import { HostError } from '../host-error.ts';
-import { localAddress, type HostNode } from '../node.ts';
-import { OWNER, SYSTEM_SENDER } from '../route.ts';
+import { alertLocal } from '../core/alerts.ts';
+import { HostError } from '../core/host-error.ts';
+import { localAddress, type HostNode } from '../core/node.ts';
+import { OWNER, SYSTEM_SENDER } from '../core/route.ts';
 import type { HostStore } from '../store/host-store.ts';
 import type { GuardTripRow, WakeDeliveryRow } from '../store/wake-tables.ts';
 import { ageText } from '../../common/time-text.ts';

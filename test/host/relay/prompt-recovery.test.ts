@@ -8,7 +8,7 @@ import { flushOutbox } from '../../../src/host/outbox.ts';
 import { sendMail } from '../../../src/host/send.ts';
 import { LanTransport } from '../../../src/host/transport/lan/client.ts';
 import { UNREACHABLE_RETRY_MAX_MS } from '../../../src/host/relay-client/session.ts';
-import type { HostNode } from '../../../src/host/node.ts';
+import type { HostNode } from '../../../src/host/core/node.ts';
 import { TestClock } from '../../helpers/clock.ts';
 import { pairedHosts } from '../fixtures.ts';
 import { relayWorld, restartRelay, tick } from './relay-fixtures.ts';

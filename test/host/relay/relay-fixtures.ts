@@ -5,7 +5,7 @@ import { generateEncKeyPair } from '../../../src/protocol/keys.ts';
 import { RelayApi } from '../../../src/host/relay-client/api.ts';
 import { DaemonTick } from '../../../src/host/daemon-tick.ts';
 import type { FlushReport } from '../../../src/host/outbox.ts';
-import type { HostNode } from '../../../src/host/node.ts';
+import type { HostNode } from '../../../src/host/core/node.ts';
 import type { RelayLink } from '../../../src/host/transport/relay/relay-link.ts';
 import { setRelay } from '../../../src/host/relay-client/pin.ts';
 import { startTestRelay, type TestHost, type TestRelay, type TestRelayOptions } from '../../helpers/relay-fixture.ts';

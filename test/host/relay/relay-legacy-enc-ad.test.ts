@@ -10,7 +10,7 @@ import { sendMail } from '../../../src/host/send.ts';
 import { acceptPeerEncAdV1 } from '../../../src/host/relay-client/enc-ads.ts';
 import { setRelay } from '../../../src/host/relay-client/pin.ts';
 import { ENC_AD_REFRESH_MS, ensureSession, noteRelayReset } from '../../../src/host/relay-client/session.ts';
-import type { HostNode } from '../../../src/host/node.ts';
+import type { HostNode } from '../../../src/host/core/node.ts';
 import { generateSigningKey } from '../../../src/protocol/keys.ts';
 import { signEncAdV1, verifyEncAdV1 } from '../../../src/protocol/records/enc-ad.ts';
 import { isPlainObject } from '../../../src/protocol/records/validate.ts';

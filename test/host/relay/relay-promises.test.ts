@@ -5,14 +5,14 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { listInbox } from '../../../src/host/mailbox.ts';
-import { messageStatus } from '../../../src/host/receipts.ts';
-import { applyBounce, BOUNCES_PER_PEER_PER_HOUR, isBouncedReason, queueBounce } from '../../../src/host/bounce.ts';
+import { messageStatus } from '../../../src/host/core/receipts.ts';
+import { applyBounce, BOUNCES_PER_PEER_PER_HOUR, isBouncedReason, queueBounce } from '../../../src/host/core/bounce.ts';
 import { LanTransport } from '../../../src/host/transport/lan/client.ts';
 import { queueOutgoing, sendMail } from '../../../src/host/send.ts';
 import { newUlid } from '../../../src/protocol/ulid.ts';
 import { sha256Hex } from '../../../src/protocol/hash.ts';
-import { RouteError } from '../../../src/host/route.ts';
-import type { HostNode } from '../../../src/host/node.ts';
+import { RouteError } from '../../../src/host/core/route.ts';
+import type { HostNode } from '../../../src/host/core/node.ts';
 import type { MessageRow } from '../../../src/host/store/mail-tables.ts';
 import { outboxOverview } from '../../../src/host/outbox.ts';
 import { setRelay } from '../../../src/host/relay-client/pin.ts';

@@ -4,7 +4,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ackMessage, listInbox } from '../../../src/host/mailbox.ts';
-import { messageStatus } from '../../../src/host/receipts.ts';
+import { messageStatus } from '../../../src/host/core/receipts.ts';
 import { sendMail } from '../../../src/host/send.ts';
 import { applyPulledItems, type PullReport } from '../../../src/host/transport/relay/relay-receive.ts';
 import { ensureSession } from '../../../src/host/relay-client/session.ts';

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { copyFileSync, existsSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { listInbox } from '../../../src/host/mailbox.ts';
-import { applyPeerRotation, rotateHost } from '../../../src/host/rotation.ts';
+import { applyPeerRotation, rotateHost } from '../../../src/host/core/rotation.ts';
 import { sendMail } from '../../../src/host/send.ts';
 import { acceptPeerEncAd, fetchPeerEncKeyViaRelay } from '../../../src/host/relay-client/enc-ads.ts';
 import { RelayPinError, setRelay } from '../../../src/host/relay-client/pin.ts';

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { after } from 'node:test';
 import { generateSigningKey } from '../../../src/protocol/keys.ts';
 import { cloudKeyJwk, cloudKeyThumbprint } from '../../../src/protocol/records/cloud-key.ts';
-import type { HostNode } from '../../../src/host/node.ts';
+import type { HostNode } from '../../../src/host/core/node.ts';
 import { setRelay } from '../../../src/host/relay-client/pin.ts';
 import type { Enrolment } from '../../../src/relay/store/relay-store.ts';
 import { tempDir } from '../../helpers/processes.ts';

@@ -6,8 +6,8 @@ import { AnswerTooLargeError, readCappedText } from '../../../common/read-capped
 import { signLanHop } from '../../../protocol/lan-hop.ts';
 import { verifyEncAdV1 } from '../../../protocol/records/enc-ad.ts';
 import { isPlainObject } from '../../../protocol/records/validate.ts';
-import { HostError } from '../../host-error.ts';
-import type { HostNode } from '../../node.ts';
+import { HostError } from '../../core/host-error.ts';
+import type { HostNode } from '../../core/node.ts';
 import { SENDING_ORDER } from '../../store/outbox-kinds.ts';
 import { listeningOf } from '../../presence/listening.ts';
 import type { OutboxRow } from '../../store/outbox-table.ts';

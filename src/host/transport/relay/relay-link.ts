@@ -3,7 +3,7 @@
 // the relay rows' deadlines, and hand each flush the per-row choice between the LAN and the relay
 // (row-path.ts). A relay that advertises `max_wait_s` gets one held pull at a time (holdPulls), sent
 // again as soon as one is answered; the daemon's tick then pulls no more from it.
-import type { HostNode } from '../../node.ts';
+import type { HostNode } from '../../core/node.ts';
 import type { PeerRow } from '../../store/peers-table.ts';
 import { chooseTransport, RelayUnavailable } from '../row-path.ts';
 import type { Transport, TransportChooser } from '../transport.ts';

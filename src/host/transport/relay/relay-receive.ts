@@ -7,9 +7,9 @@ import type { RefusedReply } from '../../../protocol/relay-api/answer.ts';
 import { readAckAnswer } from '../../../protocol/relay-api/ack.ts';
 import { isPulledItem, readPullAnswer, refusedEpoch, type PulledItem } from '../../../protocol/relay-api/pull.ts';
 import { failPoint } from '../../../failpoint.ts';
-import type { HostNode } from '../../node.ts';
-import { queueBounce } from '../../bounce.ts';
-import { applyInboundItem } from '../../inbound-items.ts';
+import type { HostNode } from '../../core/node.ts';
+import { queueBounce } from '../../core/bounce.ts';
+import { applyInboundItem } from '../../core/inbound-items.ts';
 import { applyExpiredNotice } from './relay-deadlines.ts';
 import { forgetSession, noteIfUnreachable, noteRelayReset, type RelaySession } from '../../relay-client/session.ts';
 

@@ -8,7 +8,7 @@ import { sha256Hex } from '../../../protocol/hash.ts';
 import { acceptedTarget, verifyAccept } from '../../../protocol/records/accept.ts';
 import { readPushAnswer } from '../../../protocol/relay-api/push.ts';
 import { failPoint } from '../../../failpoint.ts';
-import type { HostNode } from '../../node.ts';
+import type { HostNode } from '../../core/node.ts';
 import type { OutboxRow } from '../../store/outbox-table.ts';
 import type { PeerRow } from '../../store/peers-table.ts';
 import { isFinalRelayRefusal, lanOnly } from '../row-path.ts';

@@ -1,16 +1,16 @@
 // Receiving one envelope from a peer, whatever transport carried it: shape, approved peer, signer,
 // signature against the pinned (or a retired) key, opening, permanent dedup by id, then the
 // message, its deliveries and their 'delivered' receipts in one transaction.
-import { fingerprint } from '../protocol/fingerprint.ts';
-import { openEnvelopeBody } from '../protocol/seal.ts';
-import { checkEnvelopeShape, isSealed, splitQualifiedAddress, verifyEnvelope, type EnvelopeV3 } from '../protocol/records/envelope.ts';
+import { fingerprint } from '../../protocol/fingerprint.ts';
+import { openEnvelopeBody } from '../../protocol/seal.ts';
+import { checkEnvelopeShape, isSealed, splitQualifiedAddress, verifyEnvelope, type EnvelopeV3 } from '../../protocol/records/envelope.ts';
 import type { HostNode } from './node.ts';
 import { applyBounce } from './bounce.ts';
-import { applyDirectoryMail } from './directory/mail.ts';
-import { isDirectoryMail } from './directory/wire.ts';
+import { applyDirectoryMail } from '../directory/mail.ts';
+import { isDirectoryMail } from '../directory/wire.ts';
 import { queueReceipt } from './receipts.ts';
 import { recipientsHere } from './route.ts';
-import type { PeerRow } from './store/peers-table.ts';
+import type { PeerRow } from '../store/peers-table.ts';
 
 /** Who handed the envelope over: the transport's name and the host key it authenticated. */
 export interface Via {

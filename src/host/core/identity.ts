@@ -4,12 +4,12 @@
 import { readdirSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
-import { encPublicFromPrivate, generateEncKeyPair, generateSigningKey, signingKeyFromSeed, type EncKeyPair, type SigningKey } from '../protocol/keys.ts';
-import { NAME_RE } from '../protocol/names.ts';
-import { isValidPort } from '../common/port.ts';
-import { createPrivateFile } from '../common/private-file.ts';
+import { encPublicFromPrivate, generateEncKeyPair, generateSigningKey, signingKeyFromSeed, type EncKeyPair, type SigningKey } from '../../protocol/keys.ts';
+import { NAME_RE } from '../../protocol/names.ts';
+import { isValidPort } from '../../common/port.ts';
+import { createPrivateFile } from '../../common/private-file.ts';
 import { checkPrivateDir, checkPrivateFile, ensurePrivateDir, HomeError, readPrivateFile, writePrivateFile } from './home-files.ts';
-import { HostStore, META_HOST_PUB } from './store/host-store.ts';
+import { HostStore, META_HOST_PUB } from '../store/host-store.ts';
 
 export const DEFAULT_PORT = 7373;
 

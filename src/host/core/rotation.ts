@@ -3,14 +3,14 @@
 // and queue it to every peer, drop the pending file), so a crash anywhere finishes on next start.
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { encPublicFromPrivate, generateEncKeyPair, generateSigningKey, signingKeyFromSeed } from '../protocol/keys.ts';
-import { fingerprint } from '../protocol/fingerprint.ts';
-import { checkRotation, rotationItemId, signRotation, type HostRotation } from '../protocol/records/rotation.ts';
-import { failPoint } from '../failpoint.ts';
+import { encPublicFromPrivate, generateEncKeyPair, generateSigningKey, signingKeyFromSeed } from '../../protocol/keys.ts';
+import { fingerprint } from '../../protocol/fingerprint.ts';
+import { checkRotation, rotationItemId, signRotation, type HostRotation } from '../../protocol/records/rotation.ts';
+import { failPoint } from '../../failpoint.ts';
 import { HomeError, readPrivateFile, writePrivateFile } from './home-files.ts';
 import { homePaths, loadEncKey, loadSigningKey, loadKeys } from './identity.ts';
 import type { HostNode } from './node.ts';
-import { META_HOST_PUB, type HostStore } from './store/host-store.ts';
+import { META_HOST_PUB, type HostStore } from '../store/host-store.ts';
 import { retryQuarantined } from './inbound-items.ts';
 
 

@@ -1,7 +1,7 @@
 // Alerts to a local agent from the host itself (`mbx`): undelivered or rejected mail.
-import { splitQualifiedAddress } from '../protocol/records/envelope.ts';
-import { newUlid } from '../protocol/ulid.ts';
-import { isOwnDirectoryMail } from './directory/wire.ts';
+import { splitQualifiedAddress } from '../../protocol/records/envelope.ts';
+import { newUlid } from '../../protocol/ulid.ts';
+import { isOwnDirectoryMail } from '../directory/wire.ts';
 import { isoTime, localAddress, type HostNode } from './node.ts';
 import { isMailboxHere, OWNER, SYSTEM_SENDER } from './route.ts';
 
