@@ -24,8 +24,6 @@ const isBackend = (path: string): boolean => BACKENDS.some((b) => under(b)(path)
  */
 const TRANSPORT_TO_HOST_ROOT_LEFT: ReadonlySet<string> = new Set([
     'host/transport/lan/server.ts → host/pairing.ts',
-    'host/transport/relay/relay-deadlines.ts → host/outbox.ts',
-    'host/transport/relay/relay-link.ts → host/outbox.ts',
 ]);
 
 export const LAYER_RULES: readonly LayerRule[] = [

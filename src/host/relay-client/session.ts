@@ -15,7 +15,7 @@ import { readEncAdPublishAnswer, readEncAdV1PublishAnswer } from '../../protocol
 import { readInfoAnswer, type InfoAnswer } from '../../protocol/relay-api/info.ts';
 import type { RefusalCode } from '../../protocol/relay-api/refusals.ts';
 import { readSenderListAnswer } from '../../protocol/relay-api/senders.ts';
-import { backoffMs } from '../outbox.ts';
+import { backoffMs } from '../core/outbox-pace.ts';
 import { isoTime, type HostNode } from '../core/node.ts';
 import type { RelayRow, RelayState } from '../store/relay-tables.ts';
 import { dropRelayToken, relayAccess, TokenCommandError, type RelayAccess } from './access.ts';

@@ -11,7 +11,7 @@ import { runDoctor, type DoctorReport } from '../../../src/host/doctor.ts';
 import { homePaths } from '../../../src/host/core/identity.ts';
 import { closeNode, openNode } from '../../../src/host/open-node.ts';
 import { listInbox } from '../../../src/host/mailbox.ts';
-import { backoffMs } from '../../../src/host/outbox.ts';
+import { backoffMs } from '../../../src/host/core/outbox-pace.ts';
 import { applyPeerRotation, rotateHost } from '../../../src/host/core/rotation.ts';
 import { sendMail } from '../../../src/host/send.ts';
 import { fingerprint } from '../../../src/protocol/fingerprint.ts';

@@ -4,7 +4,7 @@
 import { verifyExpiredNotice } from '../../../protocol/records/expired.ts';
 import { alertLocal, senderOf } from '../../core/alerts.ts';
 import type { HostNode } from '../../core/node.ts';
-import { FLUSH_ROWS_MAX } from '../../outbox.ts';
+import { FLUSH_ROWS_MAX } from '../../core/outbox-pace.ts';
 import type { ReceiveResult } from '../../core/receive.ts';
 import { DEFAULT_RETENTION_MS } from '../../relay-client/session.ts';
 

@@ -11,7 +11,7 @@ import { expireRelayDeadlines } from './relay-deadlines.ts';
 import { fetchPeerEncKeyViaRelay } from '../../relay-client/enc-ads.ts';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { readInfoAnswer } from '../../../protocol/relay-api/info.ts';
-import { backoffMs } from '../../outbox.ts';
+import { backoffMs } from '../../core/outbox-pace.ts';
 import { pullRelay, type HeldPullOptions, type LastAck, type PullOutcome } from './relay-receive.ts';
 import { ensureSession, UNREACHABLE_RETRY_MAX_MS, type RelaySession } from '../../relay-client/session.ts';
 import { RelayTransport } from './relay-transport.ts';
