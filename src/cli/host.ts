@@ -22,7 +22,7 @@ import { acquireDaemonLock } from '../host/daemon-lock.ts';
 import { defaultHome, DEFAULT_PORT, initHome } from '../host/core/identity.ts';
 import { closeNode, openNode } from '../host/open-node.ts';
 import { rotateHost } from '../host/core/rotation.ts';
-import { normalizeAddr } from '../host/transport/lan/client.ts';
+import { normalizeAddr } from '../host/core/peer-addr.ts';
 
 export function registerHostCommands(program: Command): void {
   program.command('init')

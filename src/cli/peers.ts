@@ -10,7 +10,8 @@ import { lanAddress } from '../common/lan-address.ts';
 import { META_LISTEN_ADDR } from '../host/daemon.ts';
 import type { HostNode } from '../host/core/node.ts';
 import { createPairToken, joinPeer, PAIR_DEFAULT_TTL_MS, PAIR_MAX_TTL_MS, unpairPeer } from '../host/pairing.ts';
-import { lanCall, normalizeAddr } from '../host/transport/lan/client.ts';
+import { normalizeAddr } from '../host/core/peer-addr.ts';
+import { lanCall } from '../host/transport/lan/client.ts';
 import { isPlainObject } from '../protocol/records/validate.ts';
 
 /** How long `pair` waits to see whether the daemon runs. */

@@ -15,7 +15,8 @@ import { DEFAULT_PORT } from './core/identity.ts';
 import type { HostNode } from './core/node.ts';
 import { OWNER } from './core/route.ts';
 import type { PeerRow } from './store/peers-table.ts';
-import { fetchPeerEncKey, lanCall, normalizeAddr } from './transport/lan/client.ts';
+import { normalizeAddr } from './core/peer-addr.ts';
+import { fetchPeerEncKey, lanCall } from './transport/lan/client.ts';
 import { errorText } from '../common/answer-error.ts';
 
 /** Token life when `pair` gets no --ttl. */

@@ -6,7 +6,7 @@ import { fingerprint, parseFingerprintInput } from '../../protocol/fingerprint.t
 import { readInfoAnswer } from '../../protocol/relay-api/info.ts';
 import { HostError } from '../core/host-error.ts';
 import type { HostNode } from '../core/node.ts';
-import { normalizeAddr } from '../transport/lan/client.ts';
+import { normalizeAddr } from '../core/peer-addr.ts';
 import { cloudKeyOf } from './access.ts';
 import { relayApiFor } from './session.ts';
 

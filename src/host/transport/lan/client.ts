@@ -26,19 +26,6 @@ export interface LanAnswer {
   body: unknown;
 }
 
-/** `host:port` or a URL → the base URL of a peer (`http://host:port`). */
-export function normalizeAddr(addr: string): string {
-  const withScheme = /^[a-z]+:\/\//i.test(addr) ? addr : `http://${addr}`;
-  let url: URL;
-  try {
-    url = new URL(withScheme);
-  } catch {
-    throw new LanError(`bad address "${addr}": use host:port or http://host:port`, 'invalid');
-  }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new LanError(`bad address "${addr}": use http:// or https://`, 'invalid');
-  return `${url.protocol}//${url.host}`;
-}
-
 /**
  * Opens (and closes) a TCP connection to `addr` within `timeoutMs`, else throws LanError. fetch()
  * offers no connect timeout of its own (undici waits 10 s), so a LAN call checks the path first:
