@@ -4,7 +4,7 @@ import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { AddressInfo } from 'node:net';
 import { listInbox } from '../../src/host/mailbox.ts';
-import { unpairPeer } from '../../src/host/pairing.ts';
+import { unpairPeer } from '../../src/host/pairing-calls.ts';
 import { lanCall } from '../../src/host/transport/lan/client.ts';
 import { createLanServer } from '../../src/host/transport/lan/server.ts';
 import { signLanHop } from '../../src/protocol/lan-hop.ts';

@@ -23,7 +23,6 @@ const isBackend = (path: string): boolean => BACKENDS.some((b) => under(b)(path)
  * host's relay client is to move apart from its transports (issue 28). The list may only shrink.
  */
 const TRANSPORT_TO_HOST_ROOT_LEFT: ReadonlySet<string> = new Set([
-    'host/transport/lan/server.ts → host/pairing.ts',
 ]);
 
 export const LAYER_RULES: readonly LayerRule[] = [

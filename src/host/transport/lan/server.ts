@@ -8,7 +8,7 @@ import { isPlainObject } from '../../../protocol/records/validate.ts';
 import { ownDirectory } from '../../directory/directory.ts';
 import type { HostNode } from '../../core/node.ts';
 import { acceptBeacon, notePeerCall } from '../../presence/learn.ts';
-import { acceptUnpair, encAdOf, pairAcceptJoin, pairHello, PairError, PairNonces } from '../../pairing.ts';
+import { acceptUnpair, encAdOf, pairAcceptJoin, pairHello, PairError, PairNonces } from '../../core/pairing.ts';
 import { acceptReceipt } from '../../core/receipts.ts';
 import { receive } from '../../core/receive.ts';
 import { applyPeerRotation, refreshKeys } from '../../core/rotation.ts';
