@@ -82,7 +82,7 @@ export function queueDirectoryMail(node: HostNode): string[] {
 }
 
 /**
- * A directory mail from `peer` (receive.ts checked its signature and opened `body`): applied when
+ * A directory mail from `peer` (core/receive.ts checked its signature and opened `body`): applied when
  * its seq is above the last one's, answered with a delivery receipt from our `mbx` either way, and
  * stored in no mailbox. Also tells us the peer applies directory mail.
  */

@@ -52,7 +52,7 @@ function applyItem(node: HostNode, relayPubkey: string, item: PulledItem): strin
   return result;
 }
 
-/** Tells the sender of a relayed envelope refused for a reason it can act on (bounce.ts). */
+/** Tells the sender of a relayed envelope refused for a reason it can act on (core/bounce.ts). */
 function bounceRefused(node: HostNode, item: PulledItem, reason: string): void {
   const peer = node.store.peers.byKey(item.sender_pubkey);
   const wire = fromBase64(item.wire_b64);
