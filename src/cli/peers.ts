@@ -13,7 +13,7 @@ import { createPairToken, PAIR_DEFAULT_TTL_MS, PAIR_MAX_TTL_MS } from '../host/c
 import { joinPeer, unpairPeer } from '../host/pairing-calls.ts';
 import { normalizeAddr } from '../host/core/peer-addr.ts';
 import { lanCall } from '../host/transport/lan/client.ts';
-import { isPlainObject } from '../protocol/records/validate.ts';
+import { isPlainObject } from '../protocol/validate.ts';
 
 /** How long `pair` waits to see whether the daemon runs. */
 export const DAEMON_PROBE_TIMEOUT_MS = 2_000;

@@ -2,7 +2,7 @@
 // signed call, and the outbox by age. `ok` is false when something needs the owner.
 import { fingerprint } from '../protocol/fingerprint.ts';
 import { verifyEncAdV1 } from '../protocol/records/enc-ad.ts';
-import { isPlainObject } from '../protocol/records/validate.ts';
+import { isPlainObject } from '../protocol/validate.ts';
 import { META_LISTEN_ADDR } from './daemon.ts';
 import { homePaths, loadKeys, readConfig } from './core/identity.ts';
 import type { HostNode } from './core/node.ts';

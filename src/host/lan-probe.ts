@@ -1,7 +1,7 @@
 // Before a send whose sealed copy may be too large for the pinned relay, a peer not known up on the
 // LAN is asked once (GET /v1/status, bounded) whether it answers now: the size check then says what
 // is true (it goes over the LAN only, or "not reachable now (probed)"), not what an old failure said.
-import { isPlainObject } from '../protocol/records/validate.ts';
+import { isPlainObject } from '../protocol/validate.ts';
 import type { HostNode } from './core/node.ts';
 import { expandRoute } from './core/route.ts';
 import type { SendRequest } from './send.ts';

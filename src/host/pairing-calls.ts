@@ -1,7 +1,7 @@
 // Pairing seen from the joining host (B, protocol §5): `agentmbx join` calls the inviting host's
 // daemon over the LAN; `peers remove` tells the peer with a signed POST /v1/unpair. The inviting
 // side and the rules both share are core/pairing.ts.
-import { isPlainObject } from '../protocol/records/validate.ts';
+import { isPlainObject } from '../protocol/validate.ts';
 import { NAME_RE } from '../protocol/names.ts';
 import { checkPairParty, newPairNonce, normalizePairToken, pairMac, pairTokenKey, pairTranscript, verifyPairMac } from '../protocol/pairing.ts';
 import { errorText } from '../common/answer-error.ts';

@@ -4,7 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { sealEnvelopeBody } from '../protocol/seal.ts';
 import { deriveMeta } from '../protocol/records/envelope-meta.ts';
 import { checkEnvelopeShape, codePoints, ENVELOPE_KINDS, MAX_BODY_BYTES, MAX_SUBJECT_CHARS, signEnvelope, type EnvelopeKind, type UnsignedEnvelopeV3 } from '../protocol/records/envelope.ts';
-import { hasControlCharacters } from '../protocol/records/validate.ts';
+import { hasControlCharacters } from '../protocol/validate.ts';
 import { isUlid, newUlid } from '../protocol/ulid.ts';
 import { firstLoneSurrogateIndex } from '../common/unicode-text.ts';
 import { isoTime, localAddress, type HostNode } from './core/node.ts';

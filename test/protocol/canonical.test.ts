@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { CanonicalJsonError, canonicalJson } from '../../src/protocol/canonical.ts';
-import { parseJsonWire } from '../../src/protocol/records/validate.ts';
+import { parseJsonWire } from '../../src/protocol/validate.ts';
 
 function fromIeeeHex(hex: string): number {
   return Buffer.from(hex, 'hex').readDoubleBE(0);

@@ -5,7 +5,7 @@
 // As sender, a bounce from the peer's `mbx` ends our row for that host `rejected`.
 import { sha256Hex } from '../../protocol/hash.ts';
 import { checkEnvelopeShape, parseAddress } from '../../protocol/records/envelope.ts';
-import { parseJsonWire } from '../../protocol/records/validate.ts';
+import { parseJsonWire } from '../../protocol/validate.ts';
 import { derivedUlid, ulidTimeMs } from '../../protocol/ulid.ts';
 import { localAddress, type HostNode } from './node.ts';
 import { RouteError, SYSTEM_SENDER } from './route.ts';

@@ -2,7 +2,7 @@
 // share. A keeps only the token's scrypt key in its store, so the daemon answering hello/join sees
 // what `pair` created; the joining host (B) calls it from the CLI (pairing-calls.ts).
 import { signEncAdV1, verifyEncAdV1 } from '../../protocol/records/enc-ad.ts';
-import { isPlainObject } from '../../protocol/records/validate.ts';
+import { isPlainObject } from '../../protocol/validate.ts';
 import { NAME_RE } from '../../protocol/names.ts';
 import { checkPairJoin, newPairNonce, newPairToken, pairMac, pairTokenKey, pairTranscript, verifyPairMac, type PairParty } from '../../protocol/pairing.ts';
 import { fromBase64 } from '../../protocol/base64.ts';

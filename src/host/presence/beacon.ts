@@ -3,7 +3,7 @@
 // hostile input into candidate base URLs, which the daemon probes before it moves any pin.
 import { isIP } from 'node:net';
 import { networkInterfaces } from 'node:os';
-import { isPlainObject } from '../../protocol/records/validate.ts';
+import { isPlainObject } from '../../protocol/validate.ts';
 import { isValidPort } from '../../common/port.ts';
 import { normalizeAddr } from '../core/peer-addr.ts';
 

@@ -10,7 +10,7 @@ import { randomBytes } from 'node:crypto';
 import { canonicalJson } from '../../protocol/canonical.ts';
 import { toBase64Url } from '../../protocol/base64.ts';
 import { verifySignature } from '../../protocol/keys.ts';
-import { isPlainObject } from '../../protocol/records/validate.ts';
+import { isPlainObject } from '../../protocol/validate.ts';
 import type { HostNode } from '../core/node.ts';
 import type { PeerRow } from '../store/peers-table.ts';
 import { lanCall, LanError } from '../transport/lan/client.ts';

@@ -13,7 +13,7 @@ import { ENC_AD_REFRESH_MS, ensureSession, noteRelayReset } from '../../../src/h
 import type { HostNode } from '../../../src/host/core/node.ts';
 import { generateSigningKey } from '../../../src/protocol/keys.ts';
 import { signEncAdV1, verifyEncAdV1 } from '../../../src/protocol/records/enc-ad.ts';
-import { isPlainObject } from '../../../src/protocol/records/validate.ts';
+import { isPlainObject } from '../../../src/protocol/validate.ts';
 import { startLegacyRelayProxy, type LegacyRelayProxy } from '../../helpers/legacy-relay-proxy.ts';
 import { makeHost, pin } from '../fixtures.ts';
 import { rawHost, relayWorld, tick, tickUntilRow, type RelayWorld } from './relay-fixtures.ts';

@@ -7,7 +7,7 @@ import { listInbox } from '../../../src/host/mailbox.ts';
 import { sendMail } from '../../../src/host/send.ts';
 import { setRelay } from '../../../src/host/relay-client/pin.ts';
 import { relayApiFor } from '../../../src/host/relay-client/session.ts';
-import { isPlainObject } from '../../../src/protocol/records/validate.ts';
+import { isPlainObject } from '../../../src/protocol/validate.ts';
 import { tempDir } from '../../helpers/processes.ts';
 import { spawnRelay, type RelayProcess } from '../../helpers/relay-process.ts';
 import { makeHost, pin } from '../fixtures.ts';

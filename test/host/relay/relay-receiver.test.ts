@@ -8,7 +8,7 @@ import { messageStatus } from '../../../src/host/core/receipts.ts';
 import { sendMail } from '../../../src/host/send.ts';
 import { applyPulledItems, type PullReport } from '../../../src/host/transport/relay/relay-receive.ts';
 import { ensureSession } from '../../../src/host/relay-client/session.ts';
-import { isPlainObject } from '../../../src/protocol/records/validate.ts';
+import { isPlainObject } from '../../../src/protocol/validate.ts';
 import { enrolledHost, envelopeItem, sealedEnvelope } from '../../helpers/relay-fixture.ts';
 import { rawHost, relayWorld, tick, tickUntilRow, type RelayWorld } from './relay-fixtures.ts';
 

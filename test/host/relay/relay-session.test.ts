@@ -13,7 +13,7 @@ import { acceptPeerEncAd, fetchPeerEncKeyViaRelay } from '../../../src/host/rela
 import { RelayPinError, setRelay } from '../../../src/host/relay-client/pin.ts';
 import { ensureSession, relayApiFor } from '../../../src/host/relay-client/session.ts';
 import { fingerprint } from '../../../src/protocol/fingerprint.ts';
-import { isPlainObject } from '../../../src/protocol/records/validate.ts';
+import { isPlainObject } from '../../../src/protocol/validate.ts';
 import { backupRelayStore } from '../../../src/relay/ops/backup.ts';
 import { restoreRelayStore } from '../../../src/relay/ops/restore.ts';
 import { tempDir } from '../../helpers/processes.ts';

@@ -5,7 +5,7 @@ import { fetchFailureText } from '../../../common/fetch-failure.ts';
 import { AnswerTooLargeError, readCappedText } from '../../../common/read-capped.ts';
 import { signLanHop } from '../../../protocol/lan-hop.ts';
 import { verifyEncAdV1 } from '../../../protocol/records/enc-ad.ts';
-import { isPlainObject } from '../../../protocol/records/validate.ts';
+import { isPlainObject } from '../../../protocol/validate.ts';
 import { HostError } from '../../core/host-error.ts';
 import type { HostNode } from '../../core/node.ts';
 import { SENDING_ORDER } from '../../store/outbox-kinds.ts';

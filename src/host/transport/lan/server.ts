@@ -4,7 +4,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { failPoint } from '../../../failpoint.ts';
 import { canonicalJson } from '../../../protocol/canonical.ts';
 import { lanHopTimeIsFresh, verifyLanHopSignature } from '../../../protocol/lan-hop.ts';
-import { isPlainObject } from '../../../protocol/records/validate.ts';
+import { isPlainObject } from '../../../protocol/validate.ts';
 import { ownDirectory } from '../../directory/directory.ts';
 import type { HostNode } from '../../core/node.ts';
 import { acceptBeacon, notePeerCall } from '../../presence/learn.ts';
