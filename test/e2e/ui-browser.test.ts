@@ -16,6 +16,7 @@ import { E2E_TIMEOUT_MS, cli, cliJson, newCliHost, pairCli, startCliDaemon, type
 import { REPO_ROOT, runCli, spawnCli, trackGroup, type Child } from '../helpers/processes.ts';
 import { waitUntil } from '../helpers/wait.ts';
 import { HostStore } from '../../src/host/store/host-store.ts';
+import { guardOverview, setGuardSettings } from '../../src/host/wake/loop-guard.ts';
 import { lanAddress } from '../../src/common/lan-address.ts';
 
 const CHROMIUM = '/usr/bin/chromium';
@@ -158,10 +159,12 @@ async function guardResumed(): Promise<void> {
   // a tiny budget, a few messages between ann and bob in one thread, and ann's hook trips the guard:
   // the page shows it live with the budget, how ann was (not) woken, and resumes it as `guard resume` does
   await page.goto(`${origin}/`);
-  await cli(alpha, ['guard', 'config', '--budget', '1', '--window', '10m']);
-  const root = (await cli(alpha, ['send', '--from', 'ann', '--to', 'bob@beta', '--subject', 'shall we loop', '--body', 'x'])).trim();
+  const alphaStore = HostStore.open(join(alpha.env.MBX_HOME as string, 'host.db'));
   const betaStore = HostStore.open(join(beta.env.MBX_HOME as string, 'host.db'));
-  after(() => betaStore.close());
+  after(() => { alphaStore.close(); betaStore.close(); });
+  // `guard config --budget 1`'s operation, on the host's store
+  setGuardSettings(alphaStore, { budget: 1, windowMs: 600_000 });
+  const root = (await cli(alpha, ['send', '--from', 'ann', '--to', 'bob@beta', '--subject', 'shall we loop', '--body', 'x'])).trim();
   await waitUntil('ann\'s message on beta', 20_000, () => Promise.resolve(betaStore.mail.message(root) === undefined ? 'not there yet' : null));
   const reply = (await cli(beta, ['send', '--from', 'bob', '--to', 'ann@alpha', '--subject', 'loop back', '--body', 'y', '--reply-to', root])).trim();
   await page.waitForSelector(`#threads article.msg[data-id="${reply}"]`, { timeout: 20_000 });
@@ -177,7 +180,9 @@ async function guardResumed(): Promise<void> {
     new RegExp(`^woken: none \\(held by the loop guard: thread ${root} tripped`));
   await Promise.all([page.waitForURL(/#guard$/), page.click(`${held} button`)]);
   await page.waitForSelector('#guard p.empty');
-  assert.deepEqual((await cliJson<{ held: unknown[] }>(alpha, ['guard', 'list'])).held, [], 'lifted in the store, as guard resume lifts it');
+  // lifted in the store as `guard resume` lifts it, and recorded as the page's
+  assert.deepEqual(guardOverview(alphaStore).held, []);
+  assert.equal(alphaStore.db.get<{ by: string }>('SELECT lifted_by AS by FROM wake_guard_trips WHERE thread = ?', root)?.by, 'the owner (the owner\'s page)');
 }
 
 async function refusals(): Promise<void> {
