@@ -4,6 +4,7 @@ import { withNode } from './host-common.ts';
 import { printJson, printResult } from './output.ts';
 import { parseDuration, positiveInteger } from './parse-args.ts';
 import { ageText } from '../common/time-text.ts';
+import { escapeInLine as inLine } from '../common/terminal-text.ts';
 import { GUARD_BUDGET_MAX, guardOverview, resumeThread, setGuardSettings } from '../host/wake/loop-guard.ts';
 
 export function registerGuardCommands(program: Command): void {
@@ -21,7 +22,8 @@ export function registerGuardCommands(program: Command): void {
       }
       process.stdout.write(`budget: ${overview.budget} messages per thread and agent pair in ${ageText(overview.window_ms)} without the owner\n`);
       if (overview.held.length === 0) process.stdout.write('no thread held\n');
-      for (const t of overview.held) process.stdout.write(`${t.thread}  held since ${t.since}: ${t.pair} wrote ${t.count} (agentmbx guard resume ${t.thread})\n`);
+      // thread ids and addresses come from peers: shown escaped, as all sender text is
+      for (const t of overview.held) process.stdout.write(`${inLine(t.thread)}  held since ${t.since}: ${inLine(t.pair)} wrote ${t.count} (agentmbx guard resume ${inLine(t.thread)})\n`);
     }));
 
   guard.command('resume <thread>')

@@ -131,8 +131,8 @@ export class WakeTables {
     return this.#db.get<GuardTripRow>('SELECT * FROM wake_guard_trips WHERE thread = ? AND lifted_at IS NULL', thread);
   }
 
-  activeTrips(): GuardTripRow[] {
-    return this.#db.all<GuardTripRow>('SELECT * FROM wake_guard_trips WHERE lifted_at IS NULL ORDER BY tripped_at');
+  activeTrips(limit: number): GuardTripRow[] {
+    return this.#db.all<GuardTripRow>('SELECT * FROM wake_guard_trips WHERE lifted_at IS NULL ORDER BY tripped_at LIMIT ?', limit);
   }
 
   /** Where counting restarts in the thread after its last lift (0: never lifted). */

@@ -99,9 +99,12 @@ export function guardVerdict(node: HostNode, row: WakeDeliveryRow, agent: string
   return { wake: false, reason: heldReason({ ...trip, id: 0, lifted_at: null, lifted_by: null, lift_mark: null }) };
 }
 
-/** The threads whose wakes the guard holds now. */
+/** Most held threads listed at once (`guard list`, doctor, the owner's page), oldest trips first. */
+export const HELD_THREADS_LIST_MAX = 1_000;
+
+/** The threads whose wakes the guard holds now (the oldest HELD_THREADS_LIST_MAX). */
 export function heldThreads(store: HostStore): GuardTripRow[] {
-  return store.wake.activeTrips();
+  return store.wake.activeTrips(HELD_THREADS_LIST_MAX);
 }
 
 /** A thread the guard holds, as `guard list` and the owner's page show it. */
