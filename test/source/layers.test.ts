@@ -20,6 +20,15 @@ const isBackend = (path: string): boolean => BACKENDS.some((b) => under(b)(path)
 
 const isHostRoot = (path: string): boolean => under('host')(path) && !path.slice('host/'.length).includes('/');
 
+/**
+ * Imports from the host's lower layers up to its root that are still there: both wait on files other
+ * work is changing (queueOutgoing to core/, DoctorCheck beside the checks). The list may only shrink.
+ */
+const LOWER_TO_HOST_ROOT_LEFT: ReadonlySet<string> = new Set([
+  'host/core/bounce.ts → host/send.ts',
+  'host/relay-client/doctor-checks.ts → host/doctor.ts',
+]);
+
 export const LAYER_RULES: readonly LayerRule[] = [
   { rule: 'protocol imports nothing of ours outside protocol/', from: under('protocol'), forbidden: (i) => !under('protocol')(i) },
   {
@@ -51,11 +60,16 @@ export const LAYER_RULES: readonly LayerRule[] = [
     from: under('host/core'),
     forbidden: (i) => under('host/transport')(i) || under('host/relay-client')(i),
   },
+  {
+    rule: 'the host\'s core and relay client never import the host\'s root',
+    from: (f) => under('host/core')(f) || under('host/relay-client')(f),
+    forbidden: isHostRoot,
+  },
   { rule: 'the host\'s store imports nothing of the host outside store/', from: under('host/store'), forbidden: (i) => under('host')(i) && !under('host/store')(i) },
 ];
 
 /** Every import that breaks a rule, as "rule: file → imported". */
-function breaches(graph: ReadonlyMap<string, readonly string[]>, rules: readonly LayerRule[]): string[] {
+function breaches(graph: ReadonlyMap<string, readonly string[]>, rules: readonly LayerRule[], allowed: ReadonlySet<string> = new Set()): string[] {
   const found: string[] = [];
   for (const [file, imports] of graph) {
     const from = relative(SRC, file);
@@ -63,7 +77,7 @@ function breaches(graph: ReadonlyMap<string, readonly string[]>, rules: readonly
       const imported = relative(SRC, target);
       for (const { rule, from: binds, forbidden } of rules) {
         const edge = `${from} → ${imported}`;
-        if (binds(from) && forbidden(imported)) found.push(`${rule}: ${edge}`);
+        if (binds(from) && forbidden(imported) && !allowed.has(edge)) found.push(`${rule}: ${edge}`);
       }
     }
   }
@@ -73,8 +87,15 @@ function breaches(graph: ReadonlyMap<string, readonly string[]>, rules: readonly
 test('every import of src/ keeps the layer directions of the README', () => {
   const graph = importGraph(sourceFiles(SRC));
   assert.ok(graph.size > 100, 'it read the source tree');
-  const found = breaches(graph, LAYER_RULES);
+  const found = breaches(graph, LAYER_RULES, LOWER_TO_HOST_ROOT_LEFT);
   assert.deepEqual(found, [], `imports against a layer:\n${found.join('\n')}`);
+});
+
+test('the list of lower-layer imports left to move only shrinks: each entry is still an import', () => {
+  const graph = importGraph(sourceFiles(SRC));
+  const edges = new Set([...graph].flatMap(([file, imports]) => imports.map((i) => `${relative(SRC, file)} → ${relative(SRC, i)}`)));
+  const stale = [...LOWER_TO_HOST_ROOT_LEFT].filter((edge) => !edges.has(edge));
+  assert.deepEqual(stale, [], 'these are gone: take them off LOWER_TO_HOST_ROOT_LEFT');
 });
 
 test('the rules catch a breach of each direction', () => {
@@ -89,9 +110,10 @@ test('the rules catch a breach of each direction', () => {
     [`${SRC}/host/transport/lan/h.ts`, [`${SRC}/host/relay-client/session.ts`]],
     [`${SRC}/host/core/i.ts`, [`${SRC}/host/transport/row-path.ts`]],
     [`${SRC}/host/store/j.ts`, [`${SRC}/host/core/node.ts`]],
+    [`${SRC}/host/core/k.ts`, [`${SRC}/host/daemon.ts`]],
   ]);
   const found = breaches(fake, LAYER_RULES);
-  assert.equal(found.length, 10, found.join('\n'));
+  assert.equal(found.length, 11, found.join('\n'));
   assert.ok(found.some((f) => f.endsWith('host/transport/lan/f.ts → host/send.ts')));
   assert.ok(!found.some((f) => f.includes('lan/f.ts → host/store/') || f.includes('lan/f.ts → host/core/')), 'a transport may import the host store and core');
 });
