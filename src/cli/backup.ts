@@ -3,7 +3,7 @@
 import type { Command } from 'commander';
 import { asCliError, withNode } from './host-common.ts';
 import { printJson } from './output.ts';
-import { backupHost, restoreHost } from '../host/host-backup.ts';
+import { backupHost, restoreHost, type HostRestoreReceipt } from '../host/host-backup.ts';
 import { defaultHome } from '../host/identity.ts';
 
 export function registerBackupCommands(program: Command): void {
@@ -23,7 +23,7 @@ export function registerBackupCommands(program: Command): void {
     .description('put a backup made by agentmbx backup back as the store (the daemon must be stopped)')
     .option('--json', 'print JSON')
     .action(async (file: string, opts: { json?: boolean }) => {
-      let receipt;
+      let receipt: HostRestoreReceipt;
       try {
         receipt = await restoreHost(defaultHome(), file, Date.now());
       } catch (err) {
