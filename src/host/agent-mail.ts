@@ -107,7 +107,10 @@ export type OnceResult = SendResult & { duplicate: boolean };
  * body, kind and reply_to. A `to` that no longer routes (a peer unpaired since) is not compared.
  */
 function samePayload(node: HostNode, first: MessageRow, req: SendRequest): boolean {
-  if (first.subject !== req.subject || first.body !== req.body || first.kind !== (req.kind ?? 'message') || first.reply_to !== (req.replyTo ?? null)) return false;
+  const kind = req.kind ?? 'message';
+  if (first.subject !== req.subject || first.body !== req.body || first.kind !== kind || first.reply_to !== (req.replyTo ?? null)) return false;
+  // as send.ts fills them in: a request asks for a reply unless told otherwise; no refs is []
+  if (first.needs_reply !== ((req.needsReply ?? kind === 'request') ? 1 : 0) || first.refs_json !== JSON.stringify(req.refs ?? [])) return false;
   let to: string[];
   try {
     to = expandRoute(node, req.from, req.to).to;
