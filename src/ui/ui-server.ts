@@ -9,7 +9,7 @@ import type { AddressInfo } from 'node:net';
 import { HostError, type FailureKind } from '../host/core/host-error.ts';
 import type { HostNode } from '../host/core/node.ts';
 import { dismissQuarantined, retryRowNow } from '../host/owner-actions.ts';
-import { openMessage, ownerView, searchAll } from '../host/owner-view.ts';
+import { openMessage, ownerView, searchAll, type OwnerView } from '../host/owner-view.ts';
 import { OWNER } from '../host/core/route.ts';
 import { sendMail } from '../host/send.ts';
 import { resumeThread } from '../host/wake/loop-guard.ts';
@@ -134,7 +134,7 @@ export async function startUiServer(node: HostNode, options: UiServerOptions): P
     const query = url.searchParams.get('q') || null;
     const msgId = url.searchParams.get('msg');
     const req: PageRequest = { agent, query, opened: null, found: null, error, csrf };
-    let view;
+    let view: OwnerView;
     try {
       view = ownerView(node, agent);
     } catch (err) {

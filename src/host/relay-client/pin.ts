@@ -8,6 +8,7 @@ import { HostError } from '../core/host-error.ts';
 import type { HostNode } from '../core/node.ts';
 import { normalizeAddr } from '../core/peer-addr.ts';
 import { cloudKeyOf } from './access.ts';
+import type { RelayAnswer } from './api.ts';
 import { relayApiFor } from './session.ts';
 
 /** A relay pin refused; kind `invalid` marks input the owner must retype. */
@@ -45,7 +46,7 @@ export async function setRelay(node: HostNode, urlText: string, keyInput?: strin
   } catch (err) {
     throw new RelayPinError(err instanceof Error ? err.message : String(err), 'invalid');
   }
-  let answer;
+  let answer: RelayAnswer;
   try {
     answer = await relayApiFor(node, url).call('GET', '/v2/relay/info', undefined, false);
   } catch (err) {

@@ -13,6 +13,7 @@ import type { OutboxRow } from '../../store/outbox-table.ts';
 import type { PeerRow } from '../../store/peers-table.ts';
 import { isFinalRelayRefusal, lanOnly } from '../row-path.ts';
 import type { RowResult, Transport } from '../transport.ts';
+import type { RelayAnswer } from '../../relay-client/api.ts';
 import { forgetSession, noteIfUnreachable, noteRelayReset, type RelaySession } from '../../relay-client/session.ts';
 
 /** Items per push when the relay's info gave no max_batch (its default). */
@@ -59,7 +60,7 @@ export class RelayTransport implements Transport {
       kind: r.kind, item_id: r.item_id, targets: [{ host_pubkey: peer.host_pubkey, wire_b64: toBase64(Buffer.from(r.wire, 'utf8')) }],
     }));
     failPoint('host.relay.before-push');
-    let answer;
+    let answer: RelayAnswer;
     try {
       answer = await api.push(items);
     } catch (err) {
