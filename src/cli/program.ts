@@ -5,7 +5,6 @@ import { CliError } from './cli-error.ts';
 import { EXIT_CODES } from './exit-codes.ts';
 import { jsonText, printFailure, wantsJson } from './output.ts';
 import { registerRelayCommands } from './relay.ts';
-import { registerHostCommands } from './host.ts';
 import { defaultHome } from '../host/identity.ts';
 import { nameDiskError } from '../host/store/disk-errors.ts';
 
@@ -15,8 +14,13 @@ function packageVersion(): string {
   return (JSON.parse(readFileSync(PACKAGE_JSON, 'utf8')) as { version: string }).version;
 }
 
-/** The command tree; `json` (the command line has --json) makes --version print {"version": …}. */
-export function buildProgram(json = false): Command {
+/**
+ * The command tree; `json` (the command line has --json) makes --version print {"version": …}.
+ * `relayOnly` (the command line starts with `relay`) leaves out the host's commands, so that a relay
+ * process loads none of the host's code (its daemon, MCP server, their libraries): every process of
+ * a relay group would otherwise keep them in memory (docs/relay-operator.md "Memory").
+ */
+export async function buildProgram(json = false, relayOnly = false): Promise<Command> {
   const version = packageVersion();
   const program = new Command('agentmbx')
     .description('signed, sealed mail between AI agents on different machines')
@@ -26,14 +30,14 @@ export function buildProgram(json = false): Command {
     // usage errors are printed by runCli, in the same shape as every other failure
     .configureOutput({ writeErr: (text) => process.stderr.write(text), outputError: () => undefined });
   registerRelayCommands(program);
-  registerHostCommands(program);
+  if (!relayOnly) (await import('./host.ts')).registerHostCommands(program);
   return program;
 }
 
 /** Runs the CLI and returns the exit status; every failure is one line (or one JSON object), never a stack trace. */
 export async function runCli(argv: string[]): Promise<number> {
   const json = wantsJson(argv);
-  const program = buildProgram(json);
+  const program = await buildProgram(json, argv[0] === 'relay');
   try {
     await program.parseAsync(argv, { from: 'user' });
     return EXIT_CODES.OK;
