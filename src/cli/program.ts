@@ -5,8 +5,6 @@ import { CliError } from './cli-error.ts';
 import { EXIT_CODES } from './exit-codes.ts';
 import { jsonText, printFailure, wantsJson } from './output.ts';
 import { registerRelayCommands } from './relay.ts';
-import { defaultHome } from '../host/identity.ts';
-import { nameDiskError } from '../host/store/disk-errors.ts';
 
 const PACKAGE_JSON = new URL('../../package.json', import.meta.url);
 
@@ -34,6 +32,12 @@ export async function buildProgram(json = false, relayOnly = false): Promise<Com
   return program;
 }
 
+/** The host's disk fault behind `err` (a full or read-only disk under its home), named with its fix, or null. */
+async function hostDiskFault(err: unknown): Promise<string | null> {
+  const [{ nameDiskError }, { defaultHome }] = await Promise.all([import('../host/store/disk-errors.ts'), import('../host/identity.ts')]);
+  return nameDiskError(err, defaultHome());
+}
+
 /** Runs the CLI and returns the exit status; every failure is one line (or one JSON object), never a stack trace. */
 export async function runCli(argv: string[]): Promise<number> {
   const json = wantsJson(argv);
@@ -52,7 +56,7 @@ export async function runCli(argv: string[]): Promise<number> {
     }
     // a full or read-only disk under the host's home is named as such (with the fix), whatever layer
     // met it; the relay's commands name their own store's disk
-    const diskFault = argv[0] === 'relay' ? null : nameDiskError(err, defaultHome());
+    const diskFault = argv[0] === 'relay' ? null : await hostDiskFault(err);
     if (diskFault !== null) {
       printFailure(json, diskFault, 'STORAGE');
       return EXIT_CODES.STORAGE;
