@@ -41,7 +41,8 @@ async function hostDiskFault(err: unknown): Promise<string | null> {
 /** Runs the CLI and returns the exit status; every failure is one line (or one JSON object), never a stack trace. */
 export async function runCli(argv: string[]): Promise<number> {
   const json = wantsJson(argv);
-  const program = await buildProgram(json, argv[0] === 'relay');
+  // the top level's options (--json, --version, --help) take no value: the first other word is the command
+  const program = await buildProgram(json, argv.find((arg) => !arg.startsWith('-')) === 'relay');
   try {
     await program.parseAsync(argv, { from: 'user' });
     return EXIT_CODES.OK;
