@@ -14,9 +14,10 @@ function packageVersion(): string {
 
 /**
  * The command tree; `json` (the command line has --json) makes --version print {"version": …}.
- * `relayOnly` (the command line starts with `relay`) leaves out the host's commands, so that a relay
- * process loads none of the host's code (its daemon, MCP server, their libraries): every process of
- * a relay group would otherwise keep them in memory (docs/relay-operator.md "Memory").
+ * `relayOnly` (the command is `relay serve`) leaves out the host's commands (among them the host's
+ * own `relay set|unset|quarantine`), so that a relay process loads none of the host's code (its
+ * daemon, MCP server, their libraries): every process of a relay group would otherwise keep them in
+ * memory (docs/relay-operator.md "Memory").
  */
 export async function buildProgram(json = false, relayOnly = false): Promise<Command> {
   const version = packageVersion();
@@ -41,8 +42,9 @@ async function hostDiskFault(err: unknown): Promise<string | null> {
 /** Runs the CLI and returns the exit status; every failure is one line (or one JSON object), never a stack trace. */
 export async function runCli(argv: string[]): Promise<number> {
   const json = wantsJson(argv);
-  // the top level's options (--json, --version, --help) take no value: the first other word is the command
-  const program = await buildProgram(json, argv.find((arg) => !arg.startsWith('-')) === 'relay');
+  // the top level's options (--json, --version, --help) take no value: the first words are the command
+  const [group, command] = argv.filter((arg) => !arg.startsWith('-'));
+  const program = await buildProgram(json, group === 'relay' && command === 'serve');
   try {
     await program.parseAsync(argv, { from: 'user' });
     return EXIT_CODES.OK;
