@@ -246,7 +246,11 @@ async function measureSetup(setup: RelaySetup, dir: string): Promise<SetupResult
     // in turns, each empty run into a fresh queue, so that the machine's drift hits both sides alike
     let emptyQueues = 0;
     const { a: intoEmpty, b: intoDeep } = await alternatingPushPhases(senders.slice(0, 8), {
-      a: () => receiver(`empty-${(emptyQueues += 1)}`), b: async () => deep,
+      a: () => {
+        emptyQueues += 1;
+        return receiver(`empty-${emptyQueues}`);
+      },
+      b: async () => deep,
     }, DEPTH_ROUNDS, { batch: 1, seconds: 2 * PHASE_SECONDS, prebuiltItems: PREBUILT_ITEMS });
     log(`${setup.label}: filling one queue to ${BIG_QUEUE} items for the RSS figure`);
     const big = await receiver('big');

@@ -32,7 +32,7 @@ async function operate<T>(fn: () => Promise<T> | T): Promise<T> {
   } catch (err) {
     if (err instanceof ConfigError) throw new CliError(err.message, 'USAGE');
     const fault = diskFaultOf(err);
-    if (fault !== null) throw new CliError(`${diskFaultSentence(fault, { disk: 'the disk', then: ', then try again' })} (${err instanceof Error ? err.message : String(err)})`, 'STORAGE');
+    if (fault !== null) throw new CliError(`${diskFaultSentence(fault, { disk: 'the disk', afterwards: ', then try again' })} (${err instanceof Error ? err.message : String(err)})`, 'STORAGE');
     if (err instanceof RelayOpsError || err instanceof StoreOpenError || err instanceof RelayKeyError || err instanceof WriterLockBusyError || err instanceof PortBindError) {
       throw new CliError(err.message);
     }

@@ -72,11 +72,9 @@ export function listInbox(node: HostNode, agent: string, includeAcked = false, l
   return inboxPage(node, agent, { includeAcked, limit }).rows;
 }
 
-/** Whether the sender asked for a reply: the envelope's flag, or (own mail, no wire kept) a request. */
+/** Whether the sender asked for a reply: the envelope's flag, kept for mail written here and received alike. */
 export function needsReply(msg: MessageRow): boolean {
-  if (msg.wire === null) return msg.kind === 'request';
-  const flag = (JSON.parse(msg.wire) as { needs_reply?: unknown }).needs_reply;
-  return flag === true;
+  return msg.needs_reply === 1;
 }
 
 function deliveredMessage(node: HostNode, id: string, agent: string): MessageRow {

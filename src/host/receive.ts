@@ -10,6 +10,7 @@ import { applyDirectoryMail } from './directory/mail.ts';
 import { isDirectoryMail } from './directory/wire.ts';
 import { queueReceipt } from './receipts.ts';
 import { recipientsHere } from './route.ts';
+import { envelopeRow } from './store/mail-tables.ts';
 import type { PeerRow } from './store/peers-table.ts';
 
 /** Who handed the envelope over: the transport's name and the host key it authenticated. */
@@ -58,11 +59,7 @@ export function receive(node: HostNode, envelope: unknown, via: Via, wire?: stri
   return store.transaction((): ReceiveResult => {
     // Checked again inside the transaction: another transport may have committed it meanwhile.
     if (store.mail.message(env.id) !== undefined) return 'duplicate';
-    const row = {
-      id: env.id, direction: 'in' as const, from_addr: env.from, sender_host: peer.host, to_json: JSON.stringify(env.to),
-      thread: env.thread, reply_to: env.reply_to, kind: env.kind, subject: env.subject, body, ts: env.ts,
-      wire: wire ?? JSON.stringify(env), meta_json: JSON.stringify(env.meta), created_at: now,
-    };
+    const row = envelopeRow(env, 'in', peer.host, body, wire ?? JSON.stringify(env), now);
     store.mail.insertMessage(row);
     for (const agent of recipients.agents) {
       store.mail.insertDelivery(env.id, agent, now);

@@ -34,7 +34,7 @@ export function rotateHost(node: HostNode): HostRotation {
     new_pub: newHost.publicKey, new_enc_pub: newEnc.publicKey, iat: new Date(node.nowMs()).toISOString(),
   }, node.keys.hostKey, newHost);
   const pending: PendingRotation = { rotation, host_seed: newHost.exportSeed(), enc_private: newEnc.privateKey };
-  writePrivateFile(paths.pendingRotation, JSON.stringify(pending) + '\n');
+  writePrivateFile(paths.pendingRotation, `${JSON.stringify(pending)}\n`);
   failPoint('rotate-after-pending');
   finishPendingRotation(node.home, node.store, node.nowMs());
   node.keys = loadKeys(node.home);
@@ -55,14 +55,14 @@ export function finishPendingRotation(home: string, store: HostStore, nowMs: num
   const oldEnc = loadEncKey(paths.encKey);
   if (oldEnc.publicKey !== rec.new_enc_pub) {
     // Retired enc keys keep opening mail sealed to them before the rotation.
-    writePrivateFile(join(paths.retiredDir, `enc-${stamp}-${fingerprint(rec.old_pub)}.key`), oldEnc.privateKey + '\n');
-    writePrivateFile(paths.encKey, pending.enc_private + '\n');
+    writePrivateFile(join(paths.retiredDir, `enc-${stamp}-${fingerprint(rec.old_pub)}.key`), `${oldEnc.privateKey}\n`);
+    writePrivateFile(paths.encKey, `${pending.enc_private}\n`);
   }
   failPoint('rotate-after-enc');
   const oldHost = loadSigningKey(paths.hostKey);
   if (oldHost.publicKey !== rec.new_pub) {
-    writePrivateFile(join(paths.retiredDir, `host-${stamp}-${fingerprint(rec.old_pub)}.key`), oldHost.exportSeed() + '\n');
-    writePrivateFile(paths.hostKey, pending.host_seed + '\n');
+    writePrivateFile(join(paths.retiredDir, `host-${stamp}-${fingerprint(rec.old_pub)}.key`), `${oldHost.exportSeed()}\n`);
+    writePrivateFile(paths.hostKey, `${pending.host_seed}\n`);
   }
   failPoint('rotate-after-host');
   store.transaction(() => {

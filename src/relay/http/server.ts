@@ -198,7 +198,10 @@ export function buildRelayHttp(core: RelayCore, config: RelayConfig, port: Bound
   // the workers of a relay group share one log: each one's request ids carry its worker id
   const reqIdPrefix = cluster.isWorker ? `w${cluster.worker?.id ?? 0}-req-` : 'req-';
   let requests = 0;
-  const genReqId = (): string => `${reqIdPrefix}${(requests = (requests + 1) % Number.MAX_SAFE_INTEGER).toString(36)}`;
+  const genReqId = (): string => {
+    requests = (requests + 1) % Number.MAX_SAFE_INTEGER;
+    return `${reqIdPrefix}${requests.toString(36)}`;
+  };
   const app = Fastify({
     logger: false, bodyLimit: config.max_body_bytes, clientErrorHandler, return503OnClosing: true, serverFactory: (handler) => port.adopt(handler), genReqId,
     // a URL the router cannot decode (bad percent-encoding) is refused like any malformed request

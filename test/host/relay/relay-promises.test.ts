@@ -205,7 +205,7 @@ test('a bounce ends only the row that sent the refused bytes: another copy\'s ha
   const bounceFrom = (): MessageRow => ({
     id: newUlid(world.clock.now), direction: 'in' as const, from_addr: 'mbx@beta', sender_host: 'beta', to_json: '["ann@alpha"]', thread: id,
     reply_to: id, kind: 'alert', subject: 'Undeliverable: mine', body: 'beta refused it', ts: new Date(world.clock.now).toISOString(), wire: null,
-    meta_json: null, created_at: world.clock.now,
+    meta_json: null, created_at: world.clock.now, needs_reply: 0, refs_json: '[]',
   });
   /** how many rows the bounce ended, applied as receive applies it: inside the transaction storing it */
   const ended = (msg: MessageRow, refs: string[]): number => a.node.store.transaction(() => applyBounce(a.node, msg, refs));

@@ -8,6 +8,7 @@ import { readInfoAnswer } from '../../../protocol/relay-api/info.ts';
 import type { DoctorCheck } from '../../doctor.ts';
 import type { HostNode } from '../../node.ts';
 import { relayAccess, TokenCommandError } from './relay-access.ts';
+import type { RelayAnswer } from './relay-api.ts';
 import { CLOCK_SKEW_MAX_MS, clockSkewMs, relayApiFor } from './relay-session.ts';
 
 async function liveCheck(node: HostNode, timeoutMs: number): Promise<DoctorCheck> {
@@ -21,7 +22,7 @@ async function liveCheck(node: HostNode, timeoutMs: number): Promise<DoctorCheck
     return fail('key-mismatch', `the relay presents key ${fingerprint(relay.seen_pubkey)}; relay use is stopped until you confirm it with agentmbx relay set ${relay.url} --key ${fingerprint(relay.seen_pubkey)}`);
   }
   const access = relayAccess(node, relay);
-  let info;
+  let info: RelayAnswer;
   try {
     info = await relayApiFor(node, relay.url, timeoutMs, access).info();
   } catch (err) {

@@ -8,6 +8,7 @@ import { HostError } from '../../host-error.ts';
 import type { HostNode } from '../../node.ts';
 import { normalizeAddr } from '../lan/client.ts';
 import { cloudKeyOf } from './relay-access.ts';
+import type { RelayAnswer } from './relay-api.ts';
 import { relayApiFor } from './relay-session.ts';
 
 /** A relay pin refused; kind `invalid` marks input the owner must retype. */
@@ -45,7 +46,7 @@ export async function setRelay(node: HostNode, urlText: string, keyInput?: strin
   } catch (err) {
     throw new RelayPinError(err instanceof Error ? err.message : String(err), 'invalid');
   }
-  let answer;
+  let answer: RelayAnswer;
   try {
     answer = await relayApiFor(node, url).call('GET', '/v2/relay/info', undefined, false);
   } catch (err) {

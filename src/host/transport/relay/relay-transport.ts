@@ -13,6 +13,7 @@ import { lanOnly } from '../../outbox-kinds.ts';
 import type { OutboxRow } from '../../store/outbox-table.ts';
 import type { PeerRow } from '../../store/peers-table.ts';
 import type { RowResult, Transport } from '../transport.ts';
+import type { RelayAnswer } from './relay-api.ts';
 import { forgetSession, noteIfUnreachable, noteRelayReset, type RelaySession } from './relay-session.ts';
 import { readRefusalStatus } from '../../../protocol/relay-api/item-results.ts';
 
@@ -69,7 +70,7 @@ export class RelayTransport implements Transport {
       kind: r.kind, item_id: r.item_id, targets: [{ host_pubkey: peer.host_pubkey, wire_b64: toBase64(Buffer.from(r.wire, 'utf8')) }],
     }));
     failPoint('host.relay.before-push');
-    let answer;
+    let answer: RelayAnswer;
     try {
       answer = await api.push(items);
     } catch (err) {
