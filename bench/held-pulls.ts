@@ -158,7 +158,10 @@ export async function wakePhase(fleet: Fleet, sender: Host, targets: FleetHost[]
   for (let i = 0; i < items; i += 1) {
     const target = targets[Math.floor(Math.random() * targets.length)] as FleetHost;
     let make = makers.get(target.name);
-    if (make === undefined) makers.set(target.name, (make = itemMaker(sender, target)));
+    if (make === undefined) {
+      make = itemMaker(sender, target);
+      makers.set(target.name, make);
+    }
     const { item } = make();
     const id = (item as { item_id: string }).item_id;
     const answer = await sender.api.call('POST', '/v2/relay/items', JSON.stringify({ items: [item] }));

@@ -8,7 +8,7 @@ import { signEnvelope, type UnsignedEnvelopeV3 } from '../src/protocol/records/e
 import { deriveMeta } from '../src/protocol/records/envelope-meta.ts';
 import { sealEnvelopeBody } from '../src/protocol/seal.ts';
 import { newUlid } from '../src/protocol/ulid.ts';
-import { RelayApi } from '../src/host/transport/relay/relay-api.ts';
+import { RelayApi } from '../src/host/relay-client/api.ts';
 import { BenchClient, type PreparedCall } from './bench-client.ts';
 
 export interface Host {
@@ -102,7 +102,7 @@ export async function pushPhase(
   // time order that live senders' would: out-of-order ids would scatter the dedup index's inserts
   const perSender = Math.ceil((options.prebuiltItems ?? 0) / options.batch / senders.length);
   const ready: PreparedCall[][] = senders.map(() => []);
-  for (let round = 0; round < perSender; round += 1) senders.forEach((_, index) => ready[index]?.push(build(index)));
+  for (let round = 0; round < perSender; round += 1) senders.forEach((_, index) => { ready[index]?.push(build(index)); });
   const sent = senders.map(() => 0);
   // the caller's array, when given, receives every request's latency
   const latencies: number[] = options.latencies ?? [];

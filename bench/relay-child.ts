@@ -1,4 +1,5 @@
-// The relay under test: `agentmbx relay serve` in a child process on a temporary store, so that its
+// The relay under test: `agentmbx relay serve` in a child process on a temporary store, started as an
+// operator starts it (bin/agentmbx: the image's memory settings, Node's compile cache), so that its
 // RSS and disk writes are its own (read from /proc) and the load generator has the other core. With
 // `--workers N` the figures are summed over the primary and its workers (peak RSS is per process).
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -6,11 +7,34 @@ import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 
-/** One process of the relay under test and its peak resident set size. */
+/** One process of the relay under test, its resident set size now and at its peak. */
 export interface ProcessRss {
   pid: number;
   role: 'relay' | 'primary' | 'worker';
+  /** VmRSS now, bytes */
+  rssBytes: number;
+  /** VmHWM, bytes */
   peakRssBytes: number;
+}
+
+/**
+ * The resident memory of a group counted once: every process's private pages, plus the shared pages
+ * of the process that has most (summing VmRSS counts the Node binary's code, which every process maps
+ * and the kernel keeps once, in each process: about 58 MB each here). From /proc/<pid>/smaps_rollup.
+ */
+export function residentOnceBytes(pids: number[]): number {
+  let privateBytes = 0;
+  let sharedMax = 0;
+  for (const pid of pids) {
+    const rollup = statOrZero(`/proc/${pid}/smaps_rollup`, (path) => {
+      const text = readFileSync(path, 'utf8');
+      const kb = (field: string): number => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(text)?.[1] ?? 0);
+      privateBytes += (kb('Private_Clean') + kb('Private_Dirty')) * 1024;
+      return (kb('Shared_Clean') + kb('Shared_Dirty')) * 1024;
+    });
+    sharedMax = Math.max(sharedMax, rollup);
+  }
+  return privateBytes + sharedMax;
 }
 
 export interface RelayChild {
@@ -18,8 +42,10 @@ export interface RelayChild {
   pid: number;
   /** every process of the relay: the child, and with --workers N > 1 its workers */
   pids(): number[];
-  /** peak RSS of each process so far (VmHWM) */
+  /** RSS now (VmRSS) and at its peak so far (VmHWM) of each process */
   peakRssPerProcess(): ProcessRss[];
+  /** the resident memory of all its processes, pages shared between them counted once (residentOnceBytes) */
+  residentOnceBytes(): number;
   /** bytes this process caused to be written to storage so far (Linux /proc/<pid>/io write_bytes) */
   writeBytes(): number;
   /** the largest peak resident set size of its processes so far, bytes (/proc/<pid>/status VmHWM) */
@@ -45,11 +71,12 @@ export const BENCH_SETTINGS = {
 
 const READY = /agentmbx relay listening on (\S+)/;
 const WORKER = /agentmbx relay: worker pid (\d+) serving/g;
-/** The heap flags the Dockerfile sets (NODE_OPTIONS): the relay is measured as it is deployed. */
+/** The heap flags the Dockerfile and bin/agentmbx set (NODE_OPTIONS): the relay is measured as it is deployed. */
 export const DEPLOYED_NODE_FLAGS = ['--max-semi-space-size=8', '--max-old-space-size=192'];
-/** The environment the Dockerfile sets for the relay's memory (glibc malloc arenas). */
+/** The environment the Dockerfile and bin/agentmbx set for the relay's memory (glibc malloc arenas). */
 export const DEPLOYED_ENV = { MALLOC_ARENA_MAX: '2' };
-const CLI_MAIN = join(import.meta.dirname, '..', 'src', 'cli', 'main.ts');
+/** `agentmbx` as installed: it execs the pinned Node, so the child's pid is the relay's. */
+const CLI_BIN = join(import.meta.dirname, '..', 'bin', 'agentmbx');
 
 function procField(path: string, pattern: RegExp): number {
   const match = pattern.exec(readFileSync(path, 'utf8'));
@@ -93,12 +120,12 @@ function statOrZero(path: string, read: (path: string) => number): number {
 export async function startRelayChild(dir: string, settings: Record<string, number>, workers = 1, extraArgs: string[] = []): Promise<RelayChild> {
   const config = join(dir, 'bench-relay.json');
   writeFileSync(config, JSON.stringify(settings));
-  const env: NodeJS.ProcessEnv = { ...process.env, ...DEPLOYED_ENV };
-  delete env['MBX_RELAY_KEY'];
-  delete env['MBX_FAILPOINT'];
   // BENCH_RELAY_NODE_ARGS: extra node flags for the relay, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof"
   const nodeArgs = [...DEPLOYED_NODE_FLAGS, ...(process.env['BENCH_RELAY_NODE_ARGS'] ?? '').split(' ').filter((arg) => arg !== '')];
-  const child: ChildProcess = spawn(process.execPath, [...nodeArgs, '--disable-warning=ExperimentalWarning', CLI_MAIN, 'relay', 'serve',
+  const env: NodeJS.ProcessEnv = { ...process.env, ...DEPLOYED_ENV, NODE_OPTIONS: nodeArgs.join(' ') };
+  delete env['MBX_RELAY_KEY'];
+  delete env['MBX_FAILPOINT'];
+  const child: ChildProcess = spawn(CLI_BIN, ['relay', 'serve',
     '--store-dir', join(dir, 'store'), '--port', '0', '--bind', '127.0.0.1', '--config', config, '--workers', String(workers), ...extraArgs],
     { env, stdio: ['ignore', 'pipe', 'pipe'] });
   let stderr = '';
@@ -115,6 +142,7 @@ export async function startRelayChild(dir: string, settings: Record<string, numb
   const sum = (read: (p: number) => number): number => pids().reduce((total, p) => total + read(p), 0);
   const peakRssPerProcess = (): ProcessRss[] => pids().map((p) => ({
     pid: p, role: p !== pid ? 'worker' : workers > 1 ? 'primary' : 'relay',
+    rssBytes: statOrZero(`/proc/${p}/status`, (path) => procField(path, /^VmRSS:\s+(\d+) kB/m) * 1024),
     peakRssBytes: statOrZero(`/proc/${p}/status`, (path) => procField(path, /^VmHWM:\s+(\d+) kB/m) * 1024),
   }));
   return {
@@ -122,6 +150,7 @@ export async function startRelayChild(dir: string, settings: Record<string, numb
     pid,
     pids,
     peakRssPerProcess,
+    residentOnceBytes: () => residentOnceBytes(pids()),
     writeBytes: () => sum((p) => statOrZero(`/proc/${p}/io`, (path) => procField(path, /^write_bytes:\s+(\d+)/m))),
     peakRss: () => Math.max(...peakRssPerProcess().map((p) => p.peakRssBytes)),
     rssBytes: () => sum((p) => statOrZero(`/proc/${p}/status`, (path) => procField(path, /^VmRSS:\s+(\d+) kB/m) * 1024)),

@@ -37,6 +37,11 @@ const FLEET_SECONDS = Number(process.env['BENCH_FLEET_SECONDS'] ?? 20);
 const WAKE_ITEMS = Number(process.env['BENCH_WAKE_ITEMS'] ?? 1_000);
 /** The setups the held-pull phases run on (issue 30). */
 const HELD_SETUPS = new Set(['sqlite-1', 'sqlite-n', 'postgres-2']);
+/** The setups whose memory is measured on a fresh relay: `relay serve` on SQLite, as an operator starts it (issue 30). */
+const MEMORY_SETUPS = new Set(['sqlite-1', 'sqlite-n']);
+/** How long the fresh relay idles before its RSS is read a second time (BENCH_IDLE_SECONDS). */
+const IDLE_SECONDS = Number(process.env['BENCH_IDLE_SECONDS'] ?? 30);
+const IDLE_TARGET_BYTES = 150 * 1_000_000;
 
 
 /**
@@ -58,8 +63,6 @@ const RELAY_SETUPS: RelaySetup[] = [
 ];
 
 interface HeldResult {
-  /** the group's resident memory right after start, empty store, bytes */
-  idleRssBytes: number;
   held: IdleFleetResult;
   smallHeld: IdleFleetResult;
   smallPolling: IdleFleetResult;
@@ -74,7 +77,6 @@ interface HeldResult {
 async function measureHeld(setup: RelaySetup, dir: string): Promise<HeldResult> {
   const relay = await setup.start(dir);
   try {
-    const idleRssBytes = relay.rssBytes();
     log(`${setup.label}: enrolling ${FLEET} fleet hosts`);
     const fleetHosts = await enrolFleet(relay.url, FLEET);
     const sender = await enrolHost(relay.url, 'wake-sender');
@@ -94,7 +96,7 @@ async function measureHeld(setup: RelaySetup, dir: string): Promise<HeldResult> 
     const { fleet: _a, ...heldFigures } = held;
     const { fleet: _b, ...smallHeldFigures } = smallHeld;
     const { fleet: _c, ...smallPollingFigures } = smallPolling;
-    return { idleRssBytes, held: heldFigures, smallHeld: smallHeldFigures, smallPolling: smallPollingFigures, wake };
+    return { held: heldFigures, smallHeld: smallHeldFigures, smallPolling: smallPollingFigures, wake };
   } finally {
     await relay.stop();
   }
@@ -102,8 +104,6 @@ async function measureHeld(setup: RelaySetup, dir: string): Promise<HeldResult> 
 
 function heldTable(table: Table, setup: RelaySetup, result: HeldResult): void {
   table.section(`${setup.label}: held pulls (issue 30; machine busy is the whole machine, load generator included)`);
-  table.row('idle relay, empty store, RSS of every process (MiB)', result.idleRssBytes / MiB, 150, '÷ 150 MB target',
-    { label: '≤ 150 MB', ok: result.idleRssBytes <= 150 * 1_000_000, ratio: result.idleRssBytes / (150 * 1_000_000) });
   const fleetRow = (what: string, fleet: IdleFleetResult, targetPercent: number | null): void => {
     table.row(`${fleet.hosts} hosts ${what}: relay CPU (% of one core)`, fleet.relayCpuPercent, targetPercent, targetPercent === null ? '' : `÷ ${targetPercent} % target`,
       targetPercent === null ? undefined : { label: `≤ ${targetPercent} %`, ok: fleet.relayCpuPercent <= targetPercent, ratio: fleet.relayCpuPercent / targetPercent });
@@ -118,6 +118,66 @@ function heldTable(table: Table, setup: RelaySetup, result: HeldResult): void {
   const { wake } = result;
   table.row(`accept → held pull answer, p50 of ${wake.items} pushes to random held hosts (ms)`, wake.p50Ms, 5, '÷ 5 ms target', { label: '≤ 5 ms', ok: wake.p50Ms <= 5, ratio: wake.p50Ms / 5 });
   table.row('accept → held pull answer, p99 (ms)', wake.p99Ms, 50, '÷ 50 ms target', { label: '≤ 50 ms', ok: wake.p99Ms <= 50, ratio: wake.p99Ms / 50 });
+}
+
+interface MemoryResult {
+  /** each process right after the relay said it listens, empty store */
+  idleAtStart: ProcessRss[];
+  idleAtStartOnceBytes: number;
+  /** each process after IDLE_SECONDS more of idling */
+  idleLater: ProcessRss[];
+  idleLaterOnceBytes: number;
+  /** each process once BIG_QUEUE items are queued (RSS now and its peak) */
+  queued: ProcessRss[];
+}
+
+/**
+ * The relay's memory on a fresh relay of `setup`: idle on an empty store right after start and
+ * IDLE_SECONDS later, then with BIG_QUEUE items queued (100-item batches from 8 senders). A first
+ * start and stop comes before, as on an operator's machine where the relay has run once since its
+ * upgrade: bin/agentmbx keeps Node's compile cache, without which every process also holds the
+ * TypeScript stripper (about 15 MB each).
+ */
+async function measureMemory(setup: RelaySetup, dir: string): Promise<MemoryResult> {
+  const warmDir = join(dir, 'first-start');
+  const measuredDir = join(dir, 'measured');
+  mkdirSync(warmDir);
+  mkdirSync(measuredDir);
+  await (await setup.start(warmDir)).stop();
+  const relay = await setup.start(measuredDir);
+  try {
+    const idleAtStart = relay.peakRssPerProcess();
+    const idleAtStartOnceBytes = relay.residentOnceBytes();
+    log(`${setup.label}: memory, idle ${IDLE_SECONDS} s on an empty store`);
+    await new Promise((resolve) => setTimeout(resolve, IDLE_SECONDS * 1000));
+    const idleLater = relay.peakRssPerProcess();
+    const idleLaterOnceBytes = relay.residentOnceBytes();
+    log(`${setup.label}: memory, filling one queue to ${BIG_QUEUE} items`);
+    const senders: Host[] = [];
+    for (let i = 0; i < 8; i += 1) senders.push(await enrolHost(relay.url, `memory-sender-${i}`));
+    await pushPhase(senders, await enrolHost(relay.url, 'memory-big'), { batch: 100, seconds: 600, maxItems: BIG_QUEUE });
+    return { idleAtStart, idleAtStartOnceBytes, idleLater, idleLaterOnceBytes, queued: relay.peakRssPerProcess() };
+  } finally {
+    await relay.stop();
+  }
+}
+
+function memoryTable(table: Table, setup: RelaySetup, result: MemoryResult): void {
+  table.section(`${setup.label}: memory (issue 30; relay serve through bin/agentmbx, fresh relay, VmRSS from /proc)`);
+  const sum = (processes: ProcessRss[]): number => processes.reduce((total, p) => total + p.rssBytes, 0);
+  for (const proc of result.idleLater) table.note(`  idle, ${proc.role} pid ${proc.pid}: ${(proc.rssBytes / MiB).toFixed(0)} MiB`);
+  const idleRows: Array<[string, number]> = [
+    ['idle relay, empty store, right after start: RSS of every process, summed (MiB)', sum(result.idleAtStart)],
+    [`idle relay, empty store, ${IDLE_SECONDS} s later: RSS of every process, summed (MiB)`, sum(result.idleLater)],
+    [`  the same, pages shared between its processes (Node's code) counted once (MiB)`, result.idleLaterOnceBytes],
+  ];
+  for (const [figure, bytes] of idleRows) {
+    table.row(figure, bytes / MiB, IDLE_TARGET_BYTES / MiB, '÷ 150 MB target', { label: '≤ 150 MB', ok: bytes <= IDLE_TARGET_BYTES, ratio: bytes / IDLE_TARGET_BYTES });
+  }
+  for (const proc of result.queued) {
+    table.row(`RSS with ${BIG_QUEUE} items queued, ${proc.role} pid ${proc.pid} (MiB; peak ${(proc.peakRssBytes / MiB).toFixed(0)})`, proc.rssBytes / MiB, RSS_TARGET_BYTES / MiB, '÷ 200 MB target',
+      { label: '≤ 200 MB', ok: proc.peakRssBytes <= RSS_TARGET_BYTES, ratio: proc.peakRssBytes / RSS_TARGET_BYTES });
+  }
 }
 
 interface SetupResult {
@@ -186,7 +246,11 @@ async function measureSetup(setup: RelaySetup, dir: string): Promise<SetupResult
     // in turns, each empty run into a fresh queue, so that the machine's drift hits both sides alike
     let emptyQueues = 0;
     const { a: intoEmpty, b: intoDeep } = await alternatingPushPhases(senders.slice(0, 8), {
-      a: () => receiver(`empty-${(emptyQueues += 1)}`), b: async () => deep,
+      a: () => {
+        emptyQueues += 1;
+        return receiver(`empty-${emptyQueues}`);
+      },
+      b: async () => deep,
     }, DEPTH_ROUNDS, { batch: 1, seconds: 2 * PHASE_SECONDS, prebuiltItems: PREBUILT_ITEMS });
     log(`${setup.label}: filling one queue to ${BIG_QUEUE} items for the RSS figure`);
     const big = await receiver('big');
@@ -271,13 +335,21 @@ async function main(): Promise<void> {
     if (!postgres.available) log(postgres.reason);
 
     const only = process.env['BENCH_SETUPS']?.split(',');
-    // BENCH_ONLY_HELD=1: only issue 30's held-pull phases (a smoke run)
+    // BENCH_ONLY_HELD=1: only issue 30's held-pull phases (a smoke run); BENCH_ONLY_MEMORY=1: only the memory phase
     const onlyHeld = process.env['BENCH_ONLY_HELD'] === '1';
+    const onlyMemory = process.env['BENCH_ONLY_MEMORY'] === '1';
     const results = new Map<string, SetupResult>();
     const heldResults = new Map<string, HeldResult>();
+    const memoryResults = new Map<string, MemoryResult>();
     for (const setup of RELAY_SETUPS.filter((s) => only === undefined || only.includes(s.key))) {
       const setupDir = join(dir, setup.key);
       mkdirSync(setupDir);
+      if (MEMORY_SETUPS.has(setup.key) && !onlyHeld) {
+        const memoryDir = join(dir, `${setup.key}-memory`);
+        mkdirSync(memoryDir);
+        memoryResults.set(setup.key, await measureMemory(setup, memoryDir));
+      }
+      if (onlyMemory) continue;
       if (!onlyHeld) results.set(setup.key, await measureSetup(setup, setupDir));
       if (HELD_SETUPS.has(setup.key)) {
         const heldDir = join(dir, `${setup.key}-held`);
@@ -305,6 +377,8 @@ async function main(): Promise<void> {
     for (const setup of RELAY_SETUPS) {
       const result = results.get(setup.key);
       if (result !== undefined) setupTable(table, setup, result, ceilings, floor);
+      const memory = memoryResults.get(setup.key);
+      if (memory !== undefined) memoryTable(table, setup, memory);
       const held = heldResults.get(setup.key);
       if (held !== undefined) heldTable(table, setup, held);
     }
@@ -313,7 +387,8 @@ async function main(): Promise<void> {
 
     const report = {
       at: new Date().toISOString(), node: process.version, cores: CORES, itemWireBytes: ITEM_WIRE_BYTES, ceilings, floor, postgres,
-      setups: Object.fromEntries(RELAY_SETUPS.filter((s) => results.has(s.key) || heldResults.has(s.key)).map((s) => [s.key, { label: s.label, ...results.get(s.key), held: heldResults.get(s.key) }])),
+      setups: Object.fromEntries(RELAY_SETUPS.filter((s) => results.has(s.key) || heldResults.has(s.key) || memoryResults.has(s.key))
+        .map((s) => [s.key, { label: s.label, ...results.get(s.key), held: heldResults.get(s.key), memory: memoryResults.get(s.key) }])),
       loadAverage: loadavg(),
       targets: table.targets(),
     };

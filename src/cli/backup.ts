@@ -3,8 +3,8 @@
 import type { Command } from 'commander';
 import { asCliError, withNode } from './host-common.ts';
 import { printJson } from './output.ts';
-import { backupHost, restoreHost } from '../host/host-backup.ts';
-import { defaultHome } from '../host/identity.ts';
+import { backupHost, restoreHost, type HostRestoreReceipt } from '../host/host-backup.ts';
+import { defaultHome } from '../host/core/identity.ts';
 
 export function registerBackupCommands(program: Command): void {
   program.command('backup <file>')
@@ -23,16 +23,35 @@ export function registerBackupCommands(program: Command): void {
     .description('put a backup made by agentmbx backup back as the store (the daemon must be stopped)')
     .option('--json', 'print JSON')
     .action(async (file: string, opts: { json?: boolean }) => {
-      let receipt;
+      let receipt: HostRestoreReceipt;
       try {
         receipt = await restoreHost(defaultHome(), file, Date.now());
       } catch (err) {
         throw asCliError(err);
       }
       if (opts.json === true) printJson(receipt);
-      else {
-        process.stdout.write(`restored ${receipt.messages} message(s), ${receipt.outbox_rows} outbox row(s) from ${receipt.restored_from}`
-          + `${receipt.rollback === null ? '' : `; the store it replaced is kept as ${receipt.rollback}`}\nstart the daemon: it re-sends what the backup still had waiting, and the peers drop what they already hold\n`);
-      }
+      else process.stdout.write(restoreText(receipt));
     });
+}
+
+/**
+ * What a restore did and what it means, plainly (docs/host.md, "Backup and restore"): mail that came
+ * after the backup is not in it and nothing brings it back; what the host sent and had waiting goes again.
+ */
+export function restoreText(r: HostRestoreReceipt): string {
+  const since = r.taken_at === null ? 'the backup was taken' : `the backup was taken (${r.taken_at})`;
+  const lines = [
+    `restored ${r.messages} message(s), ${r.outbox_rows} outbox row(s) from ${r.restored_from}${r.rollback === null ? '' : `; the store it replaced is kept as ${r.rollback}`}`,
+    `LOST: mail this host received after ${since}, and mail between its own agents since then, is not in the restored mailboxes and will not come again: `
+      + 'its senders and the relay count it delivered (their status shows it so); ask them to send again what you need',
+  ];
+  if (r.not_restored !== null && r.not_restored.mailbox_messages > 0) {
+    lines.push(`  ${r.not_restored.mailbox_messages} such message(s) are only in ${r.rollback ?? 'the replaced store'}`);
+  }
+  if (r.not_restored !== null && r.not_restored.unsent_messages > 0) {
+    lines.push(`LOST: ${r.not_restored.unsent_messages} message(s) written here after the backup were still waiting to go: no peer has them; send them again`);
+  }
+  lines.push('not lost: mail this host sent that reached a peer or the relay; what the backup still had waiting goes again when the daemon starts, and the peers drop what they already hold',
+    'start the daemon: it sends what waits and pulls from the relay again from the backup\'s position (what it already holds is dropped)');
+  return `${lines.join('\n')}\n`;
 }

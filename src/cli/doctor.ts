@@ -5,7 +5,7 @@ import { CliError } from './cli-error.ts';
 import { escapeInLine as inLine } from '../common/terminal-text.ts';
 import { printJson } from './output.ts';
 import { doctorVerdict, runDoctor } from '../host/doctor.ts';
-import { defaultHome } from '../host/identity.ts';
+import { defaultHome } from '../host/core/identity.ts';
 import { clientDoctorChecks } from '../setup/clients.ts';
 
 const MARK = { ok: 'ok  ', warn: 'WARN', fail: 'FAIL' } as const;

@@ -3,8 +3,9 @@ import type { Command } from 'commander';
 import { withNode } from './host-common.ts';
 import { printJson, printResult } from './output.ts';
 import { parseDuration, positiveInteger } from './parse-args.ts';
-import { ageText, isoTime } from '../common/time-text.ts';
-import { GUARD_BUDGET_MAX, guardSettings, heldThreads, resumeThread, setGuardSettings } from '../host/wake/loop-guard.ts';
+import { ageText } from '../common/time-text.ts';
+import { escapeInLine as inLine } from '../common/terminal-text.ts';
+import { GUARD_BUDGET_MAX, guardOverview, resumeThread, setGuardSettings } from '../host/wake/loop-guard.ts';
 
 export function registerGuardCommands(program: Command): void {
   const guard = program.command('guard')
@@ -14,15 +15,15 @@ export function registerGuardCommands(program: Command): void {
     .description('threads the loop guard holds, and its budget')
     .option('--json', 'print JSON')
     .action((opts: { json?: boolean }) => withNode((node) => {
-      const settings = guardSettings(node.store);
-      const held = heldThreads(node.store).map((t) => ({ thread: t.thread, pair: t.pair, count: t.count, message: t.msg_id, since: isoTime(t.tripped_at) }));
+      const overview = guardOverview(node.store);
       if (opts.json === true) {
-        printJson({ budget: settings.budget, window_ms: settings.windowMs, held });
+        printJson(overview);
         return;
       }
-      process.stdout.write(`budget: ${settings.budget} messages per thread and agent pair in ${ageText(settings.windowMs)} without the owner\n`);
-      if (held.length === 0) process.stdout.write('no thread held\n');
-      for (const t of held) process.stdout.write(`${t.thread}  held since ${t.since}: ${t.pair} wrote ${t.count} (agentmbx guard resume ${t.thread})\n`);
+      process.stdout.write(`budget: ${overview.budget} messages per thread and agent pair in ${ageText(overview.window_ms)} without the owner\n`);
+      if (overview.held.length === 0) process.stdout.write('no thread held\n');
+      // thread ids and addresses come from peers: shown escaped, as all sender text is
+      for (const t of overview.held) process.stdout.write(`${inLine(t.thread)}  held since ${t.since}: ${inLine(t.pair)} wrote ${t.count} (agentmbx guard resume ${inLine(t.thread)})\n`);
     }));
 
   guard.command('resume <thread>')

@@ -4,7 +4,7 @@
 import type { Command } from 'commander';
 import { appendFileSync, renameSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { defaultHome } from '../host/identity.ts';
+import { defaultHome } from '../host/core/identity.ts';
 import { closeNode, openNode } from '../host/open-node.ts';
 import { claudeHookEvent, parseClaudeHookInput, runClaudeHook } from '../host/wake/claude-hook.ts';
 

@@ -2,9 +2,9 @@
 // CliErrors with their exit code.
 import { CliError } from './cli-error.ts';
 import type { ExitName } from './exit-codes.ts';
-import { HostError, type FailureKind } from '../host/host-error.ts';
-import { defaultHome } from '../host/identity.ts';
-import type { HostNode } from '../host/node.ts';
+import { HostError, type FailureKind } from '../host/core/host-error.ts';
+import { defaultHome } from '../host/core/identity.ts';
+import type { HostNode } from '../host/core/node.ts';
 import { closeNode, openNode } from '../host/open-node.ts';
 import { StoreError } from '../host/store/database.ts';
 

@@ -17,12 +17,12 @@ import { registerSetupCommand } from './setup.ts';
 import { registerRelayClientCommands } from './relay-client.ts';
 import { registerUiCommand } from './ui.ts';
 import { fingerprint } from '../protocol/fingerprint.ts';
-import { startDaemon } from '../host/daemon.ts';
+import { startDaemon, type RunningDaemon } from '../host/daemon.ts';
 import { acquireDaemonLock } from '../host/daemon-lock.ts';
-import { defaultHome, DEFAULT_PORT, initHome } from '../host/identity.ts';
+import { defaultHome, DEFAULT_PORT, initHome } from '../host/core/identity.ts';
 import { closeNode, openNode } from '../host/open-node.ts';
-import { rotateHost } from '../host/rotation.ts';
-import { normalizeAddr } from '../host/transport/lan/client.ts';
+import { rotateHost } from '../host/core/rotation.ts';
+import { normalizeAddr } from '../host/core/peer-addr.ts';
 
 export function registerHostCommands(program: Command): void {
   program.command('init')
@@ -65,7 +65,7 @@ export function registerHostCommands(program: Command): void {
     .option('--json', 'print the ready line and the log as JSON lines')
     .action(async (opts: { port?: string; bind?: string; json?: boolean }) => {
       const node = openHomeNode();
-      let release;
+      let release: () => void;
       try {
         release = acquireDaemonLock(node.home);
       } catch (err) {
@@ -74,7 +74,7 @@ export function registerHostCommands(program: Command): void {
       }
       const port = opts.port === undefined ? node.config.port : parsePort(opts.port);
       const bind = opts.bind ?? node.config.bind ?? '0.0.0.0';
-      let daemon;
+      let daemon: RunningDaemon;
       try {
         const log = opts.json === true
           ? (line: string) => printJsonLine({ at: new Date().toISOString(), msg: line })

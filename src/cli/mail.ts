@@ -13,10 +13,10 @@ import { ackMessage, checkMailbox, inboxPage, INBOX_PAGE_MAX, needsReply, readMe
 import { MAIL_WAIT_MAX_MS, waitForUnread, watchDeliveries } from '../host/mail-watch.ts';
 import { agentHolding, resolveMessageId } from '../host/message-ids.ts';
 import { wakeDaemon } from '../host/daemon-wake.ts';
-import { localAddress, type HostNode } from '../host/node.ts';
-import { failedRecipients, messageStatus } from '../host/receipts.ts';
+import { localAddress, type HostNode } from '../host/core/node.ts';
+import { failedRecipients, messageStatus } from '../host/core/receipts.ts';
 import { outboxOverview } from '../host/outbox.ts';
-import { OWNER } from '../host/route.ts';
+import { OWNER } from '../host/core/route.ts';
 import { sendMail } from '../host/send.ts';
 import { withLanProbe } from '../host/lan-probe.ts';
 import { EXEC_DEBOUNCE_DEFAULT_MS, EXEC_TIMEOUT_DEFAULT_MS } from '../host/wake/exec-runner.ts';

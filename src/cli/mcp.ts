@@ -9,7 +9,7 @@ import { closeNode } from '../host/open-node.ts';
 import { LAN_VERSION } from '../host/transport/lan/server.ts';
 import { createMailServer } from '../mcp/server.ts';
 import { createUnavailableServer } from '../mcp/unavailable.ts';
-import type { HostNode } from '../host/node.ts';
+import type { HostNode } from '../host/core/node.ts';
 import { WAIT_PROGRESS_DEFAULT_MS } from '../mcp/tools.ts';
 import { CHANNEL_MODES, type ChannelMode } from '../mcp/channel.ts';
 import { parseDuration } from './parse-args.ts';

@@ -8,10 +8,12 @@ import { printJson, printResult } from './output.ts';
 import { fingerprint } from '../protocol/fingerprint.ts';
 import { lanAddress } from '../common/lan-address.ts';
 import { META_LISTEN_ADDR } from '../host/daemon.ts';
-import type { HostNode } from '../host/node.ts';
-import { createPairToken, joinPeer, PAIR_DEFAULT_TTL_MS, PAIR_MAX_TTL_MS, unpairPeer } from '../host/pairing.ts';
-import { lanCall, normalizeAddr } from '../host/transport/lan/client.ts';
-import { isPlainObject } from '../protocol/records/validate.ts';
+import type { HostNode } from '../host/core/node.ts';
+import { createPairToken, PAIR_DEFAULT_TTL_MS, PAIR_MAX_TTL_MS } from '../host/core/pairing.ts';
+import { joinPeer, unpairPeer } from '../host/pairing-calls.ts';
+import { normalizeAddr } from '../host/core/peer-addr.ts';
+import { lanCall } from '../host/transport/lan/client.ts';
+import { isPlainObject } from '../protocol/validate.ts';
 
 /** How long `pair` waits to see whether the daemon runs. */
 export const DAEMON_PROBE_TIMEOUT_MS = 2_000;

@@ -1,6 +1,7 @@
 // What the `agentmbx relay …` commands do. Loaded only when such a command runs, so that host
 // commands do not pay for the relay's server, store and logging modules at every start.
 import cluster from 'node:cluster';
+import { flushCompileCache } from 'node:module';
 import type { Logger } from 'pino';
 import { ConfigError } from '../relay/config.ts';
 import { resolveServeOptions, type ServeOptions } from './relay-serve-flags.ts';
@@ -31,7 +32,7 @@ async function operate<T>(fn: () => Promise<T> | T): Promise<T> {
   } catch (err) {
     if (err instanceof ConfigError) throw new CliError(err.message, 'USAGE');
     const fault = diskFaultOf(err);
-    if (fault !== null) throw new CliError(`${diskFaultSentence(fault, { disk: 'the disk', then: ', then try again' })} (${err instanceof Error ? err.message : String(err)})`, 'STORAGE');
+    if (fault !== null) throw new CliError(`${diskFaultSentence(fault, { disk: 'the disk', afterwards: ', then try again' })} (${err instanceof Error ? err.message : String(err)})`, 'STORAGE');
     if (err instanceof RelayOpsError || err instanceof StoreOpenError || err instanceof RelayKeyError || err instanceof WriterLockBusyError || err instanceof PortBindError) {
       throw new CliError(err.message);
     }
@@ -68,6 +69,7 @@ export async function serve(flags: Record<string, string | undefined>, { json, l
   if (cluster.isWorker) return serveAsWorker(options, requestLog);
   if (options.workers > 1) return serveGroup(options, json);
   const service = await operate(() => startRelayService({ ...options, env: process.env, requestLog }));
+  keepCompiledCode();
   // listen for the stop signals before the ready line: whoever reads it may signal at once
   const stopped = stopSignal();
   const reachable = reachableUrl(service.url);
@@ -78,6 +80,15 @@ export async function serve(flags: Record<string, string | undefined>, { json, l
   await service.close();
   await new Promise<void>((resolve) => { requestLog.flush(() => resolve()); });
   printStopped(json);
+}
+
+/**
+ * Writes Node's compile cache (bin/agentmbx enables it) as soon as a relay process serves, rather than
+ * at its exit, which a worker's process.exit or a SIGKILL skips: without the cache every start runs
+ * the TypeScript stripper again, and each process keeps it in memory (docs/relay-operator.md "Memory").
+ */
+function keepCompiledCode(): void {
+  flushCompileCache();
 }
 
 /** Resolves at the first SIGTERM or SIGINT; later ones are ignored (the process is already stopping). */
@@ -110,6 +121,7 @@ async function serveGroup(options: ServeOptions, json: boolean): Promise<void> {
     await leader.close();
     throw new CliError((error as Error).message);
   }
+  keepCompiledCode();
   const stopped = stopSignal();
   const reachable = reachableUrl(group.url);
   printResult(json, { listening: group.url, reachable: reachable ?? group.url, fingerprint: leader.fingerprint, epoch: leader.epoch, metrics: group.metricsUrl, workers: options.workers },
@@ -129,6 +141,7 @@ async function serveAsWorker(options: ServeOptions, requestLog: Logger): Promise
   const groupMetrics = joinGroupMetrics();
   const service = await operate(() => startRelayService({ ...options, env: process.env, requestLog, role: 'worker' }));
   service.metrics.exposeGroup(groupMetrics.exposeTo(service.metrics.registry));
+  keepCompiledCode();
   const stopped = stopSignal();
   reportReady(service.url, service.metricsUrl);
   await stopped;

@@ -4,12 +4,12 @@ import type { Command } from 'commander';
 import { CliError } from './cli-error.ts';
 import { withNode } from './host-common.ts';
 import { positiveInteger } from './parse-args.ts';
-import type { HostNode } from '../host/node.ts';
+import type { HostNode } from '../host/core/node.ts';
 import type { QuarantineRow } from '../host/store/relay-tables.ts';
 import { escapeInLine as inLine } from '../common/terminal-text.ts';
 import { printJson, printResult } from './output.ts';
 import { fingerprint } from '../protocol/fingerprint.ts';
-import { setRelay, unsetRelay } from '../host/transport/relay/relay-pin.ts';
+import { setRelay, unsetRelay } from '../host/relay-client/pin.ts';
 
 export function registerRelayClientCommands(relay: Command): void {
   relay.command('set <url>')

@@ -8,7 +8,7 @@ import { delimiter, join } from 'node:path';
 import { CliError } from './cli-error.ts';
 import { printJson } from './output.ts';
 import { escapeInLine as inLine } from '../common/terminal-text.ts';
-import { defaultHome } from '../host/identity.ts';
+import { defaultHome } from '../host/core/identity.ts';
 import { NAME_RE } from '../protocol/names.ts';
 import { ConfigFileError, writeText } from '../setup/config-files.ts';
 import {

@@ -7,7 +7,7 @@ import { printJsonLine } from './output.ts';
 import { parsePort } from './parse-args.ts';
 import { closeNode } from '../host/open-node.ts';
 import { LOGIN_TOKEN_TTL_MS } from '../ui/ui-gate.ts';
-import { startUiServer } from '../ui/ui-server.ts';
+import { startUiServer, type RunningUi } from '../ui/ui-server.ts';
 
 export function registerUiCommand(program: Command): void {
   program.command('ui')
@@ -17,7 +17,7 @@ export function registerUiCommand(program: Command): void {
     .action(async (opts: { port: string; json?: boolean }) => {
       const port = parsePort(opts.port);
       const node = openHomeNode();
-      let ui;
+      let ui: RunningUi;
       try {
         ui = await startUiServer(node, { port });
       } catch (err) {

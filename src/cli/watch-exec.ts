@@ -5,7 +5,7 @@ import { spawn } from 'node:child_process';
 import { printJsonLine } from './output.ts';
 import { escapeInLine as inLine } from '../common/terminal-text.ts';
 import { watchDeliveries } from '../host/mail-watch.ts';
-import { localAddress, type HostNode } from '../host/node.ts';
+import { localAddress, type HostNode } from '../host/core/node.ts';
 import { startExecRunner, type ExecLogEntry, type ExecResult, type ExecRun } from '../host/wake/exec-runner.ts';
 
 /** After a timeout's SIGTERM, how long the command's group has before SIGKILL. */

@@ -1,5 +1,5 @@
 // How a refused HTTP call to a relay or a peer reads in a message.
-import { isPlainObject } from '../protocol/records/validate.ts';
+import { isPlainObject } from '../protocol/validate.ts';
 
 /** "HTTP 403: <the answer's `error`>", or "HTTP 502: no error text" when the body has none. */
 export function errorText(answer: { status: number; body: unknown }): string {

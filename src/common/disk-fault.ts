@@ -75,12 +75,12 @@ const FAULT_WORDS: Record<DiskFault, { state: string; fix: string }> = {
 
 /**
  * The one sentence every part of agentmbx uses for a disk fault: "<disk> is full (<free>): free
- * some space on it<fixHint><then>". `disk` names the disk ("the disk", "the disk holding ~/x"),
+ * some space on it<fixHint><afterwards>". `disk` names the disk ("the disk", "the disk holding ~/x"),
  * a full one also says the free space on `freeOn` (a path on it), `fixHint` follows the fix, and
- * `then` says what happens after it (", then try again").
+ * `afterwards` says what happens after it (", then try again").
  */
-export function diskFaultSentence(fault: DiskFault, words: { disk: string; freeOn?: string; fixHint?: string; then: string }): string {
+export function diskFaultSentence(fault: DiskFault, words: { disk: string; freeOn?: string; fixHint?: string; afterwards: string }): string {
   const { state, fix } = FAULT_WORDS[fault];
   const free = fault === 'full' && words.freeOn !== undefined ? ` (${freeSpaceText(words.freeOn)})` : '';
-  return `${words.disk} ${state}${free}: ${fix}${words.fixHint ?? ''}${words.then}`;
+  return `${words.disk} ${state}${free}: ${fix}${words.fixHint ?? ''}${words.afterwards}`;
 }

@@ -4,9 +4,9 @@
 import { fingerprint } from '../protocol/fingerprint.ts';
 import { NAME_RE } from '../protocol/names.ts';
 import { checkMailbox, MailboxError, needsReply } from './mailbox.ts';
-import { messageStatus, type MessageStatus } from './receipts.ts';
-import { localAddress, type HostNode } from './node.ts';
-import { expandRoute, RESERVED_NAMES } from './route.ts';
+import { messageStatus, type MessageStatus } from './core/receipts.ts';
+import { localAddress, type HostNode } from './core/node.ts';
+import { expandRoute, RESERVED_NAMES } from './core/route.ts';
 import { sendMail, type SendRequest, type SendResult } from './send.ts';
 import type { AgentMessageRow } from './store/agent-mail-tables.ts';
 import type { DeliveryState, MessageRow } from './store/mail-tables.ts';
@@ -36,6 +36,8 @@ export interface MessageView {
   meta: Record<string, unknown> | null;
   /** the sender asked for a reply */
   needs_reply: boolean;
+  /** the envelope's references (URLs, paths, commit ids…), as the sender gave them */
+  refs: string[];
 }
 
 /** "local" for mail written on this host; else the paired host whose key signed it. */
@@ -52,12 +54,13 @@ export function messageView(node: HostNode, m: MessageRow & { state: DeliverySta
     ...(withBody ? { body: m.body } : {}),
     thread: m.thread, reply_to: m.reply_to, ts: m.ts, state: m.state, note: m.note, trust: trustOf(node, m),
     meta: m.meta_json === null ? null : JSON.parse(m.meta_json) as Record<string, unknown>, needs_reply: needsReply(m),
+    refs: JSON.parse(m.refs_json) as string[],
   };
 }
 
 /** A message as text for a person or an agent: headers (with who vouches for it), then the body. */
 export function messageText(m: MessageView): string {
-  return `From: ${m.from}\nVouched for by: ${m.trust}\nTo: ${m.to.join(', ')}\nDate: ${m.ts}\nKind: ${m.kind}\n${m.needs_reply ? 'Needs-Reply: yes\n' : ''}Subject: ${m.subject}\n`
+  return `From: ${m.from}\nVouched for by: ${m.trust}\nTo: ${m.to.join(', ')}\nDate: ${m.ts}\nKind: ${m.kind}\n${m.needs_reply ? 'Needs-Reply: yes\n' : ''}${m.refs.length === 0 ? '' : `Refs: ${m.refs.join(', ')}\n`}Subject: ${m.subject}\n`
     + `Id: ${m.id}  Thread: ${m.thread}\n\n${m.body ?? ''}`;
 }
 
@@ -104,7 +107,10 @@ export type OnceResult = SendResult & { duplicate: boolean };
  * body, kind and reply_to. A `to` that no longer routes (a peer unpaired since) is not compared.
  */
 function samePayload(node: HostNode, first: MessageRow, req: SendRequest): boolean {
-  if (first.subject !== req.subject || first.body !== req.body || first.kind !== (req.kind ?? 'message') || first.reply_to !== (req.replyTo ?? null)) return false;
+  const kind = req.kind ?? 'message';
+  if (first.subject !== req.subject || first.body !== req.body || first.kind !== kind || first.reply_to !== (req.replyTo ?? null)) return false;
+  // as send.ts fills them in: a request asks for a reply unless told otherwise; no refs is []
+  if (first.needs_reply !== ((req.needsReply ?? kind === 'request') ? 1 : 0) || first.refs_json !== JSON.stringify(req.refs ?? [])) return false;
   let to: string[];
   try {
     to = expandRoute(node, req.from, req.to).to;

@@ -2,7 +2,7 @@
 // (SIGKILL, power loss) names a pid that is gone, and is taken over.
 import { closeSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
-import { HomeError } from './home-files.ts';
+import { HomeError } from './core/home-files.ts';
 
 export function daemonLockPath(home: string): string {
   return join(home, 'daemon.lock');

@@ -5,7 +5,7 @@
 // presence beacons and address probes (presence/) and the directory calls (directory/), and our
 // directory as mail where the LAN does not carry it. A disk that refuses writes is named once and
 // backs the ticks off until a delivery's result is recorded again.
-import type { HostNode } from './node.ts';
+import type { HostNode } from './core/node.ts';
 import { DeliveryLanes } from './delivery-lanes.ts';
 import { queueDirectoryMail } from './directory/mail.ts';
 import { DirectorySync } from './directory/sync.ts';
@@ -13,7 +13,7 @@ import { PresenceKeeper } from './presence/keeper.ts';
 import { FailureTally } from './failure-tally.ts';
 import { flushOutbox, type FlushReport } from './outbox.ts';
 import { nameDiskError } from './store/disk-errors.ts';
-import { refreshKeys } from './rotation.ts';
+import { refreshKeys } from './core/rotation.ts';
 import { fetchPeerEncKey, LanTransport } from './transport/lan/client.ts';
 import { RelayLink } from './transport/relay/relay-link.ts';
 import type { OutboxRow } from './store/outbox-table.ts';

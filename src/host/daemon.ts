@@ -5,7 +5,7 @@
 // wakes the tick through a unix socket in the home (daemon-wake.ts).
 import { lanAddress } from '../common/lan-address.ts';
 import type { AddressInfo } from 'node:net';
-import type { HostNode } from './node.ts';
+import type { HostNode } from './core/node.ts';
 import { DaemonTick } from './daemon-tick.ts';
 import { setListening } from './presence/listening.ts';
 import { createLanServer } from './transport/lan/server.ts';

@@ -2,17 +2,17 @@
 // signed call, and the outbox by age. `ok` is false when something needs the owner.
 import { fingerprint } from '../protocol/fingerprint.ts';
 import { verifyEncAdV1 } from '../protocol/records/enc-ad.ts';
-import { isPlainObject } from '../protocol/records/validate.ts';
+import { isPlainObject } from '../protocol/validate.ts';
 import { META_LISTEN_ADDR } from './daemon.ts';
-import { homePaths, loadKeys, readConfig } from './identity.ts';
-import type { HostNode } from './node.ts';
+import { homePaths, loadKeys, readConfig } from './core/identity.ts';
+import type { HostNode } from './core/node.ts';
 import { closeNode, openNode } from './open-node.ts';
 import { diskFaultText, homeDiskState, nameDiskError } from './store/disk-errors.ts';
 import { freeSpaceText } from '../common/disk-fault.ts';
 import { lanCall } from './transport/lan/client.ts';
 import { errorText } from '../common/answer-error.ts';
 import { ageText } from '../common/time-text.ts';
-import { relayChecks } from './transport/relay/relay-doctor.ts';
+import { relayChecks } from './relay-client/doctor-checks.ts';
 import { guardChecks } from './wake/loop-guard.ts';
 
 /** How long doctor waits for one peer or the daemon. */

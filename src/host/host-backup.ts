@@ -13,14 +13,17 @@ import { fsyncPath } from '../common/fsync-path.ts';
 import { createPrivateFile } from '../common/private-file.ts';
 import { fingerprint } from '../protocol/fingerprint.ts';
 import { acquireDaemonLock, runningDaemonPid } from './daemon-lock.ts';
-import { HostError } from './host-error.ts';
-import { homePaths, loadSigningKey, readConfig } from './identity.ts';
-import type { HostNode } from './node.ts';
+import { HostError } from './core/host-error.ts';
+import { homePaths, loadSigningKey, readConfig } from './core/identity.ts';
+import type { HostNode } from './core/node.ts';
 import { homeHostKeys } from './store-guard.ts';
 import { StoreError } from './store/database.ts';
 import { HostStore, META_HOST_PUB } from './store/host-store.ts';
 
 export class BackupError extends HostError {}
+
+/** Meta of a backup file: when it was taken (ISO); a restore reads it and takes it out of the live store. */
+export const META_BACKUP_TAKEN_AT = 'backup_taken_at';
 
 export interface StoreSummary {
   host_fingerprint: string;
@@ -39,8 +42,20 @@ export interface HostBackupReceipt extends StoreSummary {
 
 export interface HostRestoreReceipt extends StoreSummary {
   restored_from: string;
+  /** when the backup was taken (ISO); null for a backup made before agentmbx recorded it */
+  taken_at: string | null;
   /** the replaced host.db, kept for a rollback; null when there was none */
   rollback: string | null;
+  /** what the replaced store holds and the backup does not; null when there was no replaced store, or it could not be read */
+  not_restored: NotRestored | null;
+}
+
+/** Mail of the replaced store that the restored backup lacks. */
+export interface NotRestored {
+  /** messages in this host's mailboxes (received from peers, or between its own agents): gone from them */
+  mailbox_messages: number;
+  /** messages written here for peers whose copy had not left yet (queued): no peer has them */
+  unsent_messages: number;
 }
 
 /** Backs the node's store up to `file` (which must not exist) while the daemon may be writing. */
@@ -59,6 +74,7 @@ export async function backupHost(node: HostNode, file: string): Promise<HostBack
     const summary = withStoreFile(temp, (db) => {
       // one self-contained file: a rollback journal, not a WAL beside it
       db.exec('PRAGMA journal_mode = DELETE');
+      db.prepare('INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)').run(META_BACKUP_TAKEN_AT, new Date(node.nowMs()).toISOString());
       return summarize(db, `the backup copy ${temp}`);
     });
     fsyncPath(temp);
@@ -93,8 +109,9 @@ export async function restoreHost(home: string, file: string, nowMs: number): Pr
     createPrivateFile(staged);
     copyFileSync(source, staged);
     chmodSync(staged, 0o600);
-    const summary = checkBackup(home, source, staged);
+    const { summary, takenAt } = checkBackup(home, source, staged);
     const rollback = await keepRollbackCopy(paths.store, nowMs);
+    const notRestored = rollback === null ? null : notRestoredMail(staged, rollback);
     createPrivateFile(paths.store);
     const from = new DatabaseSync(staged, { readOnly: true });
     try {
@@ -103,7 +120,7 @@ export async function restoreHost(home: string, file: string, nowMs: number): Pr
       from.close();
     }
     fsyncPath(paths.store);
-    return { restored_from: source, rollback, ...summary };
+    return { restored_from: source, taken_at: takenAt, rollback, not_restored: notRestored, ...summary };
   } finally {
     removeDatabaseFiles(staged);
     release();
@@ -114,7 +131,7 @@ export async function restoreHost(home: string, file: string, nowMs: number): Pr
  * Refuses a backup that is not a healthy host store of this home's host key (current or retired) at a
  * schema this binary knows; upgrades an older one, and records the current host key in it.
  */
-function checkBackup(home: string, source: string, staged: string): StoreSummary {
+function checkBackup(home: string, source: string, staged: string): { summary: StoreSummary; takenAt: string | null } {
   let store: HostStore;
   try {
     store = HostStore.open(staged);
@@ -134,7 +151,36 @@ function checkBackup(home: string, source: string, staged: string): StoreSummary
   } finally {
     store.close();
   }
-  return withStoreFile(staged, (db) => summarize(db, source));
+  return withStoreFile(staged, (db) => {
+    // when it was taken describes the backup file, not the live store it becomes
+    const takenAt = (db.prepare('SELECT value FROM meta WHERE key = ?').get(META_BACKUP_TAKEN_AT) as { value: string } | undefined)?.value ?? null;
+    db.prepare('DELETE FROM meta WHERE key = ?').run(META_BACKUP_TAKEN_AT);
+    return { summary: summarize(db, source), takenAt };
+  });
+}
+
+/**
+ * The mail the replaced store holds and the staged backup does not, counted; null when the replaced
+ * store cannot be read (it may be the damaged one the restore replaces).
+ */
+function notRestoredMail(staged: string, replaced: string): NotRestored | null {
+  try {
+    return withStoreFile(staged, (db) => {
+      db.prepare('ATTACH DATABASE ? AS replaced').run(replaced);
+      try {
+        const count = (where: string): number => Number((db.prepare(`SELECT COUNT(*) AS n FROM replaced.messages r
+          WHERE NOT EXISTS (SELECT 1 FROM main.messages m WHERE m.id = r.id) AND ${where}`).get() as { n: number }).n);
+        return {
+          mailbox_messages: count('EXISTS (SELECT 1 FROM replaced.deliveries d WHERE d.msg_id = r.id)'),
+          unsent_messages: count("EXISTS (SELECT 1 FROM replaced.outbox o WHERE o.msg_id = r.id AND o.kind = 'envelope' AND o.state = 'queued')"),
+        };
+      } finally {
+        db.exec('DETACH DATABASE replaced');
+      }
+    });
+  } catch {
+    return null;
+  }
 }
 
 /** Copies the live store (if any) to host.db.before-restore-<time> (0600) by the backup API; returns its path. */
@@ -149,6 +195,8 @@ async function keepRollbackCopy(live: string, nowMs: number): Promise<string | n
     } finally {
       db.close();
     }
+    // one self-contained file, like a backup (no -wal beside it), readable on its own
+    withStoreFile(path, (copy) => copy.exec('PRAGMA journal_mode = DELETE'));
   } catch (err) {
     removeDatabaseFiles(path);
     throw new BackupError(`the live ${live} cannot be copied aside before the restore (${(err as Error).message}): move it away first, then restore`);

@@ -1,13 +1,13 @@
 // Before a send whose sealed copy may be too large for the pinned relay, a peer not known up on the
 // LAN is asked once (GET /v1/status, bounded) whether it answers now: the size check then says what
 // is true (it goes over the LAN only, or "not reachable now (probed)"), not what an old failure said.
-import { isPlainObject } from '../protocol/records/validate.ts';
-import type { HostNode } from './node.ts';
-import { expandRoute } from './route.ts';
+import { isPlainObject } from '../protocol/validate.ts';
+import type { HostNode } from './core/node.ts';
+import { expandRoute } from './core/route.ts';
 import type { SendRequest } from './send.ts';
 import type { PeerRow } from './store/peers-table.ts';
 import { lanCall } from './transport/lan/client.ts';
-import { DEFAULT_MAX_ITEM_BYTES, lanKnownUp, sealedSizeBound } from './transport/relay/relay-limits.ts';
+import { DEFAULT_MAX_ITEM_BYTES, lanKnownUp, sealedSizeBound } from './transport/row-path.ts';
 
 /** The longest the probe of one peer takes (connect and answer); peers are probed side by side. */
 export const SEND_PROBE_TIMEOUT_MS = 2_500;

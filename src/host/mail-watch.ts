@@ -5,8 +5,8 @@
 // FSEvents), so new mail is seen within milliseconds of its commit; every MAIL_WATCH_INTERVAL_MS as
 // well, for file systems that notify nothing (network mounts).
 import { watch as watchFile, type FSWatcher } from 'node:fs';
-import { homePaths } from './identity.ts';
-import type { HostNode } from './node.ts';
+import { homePaths } from './core/identity.ts';
+import type { HostNode } from './core/node.ts';
 
 /** How often the store is looked at: well inside the 2 s a wake-up may take. */
 export const MAIL_WATCH_INTERVAL_MS = 250;

@@ -1,10 +1,10 @@
 // An agent's mailbox: listing (which notifies), reading and acking. Deliveries move forward only:
 // delivered → notified → read → acked; each move of remote mail queues a receipt.
 import { RECEIPT_NOTE_MAX_CHARS } from '../protocol/records/receipt.ts';
-import { HostError } from './host-error.ts';
-import type { HostNode } from './node.ts';
-import { queueReceipt } from './receipts.ts';
-import { isMailboxHere } from './route.ts';
+import { HostError } from './core/host-error.ts';
+import type { HostNode } from './core/node.ts';
+import { queueReceipt } from './core/receipts.ts';
+import { isMailboxHere } from './core/route.ts';
 import { deliveryRank, type DeliveryState, type InboxRow, type MessageRow } from './store/mail-tables.ts';
 
 /** Most messages one inbox listing returns. */
@@ -72,11 +72,9 @@ export function listInbox(node: HostNode, agent: string, includeAcked = false, l
   return inboxPage(node, agent, { includeAcked, limit }).rows;
 }
 
-/** Whether the sender asked for a reply: the envelope's flag, or (own mail, no wire kept) a request. */
+/** Whether the sender asked for a reply: the envelope's flag, kept for mail written here and received alike. */
 export function needsReply(msg: MessageRow): boolean {
-  if (msg.wire === null) return msg.kind === 'request';
-  const flag = (JSON.parse(msg.wire) as { needs_reply?: unknown }).needs_reply;
-  return flag === true;
+  return msg.needs_reply === 1;
 }
 
 function deliveredMessage(node: HostNode, id: string, agent: string): MessageRow {

@@ -2,7 +2,7 @@
 // prefix of at least ID_PREFIX_MIN_CHARS characters; and which agent of this host holds a message
 // when none was named. The CLI and the MCP tools both resolve ids here.
 import { MailboxError } from './mailbox.ts';
-import { localAddress, type HostNode } from './node.ts';
+import { localAddress, type HostNode } from './core/node.ts';
 
 /** The shortest id prefix taken: 8 characters fix a ULID's time to about a second (1,024 ms). */
 export const ID_PREFIX_MIN_CHARS = 8;

@@ -1,9 +1,9 @@
 // Opening a host: its files checked, an interrupted rotation finished, its store opened. Apart from
-// node.ts so that the host's base type does not load rotation (and what rotation loads).
-import { checkPrivateFile } from './home-files.ts';
-import { homePaths, loadKeys, readConfig } from './identity.ts';
-import type { HostNode } from './node.ts';
-import { finishPendingRotation } from './rotation.ts';
+// core/node.ts so that the host's base type does not load rotation (and what rotation loads).
+import { checkPrivateFile } from './core/home-files.ts';
+import { homePaths, loadKeys, readConfig } from './core/identity.ts';
+import type { HostNode } from './core/node.ts';
+import { finishPendingRotation } from './core/rotation.ts';
 import { checkStoreFile, checkStoreOwner } from './store-guard.ts';
 import { HostStore } from './store/host-store.ts';
 

@@ -1,27 +1,20 @@
 // Flushing the outbox: due rows go to a transport peer by peer (in the daemon, each peer and
-// transport in its own lane); each row moves (outbox-states.ts) only on its own result. Failures back off (5 s × 2^attempts, at most 1 h); a rejected envelope and an envelope
-// still undelivered after 72 h each alert its sender.
+// transport in its own lane); each row moves (store/outbox-states.ts) only on its own result.
+// Failures back off (core/outbox-pace.ts: 5 s × 2^attempts, at most 1 h); a rejected envelope and
+// an envelope still undelivered after 72 h each alert its sender.
 import { failPoint } from '../failpoint.ts';
 import { fingerprint } from '../protocol/fingerprint.ts';
-import { alertLocal, senderOf } from './alerts.ts';
+import { alertLocal, senderOf } from './core/alerts.ts';
 import type { DeliveryLanes } from './delivery-lanes.ts';
-import type { HostNode } from './node.ts';
-import { goesFirst, inSendingOrder, type OutboxKind } from './outbox-kinds.ts';
+import type { HostNode } from './core/node.ts';
+import { backoffMs, FLUSH_ROWS_MAX } from './core/outbox-pace.ts';
+import { goesFirst, inSendingOrder, type OutboxKind } from './store/outbox-kinds.ts';
 import type { OutboxRow, RelayAcceptance } from './store/outbox-table.ts';
 import type { PeerRow } from './store/peers-table.ts';
-import type { RowResult, Transport } from './transport/transport.ts';
+import type { RowResult, Transport, TransportChooser } from './transport/transport.ts';
 
-export const BACKOFF_BASE_MS = 5_000;
-export const BACKOFF_MAX_MS = 60 * 60 * 1000;
 /** An envelope (or receipt) row still queued this long after it was written is given up. */
 export const DELIVERY_DEADLINE_MS = 72 * 60 * 60 * 1000;
-/** Most rows one flush takes from the store (the rest wait for the next tick). */
-export const FLUSH_ROWS_MAX = 1000;
-
-export function backoffMs(attempts: number): number {
-  return Math.min(BACKOFF_BASE_MS * 2 ** Math.min(attempts, 30), BACKOFF_MAX_MS);
-}
-
 /** Gives up envelope and receipt rows past the deadline; envelopes alert their sender. */
 export function expireOverdue(node: HostNode): number {
   const now = node.nowMs();
@@ -81,9 +74,6 @@ function applyResult(node: HostNode, transport: Transport | null, row: OutboxRow
 
 /** Hears each row's result, and the name of the transport that carried it (or `none`). */
 export type FlushReport = (row: OutboxRow, result: RowResult, via: string) => void;
-
-/** Picks the transport for one of a peer's rows (the LAN for now; the relay joins it later). */
-export type TransportChooser = (peer: PeerRow, row: OutboxRow) => Transport;
 
 /** Delivers one peer's batch on one transport and moves each row on its own result. */
 async function deliverBatch(node: HostNode, peer: PeerRow, transport: Transport, batch: OutboxRow[], report?: FlushReport): Promise<void> {

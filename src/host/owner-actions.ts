@@ -2,8 +2,8 @@
 // (the owner's page; a CLI command may call the same): try a waiting outbox row again now, dismiss
 // a quarantined relay item. Each is one guarded statement: a row that moved on, or an item already
 // gone, is answered as such and nothing else changes.
-import { HostError } from './host-error.ts';
-import type { HostNode } from './node.ts';
+import { HostError } from './core/host-error.ts';
+import type { HostNode } from './core/node.ts';
 import type { QuarantineRow } from './store/relay-tables.ts';
 
 /**

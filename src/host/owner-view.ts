@@ -2,15 +2,19 @@
 // with each message's delivery state per recipient, the host's alerts and bounces, peers and the
 // relay, the quarantine and the waiting outbox rows. It only reads, through the same host operations
 // the CLI uses (messageView, messageStatus, searchMail, outboxOverview, peerLanUnreachable): looking
-// changes no delivery state (an owner's look is a peek).
+// changes no delivery state (an owner's look is a peek). It shows the wake-up state too: per mailbox
+// the wake paths that have told it (src/host/wake/), per recipient how its agent was woken, and the
+// threads the loop guard holds with its budget and window (as `guard list`).
 import { fingerprint } from '../protocol/fingerprint.ts';
 import { messageView, searchMail, SEARCH_MAX, type MessageView } from './agent-mail.ts';
 import { checkMailbox } from './mailbox.ts';
-import { isoTime, localAddress, type HostNode } from './node.ts';
-import { localRecipients, messageStatus, type RecipientStatus } from './receipts.ts';
-import { OWNER, SYSTEM_SENDER } from './route.ts';
+import { isoTime, localAddress, type HostNode } from './core/node.ts';
+import { localRecipients, messageStatus, type RecipientStatus } from './core/receipts.ts';
+import { OWNER, SYSTEM_SENDER } from './core/route.ts';
 import type { MessageRow } from './store/mail-tables.ts';
-import { peerLanUnreachable } from './transport/relay/relay-link.ts';
+import type { WakePath } from './store/wake-tables.ts';
+import { guardOverview, type GuardOverview } from './wake/loop-guard.ts';
+import { peerLanUnreachable } from './transport/row-path.ts';
 
 /** Threads one view shows, the newest first. */
 export const OWNER_THREADS_MAX = 50;
@@ -18,7 +22,7 @@ export const OWNER_THREADS_MAX = 50;
 export const OWNER_THREAD_MESSAGES_MAX = 50;
 /** Alerts and bounces shown, the newest first. */
 export const OWNER_ALERTS_MAX = 50;
-/** Quarantined items and waiting outbox rows shown. */
+/** Quarantined items, waiting outbox rows and threads the loop guard holds shown. */
 export const OWNER_ROWS_MAX = 100;
 /** Mailboxes shown (the owner's and the agents'). */
 export const OWNER_AGENTS_MAX = 500;
@@ -31,6 +35,16 @@ export interface MailboxSummary {
   role: string | null;
   unread: number;
   last_activity: string | null;
+  /** each wake path that has looked at this mailbox's mail (none: no hook, channel or exec runs for it) */
+  wake: WakePathState[];
+}
+
+export interface WakePathState {
+  path: WakePath;
+  /** when the path last told the agent (or recorded mail the loop guard held) */
+  last_at: string;
+  /** unread mail that came after that: the path has not told the agent of it yet */
+  untold: number;
 }
 
 export type OwnerMessage = Omit<MessageView, 'state' | 'note'> & {
@@ -84,6 +98,8 @@ export interface OwnerView {
   relay: { url: string; state: string; cause: string | null; fingerprint: string } | null;
   quarantine: QuarantineItem[];
   waiting: WaitingRow[];
+  /** the loop guard: its budget and window, and the threads whose wakes it stopped (at most OWNER_ROWS_MAX) */
+  guard: GuardOverview;
 }
 
 function iso(ms: number | null): string | null {
@@ -96,7 +112,8 @@ export function mailboxes(node: HostNode): MailboxSummary[] {
   return names.slice(0, OWNER_AGENTS_MAX).map(({ name, role }) => {
     const address = localAddress(node, name);
     const activity = node.store.overview.activity(name, address);
-    return { name, address, role, unread: activity.unread, last_activity: iso(activity.last_activity) };
+    const wake = node.store.wake.cursorsOf(name).map((c) => ({ path: c.path, last_at: isoTime(c.updated_at), untold: c.untold }));
+    return { name, address, role, unread: activity.unread, last_activity: iso(activity.last_activity), wake };
   });
 }
 
@@ -145,6 +162,7 @@ export function ownerView(node: HostNode, agent: string | null): OwnerView {
     thread, messages: store.overview.threadMessages(thread, OWNER_THREAD_MESSAGES_MAX).map((m) => ownerMessage(node, m)),
   }));
   const relay = store.relay.get();
+  const guard = guardOverview(store);
   return {
     host: node.config.host,
     fingerprint: fingerprint(node.keys.hostKey.publicKey),
@@ -165,5 +183,6 @@ export function ownerView(node: HostNode, agent: string | null): OwnerView {
       row: r.id, kind: r.kind, item_id: r.item_id, peer_host: r.peer_host, attempts: r.attempts,
       queued_at: isoTime(r.created_at), next_try_at: isoTime(r.next_at), last_error: r.last_error,
     })),
+    guard: { ...guard, held: guard.held.slice(0, OWNER_ROWS_MAX) },
   };
 }

@@ -4,12 +4,13 @@ import { randomBytes } from 'node:crypto';
 import { sealEnvelopeBody } from '../protocol/seal.ts';
 import { deriveMeta } from '../protocol/records/envelope-meta.ts';
 import { checkEnvelopeShape, codePoints, ENVELOPE_KINDS, MAX_BODY_BYTES, MAX_SUBJECT_CHARS, signEnvelope, type EnvelopeKind, type UnsignedEnvelopeV3 } from '../protocol/records/envelope.ts';
-import { hasControlCharacters } from '../protocol/records/validate.ts';
+import { hasControlCharacters } from '../protocol/validate.ts';
 import { isUlid, newUlid } from '../protocol/ulid.ts';
 import { firstLoneSurrogateIndex } from '../common/unicode-text.ts';
-import { isoTime, localAddress, type HostNode } from './node.ts';
-import { expandRoute, isMailboxHere, RouteError } from './route.ts';
-import { relayFit } from './transport/relay/relay-limits.ts';
+import { isoTime, localAddress, type HostNode } from './core/node.ts';
+import { expandRoute, isMailboxHere, RouteError } from './core/route.ts';
+import { relayFit } from './transport/row-path.ts';
+import { envelopeRow } from './store/mail-tables.ts';
 
 export interface SendRequest {
   from: string;
@@ -69,11 +70,7 @@ export function queueOutgoing(
   const fit = relayFit(node, copies, Buffer.byteLength(plain.body, 'utf8'), lanProbedDown);
   if (!fit.ok) throw new RouteError(`cannot send: ${fit.problem}`);
   store.transaction(() => {
-    store.mail.insertMessage({
-      id: plain.id, direction: 'out', from_addr: plain.from, sender_host: node.config.host, to_json: JSON.stringify(plain.to),
-      thread: plain.thread, reply_to: plain.reply_to, kind: plain.kind, subject: plain.subject, body: plain.body, ts: plain.ts, wire: null,
-      meta_json: JSON.stringify(plain.meta), created_at: now,
-    });
+    store.mail.insertMessage(envelopeRow(plain, 'out', node.config.host, plain.body, null, now));
     for (const agent of localAgents) store.mail.insertDelivery(plain.id, agent, now);
     for (const copy of copies) {
       store.outbox.enqueue({

@@ -4,7 +4,7 @@
 import { lstatSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { fingerprint } from '../protocol/fingerprint.ts';
-import { homePaths, loadSigningKey } from './identity.ts';
+import { homePaths, loadSigningKey } from './core/identity.ts';
 import { StoreError } from './store/database.ts';
 import { META_HOST_PUB, type HostStore } from './store/host-store.ts';
 

@@ -4,7 +4,7 @@
 // a session started with the channel flag, and drops it otherwise. A notice names the message
 // (sender, trust, subject, id), never its body.
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import type { HostNode } from '../host/node.ts';
+import type { HostNode } from '../host/core/node.ts';
 import { noticeLine, takeWake } from '../host/wake/wake.ts';
 
 export const CHANNEL_CAPABILITY = 'claude/channel';

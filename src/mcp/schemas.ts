@@ -17,6 +17,8 @@ export const messageSchema = z.looseObject({
   state: z.enum(DELIVERY_STATES).nullable().describe('your delivery state: delivered, notified, read, acked; null for mail you sent'),
   note: z.string().nullable().describe('the ack note, if any'),
   trust: z.string().describe('who vouches for it: "local" or "signed by paired host X (fingerprint)"'),
+  needs_reply: z.boolean().describe('the sender asked for a reply (answer with mbx_send and reply_to)'),
+  refs: z.array(z.string()).describe('the sender\'s references: URLs, paths, commit ids'),
 });
 
 export const messagesSchema = { messages: z.array(messageSchema) };

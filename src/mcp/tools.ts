@@ -18,7 +18,7 @@ import { withLanProbe } from '../host/lan-probe.ts';
 import { MAIL_WAIT_MAX_MS, waitForUnread } from '../host/mail-watch.ts';
 import { ID_PREFIX_MIN_CHARS, resolveMessageId } from '../host/message-ids.ts';
 import { wakeDaemon } from '../host/daemon-wake.ts';
-import { localAddress, type HostNode } from '../host/node.ts';
+import { localAddress, type HostNode } from '../host/core/node.ts';
 import { annotateMailTools } from './annotations.ts';
 import { directoryEntrySchema, messagesSchema, recipientStatusSchema } from './schemas.ts';
 

@@ -5,7 +5,7 @@ import { fromBase64Url, toBase64Url } from './base64.ts';
 import { canonicalJson } from './canonical.ts';
 import { isPublicKey } from './keys.ts';
 import { RELAY_HOST_RE } from './names.ts';
-import { isPlainObject } from './records/validate.ts';
+import { isPlainObject } from './validate.ts';
 
 export const PAIR_PROTO = 'agentmbx-pair-token-v1';
 const CROCKFORD = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';

@@ -5,7 +5,7 @@ import { xchacha20poly1305 } from '@noble/ciphers/chacha.js';
 import { fromBase64, fromBase64Exact, toBase64 } from './base64.ts';
 import { KEY_BYTES, encPublicFromPrivate, x25519SharedSecret } from './keys.ts';
 import { ENC_ALG, ENC_NONCE_BYTES, ENC_TAG_BYTES, type EnvelopeEnc, type UnsignedEnvelopeV3 } from './records/envelope.ts';
-import { isPlainObject } from './records/validate.ts';
+import { isPlainObject } from './validate.ts';
 
 const HKDF_INFO_PREFIX = 'agentmbx-enc-1:';
 const STRICT_UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });

@@ -48,7 +48,7 @@ export function serveGroupMetrics(primary: Registry): void {
     worker.send({ type: PART, id } satisfies Message, undefined, (error) => { if (error !== null) waiting.get(id)?.([]); });
   });
   const gather = async (): Promise<string> => {
-    const workers = Object.values(cluster.workers ?? {}).filter((w): w is Worker => w !== undefined && w.isConnected());
+    const workers = Object.values(cluster.workers ?? {}).filter((w): w is Worker => w?.isConnected() === true);
     const parts = await Promise.all(workers.map(ask));
     const known = parts.filter((part): part is Figures => part !== null);
     return promClient.AggregatorRegistry.aggregate([...known, await primary.getMetricsAsJSON()]).metrics();

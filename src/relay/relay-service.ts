@@ -21,10 +21,8 @@ import { sendWakeToWorkers } from './relay-group.ts';
 import { sweep } from './core/sweep.ts';
 import { checkHealth } from './http/health.ts';
 import { RelayMetrics } from './http/metrics.ts';
-import { relayObserver, serveMetrics } from './http/observability.ts';
 import type { Ticker } from '../common/ticker.ts';
 import { bindPort, probePort, type BoundPort } from './http/bound-port.ts';
-import { buildRelayHttp } from './http/server.ts';
 import type { EpochRotation } from './ops/epoch.ts';
 import { checkAtStartOrStandBy, writeHeartbeat } from './ops/heartbeat.ts';
 import { startPeriodic } from './ops/periodic.ts';
@@ -163,6 +161,8 @@ export async function startRelayService(options: RelayServiceOptions & { role?: 
       health: () => checkHealth({ store, nowMs, heartbeatIntervalMs, diskFault: () => store.diskFault() }),
       ...(options.pollSummaryTicker === undefined ? {} : { pollSummaryTicker: options.pollSummaryTicker }),
     };
+    // the HTTP face (fastify, the request log) is loaded by the processes that serve it: a group's primary does not keep it in memory
+    const [{ relayObserver, serveMetrics }, { buildRelayHttp }] = await Promise.all([import('./http/observability.ts'), import('./http/server.ts')]);
     const observer = relayObserver(observability);
     // the last poll summary is written once the HTTP face has answered its last request
     cleanups.push(() => observer.close());

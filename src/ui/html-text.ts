@@ -37,3 +37,12 @@ export function html(strings: TemplateStringsArray, ...values: Part[]): SafeHtml
 export function multiline(text: string): SafeHtml {
   return new SafeHtml(escapeHtml(escapeUnshowable(text)));
 }
+
+/**
+ * A hidden form field's value, which must come back exactly as stored (a thread id that holds a
+ * bidi override is still that thread): HTML-escaped so it cannot become markup, its other
+ * characters kept. Never for text that is shown.
+ */
+export function formValue(text: string): SafeHtml {
+  return new SafeHtml(escapeHtml(text));
+}

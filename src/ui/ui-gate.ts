@@ -6,7 +6,7 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { join } from 'node:path';
 import type { IncomingMessage } from 'node:http';
-import { readPrivateFile, writePrivateFile } from '../host/home-files.ts';
+import { readPrivateFile, writePrivateFile } from '../host/core/home-files.ts';
 
 /** The per-home secret behind the page's cookie and CSRF tokens. */
 export const UI_SECRET_FILE = 'ui.secret';

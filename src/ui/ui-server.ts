@@ -1,17 +1,18 @@
 // The owner's page server: node:http on 127.0.0.1 only, every request through the gate
 // (ui-gate.ts), reads through owner-view.ts, writes through the host operations the CLI uses
-// (sendMail from `owner`, retryRowNow, dismissQuarantined). Live: /events is a server-sent event
+// (sendMail from `owner`, retryRowNow, dismissQuarantined, the loop guard's resumeThread). Live: /events is a server-sent event
 // stream that says "change" whenever the store's data_version moves (the daemon or a CLI committed)
 // or this server wrote; the page's script then fetches its live part again.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { readFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
-import { HostError, type FailureKind } from '../host/host-error.ts';
-import type { HostNode } from '../host/node.ts';
+import { HostError, type FailureKind } from '../host/core/host-error.ts';
+import type { HostNode } from '../host/core/node.ts';
 import { dismissQuarantined, retryRowNow } from '../host/owner-actions.ts';
-import { openMessage, ownerView, searchAll } from '../host/owner-view.ts';
-import { OWNER } from '../host/route.ts';
+import { openMessage, ownerView, searchAll, type OwnerView } from '../host/owner-view.ts';
+import { OWNER } from '../host/core/route.ts';
 import { sendMail } from '../host/send.ts';
+import { resumeThread } from '../host/wake/loop-guard.ts';
 import { StoreError } from '../host/store/database.ts';
 import { MAX_BODY_BYTES } from '../protocol/records/envelope.ts';
 import { fullPage, livePart, type PageRequest } from './ui-page.ts';
@@ -25,6 +26,10 @@ export const UI_EVENT_STREAMS_MAX = 16;
 export const UI_WATCH_INTERVAL_MS = 250;
 /** A comment line on every stream this often, so a closed tab is noticed. */
 export const UI_HEARTBEAT_MS = 15_000;
+/** The page's writes, each one host operation. */
+const WRITES = ['/send', '/retry', '/dismiss', '/resume'];
+/** Who lifted a loop guard trip, as the store records it (the CLI's says `agentmbx guard resume`). */
+const RESUMED_BY = 'the owner (the owner\'s page)';
 /** Longest query string looked at. */
 const QUERY_MAX_CHARS = 2048;
 
@@ -129,7 +134,7 @@ export async function startUiServer(node: HostNode, options: UiServerOptions): P
     const query = url.searchParams.get('q') || null;
     const msgId = url.searchParams.get('msg');
     const req: PageRequest = { agent, query, opened: null, found: null, error, csrf };
-    let view;
+    let view: OwnerView;
     try {
       view = ownerView(node, agent);
     } catch (err) {
@@ -182,6 +187,9 @@ export async function startUiServer(node: HostNode, options: UiServerOptions): P
       } else if (url.pathname === '/retry') {
         retryRowNow(node, Number(form.get('row')));
         back = '/#waiting';
+      } else if (url.pathname === '/resume') {
+        resumeThread(node, form.get('thread') ?? '', RESUMED_BY);
+        back = '/#guard';
       } else {
         dismissQuarantined(node, { relay_url: form.get('relay_url') ?? '', epoch: form.get('epoch') ?? '', seq: Number(form.get('seq')) });
         back = '/#quarantine';
@@ -213,7 +221,7 @@ export async function startUiServer(node: HostNode, options: UiServerOptions): P
     }
     const session = g.session(req);
     if (session === null) return refuse(res, { status: 401, code: 'NO_SESSION', error: 'open the link `agentmbx ui` printed' });
-    if (method === 'POST' && ['/send', '/retry', '/dismiss'].includes(url.pathname)) return write(g, req, res, url, session);
+    if (method === 'POST' && WRITES.includes(url.pathname)) return write(g, req, res, url, session);
     if (method !== 'GET') return refuse(res, { status: 405, code: 'BAD_METHOD', error: `${method} ${url.pathname} is not served` });
     const asset = ASSETS[url.pathname];
     if (asset !== undefined) {

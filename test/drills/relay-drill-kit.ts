@@ -8,7 +8,7 @@ import { fromBase64 } from '../../src/protocol/base64.ts';
 import { sha256Hex } from '../../src/protocol/hash.ts';
 import type { SigningKey } from '../../src/protocol/keys.ts';
 import { acceptedTarget, verifyAccept } from '../../src/protocol/records/accept.ts';
-import { RelayApi, type RelayAnswer } from '../../src/host/transport/relay/relay-api.ts';
+import { RelayApi, type RelayAnswer } from '../../src/host/relay-client/api.ts';
 import { envelopeItem, sealedEnvelope, type TestHost } from '../helpers/relay-fixture.ts';
 import { tempDir, type Child } from '../helpers/processes.ts';
 import { spawnRelay } from '../helpers/relay-process.ts';

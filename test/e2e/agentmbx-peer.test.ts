@@ -86,6 +86,8 @@ test('our pair, the sim joins (no owner key); our older answer shape is still re
   await sim.join(alpha.url, token);
   assert.equal(sim.peers.get('alpha')?.owner_pubkey, null, 'our hello names no owner key');
   assert.equal((await ourPeer(alpha, 'simhost'))?.host_pubkey, sim.key.publicKey);
+  // §5's join carries no enc key: our daemon fetches the sim's signed one after pairing
+  while ((await ourPeer(alpha, 'simhost'))?.enc_key !== true) await new Promise((resolve) => { setTimeout(resolve, 100); });
 
   // the sim answers as older builds of ours did: {id, status} on every route
   sim.oldShapes = true;

@@ -31,8 +31,8 @@ function leafCommands(command: Command, path: string[] = []): Array<{ path: stri
   return [...self, ...command.commands.flatMap((c) => leafCommands(c, [...path, c.name()]))];
 }
 
-test('every command takes --json', () => {
-  const missing = leafCommands(buildProgram()).filter(({ command }) => !command.options.some((o) => o.long === '--json')).map((c) => c.path);
+test('every command takes --json', async () => {
+  const missing = leafCommands(await buildProgram()).filter(({ command }) => !command.options.some((o) => o.long === '--json')).map((c) => c.path);
   assert.deepEqual(missing, []);
 });
 

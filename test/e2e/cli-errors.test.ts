@@ -44,7 +44,7 @@ test('subjects count code points, invisible characters are shown escaped, descri
   const over = await runCli(['send', '--from', 'ann', '--to', 'ann', '--subject', '🙂'.repeat(201), '--body', 'b'], alpha.env);
   assert.deepEqual([over.code, over.stderr], [2, 'agentmbx: the subject is 201 characters: a subject is 1 to 200 characters (Unicode code points), not blank, without control characters\n']);
   await cli(alpha, ['send', '--from', 'ann', '--to', 'ann', '--subject', 'pay\u200bnow', '--body', 'b']);
-  assert.match(await cli(alpha, ['inbox', '--agent', 'ann']), /  ann@alpha  pay\\u200bnow\n$/);
+  assert.match(await cli(alpha, ['inbox', '--agent', 'ann']), / {2}ann@alpha {2}pay\\u200bnow\n$/);
 
   assert.equal(await cli(alpha, ['agents', 'add', 'ann', '--description', 'reviews pull requests']), 'updated ann: description set\n');
   assert.equal(await cli(alpha, ['agents', 'add', 'ann']), 'ann exists (nothing to change)\n');

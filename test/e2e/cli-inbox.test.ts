@@ -1,4 +1,5 @@
-// `inbox` pages (--limit, --after, --before, --newest) with total/more/next, needs_reply shown,
+// `inbox` pages (--limit, --after, --before, --newest) with total/more/next, needs_reply and refs shown
+// (mail between agents of one host as from another host),
 // bodies in JSON on request, and `read --peek` changing nothing; through the real CLI.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -45,6 +46,17 @@ test('read --peek shows the message and changes nothing; read marks it read; nee
   const shown = await cli(alpha, ['read', id, '--agent', 'bob']);
   assert.match(shown, /\nKind: request\nNeeds-Reply: yes\nSubject: q\n/);
   assert.equal((await cliJson<{ state: string }>(alpha, ['read', id, '--agent', 'bob', '--peek'])).state, 'read');
+
+  // --needs-reply and --refs to an agent of this host read as they do from another host's mail
+  const asked = (await cli(alpha, ['send', '--from', 'ann', '--to', 'bob', '--subject', 'look', '--body', 'b', '--needs-reply', '--refs', 'https://x.example/pr/7,T12', '--refs', 'c'])).trim();
+  const plain = (await cli(alpha, ['send', '--from', 'ann', '--to', 'bob', '--subject', 'fyi', '--body', 'b', '--kind', 'request', '--no-needs-reply'])).trim();
+  const listed = await cli(alpha, ['inbox', '--agent', 'bob']);
+  assert.match(listed, new RegExp(`^${asked}  notified   ann@alpha  look  \\[needs reply\\]$`, 'm'));
+  assert.match(listed, new RegExp(`^${plain}  notified   ann@alpha  fyi$`, 'm'));
+  const read = await cliJson<{ needs_reply: boolean; refs: string[] }>(alpha, ['read', asked, '--agent', 'bob']);
+  assert.deepEqual([read.needs_reply, read.refs], [true, ['https://x.example/pr/7', 'T12', 'c']]);
+  assert.match(await cli(alpha, ['read', asked, '--agent', 'bob', '--peek']), /\nNeeds-Reply: yes\nRefs: https:\/\/x\.example\/pr\/7, T12, c\nSubject: look\n/);
+  assert.equal((await cliJson<{ needs_reply: boolean }>(alpha, ['read', plain, '--agent', 'bob'])).needs_reply, false, '--no-needs-reply holds for a request');
 });
 
 test('bad paging flags exit 2 and write nothing', { timeout: E2E_TIMEOUT_MS }, async () => {

@@ -18,7 +18,7 @@ test('thread, search, send --needs-reply and --refs, inbox --wait timing out, on
   const thread = await cliJson<{ thread: string; messages: Msg[] }>(alpha, ['thread', reply, '--agent', 'ann']);
   assert.deepEqual([thread.thread, thread.messages.map((m) => m.id)], [first, [first, reply]]);
   const threadText = await cli(alpha, ['thread', reply.toLowerCase(), '--agent', 'bob']);
-  assert.match(threadText, /^From: ann@alpha\n[^]*Subject: plan zanzibar\n[^]*\n\n---\n\nFrom: bob@alpha\n[^]*Subject: Re: plan\n/);
+  assert.match(threadText, /^From: ann@alpha\n[\s\S]*Subject: plan zanzibar\n[\s\S]*\n\n---\n\nFrom: bob@alpha\n[\s\S]*Subject: Re: plan\n/);
 
   const found = await cliJson<{ messages: Msg[] }>(alpha, ['search', 'zanzibar', '--agent', 'ann']);
   assert.deepEqual(found.messages.map((m) => m.id).sort(), [first, reply].sort());

@@ -12,7 +12,7 @@ import { MAIL_TOOL_NAMES } from '../../src/mcp/tools.ts';
 import { E2E_TIMEOUT_MS, LOOPBACK, newCliHost, type CliHost } from './host-helpers.ts';
 import { call, refused, startMcp } from './mcp-helpers.ts';
 
-interface Msg { id: string; kind: string; needs_reply: boolean; subject: string; thread: string }
+interface Msg { id: string; kind: string; needs_reply: boolean; refs: string[]; subject: string; thread: string }
 
 test('ids as models send them, limits in schemas and refusals, idempotency keys, text that carries the fields', { timeout: E2E_TIMEOUT_MS }, async () => {
   const alpha = await newCliHost('alpha', ['ann', 'bob']);
@@ -34,6 +34,18 @@ test('ids as models send them, limits in schemas and refusals, idempotency keys,
     const text = (inbox.content[0] as { text: string }).text;
     assert.match(text, new RegExp(`^${first.id}  notified  request  \\[needs reply\\]  from ann@alpha \\(local\\)  subject: can you check the build\\?$`, 'm'));
     assert.match(text, new RegExp(`^${second.id}  notified  message  from ann@alpha \\(local\\)  subject: fyi$`, 'm'));
+
+    // needs_reply and refs to an agent of this host, as from another host's mail
+    const asked = await call<{ id: string }>(ann, 'mbx_send', { to: 'bob', subject: 'look', body: 'b', needs_reply: true, refs: ['https://x.example/pr/7', 'T12'] });
+    const noReply = await call<{ id: string }>(ann, 'mbx_send', { to: 'bob', subject: 'no reply', body: 'b', kind: 'request', needs_reply: false });
+    const listed = await call<{ messages: Msg[] }>(bob, 'mbx_inbox', {});
+    const flags = (ms: Msg[]): unknown[] => ms.filter((m) => m.id === asked.id || m.id === noReply.id).map((m) => [m.id, m.needs_reply, m.refs]);
+    const expected = [[asked.id, true, ['https://x.example/pr/7', 'T12']], [noReply.id, false, []]];
+    assert.deepEqual(flags(listed.messages), expected);
+    const readBoth = await bob.client.callTool({ name: 'mbx_read', arguments: { ids: [asked.id, noReply.id] } }) as CallToolResult;
+    assert.deepEqual(flags((readBoth.structuredContent as { messages: Msg[] }).messages), expected);
+    assert.match((readBoth.content[0] as { text: string }).text, /\nNeeds-Reply: yes\nRefs: https:\/\/x\.example\/pr\/7, T12\nSubject: look\n/);
+    await call(bob, 'mbx_ack', { ids: [asked.id, noReply.id] });
 
     // ids: one string, lower case, comma-separated; a prefix in reply_to and mbx_thread
     const read = await call<{ messages: Msg[] }>(bob, 'mbx_read', { ids: `${first.id.toLowerCase()}, ${second.id}` });

@@ -28,8 +28,8 @@ async function refusedEverywhere(host: CliHost, sentence: RegExp, some: string[]
   const path = storeOf(host);
   const before = existsSync(path) ? statSync(path).size : null;
   const mcp = spawnCli(['mcp', '--agent', 'ann'], { env: { ...process.env, ...host.env } });
-  const [doctor, json, ...runs] = await Promise.all([
-    runCli(['doctor'], host.env), runCli(['whoami', '--json'], host.env), ...commands.map((args) => runCli(args, host.env)),
+  const [doctor, doctorJson, json, ...runs] = await Promise.all([
+    runCli(['doctor'], host.env), runCli(['doctor', '--json'], host.env), runCli(['whoami', '--json'], host.env), ...commands.map((args) => runCli(args, host.env)),
   ]);
   runs.forEach((r, i) => {
     const what = commands[i]?.join(' ');
@@ -42,8 +42,15 @@ async function refusedEverywhere(host: CliHost, sentence: RegExp, some: string[]
   // client that gets no handshake shows only "failed to connect"); its stdin here ends at once
   assert.equal(await mcp.exited, 0);
   assert.match(mcp.stderr(), sentence);
-  assert.notEqual(doctor.code, 0);
-  assert.match(doctor.stdout, sentence);
+  // doctor: a FAIL line with the cause and the fix, the verdict, exit 1; --json has the same check
+  assert.equal(doctor.code, 1);
+  const failLine = doctor.stdout.split('\n').find((l) => l.startsWith('FAIL  store: ')) ?? '';
+  assert.match(failLine, sentence);
+  assert.match(doctor.stdout, /\n1 failure\n$/);
+  assert.equal(doctorJson.code, 1);
+  const report = JSON.parse(doctorJson.stdout) as { ok: boolean; verdict: string; checks: Array<{ check: string; level: string; detail: string }> };
+  assert.deepEqual([report.ok, report.verdict], [false, '1 failure']);
+  assert.match(report.checks.find((c) => c.check === 'store' && c.level === 'fail')?.detail ?? '', sentence);
   assert.equal(existsSync(path) ? statSync(path).size : null, before, 'no new store was made in its place');
 }
 

@@ -1,7 +1,8 @@
 // The owner's page in a real browser: Debian's headless Chromium driven by playwright-core, two
 // paired hosts with their daemons, and `agentmbx ui` of the first. Mail sent from the CLI appears
 // live (no reload) within a second, its state moves to acked when the recipient acks, a hostile
-// subject renders as text, the owner writes, searches and dismisses through the page, and requests without
+// subject renders as text, the owner writes, searches and dismisses through the page, the page shows
+// how each agent was woken and resumes a thread the loop guard tripped on, and requests without
 // the cookie, from a foreign Origin or Host, or without the CSRF token are refused. A screenshot of
 // the main view is left in test/artifacts/ (git-ignored).
 import { after, test, type TestContext } from 'node:test';
@@ -12,8 +13,10 @@ import { connect } from 'node:net';
 import { join } from 'node:path';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { E2E_TIMEOUT_MS, cli, cliJson, newCliHost, pairCli, startCliDaemon, type CliHost } from './host-helpers.ts';
-import { REPO_ROOT, spawnCli, trackGroup, type Child } from '../helpers/processes.ts';
+import { REPO_ROOT, runCli, spawnCli, trackGroup, type Child } from '../helpers/processes.ts';
+import { waitUntil } from '../helpers/wait.ts';
 import { HostStore } from '../../src/host/store/host-store.ts';
+import { guardOverview, setGuardSettings } from '../../src/host/wake/loop-guard.ts';
 import { lanAddress } from '../../src/common/lan-address.ts';
 
 const CHROMIUM = '/usr/bin/chromium';
@@ -152,6 +155,36 @@ async function dismissQuarantined(): Promise<void> {
   assert.deepEqual(store.relay.quarantined().map((q) => [q.seq, q.dismissed_at !== null]), [[3, true]]);
 }
 
+async function guardResumed(): Promise<void> {
+  // a tiny budget, a few messages between ann and bob in one thread, and ann's hook trips the guard:
+  // the page shows it live with the budget, how ann was (not) woken, and resumes it as `guard resume` does
+  await page.goto(`${origin}/`);
+  const alphaStore = HostStore.open(join(alpha.env.MBX_HOME as string, 'host.db'));
+  const betaStore = HostStore.open(join(beta.env.MBX_HOME as string, 'host.db'));
+  after(() => { alphaStore.close(); betaStore.close(); });
+  // `guard config --budget 1`'s operation, on the host's store
+  setGuardSettings(alphaStore, { budget: 1, windowMs: 600_000 });
+  const root = (await cli(alpha, ['send', '--from', 'ann', '--to', 'bob@beta', '--subject', 'shall we loop', '--body', 'x'])).trim();
+  await waitUntil('ann\'s message on beta', 20_000, () => Promise.resolve(betaStore.mail.message(root) === undefined ? 'not there yet' : null));
+  const reply = (await cli(beta, ['send', '--from', 'bob', '--to', 'ann@alpha', '--subject', 'loop back', '--body', 'y', '--reply-to', root])).trim();
+  await page.waitForSelector(`#threads article.msg[data-id="${reply}"]`, { timeout: 20_000 });
+  // the second message of the pair in the thread passes the budget of 1 when ann's hook looks
+  const hook = await runCli(['hook', 'claude', 'user-prompt-submit', '--agent', 'ann'], alpha.env);
+  assert.equal(hook.code, 0, hook.stderr);
+  const held = `#guard li.held[data-thread="${root}"]`;
+  await page.waitForSelector(held, { timeout: 5_000 });
+  assert.equal(await page.textContent('#guard .budget .messages'), '1');
+  assert.equal(await page.textContent(`${held} .pair`), 'ann@alpha <-> bob@beta');
+  await page.waitForSelector('#mailboxes li[data-agent="ann"] .wake-path[data-path="hook"]');
+  assert.match(await page.textContent(`#threads article.msg[data-id="${reply}"] li.state[data-recipient="ann@alpha"] .wake`) ?? '',
+    new RegExp(`^woken: none \\(held by the loop guard: thread ${root} tripped`));
+  await Promise.all([page.waitForURL(/#guard$/), page.click(`${held} button`)]);
+  await page.waitForSelector('#guard p.empty');
+  // lifted in the store as `guard resume` lifts it, and recorded as the page's
+  assert.deepEqual(guardOverview(alphaStore).held, []);
+  assert.equal(alphaStore.db.get<{ by: string }>('SELECT lifted_by AS by FROM wake_guard_trips WHERE thread = ?', root)?.by, 'the owner (the owner\'s page)');
+}
+
 async function refusals(): Promise<void> {
   // requests without the cookie, from a foreign Origin or Host, or without the CSRF token are refused
   const ok = await call('GET', '/', { cookie });
@@ -174,6 +207,7 @@ async function refusals(): Promise<void> {
     ['a write without Origin', await call('POST', '/send', { cookie, 'content-type': 'application/x-www-form-urlencoded' }, send(csrf)), 403, 'BAD_ORIGIN'],
     ['a write without the CSRF token', await call('POST', '/send', form, send(null)), 403, 'BAD_CSRF'],
     ['a write with a wrong CSRF token', await call('POST', '/send', form, send(`${csrf.slice(0, -2)}xx`)), 403, 'BAD_CSRF'],
+    ['a resume without the CSRF token', await call('POST', '/resume', form, 'thread=t1'), 403, 'BAD_CSRF'],
   ] as const) {
     assert.equal(answer.status, status, `${what}: ${answer.body}`);
     assert.equal((JSON.parse(answer.body) as { code: string }).code, code, what);
@@ -199,6 +233,9 @@ async function refusals(): Promise<void> {
   const retry = await call('POST', '/retry', form, new URLSearchParams({ csrf, row: '999999' }).toString());
   assert.equal(retry.status, 404);
   assert.match(retry.body, /<p class="failure" role="alert">no queued outbox row 999999/);
+  const resume = await call('POST', '/resume', form, new URLSearchParams({ csrf, thread: 'no-such-thread' }).toString());
+  assert.equal(resume.status, 404);
+  assert.match(resume.body, /<p class="failure" role="alert">the loop guard holds no thread no-such-thread/);
   // and the browser itself keeps another origin's page out: a fetch from it carries no cookie and is answered 401 or refused
   const foreign = await context.newPage();
   await foreign.goto('about:blank');
@@ -219,5 +256,6 @@ test('the owner\'s page in a real browser', { skip: SKIP, timeout: E2E_TIMEOUT_M
   await t.test('mail sent from the CLI appears live, hostile text stays text, and its state moves to acked', liveMail);
   await t.test('the owner writes to an agent from the page, as owner@alpha with trust local', ownerWrites);
   await t.test('a quarantined item is dismissed from the page, and the page follows live', dismissQuarantined);
+  await t.test('the page shows how agents were woken and resumes a thread the loop guard holds', guardResumed);
   await t.test('requests without the cookie, from a foreign Origin or Host, or without the CSRF token are refused', refusals);
 });

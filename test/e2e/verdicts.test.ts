@@ -51,7 +51,7 @@ test('doctor ends with a verdict counting warnings; relay quarantine lists, show
     runCli(['relay', 'quarantine'], env), runCli(['relay', 'quarantine', 'show', '7'], env), runCli(['relay', 'quarantine', 'dismiss', '8'], env),
   ]);
   assert.equal(before.code, 0, 'warnings alone exit 0');
-  assert.match(before.stdout, /WARN  relay quarantine: 1 refused item\(s\): agentmbx relay quarantine/);
+  assert.match(before.stdout, /WARN {2}relay quarantine: 1 refused item\(s\): agentmbx relay quarantine/);
   assert.doesNotMatch(before.stdout, /all good/);
   const warnings = (before.stdout.match(/^WARN/gm) ?? []).length;
   assert.ok(warnings >= 2, 'the unreachable relay and the quarantine');

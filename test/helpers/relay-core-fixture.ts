@@ -6,7 +6,7 @@
 import { after } from 'node:test';
 import { canonicalJson } from '../../src/protocol/canonical.ts';
 import { generateSigningKey } from '../../src/protocol/keys.ts';
-import type { RelayAnswer } from '../../src/host/transport/relay/relay-api.ts';
+import type { RelayAnswer } from '../../src/host/relay-client/api.ts';
 import type { CoreContext } from '../../src/relay/core/context.ts';
 import { EncodedJson } from '../../src/relay/core/encoded-json.ts';
 import { createRelayCore, type RelayCore, type RelayCoreOptions } from '../../src/relay/core/relay-core.ts';

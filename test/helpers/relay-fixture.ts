@@ -13,7 +13,7 @@ import { sealEnvelopeBody } from '../../src/protocol/seal.ts';
 import { newUlid } from '../../src/protocol/ulid.ts';
 import { DEFAULT_CONFIG, type RelayConfig, type RelayLimits } from '../../src/relay/config.ts';
 import { startRelayLeader, startRelayService, type RelayService, type RelayServiceOptions } from '../../src/relay/relay-service.ts';
-import { RelayApi } from '../../src/host/transport/relay/relay-api.ts';
+import { RelayApi } from '../../src/host/relay-client/api.ts';
 import { tempDir } from './processes.ts';
 import { TestClock } from './clock.ts';
 import { freshPostgresDatabase, testPostgres } from './postgres-test-cluster.ts';

@@ -60,6 +60,13 @@ test('one idempotency key sends once per agent; a refused send does not use the 
   assert.equal(sendOnce(a, req, 'k2').duplicate, false);
   assert.equal(a.store.mail.inbox('al', 100, true).length, 2);
   assert.throws(() => sendOnce(a, req, 'x'.repeat(201)), /1-200 characters/);
+  // a reuse that differs only in the reply flag or the refs is other content, not a retry
+  const asked = { ...req, kind: 'request', refs: ['https://x.test/1'] };
+  const once = sendOnce(a, asked, 'k3');
+  assert.equal(sendOnce(a, asked, 'k3').id, once.id);
+  assert.throws(() => sendOnce(a, { ...asked, needsReply: false }, 'k3'), /idempotency/);
+  assert.throws(() => sendOnce(a, { ...asked, refs: [] }, 'k3'), /idempotency/);
+  assert.equal(sendOnce(a, { ...asked, needsReply: true }, 'k3').id, once.id, 'a request asks for a reply whether or not it says so');
 });
 
 test('an agent sees the threads and search hits of its own mail only, each with who vouches for it', () => {

@@ -4,7 +4,7 @@ import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startDaemon, type RunningDaemon } from '../../src/host/daemon.ts';
 import { listInbox } from '../../src/host/mailbox.ts';
-import type { HostNode } from '../../src/host/node.ts';
+import type { HostNode } from '../../src/host/core/node.ts';
 import { sendMail } from '../../src/host/send.ts';
 import { makeHost, pin } from './fixtures.ts';
 import { TestClock } from '../helpers/clock.ts';

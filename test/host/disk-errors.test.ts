@@ -48,10 +48,10 @@ test('one sentence table: the host, the relay store and the relay CLI say a faul
   const fix = { full: 'free some space on it', 'read-only': 'remount it read-write', io: 'check the disk' } as const;
   for (const fault of ['full', 'read-only', 'io'] as const) {
     assert.ok(diskFaultText(fault, home).includes(`: ${fix[fault]}`), diskFaultText(fault, home));
-    assert.ok(diskFaultSentence(fault, { disk: 'the disk', then: ', then try again' }).startsWith('the disk '));
+    assert.ok(diskFaultSentence(fault, { disk: 'the disk', afterwards: ', then try again' }).startsWith('the disk '));
   }
   assert.equal(new StoreDiskError('io', home).message,
     'the disk holding the relay store failed a read or write (I/O error): check the disk (or remount it read-write if it turned read-only); writes resume once one succeeds');
   assert.match(new StoreDiskError('full', home).message, /^the disk holding the relay store is full \(.+ free\): free some space on it; writes resume by themselves$/);
-  assert.equal(diskFaultSentence('full', { disk: 'the disk', then: ', then try again' }), 'the disk is full: free some space on it, then try again');
+  assert.equal(diskFaultSentence('full', { disk: 'the disk', afterwards: ', then try again' }), 'the disk is full: free some space on it, then try again');
 });

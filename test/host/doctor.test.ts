@@ -1,11 +1,12 @@
 // doctor: keys and modes, store, daemon, each peer over a signed call, outbox by age.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { chmodSync } from 'node:fs';
+import { chmodSync, copyFileSync, existsSync, rmSync, statSync, truncateSync } from 'node:fs';
+import { join } from 'node:path';
 import { runDoctor, DOCTOR_STUCK_AFTER_MS } from '../../src/host/doctor.ts';
-import { homePaths } from '../../src/host/identity.ts';
+import { homePaths, initHome } from '../../src/host/core/identity.ts';
 import { sendMail } from '../../src/host/send.ts';
-import { runCli } from '../helpers/processes.ts';
+import { runCli, tempDir } from '../helpers/processes.ts';
 import { pairedHosts } from './fixtures.ts';
 import { TestClock } from '../helpers/clock.ts';
 
@@ -48,4 +49,29 @@ test('open key files fail doctor, and the CLI exits 1', async () => {
   const r = await runCli(['doctor', '--json'], { MBX_HOME: a.home });
   assert.equal(r.code, 1);
   assert.equal((JSON.parse(r.stdout) as { ok: boolean }).ok, false);
+});
+
+test('a host.db that is missing, empty or another host\'s fails doctor\'s store check, naming the cause and agentmbx restore FILE; nothing is made in its place', async () => {
+  const newHome = (host: string): string => {
+    const home = join(tempDir(`mbx-${host}-`), 'home');
+    initHome(home, host, 0);
+    return home;
+  };
+  const home = newHome('alpha');
+  const store = homePaths(home).store;
+  const storeFail = async (cause: RegExp): Promise<void> => {
+    const size = existsSync(store) ? statSync(store).size : null;
+    const report = await runDoctor(home);
+    assert.deepEqual([report.ok, report.failures, report.host, levels(report)], [false, 1, null, { disk: 'ok', keys: 'ok', store: 'fail' }]);
+    const detail = report.checks.find((c) => c.check === 'store')?.detail ?? '';
+    assert.match(detail, cause);
+    assert.match(detail, /restore it from a backup with agentmbx restore FILE/);
+    assert.equal(existsSync(store) ? statSync(store).size : null, size, 'the store file is left as found');
+  };
+  truncateSync(store, 0);
+  await storeFail(/host\.db is empty: /);
+  rmSync(store);
+  await storeFail(/host\.db is missing: /);
+  copyFileSync(homePaths(newHome('beta')).store, store);
+  await storeFail(/host\.db is another host's store \(host key [0-9a-f-]+, this home's is [0-9a-f-]+\): put this host's own host\.db back, or /);
 });

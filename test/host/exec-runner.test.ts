@@ -4,7 +4,7 @@
 // never run for.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { messageStatus } from '../../src/host/receipts.ts';
+import { messageStatus } from '../../src/host/core/receipts.ts';
 import { sendMail } from '../../src/host/send.ts';
 import { backoffMs, EXEC_BACKOFF_MAX_MS, startExecRunner, type ExecLogEntry, type ExecResult, type ExecRun, type ExecTimers } from '../../src/host/wake/exec-runner.ts';
 import { setGuardSettings } from '../../src/host/wake/loop-guard.ts';

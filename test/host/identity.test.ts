@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { chmodSync, renameSync, statSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
-import { homePaths, initHome, loadKeys, readConfig } from '../../src/host/identity.ts';
+import { homePaths, initHome, loadKeys, readConfig } from '../../src/host/core/identity.ts';
 import { openNode, closeNode } from '../../src/host/open-node.ts';
 import { HostStore } from '../../src/host/store/host-store.ts';
 import { MIGRATIONS, SCHEMA_VERSION } from '../../src/host/store/migrations/index.ts';

@@ -4,7 +4,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { signReceipt } from '../../src/protocol/records/receipt.ts';
-import { rotateHost } from '../../src/host/rotation.ts';
+import { rotateHost } from '../../src/host/core/rotation.ts';
 import { sendMail } from '../../src/host/send.ts';
 import { readBatchAnswer as readAnswer, SETTLING } from '../../src/host/transport/lan/answers.ts';
 import { lanCall } from '../../src/host/transport/lan/client.ts';

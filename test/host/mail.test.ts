@@ -5,7 +5,9 @@ import { sendMail } from '../../src/host/send.ts';
 import { flushOutbox } from '../../src/host/outbox.ts';
 import { LanTransport } from '../../src/host/transport/lan/client.ts';
 import { ackMessage, listInbox, readMessage } from '../../src/host/mailbox.ts';
-import { messageStatus } from '../../src/host/receipts.ts';
+import { messageStatus } from '../../src/host/core/receipts.ts';
+import { messageView, visibleMessage } from '../../src/host/agent-mail.ts';
+import { pendingWake } from '../../src/host/wake/wake.ts';
 import { pairedHosts } from './fixtures.ts';
 import { TestClock } from '../helpers/clock.ts';
 
@@ -50,6 +52,26 @@ test('a sent envelope carries the meta derived from its plain body; both hosts k
   assert.deepEqual(JSON.parse(a.store.mail.message(sent.id)?.meta_json ?? 'null'), derived, 'kept on send');
   await flushOutbox(a, new LanTransport(a));
   assert.deepEqual(JSON.parse(b.store.mail.message(sent.id)?.meta_json ?? 'null'), derived, 'kept on receive');
+});
+
+test('needs_reply and refs read the same for a local recipient, a remote one and the sender', async () => {
+  const clock = new TestClock();
+  const { a, b } = await pairedHosts(clock);
+  const asked = sendMail(a, { from: 'ann', to: ['bob@beta', 'al'], subject: 'asked', body: 'b', needsReply: true, refs: ['https://x.example/pr/7', 'T12'] });
+  const request = sendMail(a, { from: 'ann', to: ['bob@beta', 'al'], subject: 'fyi', body: 'b', kind: 'request', needsReply: false });
+  const plain = sendMail(a, { from: 'ann', to: ['bob@beta', 'al'], subject: 'req', body: 'b', kind: 'request' });
+  await flushOutbox(a, new LanTransport(a));
+  const seen = (node: typeof a, agent: string, id: string): [boolean, string[]] => {
+    const m = messageView(node, visibleMessage(node, agent, id));
+    return [m.needs_reply, m.refs];
+  };
+  for (const [id, expected] of [[asked.id, [true, ['https://x.example/pr/7', 'T12']]], [request.id, [false, []]], [plain.id, [true, []]]] as const) {
+    assert.deepEqual(seen(b, 'bob', id), expected, 'remote recipient');
+    assert.deepEqual(seen(a, 'al', id), expected, 'local recipient');
+    assert.deepEqual(seen(a, 'ann', id), expected, 'sender');
+  }
+  // a wake (hook, channel, exec) tells the local agent the same
+  assert.deepEqual(pendingWake(a, 'al', 'hook').woken.map((w) => w.notice.needs_reply), [true, false, true]);
 });
 
 test('status shows queued, then handed-over before any receipt', async () => {

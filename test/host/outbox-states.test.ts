@@ -3,8 +3,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { inSendingOrder, lanOnly, OUTBOX_KINDS, type OutboxKind } from '../../src/host/outbox-kinds.ts';
-import { canStillMove, nextState, OUTBOX_MOVES, OUTBOX_STATES, type OutboxMoveName, type OutboxState } from '../../src/host/outbox-states.ts';
+import { inSendingOrder, OUTBOX_KINDS, type OutboxKind } from '../../src/host/store/outbox-kinds.ts';
+import { lanOnly } from '../../src/host/transport/row-path.ts';
+import { canStillMove, nextState, OUTBOX_MOVES, OUTBOX_STATES, type OutboxMoveName, type OutboxState } from '../../src/host/store/outbox-states.ts';
 import { HostStore } from '../../src/host/store/host-store.ts';
 import { tempDir } from '../helpers/processes.ts';
 

@@ -2,9 +2,10 @@
 // verified call making its rows due at once.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { backoffMs, BACKOFF_MAX_MS, DELIVERY_DEADLINE_MS, flushOutbox } from '../../src/host/outbox.ts';
+import { backoffMs, BACKOFF_MAX_MS } from '../../src/host/core/outbox-pace.ts';
+import { DELIVERY_DEADLINE_MS, flushOutbox } from '../../src/host/outbox.ts';
 import { ackMessage, listInbox } from '../../src/host/mailbox.ts';
-import { messageStatus } from '../../src/host/receipts.ts';
+import { messageStatus } from '../../src/host/core/receipts.ts';
 import { sendMail } from '../../src/host/send.ts';
 import { lanCall, LanTransport } from '../../src/host/transport/lan/client.ts';
 import { pairedHosts } from './fixtures.ts';

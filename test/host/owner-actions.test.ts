@@ -6,8 +6,8 @@ import assert from 'node:assert/strict';
 import { flushOutbox } from '../../src/host/outbox.ts';
 import { dismissQuarantined, retryRowNow } from '../../src/host/owner-actions.ts';
 import { openMessage, ownerView, searchAll } from '../../src/host/owner-view.ts';
-import { HostError } from '../../src/host/host-error.ts';
-import { alertLocal } from '../../src/host/alerts.ts';
+import { HostError } from '../../src/host/core/host-error.ts';
+import { alertLocal } from '../../src/host/core/alerts.ts';
 import { sendMail } from '../../src/host/send.ts';
 import { LanTransport } from '../../src/host/transport/lan/client.ts';
 import { pairedHosts } from './fixtures.ts';
@@ -61,7 +61,7 @@ test('the owner\'s view, an opened message and a search change no delivery state
   assert.deepEqual(a.store.mail.deliveriesOf(id), before, 'looking is a peek');
   alertLocal(a, 'ann', 'Rejected by beta: lunch', 'beta refused it', id);
   // a peer's bounce (from its own mbx) is one too; mail of an agent whose name only starts so is not
-  const received = { direction: 'in' as const, sender_host: 'beta', to_json: '["ann@alpha"]', reply_to: null, kind: 'alert', body: 'b', wire: null, meta_json: null, created_at: clock.now };
+  const received = { direction: 'in' as const, sender_host: 'beta', to_json: '["ann@alpha"]', reply_to: null, kind: 'alert', body: 'b', wire: null, meta_json: null, created_at: clock.now, needs_reply: 0, refs_json: '[]' };
   a.store.mail.insertMessage({ ...received, id: '01M90000000000000000000001', from_addr: 'mbx@beta', thread: 't1', subject: 'Bounced by beta', ts: '2026-12-02T12:00:01.000Z' });
   a.store.mail.insertMessage({ ...received, id: '01M90000000000000000000002', from_addr: 'mbxer@beta', thread: 't2', subject: 'not an alert', ts: '2026-12-02T12:00:02.000Z' });
   assert.deepEqual(ownerView(a, null).alerts.map((m) => [m.from, m.subject]), [['mbx@beta', 'Bounced by beta'], ['mbx@alpha', 'Rejected by beta: lunch']]);

@@ -7,7 +7,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { canonicalJson } from '../../src/protocol/canonical.ts';
 import { DaemonTick } from '../../src/host/daemon-tick.ts';
-import type { HostNode } from '../../src/host/node.ts';
+import type { HostNode } from '../../src/host/core/node.ts';
 import { PROBE_RETRY_MS, proveAddress } from '../../src/host/presence/keeper.ts';
 import { setListening } from '../../src/host/presence/listening.ts';
 import { lanCall } from '../../src/host/transport/lan/client.ts';

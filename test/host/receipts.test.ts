@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { generateSigningKey } from '../../src/protocol/keys.ts';
 import { signReceipt, type DeliveryReceipt } from '../../src/protocol/records/receipt.ts';
-import { acceptReceipt, messageStatus } from '../../src/host/receipts.ts';
+import { acceptReceipt, messageStatus } from '../../src/host/core/receipts.ts';
 import { sendMail } from '../../src/host/send.ts';
 import { makeHost, pairedHosts, pin } from './fixtures.ts';
 import { TestClock } from '../helpers/clock.ts';

@@ -6,11 +6,11 @@ import assert from 'node:assert/strict';
 import { TestClock } from '../helpers/clock.ts';
 import { pairedHosts, pin } from './fixtures.ts';
 import { withLanProbe } from '../../src/host/lan-probe.ts';
-import { RouteError } from '../../src/host/route.ts';
+import { RouteError } from '../../src/host/core/route.ts';
 import { sendMail, type SendRequest } from '../../src/host/send.ts';
 import { MAX_BODY_BYTES } from '../../src/protocol/records/envelope.ts';
 import { generateSigningKey } from '../../src/protocol/keys.ts';
-import { isoTime } from '../../src/host/node.ts';
+import { isoTime } from '../../src/host/core/node.ts';
 
 const CLOSED_ADDR = 'http://127.0.0.1:9';
 

@@ -60,8 +60,9 @@ test('a home store written by agentmbx 0.6.0 (schema 5) opens with every row kep
   });
   assert.ok((after.rows.messages ?? []).every((r) => (r as { body: unknown }).body instanceof Uint8Array));
   // schema 6 adds the agents' client (null until an MCP session names it) and two empty tables;
-  // schema 9 how a remote recipient's agent was woken (null until its receipt says) and the wake tables
-  const addedColumns: Record<string, object> = { agents: { cli: null }, receipts: { wake: null } };
+  // schema 9 how a remote recipient's agent was woken (null until its receipt says) and the wake tables;
+  // schema 10 each message's needs_reply and refs (both false and [] in these envelopes)
+  const addedColumns: Record<string, object> = { agents: { cli: null }, receipts: { wake: null }, messages: { needs_reply: 0, refs_json: '[]' } };
   for (const [table, rows] of Object.entries(before.rows)) {
     const added = addedColumns[table];
     const expected = added === undefined ? rows : rows.map((r) => Object.assign(Object.create(null) as object, r, added));
@@ -72,15 +73,51 @@ test('a home store written by agentmbx 0.6.0 (schema 5) opens with every row kep
   const fresh = join(tempDir('mbx-store-'), 'store.db');
   HostStore.open(fresh).close();
   assert.deepEqual(after.schema, snapshot(fresh).schema, 'the upgraded store has the schema a new store gets');
-  assert.equal(SCHEMA_VERSION, 9);
-  // beyond 0.6.0's schema, what migrations 6 (directory, presence), 8 (dismissed quarantine) and
-  // 9 (wake) add; 7, bodies as bytes, changes no schema
+  assert.equal(SCHEMA_VERSION, 10);
+  // beyond 0.6.0's schema, what migrations 6 (directory, presence), 8 (dismissed quarantine),
+  // 9 (wake) and 10 (needs_reply, refs) add; 7, bodies as bytes, changes no schema
   const added = after.schema.filter((o) => !before.schema.includes(o));
   assert.deepEqual(added.map((o) => o.replace(/:.*/, '')).sort(), [
-    'index wake_guard_active', 'index wake_guard_by_thread', 'index wake_hook_sessions_age', 'table agents', 'table peer_agents', 'table peer_links',
+    'index wake_guard_active', 'index wake_guard_by_thread', 'index wake_hook_sessions_age', 'table agents', 'table messages', 'table peer_agents', 'table peer_links',
     'table receipts', 'table relay_quarantine', 'table wake_cursors', 'table wake_guard_trips', 'table wake_hook_sessions', 'table wake_outcomes',
   ]);
   assert.match(added.find((o) => o.startsWith('table relay_quarantine')) ?? '', / dismissed_at INTEGER,/);
+  assert.match(added.find((o) => o.startsWith('table messages')) ?? '', / needs_reply INTEGER NOT NULL DEFAULT 0, refs_json TEXT NOT NULL DEFAULT '\[\]'\)$/);
+});
+
+test('schema 10 takes each message\'s needs_reply and refs from its received wire, or from a copy it sent; mail to local agents only keeps "a request needs a reply"', () => {
+  const path = storeFrom(HOME_V5_SQL);
+  const raw = new DatabaseSync(path);
+  const copy = (from: string, id: string, kind: string, set = 'wire'): void => {
+    raw.prepare(`INSERT INTO messages (id, direction, from_addr, sender_host, to_json, thread, reply_to, kind, subject, body, ts, wire, created_at, meta_json)
+      SELECT ?1, direction, from_addr, sender_host, to_json, ?1, NULL, ?2, subject, body, ts, ${set}, created_at, meta_json FROM messages WHERE id = ?3`).run(id, kind, from);
+  };
+  const received = '01M8VA0EG03SCBNH2J40G54J8A';
+  const sent = '01M8VA0GEG4S9YAD2Y4S8THNXC';
+  // received: a message asking for a reply, with refs
+  copy(received, '01M8VA0EG03SCBNH2J40G54J9A', 'message', `json_set(wire, '$.needs_reply', json('true'), '$.refs', json('["https://x.example/a","T12"]'))`);
+  // written here to local agents only: no wire, no outbox copy
+  copy(sent, '01M8VA0GEG4S9YAD2Y4S8THN9A', 'request');
+  // written here to a peer as a request that needs no reply, with a ref: its outbox copy says so
+  copy(sent, '01M8VA0GEG4S9YAD2Y4S8THN9B', 'request');
+  raw.prepare(`INSERT INTO outbox (kind, item_id, msg_id, peer_host, wire, state, attempts, next_at, created_at)
+    SELECT kind, ?1, ?1, peer_host, json_set(wire, '$.id', ?1, '$.kind', 'request', '$.needs_reply', json('false'), '$.refs', json('["y"]')), state, attempts, next_at, created_at
+    FROM outbox WHERE msg_id = ?2 AND kind = 'envelope'`).run('01M8VA0GEG4S9YAD2Y4S8THN9B', sent);
+  raw.close();
+  const store = HostStore.open(path);
+  try {
+    const of = (id: string): [number, string] | undefined => {
+      const m = store.mail.message(id);
+      return m === undefined ? undefined : [m.needs_reply, m.refs_json];
+    };
+    assert.deepEqual(of(received), [0, '[]']);
+    assert.deepEqual(of('01M8VA0EG03SCBNH2J40G54J9A'), [1, '["https://x.example/a","T12"]']);
+    assert.deepEqual(of(sent), [0, '[]']);
+    assert.deepEqual(of('01M8VA0GEG4S9YAD2Y4S8THN9A'), [1, '[]']);
+    assert.deepEqual(of('01M8VA0GEG4S9YAD2Y4S8THN9B'), [0, '["y"]']);
+  } finally {
+    store.close();
+  }
 });
 
 test('a body holding U+0000 that schema 5 stored as TEXT reads back whole after the upgrade, in search too', () => {

@@ -4,12 +4,12 @@ import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { AddressInfo } from 'node:net';
 import { listInbox } from '../../src/host/mailbox.ts';
-import { unpairPeer } from '../../src/host/pairing.ts';
+import { unpairPeer } from '../../src/host/pairing-calls.ts';
 import { lanCall } from '../../src/host/transport/lan/client.ts';
 import { createLanServer } from '../../src/host/transport/lan/server.ts';
 import { signLanHop } from '../../src/protocol/lan-hop.ts';
 import { generateSigningKey } from '../../src/protocol/keys.ts';
-import type { HostNode } from '../../src/host/node.ts';
+import type { HostNode } from '../../src/host/core/node.ts';
 import { makeHost, pin } from './fixtures.ts';
 import { TestClock } from '../helpers/clock.ts';
 

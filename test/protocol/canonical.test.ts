@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { CanonicalJsonError, canonicalJson } from '../../src/protocol/canonical.ts';
-import { parseJsonWire } from '../../src/protocol/records/validate.ts';
+import { parseJsonWire } from '../../src/protocol/validate.ts';
 
 function fromIeeeHex(hex: string): number {
   return Buffer.from(hex, 'hex').readDoubleBE(0);
@@ -22,6 +22,7 @@ describe('canonicalJson: RFC 8785 examples', () => {
 
   it('§3.2.2: the UTF-8 bytes of the sample output', () => {
     const input = {
+      // biome-ignore lint/correctness/noPrecisionLoss: RFC 8785's sample input, written as the RFC writes it (the double is 333333333.3333333)
       numbers: [333333333.33333329, 1E30, 4.50, 2e-3, 0.000000000000000000000000001],
       string: '\u20ac$\u000F\u000aA\'\u0042\u0022\u005c\\"/',
       literals: [null, true, false],

@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 import {
   hasControlCharacters, hasExactKeys, isIsoTime, isPlainObject, isPositiveSafeInteger, isSha256Hex, isStringOfLength,
   parseIsoMs, parseJsonWire, signCanonical, verifyCanonical,
-} from '../../src/protocol/records/validate.ts';
+} from '../../src/protocol/validate.ts';
 import { fixedKey, NOW_MS } from './fixtures.ts';
 
 describe('record validation helpers', () => {

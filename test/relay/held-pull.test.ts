@@ -7,7 +7,7 @@ import { test } from 'node:test';
 import { HeldPulls } from '../../src/relay/core/held-pulls.ts';
 import type { EncodedJson } from '../../src/relay/core/encoded-json.ts';
 import { HOP_MAX_SKEW_MS, signRelayHop } from '../../src/protocol/relay-hop.ts';
-import { RelayApi } from '../../src/host/transport/relay/relay-api.ts';
+import { RelayApi } from '../../src/host/relay-client/api.ts';
 import { enrolledAtCore, startTestCore } from '../helpers/relay-core-fixture.ts';
 import { enrolledHost, pushAccepted, pushEnvelope, startTestRelay } from '../helpers/relay-fixture.ts';
 import { tempDir } from '../helpers/processes.ts';

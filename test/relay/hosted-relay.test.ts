@@ -17,7 +17,7 @@ import { restoreRelayStore } from '../../src/relay/ops/restore.ts';
 import { tempDir } from '../helpers/processes.ts';
 import { spawnRelay } from '../helpers/relay-process.ts';
 import { SQLITE_STORE_ONLY, pushEnvelope, startTestRelay, testHost, type TestHost, type TestRelay } from '../helpers/relay-fixture.ts';
-import { RelayApi } from '../../src/host/transport/relay/relay-api.ts';
+import { RelayApi } from '../../src/host/relay-client/api.ts';
 import { TestClock } from '../helpers/clock.ts';
 import { accountTokenProof, cloudIdentity, ISSUER, startTokenIssuer, type CloudIdentity, type MintOptions, type TokenIssuer } from '../helpers/token-issuer.ts';
 

@@ -177,7 +177,7 @@ test('hostile nesting 100,000 deep, in a wire or in the body, is a 4xx or a reje
   const a = await enrolledHost(relay, 'laptop');
   const b = await enrolledHost(relay, 'desk');
   const deepArray = '['.repeat(DEEP) + ']'.repeat(DEEP);
-  const deepObject = '{"a":'.repeat(DEEP) + '1' + '}'.repeat(DEEP);
+  const deepObject = `${'{"a":'.repeat(DEEP)}1${'}'.repeat(DEEP)}`;
   const env = sealedEnvelope(a, b, relay.clock.now);
   const inEnvelope = env.wire.replace('"meta":{', `"meta":{"deep":${deepObject},`);
   assert.notEqual(inEnvelope, env.wire);

@@ -111,7 +111,7 @@ test('wire bytes come back byte for byte, also when they are not canonical JSON'
   const env = sealedEnvelope(a, b, relay.clock.now);
   const parsed = JSON.parse(env.wire) as Record<string, unknown>;
   // pretty-printed, keys in another order, an escaped character: not canonical, still the sender's bytes
-  const odd = '{\n  "subject": "caf\\u00e9",\n' + JSON.stringify({ ...parsed, subject: undefined }, null, 3).slice(1);
+  const odd = `{\n  "subject": "caf\\u00e9",\n${JSON.stringify({ ...parsed, subject: undefined }, null, 3).slice(1)}`;
   const result = await pushOne(a, envelopeItem(env.id, [{ host: b, wire: odd }]));
   assert.equal(result.status, 'accepted');
   assert.equal(result.accept?.['targets'] !== undefined && (result.accept['targets'] as Array<{ wire_hash: string }>)[0]?.wire_hash, sha256Hex(odd));

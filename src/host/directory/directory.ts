@@ -5,8 +5,8 @@
 import { sha256Hex } from '../../protocol/hash.ts';
 import { canonicalJson } from '../../protocol/canonical.ts';
 import { NAME_RE } from '../../protocol/names.ts';
-import { hasControlCharacters, isPlainObject } from '../../protocol/records/validate.ts';
-import { isoTime, localAddress, type HostNode } from '../node.ts';
+import { hasControlCharacters, isPlainObject } from '../../protocol/validate.ts';
+import { isoTime, localAddress, type HostNode } from '../core/node.ts';
 import type { NewPeerAgent } from '../store/peer-links-table.ts';
 
 /** Most agents a directory lists (served, and kept per peer: the rest of a longer one is dropped). */

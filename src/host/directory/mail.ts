@@ -13,9 +13,9 @@ import {
   DIRECTORY_MAIL_FEATURE, DIRECTORY_MAIL_KIND, DIRECTORY_MAIL_MAX_BYTES, DIRECTORY_MAIL_SUBJECT, DIRECTORY_MAIL_TYPE, readDirectoryMailBody,
   type DirectoryMailBody,
 } from './wire.ts';
-import { localAddress, type HostNode } from '../node.ts';
-import { queueReceipt } from '../receipts.ts';
-import { RouteError, SYSTEM_SENDER } from '../route.ts';
+import { localAddress, type HostNode } from '../core/node.ts';
+import { queueReceipt } from '../core/receipts.ts';
+import { RouteError, SYSTEM_SENDER } from '../core/route.ts';
 import { queueOutgoing } from '../send.ts';
 import { HOST_FEATURES } from '../transport/lan/features.ts';
 import type { PeerRow } from '../store/peers-table.ts';
@@ -82,7 +82,7 @@ export function queueDirectoryMail(node: HostNode): string[] {
 }
 
 /**
- * A directory mail from `peer` (receive.ts checked its signature and opened `body`): applied when
+ * A directory mail from `peer` (core/receive.ts checked its signature and opened `body`): applied when
  * its seq is above the last one's, answered with a delivery receipt from our `mbx` either way, and
  * stored in no mailbox. Also tells us the peer applies directory mail.
  */

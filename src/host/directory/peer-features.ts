@@ -1,7 +1,7 @@
 // What a peer said it supports beyond protocol §5: the `features` of its GET /v1/status (or of its
 // directory mail), kept in peer_links and read back here.
-import { hasControlCharacters } from '../../protocol/records/validate.ts';
-import type { HostNode } from '../node.ts';
+import { hasControlCharacters } from '../../protocol/validate.ts';
+import type { HostNode } from '../core/node.ts';
 
 /** Most features kept of a peer's status, and the longest one. */
 export const FEATURES_MAX = 32;

@@ -3,13 +3,13 @@
 // LAN lane, and every few minutes for its status, whose `features` say whether it applies
 // directory mail (mail.ts). A peer that answers 404 (an older host) is simply not listed;
 // a failed call changes nothing (the peer's delivery state is the deliveries' business).
-import { isPlainObject } from '../../protocol/records/validate.ts';
+import { isPlainObject } from '../../protocol/validate.ts';
 import { directoryDigest, readDirectory } from './directory.ts';
 import { readFeatures } from './peer-features.ts';
-import type { HostNode } from '../node.ts';
+import type { HostNode } from '../core/node.ts';
 import type { PeerRow } from '../store/peers-table.ts';
 import { lanCall, LanError } from '../transport/lan/client.ts';
-import { peerLanUnreachable } from '../transport/relay/relay-link.ts';
+import { peerLanUnreachable } from '../transport/row-path.ts';
 
 /** How often each peer's directory is asked for. */
 export const DIRECTORY_EVERY_MS = 60_000;

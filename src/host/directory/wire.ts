@@ -3,8 +3,8 @@
 // hosts that name DIRECTORY_MAIL_FEATURE in their status get it: to an AgentMBX host it would be
 // mail to an unknown agent. This file holds the shapes alone (no store), so alerts and receive can
 // tell such mail apart without loading the rest.
-import { isPlainObject } from '../../protocol/records/validate.ts';
-import { SYSTEM_SENDER } from '../route.ts';
+import { isPlainObject } from '../../protocol/validate.ts';
+import { SYSTEM_SENDER } from '../core/route.ts';
 
 /** The feature string our hosts name in GET /v1/status `features`: "I apply directory mail". */
 export const DIRECTORY_MAIL_FEATURE = 'directory-mail';

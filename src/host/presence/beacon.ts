@@ -3,9 +3,9 @@
 // hostile input into candidate base URLs, which the daemon probes before it moves any pin.
 import { isIP } from 'node:net';
 import { networkInterfaces } from 'node:os';
-import { isPlainObject } from '../../protocol/records/validate.ts';
+import { isPlainObject } from '../../protocol/validate.ts';
 import { isValidPort } from '../../common/port.ts';
-import { normalizeAddr } from '../transport/lan/client.ts';
+import { normalizeAddr } from '../core/peer-addr.ts';
 
 /** Most addresses a beacon carries (sent and read), and the longest one read. */
 export const BEACON_ADDRS_MAX = 16;

@@ -10,12 +10,12 @@ import { randomBytes } from 'node:crypto';
 import { canonicalJson } from '../../protocol/canonical.ts';
 import { toBase64Url } from '../../protocol/base64.ts';
 import { verifySignature } from '../../protocol/keys.ts';
-import { isPlainObject } from '../../protocol/records/validate.ts';
-import type { HostNode } from '../node.ts';
+import { isPlainObject } from '../../protocol/validate.ts';
+import type { HostNode } from '../core/node.ts';
 import type { PeerRow } from '../store/peers-table.ts';
 import { lanCall, LanError } from '../transport/lan/client.ts';
 import { LAN_VERSION } from '../transport/lan/server.ts';
-import { peerLanUnreachable } from '../transport/relay/relay-link.ts';
+import { peerLanUnreachable } from '../transport/row-path.ts';
 import { ownAddresses, type Beacon } from './beacon.ts';
 import { listeningOf, type Listening } from './listening.ts';
 

@@ -1,7 +1,7 @@
 // What the LAN server learns of a peer's whereabouts (protocol §5): the socket address and
 // x-mbx-port of its verified calls, and its presence beacons. Only noted here; the daemon's
 // PresenceKeeper (keeper.ts) probes them before it moves any pin.
-import type { HostNode } from '../node.ts';
+import type { HostNode } from '../core/node.ts';
 import type { PeerRow } from '../store/peers-table.ts';
 import { baseUrl, beaconCandidates, readBeacon } from './beacon.ts';
 

@@ -1,6 +1,6 @@
 // Where this host's daemon listens, for the LAN calls it makes (their `x-mbx-port` header) and its
 // presence beacons. Set by the daemon once its server listens; a CLI command (no daemon) has none.
-import type { HostNode } from '../node.ts';
+import type { HostNode } from '../core/node.ts';
 
 export interface Listening {
   port: number;

@@ -33,7 +33,7 @@ export function homeDiskState(home: string): Exclude<DiskFault, 'io'> | null {
 /** The sentence for a disk fault under `home`: what it is, the free space, and what to do. */
 export function diskFaultText(fault: DiskFault, home: string): string {
   return diskFaultSentence(fault, {
-    disk: `the disk holding ${home}`, freeOn: home, then: ', then try again (nothing was half-written)',
+    disk: `the disk holding ${home}`, freeOn: home, afterwards: ', then try again (nothing was half-written)',
     ...(fault === 'read-only' ? { fixHint: ' (or point MBX_HOME elsewhere)' } : {}),
   });
 }

@@ -1,4 +1,5 @@
 // Agents, messages and deliveries (the mailboxes).
+import type { UnsignedEnvelopeV3 } from '../../protocol/records/envelope.ts';
 import type { Database } from './database.ts';
 
 export const DELIVERY_STATES = ['delivered', 'notified', 'read', 'acked'] as const;
@@ -33,6 +34,10 @@ export interface MessageRow {
   /** the envelope's `meta` as JSON; null for the host's own alerts (no envelope) and mail sent before schema 4 */
   meta_json: string | null;
   created_at: number;
+  /** 1: the envelope asked for a reply (schema 10; the same for mail written here and received) */
+  needs_reply: number;
+  /** the envelope's refs as a JSON array (schema 10) */
+  refs_json: string;
 }
 
 export interface DeliveryRow {
@@ -42,6 +47,20 @@ export interface DeliveryRow {
   note: string | null;
   receipt_seq: number;
   updated_at: number;
+}
+
+/**
+ * The messages row of an envelope, its body opened: one mapping for mail written here (`out`, no
+ * wire kept: each host's copy is sealed apart) and mail received (`in`, its wire kept as it came).
+ */
+export function envelopeRow(
+  env: UnsignedEnvelopeV3, direction: MessageDirection, senderHost: string, body: string, wire: string | null, nowMs: number,
+): MessageRow {
+  return {
+    id: env.id, direction, from_addr: env.from, sender_host: senderHost, to_json: JSON.stringify(env.to), thread: env.thread,
+    reply_to: env.reply_to, kind: env.kind, subject: env.subject, body, ts: env.ts, wire, meta_json: JSON.stringify(env.meta),
+    created_at: nowMs, needs_reply: env.needs_reply ? 1 : 0, refs_json: JSON.stringify(env.refs),
+  };
 }
 
 export type InboxRow = MessageRow & { state: DeliveryState; note: string | null; agent: string };
@@ -86,9 +105,10 @@ export class MailTables {
 
   insertMessage(m: MessageRow): void {
     this.#db.run(
-      `INSERT INTO messages (id, direction, from_addr, sender_host, to_json, thread, reply_to, kind, subject, body, ts, wire, meta_json, created_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      `INSERT INTO messages (id, direction, from_addr, sender_host, to_json, thread, reply_to, kind, subject, body, ts, wire, meta_json, created_at, needs_reply, refs_json)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       m.id, m.direction, m.from_addr, m.sender_host, m.to_json, m.thread, m.reply_to, m.kind, m.subject, Buffer.from(m.body, 'utf8'), m.ts, m.wire, m.meta_json, m.created_at,
+      m.needs_reply, m.refs_json,
     );
   }
 

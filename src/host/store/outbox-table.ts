@@ -1,8 +1,8 @@
 // The outbox: one row per item and destination host. Rows are never deleted: a row leaves the
 // active set ('queued') only by a move of the state machine (outbox-states.ts), whose table gives
 // every UPDATE of a state its guard, and stays as the record of the send.
-import { OUTBOX_KINDS, type OutboxKind } from '../outbox-kinds.ts';
-import { OUTBOX_MOVES, nextState, type OutboxMove, type OutboxMoveName, type OutboxState } from '../outbox-states.ts';
+import { OUTBOX_KINDS, type OutboxKind } from './outbox-kinds.ts';
+import { OUTBOX_MOVES, nextState, type OutboxMove, type OutboxMoveName, type OutboxState } from './outbox-states.ts';
 import type { Database } from './database.ts';
 
 /** The moves `end` makes: the row's new state is all that changes besides its transport and error. */

@@ -19,6 +19,14 @@ export interface WakeOutcomeRow {
   at: number;
 }
 
+/** How far one wake path told an agent, and the agent's unread deliveries past that point. */
+export interface WakeCursorRow {
+  path: WakePath;
+  mark: number;
+  updated_at: number;
+  untold: number;
+}
+
 export interface GuardTripRow {
   id: number;
   thread: string;
@@ -50,6 +58,15 @@ export class WakeTables {
       `INSERT INTO wake_cursors (agent, path, mark, updated_at) VALUES (?, ?, ?, ?)
        ON CONFLICT (agent, path) DO UPDATE SET mark = MAX(mark, excluded.mark), updated_at = excluded.updated_at`,
       agent, path, mark, nowMs,
+    );
+  }
+
+  /** Each wake path that has looked at `agent`'s mail: its cursor, when it last moved, and how many unread deliveries lie past it. */
+  cursorsOf(agent: string): WakeCursorRow[] {
+    return this.#db.all<WakeCursorRow>(
+      `SELECT c.path, c.mark, c.updated_at,
+         (SELECT COUNT(*) FROM deliveries d WHERE d.agent = c.agent AND d.state IN ('delivered', 'notified') AND d.rowid > c.mark) AS untold
+       FROM wake_cursors c WHERE c.agent = ? ORDER BY c.path`, agent,
     );
   }
 
@@ -114,8 +131,8 @@ export class WakeTables {
     return this.#db.get<GuardTripRow>('SELECT * FROM wake_guard_trips WHERE thread = ? AND lifted_at IS NULL', thread);
   }
 
-  activeTrips(): GuardTripRow[] {
-    return this.#db.all<GuardTripRow>('SELECT * FROM wake_guard_trips WHERE lifted_at IS NULL ORDER BY tripped_at');
+  activeTrips(limit: number): GuardTripRow[] {
+    return this.#db.all<GuardTripRow>('SELECT * FROM wake_guard_trips WHERE lifted_at IS NULL ORDER BY tripped_at LIMIT ?', limit);
   }
 
   /** Where counting restarts in the thread after its last lift (0: never lifted). */

@@ -1,11 +1,11 @@
 // What a transport does for the outbox: carry a peer's due rows and say, per row, how it went.
-// The LAN transport is the first; the relay transport plugs in beside it.
+// Two transports carry rows: the LAN (lan/) and the relay (relay/); row-path.ts picks per row.
 import type { OutboxRow, RelayAcceptance } from '../store/outbox-table.ts';
 import type { PeerRow } from '../store/peers-table.ts';
 
 /**
  * taken: the peer (or the relay, for it) has it: accepted, duplicate, or a receipt it found stale
- * (the row is handed over, or waits relay-accepted for its delivery receipt; outbox-states.ts);
+ * (the row is handed over, or waits relay-accepted for its delivery receipt; store/outbox-states.ts);
  * rejected: the peer refused it for good; refused: this path (the relay) refused it for good, another
  * path may still carry it; failed: try again later (no answer, error, no result).
  */
@@ -26,3 +26,6 @@ export interface Transport {
   deliver(peer: PeerRow, rows: readonly OutboxRow[]): Promise<RowResult[]>;
 }
 
+
+/** Picks the transport for one of a peer's rows (row-path.ts's chooseTransport in the daemon). */
+export type TransportChooser = (peer: PeerRow, row: OutboxRow) => Transport;

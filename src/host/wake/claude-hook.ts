@@ -2,7 +2,7 @@
 // mail to the model's context (additionalContext), Stop keeps the model working once when mail that
 // needs a reply arrived during its turn. Claude Code runs the hook with the event's JSON on stdin
 // and reads its JSON answer on stdout; the shapes are Claude Code's hooks reference.
-import { localAddress, type HostNode } from '../node.ts';
+import { localAddress, type HostNode } from '../core/node.ts';
 import { checkMailbox } from '../mailbox.ts';
 import { commitWake, mayHaveNews, noticeLine, pendingWake, takeWake, type WakeItem } from './wake.ts';
 

@@ -2,7 +2,7 @@
 // mail that arrives during a run goes into the next; the first new mail opens a debounce window and
 // what arrives inside it joins the run; a failing command is retried with a doubling delay (bounded)
 // and its batch is only marked told once a run of it succeeds (a crash mid-run runs it again).
-import { localAddress, type HostNode } from '../node.ts';
+import { localAddress, type HostNode } from '../core/node.ts';
 import { commitWake, pendingWake, WAKE_BATCH_MAX, type WakeBatch, type WakeNotice } from './wake.ts';
 
 export const EXEC_DEBOUNCE_DEFAULT_MS = 2_000;

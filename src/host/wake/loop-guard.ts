@@ -4,13 +4,13 @@
 // the thread trips: no wake path wakes anyone for it (the mail is still delivered and listed), the
 // owner gets one alert from `mbx`, doctor shows it, until `agentmbx guard resume <thread>` or a
 // message from the owner in the thread lifts it.
-import { alertLocal } from '../alerts.ts';
-import { HostError } from '../host-error.ts';
-import { localAddress, type HostNode } from '../node.ts';
-import { OWNER, SYSTEM_SENDER } from '../route.ts';
+import { alertLocal } from '../core/alerts.ts';
+import { HostError } from '../core/host-error.ts';
+import { localAddress, type HostNode } from '../core/node.ts';
+import { OWNER, SYSTEM_SENDER } from '../core/route.ts';
 import type { HostStore } from '../store/host-store.ts';
 import type { GuardTripRow, WakeDeliveryRow } from '../store/wake-tables.ts';
-import { ageText } from '../../common/time-text.ts';
+import { ageText, isoTime } from '../../common/time-text.ts';
 
 /** Messages a pair of agents may write in one thread inside the window before wakes stop. */
 export const GUARD_BUDGET_DEFAULT = 30;
@@ -99,9 +99,39 @@ export function guardVerdict(node: HostNode, row: WakeDeliveryRow, agent: string
   return { wake: false, reason: heldReason({ ...trip, id: 0, lifted_at: null, lifted_by: null, lift_mark: null }) };
 }
 
-/** The threads whose wakes the guard holds now. */
+/** Most held threads listed at once (`guard list`, doctor, the owner's page), oldest trips first. */
+export const HELD_THREADS_LIST_MAX = 1_000;
+
+/** The threads whose wakes the guard holds now (the oldest HELD_THREADS_LIST_MAX). */
 export function heldThreads(store: HostStore): GuardTripRow[] {
-  return store.wake.activeTrips();
+  return store.wake.activeTrips(HELD_THREADS_LIST_MAX);
+}
+
+/** A thread the guard holds, as `guard list` and the owner's page show it. */
+export interface HeldThread {
+  thread: string;
+  /** the two addresses that wrote to each other, "a <-> b" */
+  pair: string;
+  count: number;
+  /** the message at which it tripped */
+  message: string;
+  since: string;
+}
+
+export interface GuardOverview {
+  budget: number;
+  window_ms: number;
+  held: HeldThread[];
+}
+
+/** The guard's budget and window and the threads it holds (`guard list --json`, the owner's page). */
+export function guardOverview(store: HostStore): GuardOverview {
+  const settings = guardSettings(store);
+  return {
+    budget: settings.budget,
+    window_ms: settings.windowMs,
+    held: heldThreads(store).map((t) => ({ thread: t.thread, pair: t.pair, count: t.count, message: t.msg_id, since: isoTime(t.tripped_at) })),
+  };
 }
 
 /** Lifts the guard of a thread (given by its id or any message id in it); returns the lifted trip. */

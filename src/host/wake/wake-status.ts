@@ -1,7 +1,7 @@
 // How an agent was told of a delivery, for `status` and mbx_status: the outcomes the wake module
 // recorded here, or what a remote recipient host's `notified` receipt said. Apart from wake.ts so
 // that receipts (which it serves) load no wake rules.
-import type { HostNode } from '../node.ts';
+import type { HostNode } from '../core/node.ts';
 import { WAKE_PATHS, type WakePath } from '../store/wake-tables.ts';
 
 /**

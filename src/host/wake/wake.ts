@@ -7,7 +7,7 @@
 import { escapeInLine } from '../../common/terminal-text.ts';
 import { trustOf } from '../agent-mail.ts';
 import { advanceDelivery, needsReply } from '../mailbox.ts';
-import type { HostNode } from '../node.ts';
+import type { HostNode } from '../core/node.ts';
 import { WAKE_PATHS, type WakeDeliveryRow, type WakePath } from '../store/wake-tables.ts';
 import { guardVerdict } from './loop-guard.ts';
 

@@ -1,7 +1,7 @@
 // The relay's accept receipt (protocol §3.3): its signed statement that it durably committed an
 // item for each target. The sender drops an outbox row only on a valid one.
 import { isPublicKey, type SigningKey } from '../keys.ts';
-import { hasExactKeys, isIsoTime, isPlainObject, isPositiveSafeInteger, isSha256Hex, isStringOfLength, verifyCanonical } from './validate.ts';
+import { hasExactKeys, isIsoTime, isPlainObject, isPositiveSafeInteger, isSha256Hex, isStringOfLength, verifyCanonical } from '../validate.ts';
 
 export type AcceptTarget = { host_pubkey: string; seq: number; wire_hash: string };
 

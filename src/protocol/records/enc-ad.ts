@@ -3,7 +3,7 @@
 import { canonicalJson } from '../canonical.ts';
 import { isEncPublicKey, isPublicKey, verifySignature, type SigningKey } from '../keys.ts';
 import { RELAY_HOST_RE } from '../names.ts';
-import { hasExactKeys, isPlainObject, parseIsoMs, signCanonical, verifyCanonical } from './validate.ts';
+import { hasExactKeys, isPlainObject, parseIsoMs, signCanonical, verifyCanonical } from '../validate.ts';
 
 /** Longest `exp − iat` a checker accepts. */
 export const ENC_AD_MAX_LIFETIME_MS = 90 * 24 * 60 * 60 * 1000;

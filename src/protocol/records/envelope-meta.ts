@@ -1,7 +1,7 @@
 // An envelope's `meta` (protocol §4.1): the four arrays a sender derives from the plain body, and
 // the check every receiver (relay and host) applies to the members it knows.
 import { NAME_RE } from '../names.ts';
-import { isPlainObject } from './validate.ts';
+import { isPlainObject } from '../validate.ts';
 
 export const META_ORIGINS = ['agent', 'external'] as const;
 export const META_SENDER_VERIFICATIONS = ['unverified', 'leased'] as const;

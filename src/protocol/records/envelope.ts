@@ -7,7 +7,7 @@ import { KEY_BYTES, SIGNATURE_BYTES, verifySignature, type SigningKey } from '..
 import { NAME_RE, RELAY_HOST_RE } from '../names.ts';
 import { isUlid } from '../ulid.ts';
 import { metaProblem, type EnvelopeMeta } from './envelope-meta.ts';
-import { hasControlCharacters, isIsoTime, isPlainObject, isStringOfLength } from './validate.ts';
+import { hasControlCharacters, isIsoTime, isPlainObject, isStringOfLength } from '../validate.ts';
 
 export const ENVELOPE_KINDS = ['message', 'request', 'reply', 'status', 'decision', 'alert', 'task'] as const;
 export type EnvelopeKind = (typeof ENVELOPE_KINDS)[number];

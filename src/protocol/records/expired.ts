@@ -3,7 +3,7 @@
 import { canonicalJson } from '../canonical.ts';
 import { isPublicKey, type SigningKey } from '../keys.ts';
 import { MAX_ITEM_ID_CHARS } from './accept.ts';
-import { hasExactKeys, isIsoTime, isPlainObject, isStringOfLength, parseJsonWire, signCanonical, verifyCanonical } from './validate.ts';
+import { hasExactKeys, isIsoTime, isPlainObject, isStringOfLength, parseJsonWire, signCanonical, verifyCanonical } from '../validate.ts';
 
 export type RelayExpiredNotice = {
   v: 1;

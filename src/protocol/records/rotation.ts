@@ -2,7 +2,7 @@
 // sign canonical(rec).
 import { isEncPublicKey, isPublicKey, type SigningKey } from '../keys.ts';
 import { RELAY_HOST_RE } from '../names.ts';
-import { hasExactKeys, isIsoTime, isPlainObject, verifyCanonical, signCanonical } from './validate.ts';
+import { hasExactKeys, isIsoTime, isPlainObject, verifyCanonical, signCanonical } from '../validate.ts';
 
 export type HostRotationRecord = { v: 1; type: 'host-rotation'; host: string; old_pub: string; new_pub: string; new_enc_pub: string; iat: string };
 export type HostRotation = { rec: HostRotationRecord; old_sig: string; new_sig: string };

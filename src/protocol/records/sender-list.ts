@@ -1,6 +1,6 @@
 // A target's sender allowlist (protocol §3.6, §7.16), signed by the target host.
 import { isPublicKey, type SigningKey } from '../keys.ts';
-import { hasExactKeys, isPlainObject, parseIsoMs, signCanonical, verifyCanonical } from './validate.ts';
+import { hasExactKeys, isPlainObject, parseIsoMs, signCanonical, verifyCanonical } from '../validate.ts';
 
 /** Sender keys one list may hold. */
 export const MAX_SENDERS = 1024;

@@ -1,7 +1,7 @@
 // Ack (protocol.md §3.5, §7.7): POST /v2/relay/ack {epoch, through} → 200 {acked_through, deleted,
 // head_seq}. The epoch is judged first: missing or stale is 409 EPOCH (the core adds `head_seq`);
 // then `through` must be a non-negative safe integer (BAD_ACK; past the head is BAD_ACK too).
-import { isPlainObject } from '../records/validate.ts';
+import { isPlainObject } from '../validate.ts';
 import { readReply, type Reply, type WireAnswer } from './answer.ts';
 import { parsed, Refusal, refused, type Parsed } from './refusals.ts';
 

@@ -2,7 +2,7 @@
 // {entries:[{host_fp?, client_id?, reason, until}, …]} with an operator token →
 // 200 {ok:true, entries, sessions_dropped}. Not part of the protocol: ours.
 import { parseFingerprintInput } from '../fingerprint.ts';
-import { isPlainObject } from '../records/validate.ts';
+import { isPlainObject } from '../validate.ts';
 import { parsed, Refusal, refused, type Parsed } from './refusals.ts';
 
 /** Entries one deny request may carry. */

@@ -2,7 +2,7 @@
 // from the body (`code`), else the `x-mbx-refusal` header; a relay that sends neither (an older one)
 // is read by the endpoint's `legacy` table, which says what the protocol means by a bare status on
 // that endpoint. Callers branch on `code` only.
-import { isPlainObject } from '../records/validate.ts';
+import { isPlainObject } from '../validate.ts';
 import { isRefusalCode, type RefusalCode } from './refusals.ts';
 
 /** What came back, as the client saw it. */

@@ -3,7 +3,7 @@
 // and GET /v1/relay/enc-key?host= → {host, host_pubkey, enc_pub, sig?, ad?, ad_sig?} or 404 UNKNOWN_HOST.
 import { isEncPublicKey, isPublicKey } from '../keys.ts';
 import { checkEncAdV2, verifyEncAdV1, type EncAdV2 } from '../records/enc-ad.ts';
-import { isPlainObject } from '../records/validate.ts';
+import { isPlainObject } from '../validate.ts';
 import { HOP_LEGACY, readOk, readReply, type LegacyCodes, type Reply, type WireAnswer } from './answer.ts';
 import { parsed, Refusal, refused, type Parsed } from './refusals.ts';
 

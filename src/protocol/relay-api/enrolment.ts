@@ -2,7 +2,7 @@
 // POST /v1/relay/enrol {host, pubkey, owner_fp, sig, proof?} → {ok:true}. No hop.
 import { isPublicKey } from '../keys.ts';
 import { OWNER_FP_RE, RELAY_HOST_RE } from '../names.ts';
-import { isPlainObject } from '../records/validate.ts';
+import { isPlainObject } from '../validate.ts';
 import { readOk, readReply, type Reply, type WireAnswer } from './answer.ts';
 import { parsed, Refusal, refused, type Parsed } from './refusals.ts';
 

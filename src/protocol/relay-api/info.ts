@@ -1,7 +1,7 @@
 // GET /v2/relay/info (protocol.md §3.1): who the relay is, its epoch and limits, and for a caller
 // whose hop is valid and enrolled, `you`.
 import { isPublicKey } from '../keys.ts';
-import { isPlainObject } from '../records/validate.ts';
+import { isPlainObject } from '../validate.ts';
 import { readReply, type Reply, type WireAnswer } from './answer.ts';
 
 export interface InfoYou {

@@ -1,7 +1,7 @@
 // Pull (protocol.md §3.4, §7.11): GET /v2/relay/items?after=<seq>&limit=<n>&epoch=<epoch>[&wait=<s>]
 // → 200 {epoch, head_seq, items:[…], last_seq, more}. A stale epoch is 409 EPOCH, judged first.
 // `wait` (ours; a relay that advertises `max_wait_s`) holds a pull that finds nothing up to that many seconds.
-import { isPlainObject, isPositiveSafeInteger } from '../records/validate.ts';
+import { isPlainObject, isPositiveSafeInteger } from '../validate.ts';
 import { readReply, type Reply, type WireAnswer } from './answer.ts';
 import { parsed, Refusal, refused, type Parsed } from './refusals.ts';
 

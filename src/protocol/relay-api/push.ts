@@ -2,7 +2,7 @@
 // item. The body's shape is refused here; each item's own checks give it a `rejected:<reason>`
 // result instead (src/relay/core/item-checks.ts), so one bad item never refuses the others.
 import type { RelayAccept } from '../records/accept.ts';
-import { isPlainObject } from '../records/validate.ts';
+import { isPlainObject } from '../validate.ts';
 import { readReply, type Reply, type WireAnswer } from './answer.ts';
 import { parsed, Refusal, refused, type Parsed } from './refusals.ts';
 

@@ -1,7 +1,7 @@
 // Key rotation (protocol.md §3.7): POST /v2/relay/rotate {rotation} → 200 {moved}. No hop: the
 // record, signed by both keys, proves itself.
 import { checkRotation, type HostRotation } from '../records/rotation.ts';
-import { isPlainObject } from '../records/validate.ts';
+import { isPlainObject } from '../validate.ts';
 import { readReply, type LegacyCodes, type Reply, type WireAnswer } from './answer.ts';
 import { parsed, Refusal, refused, type Parsed } from './refusals.ts';
 

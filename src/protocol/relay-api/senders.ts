@@ -1,6 +1,6 @@
 // The sender allowlist (protocol.md §3.6): POST /v2/relay/senders {list, sig} → 200 {ok:true}.
 import { checkSenderList, type SenderListRecord } from '../records/sender-list.ts';
-import { isPlainObject } from '../records/validate.ts';
+import { isPlainObject } from '../validate.ts';
 import { HOP_LEGACY, readOk, readReply, type LegacyCodes, type Reply, type WireAnswer } from './answer.ts';
 import { parsed, Refusal, refused, type Parsed } from './refusals.ts';
 

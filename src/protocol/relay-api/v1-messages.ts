@@ -1,7 +1,7 @@
 // The v1 mail endpoints kept for 0.5.x hosts (protocol.md §3.10): POST /v1/relay/messages
 // {envelopes:[…]} → {stored, error?}; GET /v1/relay/messages?after=N → {items, cursor};
 // POST /v1/relay/ack {cursor} → {ok:true}.
-import { isPlainObject } from '../records/validate.ts';
+import { isPlainObject } from '../validate.ts';
 import { parseBatch } from './push.ts';
 import { parseSeqCursor } from './pull.ts';
 import { parsed, Refusal, refused, type Parsed } from './refusals.ts';

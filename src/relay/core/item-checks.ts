@@ -6,7 +6,7 @@ import { sha256Hex } from '../../protocol/hash.ts';
 import { checkEnvelopeShape, isSealed } from '../../protocol/records/envelope.ts';
 import { MAX_ITEM_ID_CHARS } from '../../protocol/records/accept.ts';
 import { parseSignedReceipt, receiptItemId, verifyReceipt } from '../../protocol/records/receipt.ts';
-import { isPlainObject, parseJsonWire } from '../../protocol/records/validate.ts';
+import { isPlainObject, parseJsonWire } from '../../protocol/validate.ts';
 import type { ItemRefusal, ItemRefusalCode } from '../../protocol/relay-api/item-results.ts';
 import type { RelayLimits } from '../config.ts';
 import type { ItemKind } from '../store/relay-store.ts';

@@ -3,7 +3,7 @@
 // addresses under the v1 name rules, and a name that is unknown or ambiguous stores nothing.
 import { toBase64 } from '../../protocol/base64.ts';
 import { parseAddress } from '../../protocol/records/envelope.ts';
-import { isPlainObject, parseJsonWire } from '../../protocol/records/validate.ts';
+import { isPlainObject, parseJsonWire } from '../../protocol/validate.ts';
 import type { Enrolment, RelayReader } from '../store/relay-store.ts';
 import type { CoreContext } from './context.ts';
 import { push } from './push.ts';

@@ -185,6 +185,11 @@ export interface HttpObserver {
   answered(route: string): void;
 }
 
+/** The schema compilers of an app whose routes have no schema: one asked for is a programming error. */
+function noSchemaCompiler(): never {
+  throw new Error('the relay\'s routes take no JSON schema');
+}
+
 /**
  * The relay's app on a port bound before the store opened (bound-port.ts): requests reach it once
  * the caller has awaited `app.ready()` and opened the port; `app.close()` closes the port too.
@@ -193,11 +198,17 @@ export function buildRelayHttp(core: RelayCore, config: RelayConfig, port: Bound
   // the workers of a relay group share one log: each one's request ids carry its worker id
   const reqIdPrefix = cluster.isWorker ? `w${cluster.worker?.id ?? 0}-req-` : 'req-';
   let requests = 0;
-  const genReqId = (): string => `${reqIdPrefix}${(requests = (requests + 1) % Number.MAX_SAFE_INTEGER).toString(36)}`;
+  const genReqId = (): string => {
+    requests = (requests + 1) % Number.MAX_SAFE_INTEGER;
+    return `${reqIdPrefix}${requests.toString(36)}`;
+  };
   const app = Fastify({
     logger: false, bodyLimit: config.max_body_bytes, clientErrorHandler, return503OnClosing: true, serverFactory: (handler) => port.adopt(handler), genReqId,
     // a URL the router cannot decode (bad percent-encoding) is refused like any malformed request
     frameworkErrors: (_error, _request, reply) => { sendRefusal(reply, new Refusal('MALFORMED_REQUEST')); },
+    // no route has a JSON schema (bodies are checked by our own code): without these, Fastify loads
+    // ajv and fast-json-stringify's compilers into every serving process all the same
+    schemaController: { compilersFactory: { buildValidator: noSchemaCompiler, buildSerializer: noSchemaCompiler } },
   });
   // Fastify closes only servers it listened on itself; this hook runs after its preClose hooks
   // (closing connections as their answers go out), then waits for every connection to end.

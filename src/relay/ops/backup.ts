@@ -108,11 +108,11 @@ async function sha256File(path: string): Promise<string> {
 export function backupPattern(file: string): RegExp {
   const name = basename(file);
   const digit = name.search(/[0-9]/);
-  const escape = (text: string): string => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-  if (digit < 0) return new RegExp(`^${escape(name)}$`);
+  const literal = (text: string): string => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  if (digit < 0) return new RegExp(`^${literal(name)}$`);
   const dot = name.lastIndexOf('.');
   const extension = dot > digit ? name.slice(dot) : '';
-  return new RegExp(`^${escape(name.slice(0, digit))}[0-9].*${escape(extension)}$`);
+  return new RegExp(`^${literal(name.slice(0, digit))}[0-9].*${literal(extension)}$`);
 }
 
 /** Deletes the oldest backups matching `file`'s pattern beyond `keep` (by modification time; `file` itself is kept). */

@@ -6,11 +6,14 @@ import type { GroupCommitPolicy } from './group-commit-policy.ts';
 import { StoreOpenError, type StoreDiskError, type StoreLockLostError } from './errors.ts';
 import type { Ticker } from '../../common/ticker.ts';
 import type { OpsLogEntry, RelayStore, StoredOpsLogEntry, StoreMeta } from './relay-store.ts';
-import { openPostgresRelayStore, readPostgresOpsLog, readPostgresStoreMeta } from './postgres/open-store.ts';
-import { listenForItemWakes, type PostgresItemWakes, type PostgresItemWakesOptions } from './postgres/item-wakes.ts';
+import type { PostgresItemWakes, PostgresItemWakesOptions } from './postgres/item-wakes.ts';
 import { openSqliteRelayStore, readStoreMeta } from './sqlite/index.ts';
 import { appendOpsLogToStore, readOpsLogOfStore } from './sqlite/store-files.ts';
 import { describeStoreUrl } from './store-url.ts';
+
+// The PostgreSQL backend (and `pg`) is loaded only for a postgres:// store: a SQLite relay's
+// processes do not keep it in memory (docs/relay-operator.md "Memory")
+const postgresBackend = () => import('./postgres/open-store.ts');
 
 export type StoreBackend = 'sqlite' | 'postgres';
 
@@ -64,7 +67,7 @@ export async function openRelayStore(options: OpenRelayStoreOptions): Promise<Re
   const { location, exclusive, ...rest } = options;
   switch (storeBackendOf(location)) {
     case 'sqlite': return openSqliteRelayStore({ ...rest, dir: location });
-    case 'postgres': return openPostgresRelayStore({
+    case 'postgres': return (await postgresBackend()).openPostgresRelayStore({
       url: location, relayPubkey: rest.relayPubkey, exclusive: exclusive === true,
       ...(rest.groupCommit ? { groupCommit: rest.groupCommit } : {}), ...(rest.onGroupCommit ? { onGroupCommit: rest.onGroupCommit } : {}),
       ...(rest.nowMs ? { nowMs: rest.nowMs } : {}), ...(rest.newEpoch ? { newEpoch: rest.newEpoch } : {}),
@@ -82,7 +85,7 @@ export async function openRelayStore(options: OpenRelayStoreOptions): Promise<Re
 export async function readRelayStoreMeta(location: string, options: { relayPubkey?: string } = {}): Promise<StoreMeta> {
   switch (storeBackendOf(location)) {
     case 'sqlite': return readStoreMeta(location, options);
-    case 'postgres': return readPostgresStoreMeta(location, options);
+    case 'postgres': return (await postgresBackend()).readPostgresStoreMeta(location, options);
   }
 }
 
@@ -90,7 +93,7 @@ export async function readRelayStoreMeta(location: string, options: { relayPubke
 export async function readRelayStoreOpsLog(location: string, limit: number): Promise<StoredOpsLogEntry[]> {
   switch (storeBackendOf(location)) {
     case 'sqlite': return readOpsLogOfStore(location, limit);
-    case 'postgres': return readPostgresOpsLog(location, limit);
+    case 'postgres': return (await postgresBackend()).readPostgresOpsLog(location, limit);
   }
 }
 
@@ -108,5 +111,6 @@ export function appendRelayStoreOpsLog(location: string, entry: OpsLogEntry): vo
  * processes are one group, told through their primary.
  */
 export async function listenForStoreItemWakes(location: string, options: Omit<PostgresItemWakesOptions, 'url'>): Promise<PostgresItemWakes | null> {
-  return storeBackendOf(location) === 'postgres' ? listenForItemWakes({ url: location, ...options }) : null;
+  if (storeBackendOf(location) !== 'postgres') return null;
+  return (await import('./postgres/item-wakes.ts')).listenForItemWakes({ url: location, ...options });
 }

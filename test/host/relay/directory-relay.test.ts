@@ -10,7 +10,7 @@ import { DIRECTORY_MAIL_AFTER_MS, DIRECTORY_MAIL_EVERY_MS, DIRECTORY_MAIL_GAP_MS
 import { peerFeatures } from '../../../src/host/directory/peer-features.ts';
 import { DIRECTORY_MAIL_FEATURE } from '../../../src/host/directory/wire.ts';
 import { listInbox } from '../../../src/host/mailbox.ts';
-import type { HostNode } from '../../../src/host/node.ts';
+import type { HostNode } from '../../../src/host/core/node.ts';
 import { serveLan } from '../fixtures.ts';
 import { CLOSED_ADDR, relayWorld, tick, tickUntilRow } from './relay-fixtures.ts';
 

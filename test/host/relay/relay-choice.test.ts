@@ -4,10 +4,10 @@
 // until they become peers (the allowlist is republished when the peers change).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { chooseTransport, LAN_UNREACHABLE_FOR_MS } from '../../../src/host/transport/relay/relay-link.ts';
+import { chooseTransport, LAN_UNREACHABLE_FOR_MS } from '../../../src/host/transport/row-path.ts';
 import type { Transport } from '../../../src/host/transport/transport.ts';
 import type { OutboxRow } from '../../../src/host/store/outbox-table.ts';
-import { isPlainObject } from '../../../src/protocol/records/validate.ts';
+import { isPlainObject } from '../../../src/protocol/validate.ts';
 import { envelopeItem, sealedEnvelope } from '../../helpers/relay-fixture.ts';
 import { makeHost, pin } from '../fixtures.ts';
 import { CLOSED_ADDR, rawHost, relayWorld, tick } from './relay-fixtures.ts';

@@ -6,9 +6,9 @@ import { createServer } from 'node:http';
 import { after, test } from 'node:test';
 import { generateSigningKey } from '../../../src/protocol/keys.ts';
 import { REFUSAL_HEADER } from '../../../src/protocol/relay-api/refusals.ts';
-import { RelayApi } from '../../../src/host/transport/relay/relay-api.ts';
+import { RelayApi } from '../../../src/host/relay-client/api.ts';
 import { pullRelay } from '../../../src/host/transport/relay/relay-receive.ts';
-import { ensureSession } from '../../../src/host/transport/relay/relay-session.ts';
+import { ensureSession } from '../../../src/host/relay-client/session.ts';
 import { relayWorld } from './relay-fixtures.ts';
 
 /** A proxy to `relayUrl` that hides every refusal's status and body code; the code header passes. */

@@ -3,7 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { runDoctor, type DoctorReport } from '../../../src/host/doctor.ts';
-import { rotateHost } from '../../../src/host/rotation.ts';
+import { rotateHost } from '../../../src/host/core/rotation.ts';
 import { sendMail } from '../../../src/host/send.ts';
 import { relayWorld, restartRelay, tick, tickUntilRow, type RelayWorld } from './relay-fixtures.ts';
 import { tempDir } from '../../helpers/processes.ts';

@@ -2,12 +2,12 @@
 // 127.0.0.1 that shares their injected clock; `tick` runs the daemon's own tick (daemon-tick.ts).
 import assert from 'node:assert/strict';
 import { generateEncKeyPair } from '../../../src/protocol/keys.ts';
-import { RelayApi } from '../../../src/host/transport/relay/relay-api.ts';
+import { RelayApi } from '../../../src/host/relay-client/api.ts';
 import { DaemonTick } from '../../../src/host/daemon-tick.ts';
 import type { FlushReport } from '../../../src/host/outbox.ts';
-import type { HostNode } from '../../../src/host/node.ts';
+import type { HostNode } from '../../../src/host/core/node.ts';
 import type { RelayLink } from '../../../src/host/transport/relay/relay-link.ts';
-import { setRelay } from '../../../src/host/transport/relay/relay-pin.ts';
+import { setRelay } from '../../../src/host/relay-client/pin.ts';
 import { startTestRelay, type TestHost, type TestRelay, type TestRelayOptions } from '../../helpers/relay-fixture.ts';
 import { TestClock } from '../../helpers/clock.ts';
 import { makeHost, pin } from '../fixtures.ts';

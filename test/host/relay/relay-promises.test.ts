@@ -5,20 +5,20 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { listInbox } from '../../../src/host/mailbox.ts';
-import { messageStatus } from '../../../src/host/receipts.ts';
-import { applyBounce, BOUNCES_PER_PEER_PER_HOUR, isBouncedReason, queueBounce } from '../../../src/host/bounce.ts';
+import { messageStatus } from '../../../src/host/core/receipts.ts';
+import { applyBounce, BOUNCES_PER_PEER_PER_HOUR, isBouncedReason, queueBounce } from '../../../src/host/core/bounce.ts';
 import { LanTransport } from '../../../src/host/transport/lan/client.ts';
 import { queueOutgoing, sendMail } from '../../../src/host/send.ts';
 import { newUlid } from '../../../src/protocol/ulid.ts';
 import { sha256Hex } from '../../../src/protocol/hash.ts';
-import { RouteError } from '../../../src/host/route.ts';
-import type { HostNode } from '../../../src/host/node.ts';
+import { RouteError } from '../../../src/host/core/route.ts';
+import type { HostNode } from '../../../src/host/core/node.ts';
 import type { MessageRow } from '../../../src/host/store/mail-tables.ts';
 import { outboxOverview } from '../../../src/host/outbox.ts';
-import { setRelay } from '../../../src/host/transport/relay/relay-pin.ts';
+import { setRelay } from '../../../src/host/relay-client/pin.ts';
 import { startTestRelay } from '../../helpers/relay-fixture.ts';
-import { isFinalRelayRefusal } from '../../../src/host/transport/relay/relay-transport.ts';
-import { UNREACHABLE_RETRY_MAX_MS } from '../../../src/host/transport/relay/relay-session.ts';
+import { isFinalRelayRefusal } from '../../../src/host/transport/row-path.ts';
+import { UNREACHABLE_RETRY_MAX_MS } from '../../../src/host/relay-client/session.ts';
 import { relayWorld, restartRelay, tick, tickUntilRow, type RelayWorld } from './relay-fixtures.ts';
 
 const rowOf = (node: HostNode, id: string) => node.store.outbox.forMessage(id)[0] ?? assert.fail('no row');
@@ -205,7 +205,7 @@ test('a bounce ends only the row that sent the refused bytes: another copy\'s ha
   const bounceFrom = (): MessageRow => ({
     id: newUlid(world.clock.now), direction: 'in' as const, from_addr: 'mbx@beta', sender_host: 'beta', to_json: '["ann@alpha"]', thread: id,
     reply_to: id, kind: 'alert', subject: 'Undeliverable: mine', body: 'beta refused it', ts: new Date(world.clock.now).toISOString(), wire: null,
-    meta_json: null, created_at: world.clock.now,
+    meta_json: null, created_at: world.clock.now, needs_reply: 0, refs_json: '[]',
   });
   /** how many rows the bounce ended, applied as receive applies it: inside the transaction storing it */
   const ended = (msg: MessageRow, refs: string[]): number => a.node.store.transaction(() => applyBounce(a.node, msg, refs));

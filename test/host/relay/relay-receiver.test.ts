@@ -4,11 +4,11 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ackMessage, listInbox } from '../../../src/host/mailbox.ts';
-import { messageStatus } from '../../../src/host/receipts.ts';
+import { messageStatus } from '../../../src/host/core/receipts.ts';
 import { sendMail } from '../../../src/host/send.ts';
 import { applyPulledItems, type PullReport } from '../../../src/host/transport/relay/relay-receive.ts';
-import { ensureSession } from '../../../src/host/transport/relay/relay-session.ts';
-import { isPlainObject } from '../../../src/protocol/records/validate.ts';
+import { ensureSession } from '../../../src/host/relay-client/session.ts';
+import { isPlainObject } from '../../../src/protocol/validate.ts';
 import { enrolledHost, envelopeItem, sealedEnvelope } from '../../helpers/relay-fixture.ts';
 import { rawHost, relayWorld, tick, tickUntilRow, type RelayWorld } from './relay-fixtures.ts';
 

@@ -4,14 +4,14 @@
 // signed expiry notice.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { acceptReceipt } from '../../../src/host/receipts.ts';
+import { acceptReceipt } from '../../../src/host/core/receipts.ts';
 import { listInbox } from '../../../src/host/mailbox.ts';
 import { sendMail } from '../../../src/host/send.ts';
 import { RELAY_DEADLINE_GRACE_MS } from '../../../src/host/transport/relay/relay-deadlines.ts';
-import { DEFAULT_RETENTION_MS } from '../../../src/host/transport/relay/relay-session.ts';
+import { DEFAULT_RETENTION_MS } from '../../../src/host/relay-client/session.ts';
 import { signReceipt } from '../../../src/protocol/records/receipt.ts';
 import { sweep } from '../../../src/relay/core/sweep.ts';
-import type { HostNode } from '../../../src/host/node.ts';
+import type { HostNode } from '../../../src/host/core/node.ts';
 import { relayWorld, tick, tickUntilRow } from './relay-fixtures.ts';
 
 function rowOf(node: HostNode, id: string) {

@@ -1,4 +1,4 @@
-// The token command runner and its cache (relay-token.ts) with tiny shell commands: the token from
+// The token command runner and its cache (src/host/relay-client/token.ts) with tiny shell commands: the token from
 // stdout, one-line reasons that never hold a token, the caps, the timeout killing the whole
 // process group, the refresh rule, one run at a time.
 import { test } from 'node:test';
@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import {
   parseTokenOutput, redactTokens, runTokenCommand, TOKEN_MAX_BYTES, TOKEN_REASON_MAX_CHARS, TOKEN_STDERR_MAX_BYTES, TokenCache, tokenNeedsRefresh,
   type AccessToken, type TokenRun,
-} from '../../../src/host/transport/relay/relay-token.ts';
+} from '../../../src/host/relay-client/token.ts';
 import { tempDir } from '../../helpers/processes.ts';
 
 const NOW = Date.parse('2026-12-02T12:00:00.000Z');

@@ -4,7 +4,7 @@ import { sha256Hex } from '../../../src/protocol/hash.ts';
 import { canonicalJson } from '../../../src/protocol/canonical.ts';
 import { verifySignature } from '../../../src/protocol/keys.ts';
 import { MAX_ACCEPT_TARGETS, acceptCanonicalText, acceptedTarget, signAccept, verifyAccept, type RelayAccept } from '../../../src/protocol/records/accept.ts';
-import { signCanonical } from '../../../src/protocol/records/validate.ts';
+import { signCanonical } from '../../../src/protocol/validate.ts';
 import { BAD_KEYS, eachChanged, fixedKey, iso, NOW_MS } from '../fixtures.ts';
 
 const relayKey = fixedKey(31);

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { ITEM_REFUSALS, readRefusalStatus, refusalStatus, type ItemRefusalCode } from '../../../src/protocol/relay-api/item-results.ts';
-import { isFinalRelayRefusal } from '../../../src/host/transport/relay/relay-transport.ts';
+import { isFinalRelayRefusal } from '../../../src/host/transport/row-path.ts';
 
 const codes = Object.keys(ITEM_REFUSALS) as ItemRefusalCode[];
 

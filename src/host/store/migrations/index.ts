@@ -10,9 +10,10 @@ import { migration006 } from './006-peer-directory-presence.ts';
 import { migration007 } from './007-bodies-as-bytes.ts';
 import { migration008 } from './008-quarantine-dismissed.ts';
 import { migration009 } from './009-wake.ts';
+import { migration010 } from './010-reply-flag-and-refs.ts';
 
 export const MIGRATIONS: readonly Migration[] = [
-  migration001, migration002, migration003, migration004, migration005, migration006, migration007, migration008, migration009,
+  migration001, migration002, migration003, migration004, migration005, migration006, migration007, migration008, migration009, migration010,
 ];
 
 /** The schema this agentmbx writes; a store with a higher user_version is refused. */

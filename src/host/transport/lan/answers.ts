@@ -1,7 +1,7 @@
 // Reading a peer's answer to a batch (protocol §5): `results[i]` answers the i-th element sent.
 // Envelope answers are `{id, result}`; receipt and rotation answers are bare strings. For one
 // release the older answers of our own builds (`{id, status}` for every route) are read too.
-import { isPlainObject } from '../../../protocol/records/validate.ts';
+import { isPlainObject } from '../../../protocol/validate.ts';
 import type { OutboxRow } from '../../store/outbox-table.ts';
 import type { RowOutcome, RowResult } from '../transport.ts';
 

@@ -5,10 +5,10 @@ import { fetchFailureText } from '../../../common/fetch-failure.ts';
 import { AnswerTooLargeError, readCappedText } from '../../../common/read-capped.ts';
 import { signLanHop } from '../../../protocol/lan-hop.ts';
 import { verifyEncAdV1 } from '../../../protocol/records/enc-ad.ts';
-import { isPlainObject } from '../../../protocol/records/validate.ts';
-import { HostError } from '../../host-error.ts';
-import type { HostNode } from '../../node.ts';
-import { SENDING_ORDER } from '../../outbox-kinds.ts';
+import { isPlainObject } from '../../../protocol/validate.ts';
+import { HostError } from '../../core/host-error.ts';
+import type { HostNode } from '../../core/node.ts';
+import { SENDING_ORDER } from '../../store/outbox-kinds.ts';
 import { listeningOf } from '../../presence/listening.ts';
 import type { OutboxRow } from '../../store/outbox-table.ts';
 import type { PeerRow } from '../../store/peers-table.ts';
@@ -24,19 +24,6 @@ export class LanError extends HostError {}
 export interface LanAnswer {
   status: number;
   body: unknown;
-}
-
-/** `host:port` or a URL → the base URL of a peer (`http://host:port`). */
-export function normalizeAddr(addr: string): string {
-  const withScheme = /^[a-z]+:\/\//i.test(addr) ? addr : `http://${addr}`;
-  let url: URL;
-  try {
-    url = new URL(withScheme);
-  } catch {
-    throw new LanError(`bad address "${addr}": use host:port or http://host:port`, 'invalid');
-  }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new LanError(`bad address "${addr}": use http:// or https://`, 'invalid');
-  return `${url.protocol}//${url.host}`;
 }
 
 /**

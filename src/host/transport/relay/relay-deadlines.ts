@@ -2,11 +2,11 @@
 // deadline (accepted_at + retention + 24 h → unconfirmed) and the relay's signed expiry notice
 // (→ expired). Each alerts the local sender.
 import { verifyExpiredNotice } from '../../../protocol/records/expired.ts';
-import { alertLocal, senderOf } from '../../alerts.ts';
-import type { HostNode } from '../../node.ts';
-import { FLUSH_ROWS_MAX } from '../../outbox.ts';
-import type { ReceiveResult } from '../../receive.ts';
-import { DEFAULT_RETENTION_MS } from './relay-session.ts';
+import { alertLocal, senderOf } from '../../core/alerts.ts';
+import type { HostNode } from '../../core/node.ts';
+import { FLUSH_ROWS_MAX } from '../../core/outbox-pace.ts';
+import type { ReceiveResult } from '../../core/receive.ts';
+import { DEFAULT_RETENTION_MS } from '../../relay-client/session.ts';
 
 /** Added to the relay's retention before the sender stops waiting for a delivery receipt. */
 export const RELAY_DEADLINE_GRACE_MS = 24 * 60 * 60 * 1000;

@@ -1,23 +1,19 @@
 // The daemon's use of the relay (design §10): make the session usable, pull and apply what waits
 // (prepare and pull run apart, so a flush never waits for a pull nor a pull for a flush), enforce
-// the relay rows' deadlines, and choose per row between the LAN and the relay. A relay that
-// advertises `max_wait_s` gets one held pull at a time (holdPulls), sent again as soon as one is
-// answered; the daemon's tick then pulls no more from it. A row
-// goes to the relay once its LAN attempts failed twice or the peer's LAN address is known
-// unreachable; a row the relay accepted once never goes back to the LAN.
-import type { HostNode } from '../../node.ts';
-import { lanOnly } from '../../outbox-kinds.ts';
-import type { OutboxRow } from '../../store/outbox-table.ts';
+// the relay rows' deadlines, and hand each flush the per-row choice between the LAN and the relay
+// (row-path.ts). A relay that advertises `max_wait_s` gets one held pull at a time (holdPulls), sent
+// again as soon as one is answered; the daemon's tick then pulls no more from it.
+import type { HostNode } from '../../core/node.ts';
 import type { PeerRow } from '../../store/peers-table.ts';
-import type { RowResult, Transport } from '../transport.ts';
-import type { TransportChooser } from '../../outbox.ts';
+import { chooseTransport, RelayUnavailable } from '../row-path.ts';
+import type { Transport, TransportChooser } from '../transport.ts';
 import { expireRelayDeadlines } from './relay-deadlines.ts';
-import { fetchPeerEncKeyViaRelay } from './relay-enc-ads.ts';
+import { fetchPeerEncKeyViaRelay } from '../../relay-client/enc-ads.ts';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { readInfoAnswer } from '../../../protocol/relay-api/info.ts';
-import { backoffMs } from '../../outbox.ts';
+import { backoffMs } from '../../core/outbox-pace.ts';
 import { pullRelay, type HeldPullOptions, type LastAck, type PullOutcome } from './relay-receive.ts';
-import { ensureSession, UNREACHABLE_RETRY_MAX_MS, type RelaySession } from './relay-session.ts';
+import { ensureSession, UNREACHABLE_RETRY_MAX_MS, type RelaySession } from '../../relay-client/session.ts';
 import { RelayTransport } from './relay-transport.ts';
 
 /** Seconds a held pull asks the relay to hold it at most (the relay lowers it to its max_wait_s). */
@@ -27,54 +23,6 @@ export const RECENT_ANSWER_MS = 5 * 60_000;
 /** Bounds of the jittered pause before a held pull that got no answer is sent again, while the relay answered recently. */
 export const HELD_PULL_RETRY_MIN_MS = 250;
 export const HELD_PULL_RETRY_MAX_MS = 3_000;
-
-/** LAN failures of a row before it goes to the relay. */
-export const LAN_FAILURES_BEFORE_RELAY = 2;
-/** A peer whose LAN call failed this recently (and not succeeded since) is known unreachable. */
-export const LAN_UNREACHABLE_FOR_MS = 10 * 60 * 1000;
-
-export function peerLanUnreachable(peer: PeerRow, nowMs: number): boolean {
-  return peer.lan_error_at !== null && peer.lan_error_at > (peer.last_ok_at ?? -Infinity) && nowMs - peer.lan_error_at < LAN_UNREACHABLE_FOR_MS;
-}
-
-/** Holds relay rows while the relay cannot be used: they wait (with backoff), never go to the LAN. */
-class RelayUnavailable implements Transport {
-  readonly name = 'relay';
-  readonly #reason: string;
-  constructor(reason: string) {
-    this.#reason = reason;
-  }
-  deliver(_peer: PeerRow, rows: readonly OutboxRow[]): Promise<RowResult[]> {
-    return Promise.resolve(rows.map((r) => ({ rowId: r.id, outcome: 'failed' as const, detail: `relay not usable: ${this.#reason}` })));
-  }
-}
-
-/** Settles rows the relay refused for good once the LAN cannot carry them either. */
-class RefusedEverywhere implements Transport {
-  readonly name = 'relay';
-  deliver(peer: PeerRow, rows: readonly OutboxRow[]): Promise<RowResult[]> {
-    return Promise.resolve(rows.map((r) => ({
-      rowId: r.id, outcome: 'rejected' as const,
-      detail: `${r.relay_refused ?? 'the relay refused it'}, and ${peer.host} cannot be reached on the LAN`,
-    })));
-  }
-}
-const refusedEverywhere = new RefusedEverywhere();
-
-/**
- * Per row: a row the relay refused for good goes over the LAN while the peer may be reachable there,
- * else it ends rejected; the relay (usable or not) for rows it accepted before; else the relay when
- * the LAN failed.
- */
-export function chooseTransport(node: HostNode, lan: Transport, relay: Transport | null, unavailable: Transport): TransportChooser {
-  return (peer, row) => {
-    if (lanOnly(row.kind)) return lan;
-    if (row.relay_refused !== null) return peerLanUnreachable(peer, node.nowMs()) ? refusedEverywhere : lan;
-    if (row.relay_accepted_at !== null) return relay ?? unavailable;
-    if (relay === null) return lan;
-    return row.attempts >= LAN_FAILURES_BEFORE_RELAY || peerLanUnreachable(peer, node.nowMs()) ? relay : lan;
-  };
-}
 
 export class RelayLink {
   readonly #node: HostNode;

@@ -3,15 +3,15 @@
 // refuse, store received_through in the same transaction as the last item's effect, and ack only
 // after that commit. A new epoch or a rewind starts the position over.
 import { fromBase64 } from '../../../protocol/base64.ts';
-import type { RefusedReply } from '../../../protocol/relay-api/answer.ts';
-import { readAckAnswer } from '../../../protocol/relay-api/ack.ts';
-import { isPulledItem, readPullAnswer, refusedEpoch, type PulledItem } from '../../../protocol/relay-api/pull.ts';
+import type { RefusedReply, Reply } from '../../../protocol/relay-api/answer.ts';
+import { readAckAnswer, type AckAnswer } from '../../../protocol/relay-api/ack.ts';
+import { isPulledItem, readPullAnswer, refusedEpoch, type PulledItem, type PullPage } from '../../../protocol/relay-api/pull.ts';
 import { failPoint } from '../../../failpoint.ts';
-import type { HostNode } from '../../node.ts';
-import { queueBounce } from '../../bounce.ts';
-import { applyInboundItem } from '../../inbound-items.ts';
+import type { HostNode } from '../../core/node.ts';
+import { queueBounce } from '../../core/bounce.ts';
+import { applyInboundItem } from '../../core/inbound-items.ts';
 import { applyExpiredNotice } from './relay-deadlines.ts';
-import { forgetSession, noteIfUnreachable, noteRelayReset, type RelaySession } from './relay-session.ts';
+import { forgetSession, noteIfUnreachable, noteRelayReset, type RelaySession } from '../../relay-client/session.ts';
 
 /** Items per pull page we ask for (the relay clamps to its max_pull). */
 export const RELAY_PULL_LIMIT = 500;
@@ -52,7 +52,7 @@ function applyItem(node: HostNode, relayPubkey: string, item: PulledItem): strin
   return result;
 }
 
-/** Tells the sender of a relayed envelope refused for a reason it can act on (bounce.ts). */
+/** Tells the sender of a relayed envelope refused for a reason it can act on (core/bounce.ts). */
 function bounceRefused(node: HostNode, item: PulledItem, reason: string): void {
   const peer = node.store.peers.byKey(item.sender_pubkey);
   const wire = fromBase64(item.wire_b64);
@@ -165,7 +165,7 @@ async function pullPage(pass: PullPass): Promise<PageStep> {
   const epoch = node.store.relay.get()?.epoch;
   if (epoch == null) return { error: 'no relay epoch known yet' };
   const from = node.store.relay.receivedThrough(url, epoch);
-  let reply;
+  let reply: Reply<PullPage>;
   try {
     reply = readPullAnswer(await session.api.pull(from, session.relay.max_pull ?? RELAY_PULL_LIMIT, epoch, pass.held?.waitS, pass.held?.stop));
   } catch (err) {
@@ -191,7 +191,7 @@ async function ackCommitted(pass: PullPass, epoch: string): Promise<PageStep | n
   const { node, session, lastAcked } = pass;
   const through = node.store.relay.receivedThrough(session.relay.url, epoch);
   if (through === 0 || (through === lastAcked?.through && epoch === lastAcked.epoch)) return null;
-  let reply;
+  let reply: Reply<AckAnswer>;
   try {
     reply = readAckAnswer(await session.api.ack(through, epoch));
   } catch (err) {

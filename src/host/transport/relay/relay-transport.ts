@@ -8,27 +8,18 @@ import { sha256Hex } from '../../../protocol/hash.ts';
 import { acceptedTarget, verifyAccept } from '../../../protocol/records/accept.ts';
 import { readPushAnswer } from '../../../protocol/relay-api/push.ts';
 import { failPoint } from '../../../failpoint.ts';
-import type { HostNode } from '../../node.ts';
-import { lanOnly } from '../../outbox-kinds.ts';
+import type { HostNode } from '../../core/node.ts';
 import type { OutboxRow } from '../../store/outbox-table.ts';
 import type { PeerRow } from '../../store/peers-table.ts';
+import { isFinalRelayRefusal, lanOnly } from '../row-path.ts';
 import type { RowResult, Transport } from '../transport.ts';
-import { forgetSession, noteIfUnreachable, noteRelayReset, type RelaySession } from './relay-session.ts';
-import { readRefusalStatus } from '../../../protocol/relay-api/item-results.ts';
+import type { RelayAnswer } from '../../relay-client/api.ts';
+import { forgetSession, noteIfUnreachable, noteRelayReset, type RelaySession } from '../../relay-client/session.ts';
 
 /** Items per push when the relay's info gave no max_batch (its default). */
 export const RELAY_DEFAULT_BATCH = 200;
 /** About this many wire bytes per push (the relay's body cap is 8 MiB; base64 adds a third). */
 export const RELAY_PUSH_MAX_BYTES = 5 * 1024 * 1024;
-
-/**
- * Whether the relay refused these bytes for good (the catalogue's `final`, protocol/relay-api/item-results.ts).
- * Any other `rejected:` (rate, quota, a target not yet enrolled or not yet naming this host, or a
- * reason newer than this host) keeps the row with backoff.
- */
-export function isFinalRelayRefusal(status: string): boolean {
-  return readRefusalStatus(status)?.final === true;
-}
 
 export class RelayTransport implements Transport {
   readonly name = 'relay';
@@ -69,7 +60,7 @@ export class RelayTransport implements Transport {
       kind: r.kind, item_id: r.item_id, targets: [{ host_pubkey: peer.host_pubkey, wire_b64: toBase64(Buffer.from(r.wire, 'utf8')) }],
     }));
     failPoint('host.relay.before-push');
-    let answer;
+    let answer: RelayAnswer;
     try {
       answer = await api.push(items);
     } catch (err) {

@@ -230,7 +230,7 @@ export function itemTransactor(use: UsePg, locks: TargetLocks, readAhead: ReadAh
     async ack(target, through) { return ack(use(), target, through); },
     async delete(target, seq) { await deleteItem(use(), target, seq); },
     async deleteDedupRows(ids) {
-      ids.forEach((id) => assertInteger(id, 'id'));
+      for (const id of ids) assertInteger(id, 'id');
       return use().run(`DELETE FROM dedup AS d WHERE d.id = ANY($1::bigint[]) AND ${WITHOUT_ITEM}`, [ids]);
     },
     async allocateSeqs(target, count, nowMs) { return allocateSeqs(use(), target, count, nowMs); },

@@ -94,7 +94,9 @@ export function describeUsage(open: OpenStoreUnderTest): void {
           await tx.enrolments.put(enrolment(target, { revokedAt: current?.revokedAt === null ? step : null }));
         } else {
           // rotate a target to a fresh key or onto another live one (its queue appended)
-          const into = random(2) === 0 ? `R${(rotations += 1)}` : (targets[random(targets.length)] ?? 'T1');
+          const fresh = random(2) === 0;
+          if (fresh) rotations += 1;
+          const into = fresh ? `R${rotations}` : (targets[random(targets.length)] ?? 'T1');
           if (into !== target) {
             await rotateKey(tx, target, into, step);
             targets[targets.indexOf(target)] = into;

@@ -2,13 +2,14 @@
 // whether it knows this host under its current key (G13), the stored state, the relay rows per
 // state with the oldest waiting one, the quarantine, and the last epoch change. With a token command
 // (a hosted relay), doctor gets a token itself (running the command) and signs its info call with it.
-import { ageText } from '../../../common/time-text.ts';
-import { fingerprint } from '../../../protocol/fingerprint.ts';
-import { readInfoAnswer } from '../../../protocol/relay-api/info.ts';
-import type { DoctorCheck } from '../../doctor.ts';
-import type { HostNode } from '../../node.ts';
-import { relayAccess, TokenCommandError } from './relay-access.ts';
-import { CLOCK_SKEW_MAX_MS, clockSkewMs, relayApiFor } from './relay-session.ts';
+import { ageText } from '../../common/time-text.ts';
+import { fingerprint } from '../../protocol/fingerprint.ts';
+import { readInfoAnswer } from '../../protocol/relay-api/info.ts';
+import type { DoctorCheck } from '../doctor.ts';
+import type { HostNode } from '../core/node.ts';
+import { relayAccess, TokenCommandError } from './access.ts';
+import type { RelayAnswer } from './api.ts';
+import { CLOCK_SKEW_MAX_MS, clockSkewMs, relayApiFor } from './session.ts';
 
 async function liveCheck(node: HostNode, timeoutMs: number): Promise<DoctorCheck> {
   const relay = node.store.relay.get();
@@ -21,7 +22,7 @@ async function liveCheck(node: HostNode, timeoutMs: number): Promise<DoctorCheck
     return fail('key-mismatch', `the relay presents key ${fingerprint(relay.seen_pubkey)}; relay use is stopped until you confirm it with agentmbx relay set ${relay.url} --key ${fingerprint(relay.seen_pubkey)}`);
   }
   const access = relayAccess(node, relay);
-  let info;
+  let info: RelayAnswer;
   try {
     info = await relayApiFor(node, relay.url, timeoutMs, access).info();
   } catch (err) {

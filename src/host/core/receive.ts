@@ -1,16 +1,17 @@
 // Receiving one envelope from a peer, whatever transport carried it: shape, approved peer, signer,
 // signature against the pinned (or a retired) key, opening, permanent dedup by id, then the
 // message, its deliveries and their 'delivered' receipts in one transaction.
-import { fingerprint } from '../protocol/fingerprint.ts';
-import { openEnvelopeBody } from '../protocol/seal.ts';
-import { checkEnvelopeShape, isSealed, splitQualifiedAddress, verifyEnvelope, type EnvelopeV3 } from '../protocol/records/envelope.ts';
+import { fingerprint } from '../../protocol/fingerprint.ts';
+import { openEnvelopeBody } from '../../protocol/seal.ts';
+import { checkEnvelopeShape, isSealed, splitQualifiedAddress, verifyEnvelope, type EnvelopeV3 } from '../../protocol/records/envelope.ts';
 import type { HostNode } from './node.ts';
 import { applyBounce } from './bounce.ts';
-import { applyDirectoryMail } from './directory/mail.ts';
-import { isDirectoryMail } from './directory/wire.ts';
+import { applyDirectoryMail } from '../directory/mail.ts';
+import { isDirectoryMail } from '../directory/wire.ts';
 import { queueReceipt } from './receipts.ts';
 import { recipientsHere } from './route.ts';
-import type { PeerRow } from './store/peers-table.ts';
+import { envelopeRow } from '../store/mail-tables.ts';
+import type { PeerRow } from '../store/peers-table.ts';
 
 /** Who handed the envelope over: the transport's name and the host key it authenticated. */
 export interface Via {
@@ -58,11 +59,7 @@ export function receive(node: HostNode, envelope: unknown, via: Via, wire?: stri
   return store.transaction((): ReceiveResult => {
     // Checked again inside the transaction: another transport may have committed it meanwhile.
     if (store.mail.message(env.id) !== undefined) return 'duplicate';
-    const row = {
-      id: env.id, direction: 'in' as const, from_addr: env.from, sender_host: peer.host, to_json: JSON.stringify(env.to),
-      thread: env.thread, reply_to: env.reply_to, kind: env.kind, subject: env.subject, body, ts: env.ts,
-      wire: wire ?? JSON.stringify(env), meta_json: JSON.stringify(env.meta), created_at: now,
-    };
+    const row = envelopeRow(env, 'in', peer.host, body, wire ?? JSON.stringify(env), now);
     store.mail.insertMessage(row);
     for (const agent of recipients.agents) {
       store.mail.insertDelivery(env.id, agent, now);

@@ -3,14 +3,14 @@
 // and queue it to every peer, drop the pending file), so a crash anywhere finishes on next start.
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { encPublicFromPrivate, generateEncKeyPair, generateSigningKey, signingKeyFromSeed } from '../protocol/keys.ts';
-import { fingerprint } from '../protocol/fingerprint.ts';
-import { checkRotation, rotationItemId, signRotation, type HostRotation } from '../protocol/records/rotation.ts';
-import { failPoint } from '../failpoint.ts';
+import { encPublicFromPrivate, generateEncKeyPair, generateSigningKey, signingKeyFromSeed } from '../../protocol/keys.ts';
+import { fingerprint } from '../../protocol/fingerprint.ts';
+import { checkRotation, rotationItemId, signRotation, type HostRotation } from '../../protocol/records/rotation.ts';
+import { failPoint } from '../../failpoint.ts';
 import { HomeError, readPrivateFile, writePrivateFile } from './home-files.ts';
 import { homePaths, loadEncKey, loadSigningKey, loadKeys } from './identity.ts';
 import type { HostNode } from './node.ts';
-import { META_HOST_PUB, type HostStore } from './store/host-store.ts';
+import { META_HOST_PUB, type HostStore } from '../store/host-store.ts';
 import { retryQuarantined } from './inbound-items.ts';
 
 
@@ -34,7 +34,7 @@ export function rotateHost(node: HostNode): HostRotation {
     new_pub: newHost.publicKey, new_enc_pub: newEnc.publicKey, iat: new Date(node.nowMs()).toISOString(),
   }, node.keys.hostKey, newHost);
   const pending: PendingRotation = { rotation, host_seed: newHost.exportSeed(), enc_private: newEnc.privateKey };
-  writePrivateFile(paths.pendingRotation, JSON.stringify(pending) + '\n');
+  writePrivateFile(paths.pendingRotation, `${JSON.stringify(pending)}\n`);
   failPoint('rotate-after-pending');
   finishPendingRotation(node.home, node.store, node.nowMs());
   node.keys = loadKeys(node.home);
@@ -55,14 +55,14 @@ export function finishPendingRotation(home: string, store: HostStore, nowMs: num
   const oldEnc = loadEncKey(paths.encKey);
   if (oldEnc.publicKey !== rec.new_enc_pub) {
     // Retired enc keys keep opening mail sealed to them before the rotation.
-    writePrivateFile(join(paths.retiredDir, `enc-${stamp}-${fingerprint(rec.old_pub)}.key`), oldEnc.privateKey + '\n');
-    writePrivateFile(paths.encKey, pending.enc_private + '\n');
+    writePrivateFile(join(paths.retiredDir, `enc-${stamp}-${fingerprint(rec.old_pub)}.key`), `${oldEnc.privateKey}\n`);
+    writePrivateFile(paths.encKey, `${pending.enc_private}\n`);
   }
   failPoint('rotate-after-enc');
   const oldHost = loadSigningKey(paths.hostKey);
   if (oldHost.publicKey !== rec.new_pub) {
-    writePrivateFile(join(paths.retiredDir, `host-${stamp}-${fingerprint(rec.old_pub)}.key`), oldHost.exportSeed() + '\n');
-    writePrivateFile(paths.hostKey, pending.host_seed + '\n');
+    writePrivateFile(join(paths.retiredDir, `host-${stamp}-${fingerprint(rec.old_pub)}.key`), `${oldHost.exportSeed()}\n`);
+    writePrivateFile(paths.hostKey, `${pending.host_seed}\n`);
   }
   failPoint('rotate-after-host');
   store.transaction(() => {

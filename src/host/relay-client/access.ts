@@ -3,13 +3,13 @@
 // token, the cloud key, the host key's certificate of it, the cloud key's signature over the
 // challenge). Tokens come from the owner's token command and live in memory only, one cache per open
 // node: never in the store, never in a log.
-import { fingerprint } from '../../../protocol/fingerprint.ts';
-import type { SigningKey } from '../../../protocol/keys.ts';
-import { cloudKeyJwk, cloudKeyThumbprint, signCloudKeyCert, signCloudKeyPop, type CloudKeyJwk } from '../../../protocol/records/cloud-key.ts';
-import { ensureCloudKey } from '../../identity.ts';
-import type { HostNode } from '../../node.ts';
-import type { RelayRow } from '../../store/relay-tables.ts';
-import { runTokenCommand, TokenCache } from './relay-token.ts';
+import { fingerprint } from '../../protocol/fingerprint.ts';
+import type { SigningKey } from '../../protocol/keys.ts';
+import { cloudKeyJwk, cloudKeyThumbprint, signCloudKeyCert, signCloudKeyPop, type CloudKeyJwk } from '../../protocol/records/cloud-key.ts';
+import { ensureCloudKey } from '../core/identity.ts';
+import type { HostNode } from '../core/node.ts';
+import type { RelayRow } from '../store/relay-tables.ts';
+import { runTokenCommand, TokenCache } from './token.ts';
 
 /**
  * No token could be had: the message is "the token command failed: <one-line reason>" (or says that

@@ -2,13 +2,14 @@
 // first use, or exactly the key the owner typed). A relay that changes its key is not re-pinned
 // silently: the owner confirms the new key with --key. A hosted relay also gets the owner's token
 // command, kept with the pin.
-import { fingerprint, parseFingerprintInput } from '../../../protocol/fingerprint.ts';
-import { readInfoAnswer } from '../../../protocol/relay-api/info.ts';
-import { HostError } from '../../host-error.ts';
-import type { HostNode } from '../../node.ts';
-import { normalizeAddr } from '../lan/client.ts';
-import { cloudKeyOf } from './relay-access.ts';
-import { relayApiFor } from './relay-session.ts';
+import { fingerprint, parseFingerprintInput } from '../../protocol/fingerprint.ts';
+import { readInfoAnswer } from '../../protocol/relay-api/info.ts';
+import { HostError } from '../core/host-error.ts';
+import type { HostNode } from '../core/node.ts';
+import { normalizeAddr } from '../core/peer-addr.ts';
+import { cloudKeyOf } from './access.ts';
+import type { RelayAnswer } from './api.ts';
+import { relayApiFor } from './session.ts';
 
 /** A relay pin refused; kind `invalid` marks input the owner must retype. */
 export class RelayPinError extends HostError {}
@@ -45,7 +46,7 @@ export async function setRelay(node: HostNode, urlText: string, keyInput?: strin
   } catch (err) {
     throw new RelayPinError(err instanceof Error ? err.message : String(err), 'invalid');
   }
-  let answer;
+  let answer: RelayAnswer;
   try {
     answer = await relayApiFor(node, url).call('GET', '/v2/relay/info', undefined, false);
   } catch (err) {

@@ -1,14 +1,14 @@
 // A thin client of the relay's HTTP API (protocol.md §2–§3): signs every call with the relay hop
 // and returns status, JSON and the refusal code header as they came; the readers of
 // src/protocol/relay-api/ turn an answer into a typed value or a refusal code. It holds no state.
-import { fetchFailureText } from '../../../common/fetch-failure.ts';
-import { readCappedText } from '../../../common/read-capped.ts';
-import { canonicalJson } from '../../../protocol/canonical.ts';
-import type { SigningKey } from '../../../protocol/keys.ts';
-import { signRelayHop } from '../../../protocol/relay-hop.ts';
-import type { WireAnswer } from '../../../protocol/relay-api/answer.ts';
-import { readChallengeAnswer } from '../../../protocol/relay-api/enrolment.ts';
-import { REFUSAL_HEADER } from '../../../protocol/relay-api/refusals.ts';
+import { fetchFailureText } from '../../common/fetch-failure.ts';
+import { readCappedText } from '../../common/read-capped.ts';
+import { canonicalJson } from '../../protocol/canonical.ts';
+import type { SigningKey } from '../../protocol/keys.ts';
+import { signRelayHop } from '../../protocol/relay-hop.ts';
+import type { WireAnswer } from '../../protocol/relay-api/answer.ts';
+import { readChallengeAnswer } from '../../protocol/relay-api/enrolment.ts';
+import { REFUSAL_HEADER } from '../../protocol/relay-api/refusals.ts';
 
 /** Longest answer body this client reads (a pull page is capped at 8 MiB of wire, base64 adds a third). */
 export const RELAY_ANSWER_MAX_BYTES = 16 * 1024 * 1024;

@@ -1,7 +1,7 @@
 // Alerts to a local agent from the host itself (`mbx`): undelivered or rejected mail.
-import { splitQualifiedAddress } from '../protocol/records/envelope.ts';
-import { newUlid } from '../protocol/ulid.ts';
-import { isOwnDirectoryMail } from './directory/wire.ts';
+import { splitQualifiedAddress } from '../../protocol/records/envelope.ts';
+import { newUlid } from '../../protocol/ulid.ts';
+import { isOwnDirectoryMail } from '../directory/wire.ts';
 import { isoTime, localAddress, type HostNode } from './node.ts';
 import { isMailboxHere, OWNER, SYSTEM_SENDER } from './route.ts';
 
@@ -23,6 +23,7 @@ export function alertLocal(node: HostNode, agent: string, subject: string, body:
       id, direction: 'out', from_addr: localAddress(node, SYSTEM_SENDER), sender_host: node.config.host,
       to_json: JSON.stringify([localAddress(node, to)]), thread: about ?? id, reply_to: about, kind: 'alert',
       subject: subject.slice(0, 200), body, ts: isoTime(now), wire: null, meta_json: null, created_at: now,
+      needs_reply: 0, refs_json: '[]',
     });
     node.store.mail.insertDelivery(id, to, now);
   });

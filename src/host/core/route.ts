@@ -1,6 +1,6 @@
 // Addresses to destinations. Sending expands every address form to concrete hosts before anything
 // leaves the machine; receiving picks this host's recipients out of an envelope's `to`.
-import { parseAddress } from '../protocol/records/envelope.ts';
+import { parseAddress } from '../../protocol/records/envelope.ts';
 import { HostError } from './host-error.ts';
 import type { HostNode } from './node.ts';
 

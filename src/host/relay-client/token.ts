@@ -2,9 +2,10 @@
 // `/bin/sh -c <cmd>` in its own process group, stdin closed, output capped, the whole group killed
 // on timeout. Its token is stdout trimmed: one JWT, whose `exp` (read, not verified: the relay
 // verifies it) says when to run the command again. A failure is one line that never holds a token.
-import { spawn } from 'node:child_process';
-import { decodeJwt } from 'jose';
-import { UNSHOWABLE } from '../../../common/terminal-text.ts';
+import { spawn, type ChildProcessByStdio } from 'node:child_process';
+import type { Readable } from 'node:stream';
+import { decodeJwt, type JWTPayload } from 'jose';
+import { UNSHOWABLE } from '../../common/terminal-text.ts';
 
 /** A token command that has not finished by then is killed (its whole process group). */
 export const TOKEN_COMMAND_TIMEOUT_MS = 30_000;
@@ -45,7 +46,7 @@ export function tokenNeedsRefresh(token: AccessToken, nowMs: number): boolean {
 export function parseTokenOutput(stdout: string, nowMs: number): TokenRun {
   const text = stdout.trim();
   if (text === '') return { ok: false, reason: 'printed no token' };
-  let claims;
+  let claims: JWTPayload;
   try {
     if (!JWT_SHAPE.test(text)) throw new Error('not a JWT');
     claims = decodeJwt(text);
@@ -81,7 +82,7 @@ export interface TokenCommandOptions {
 export function runTokenCommand(options: TokenCommandOptions): Promise<TokenRun> {
   const timeoutMs = options.timeoutMs ?? TOKEN_COMMAND_TIMEOUT_MS;
   return new Promise((resolve) => {
-    let child;
+    let child: ChildProcessByStdio<null, Readable, Readable>;
     try {
       child = spawn('/bin/sh', ['-c', options.command], {
         env: { ...process.env, ...options.env }, stdio: ['ignore', 'pipe', 'pipe'], detached: true,

@@ -3,14 +3,14 @@
 // this host's `mbx` system sender, with `refs` naming the refused message, which any AgentMBX host
 // shows as mail. Refusals only an attacker causes (bad signature, unpaired sender) are never bounced.
 // As sender, a bounce from the peer's `mbx` ends our row for that host `rejected`.
-import { sha256Hex } from '../protocol/hash.ts';
-import { checkEnvelopeShape, parseAddress } from '../protocol/records/envelope.ts';
-import { parseJsonWire } from '../protocol/records/validate.ts';
-import { derivedUlid, ulidTimeMs } from '../protocol/ulid.ts';
+import { sha256Hex } from '../../protocol/hash.ts';
+import { checkEnvelopeShape, parseAddress } from '../../protocol/records/envelope.ts';
+import { parseJsonWire } from '../../protocol/validate.ts';
+import { derivedUlid, ulidTimeMs } from '../../protocol/ulid.ts';
 import { localAddress, type HostNode } from './node.ts';
 import { RouteError, SYSTEM_SENDER } from './route.ts';
-import { queueOutgoing } from './send.ts';
-import type { MessageRow } from './store/mail-tables.ts';
+import { queueOutgoing } from '../send.ts';
+import type { MessageRow } from '../store/mail-tables.ts';
 
 /**
  * Refusal reasons (receive's `rejected:<reason>`) a sender can act on. "no recipient on this host" is

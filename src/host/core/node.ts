@@ -1,8 +1,8 @@
 // One host's state in memory: its home, config, keys, store and clock. Every host operation
-// (send, receive, receipts, pairing, rotation) takes this. Opening one is open-node.ts; this file
+// (send, receive, receipts, pairing, rotation) takes this. Opening one is ../open-node.ts; this file
 // imports no host logic, so every module may depend on it without a cycle.
 import type { HostConfig, HostKeys } from './identity.ts';
-import type { HostStore } from './store/host-store.ts';
+import type { HostStore } from '../store/host-store.ts';
 
 export interface HostNode {
   readonly home: string;
@@ -18,4 +18,4 @@ export function localAddress(node: HostNode, name: string): string {
   return `${name}@${node.config.host}`;
 }
 
-export { isoTime } from '../common/time-text.ts';
+export { isoTime } from '../../common/time-text.ts';

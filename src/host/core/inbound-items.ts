@@ -1,8 +1,8 @@
 // Envelopes and receipts that reach this host as items pushed by a sender key (through the relay,
 // or kept in the relay quarantine): dispatched by kind to receive and acceptReceipt. Host-level, so
 // that rotation can release the quarantine without loading the relay client, which imports this.
-import { fromBase64 } from '../protocol/base64.ts';
-import { parseJsonWire } from '../protocol/records/validate.ts';
+import { fromBase64 } from '../../protocol/base64.ts';
+import { parseJsonWire } from '../../protocol/validate.ts';
 import type { HostNode } from './node.ts';
 import { acceptReceipt } from './receipts.ts';
 import { receive } from './receive.ts';

@@ -2,7 +2,7 @@
 // symlinks, not ours, or readable by others. Writes are atomic (temp file, fsync, rename).
 import { closeSync, fsyncSync, lstatSync, mkdirSync, openSync, readFileSync, renameSync, writeSync, type Stats } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { fsyncPath } from '../common/fsync-path.ts';
+import { fsyncPath } from '../../common/fsync-path.ts';
 import { HostError } from './host-error.ts';
 
 export class HomeError extends HostError {}

@@ -1,9 +1,9 @@
 // Our own key rotation reaching the relay (design §2 "Rotation", §8): the self-proving record moves
 // our enrolment and queue to the new key; the receive position starts over (items were re-sequenced)
 // and the enc-ad is published again.
-import { readRotationAnswer } from '../../../protocol/relay-api/rotation.ts';
-import type { HostNode } from '../../node.ts';
-import type { RelayApi } from './relay-api.ts';
+import { readRotationAnswer } from '../../protocol/relay-api/rotation.ts';
+import type { HostNode } from '../core/node.ts';
+import type { RelayApi } from './api.ts';
 
 /**
  * Walks our own rotations from the key the relay last knew us by to the current key, posting each

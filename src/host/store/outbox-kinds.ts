@@ -1,5 +1,5 @@
-// What the outbox carries, and the rules that go by kind: in which order a peer's rows leave, and
-// which kind never takes the relay. Every transport and the flush read them here.
+// What the outbox carries, and in which order a peer's rows leave (which path each takes is
+// transport/row-path.ts). Every transport and the flush read them here.
 
 export const OUTBOX_KINDS = ['envelope', 'receipt', 'rotation'] as const;
 export type OutboxKind = (typeof OUTBOX_KINDS)[number];
@@ -18,12 +18,4 @@ export function inSendingOrder(a: { kind: OutboxKind; id: number }, b: { kind: O
 /** A row that must reach the peer before our others: while one is due, its transport goes first. */
 export function goesFirst(kind: OutboxKind): boolean {
   return kind === SENDING_ORDER[0];
-}
-
-/**
- * Rotation records go over the LAN only (ours, design §10): the peer learns our new key from the
- * record itself, and the relay already moved our queue over when we rotated there.
- */
-export function lanOnly(kind: OutboxKind): boolean {
-  return kind === 'rotation';
 }

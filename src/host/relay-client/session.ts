@@ -4,23 +4,23 @@
 // keeps refusing. The enc-ad (30 days, refreshed daily; the v1 ad on a relay that predates v2 ads)
 // and the sender allowlist are kept published.
 // A hosted relay also gets an account token with every signed call and a proof at enrolment
-// (relay-access.ts).
-import { sha256Hex } from '../../../protocol/hash.ts';
-import { HOP_MAX_SKEW_MS } from '../../../protocol/relay-hop.ts';
-import { ENC_AD_PUBLISH_LIFETIME_MS, signEncAdV1, signEncAdV2, type EncAdV2 } from '../../../protocol/records/enc-ad.ts';
-import { signSenderList, type SenderListRecord } from '../../../protocol/records/sender-list.ts';
-import type { RefusedReply } from '../../../protocol/relay-api/answer.ts';
-import { readEnrolAnswer } from '../../../protocol/relay-api/enrolment.ts';
-import { readEncAdPublishAnswer, readEncAdV1PublishAnswer } from '../../../protocol/relay-api/enc-key.ts';
-import { readInfoAnswer, type InfoAnswer } from '../../../protocol/relay-api/info.ts';
-import type { RefusalCode } from '../../../protocol/relay-api/refusals.ts';
-import { readSenderListAnswer } from '../../../protocol/relay-api/senders.ts';
-import { backoffMs } from '../../outbox.ts';
-import { isoTime, type HostNode } from '../../node.ts';
-import type { RelayRow, RelayState } from '../../store/relay-tables.ts';
-import { dropRelayToken, relayAccess, TokenCommandError, type RelayAccess } from './relay-access.ts';
-import { RelayApi, RelayUnreachableError, type RelayAnswer } from './relay-api.ts';
-import { syncOwnRotation } from './relay-rotation.ts';
+// (access.ts).
+import { sha256Hex } from '../../protocol/hash.ts';
+import { HOP_MAX_SKEW_MS } from '../../protocol/relay-hop.ts';
+import { ENC_AD_PUBLISH_LIFETIME_MS, signEncAdV1, signEncAdV2, type EncAdV2 } from '../../protocol/records/enc-ad.ts';
+import { signSenderList, type SenderListRecord } from '../../protocol/records/sender-list.ts';
+import type { RefusedReply } from '../../protocol/relay-api/answer.ts';
+import { readEnrolAnswer } from '../../protocol/relay-api/enrolment.ts';
+import { readEncAdPublishAnswer, readEncAdV1PublishAnswer } from '../../protocol/relay-api/enc-key.ts';
+import { readInfoAnswer, type InfoAnswer } from '../../protocol/relay-api/info.ts';
+import type { RefusalCode } from '../../protocol/relay-api/refusals.ts';
+import { readSenderListAnswer } from '../../protocol/relay-api/senders.ts';
+import { backoffMs } from '../core/outbox-pace.ts';
+import { isoTime, type HostNode } from '../core/node.ts';
+import type { RelayRow, RelayState } from '../store/relay-tables.ts';
+import { dropRelayToken, relayAccess, TokenCommandError, type RelayAccess } from './access.ts';
+import { RelayApi, RelayUnreachableError, type RelayAnswer } from './api.ts';
+import { syncOwnRotation } from './rotation-sync.ts';
 
 /** How often the enc-ad is re-published (it lives ENC_AD_PUBLISH_LIFETIME_MS). */
 export const ENC_AD_REFRESH_MS = 24 * 60 * 60 * 1000;

@@ -1,7 +1,7 @@
 // Small shape checks shared by every protocol record. Records are parsed from untrusted JSON, so
 // each check takes `unknown` and narrows it; nothing here throws.
-import { canonicalJson } from '../canonical.ts';
-import { verifySignature, type SigningKey } from '../keys.ts';
+import { canonicalJson } from './canonical.ts';
+import { verifySignature, type SigningKey } from './keys.ts';
 
 /** Exactly the form `new Date(ms).toISOString()` writes for years 0000–9999: `2026-12-02T11:30:49.123Z`. */
 const ISO_UTC_RE = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;

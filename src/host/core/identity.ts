@@ -4,12 +4,12 @@
 import { readdirSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
-import { encPublicFromPrivate, generateEncKeyPair, generateSigningKey, signingKeyFromSeed, type EncKeyPair, type SigningKey } from '../protocol/keys.ts';
-import { NAME_RE } from '../protocol/names.ts';
-import { isValidPort } from '../common/port.ts';
-import { createPrivateFile } from '../common/private-file.ts';
+import { encPublicFromPrivate, generateEncKeyPair, generateSigningKey, signingKeyFromSeed, type EncKeyPair, type SigningKey } from '../../protocol/keys.ts';
+import { NAME_RE } from '../../protocol/names.ts';
+import { isValidPort } from '../../common/port.ts';
+import { createPrivateFile } from '../../common/private-file.ts';
 import { checkPrivateDir, checkPrivateFile, ensurePrivateDir, HomeError, readPrivateFile, writePrivateFile } from './home-files.ts';
-import { HostStore, META_HOST_PUB } from './store/host-store.ts';
+import { HostStore, META_HOST_PUB } from '../store/host-store.ts';
 
 export const DEFAULT_PORT = 7373;
 
@@ -82,8 +82,8 @@ export function initHome(home: string, host: string, port: number, listen: Pick<
   ensurePrivateDir(paths.keysDir);
   ensurePrivateDir(paths.retiredDir);
   const hostKey = generateSigningKey();
-  writePrivateFile(paths.hostKey, hostKey.exportSeed() + '\n');
-  writePrivateFile(paths.encKey, generateEncKeyPair().privateKey + '\n');
+  writePrivateFile(paths.hostKey, `${hostKey.exportSeed()}\n`);
+  writePrivateFile(paths.encKey, `${generateEncKeyPair().privateKey}\n`);
   // The store holds opened mail: private like the keys (SQLite gives its -wal/-shm files the same mode).
   createPrivateFile(paths.store);
   const store = HostStore.open(paths.store);
@@ -93,7 +93,7 @@ export function initHome(home: string, host: string, port: number, listen: Pick<
     store.close();
   }
   const config: HostConfig = { v: 1, host, port, ...listen };
-  writePrivateFile(paths.config, JSON.stringify(config, null, 2) + '\n');
+  writePrivateFile(paths.config, `${JSON.stringify(config, null, 2)}\n`);
   return config;
 }
 
@@ -117,7 +117,7 @@ export function readConfig(home: string): HostConfig {
 }
 
 export function writeConfig(home: string, config: HostConfig): void {
-  writePrivateFile(homePaths(home).config, JSON.stringify(config, null, 2) + '\n');
+  writePrivateFile(homePaths(home).config, `${JSON.stringify(config, null, 2)}\n`);
 }
 
 function readKeyFile(path: string): string {
@@ -138,7 +138,7 @@ export function ensureCloudKey(home: string): SigningKey {
   const path = homePaths(home).cloudKey;
   if (readPrivateFile(path) === null) {
     ensurePrivateDir(homePaths(home).keysDir);
-    writePrivateFile(path, generateSigningKey().exportSeed() + '\n');
+    writePrivateFile(path, `${generateSigningKey().exportSeed()}\n`);
   }
   return loadSigningKey(path);
 }

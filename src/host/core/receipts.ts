@@ -1,12 +1,12 @@
 // Delivery receipts (T218). As recipient: every state change of a delivery of remote mail queues a
 // signed receipt for the sending host. As sender: acceptReceipt keeps the best receipt per
 // (message, recipient) for mail this host sent to that host, and status reports it.
-import { splitQualifiedAddress } from '../protocol/records/envelope.ts';
-import { compareReceipts, parseReceiptWire, parseSignedReceipt, receiptItemId, receiptWire, signReceipt, verifyReceipt, type DeliveryReceipt } from '../protocol/records/receipt.ts';
+import { splitQualifiedAddress } from '../../protocol/records/envelope.ts';
+import { compareReceipts, parseReceiptWire, parseSignedReceipt, receiptItemId, receiptWire, signReceipt, verifyReceipt, type DeliveryReceipt } from '../../protocol/records/receipt.ts';
 import { isoTime, localAddress, type HostNode } from './node.ts';
-import type { DeliveryState, MessageRow } from './store/mail-tables.ts';
-import type { OutboxRow } from './store/outbox-table.ts';
-import { wakeFromReceiptNote, wakeText } from './wake/wake-status.ts';
+import type { DeliveryState, MessageRow } from '../store/mail-tables.ts';
+import type { OutboxRow } from '../store/outbox-table.ts';
+import { wakeFromReceiptNote, wakeText } from '../wake/wake-status.ts';
 
 export type ReceiptResult = 'accepted' | 'duplicate' | 'stale' | `rejected:${string}`;
 

@@ -2,11 +2,11 @@
 // only to an ad signed by the peer's pinned key, and refuse a rolled-back v2 ad (not newer than the
 // newest we accepted for that key, but naming another enc key). A relay that predates v2 ads answers
 // the legacy v1 form, taken only for a peer whose enc key we do not hold yet.
-import { checkEncAdV2, verifyEncAdV1 } from '../../../protocol/records/enc-ad.ts';
-import { readEncAdLookupAnswer } from '../../../protocol/relay-api/enc-key.ts';
-import type { HostNode } from '../../node.ts';
-import type { PeerRow } from '../../store/peers-table.ts';
-import type { RelayApi } from './relay-api.ts';
+import { checkEncAdV2, verifyEncAdV1 } from '../../protocol/records/enc-ad.ts';
+import { readEncAdLookupAnswer } from '../../protocol/relay-api/enc-key.ts';
+import type { HostNode } from '../core/node.ts';
+import type { PeerRow } from '../store/peers-table.ts';
+import type { RelayApi } from './api.ts';
 
 export class RelayEncAdError extends Error {}
 
