@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import type { RelayTransactor } from '../../../src/relay/store/relay-store.ts';
 import { StoreDiskError } from '../../../src/relay/store/errors.ts';
+import { SYSTEM_SCHEDULER } from '../../../src/relay/store/sqlite/group-commit.ts';
 import { RELAY_DB_FILE } from '../../../src/relay/store/sqlite/index.ts';
 import { walFileSyncer, type WalSyncer } from '../../../src/relay/store/sqlite/wal-sync.ts';
 import { tempDir } from '../../helpers/processes.ts';
@@ -62,7 +63,8 @@ test('a write settles only after the WAL sync that follows its COMMIT, and the s
 
 test('writes arriving while a sync runs gather in one open group, committed when that sync ends and covered by the next', { timeout: 10_000 }, async () => {
   const held = heldSyncer();
-  const { store } = await freshStore({ walSyncer: held.syncer });
+  // time stands still: the group closes on the rules, not because a loaded machine let its window pass
+  const { store } = await freshStore({ walSyncer: held.syncer, scheduler: { ...SYSTEM_SCHEDULER, nowMs: () => 1_000 } });
   const order: string[] = [];
   const first = store.transaction(insert('a')).then(() => { order.push('a'); });
   await until(() => held.started() === 1);
