@@ -14,19 +14,13 @@ import { errorText } from '../common/answer-error.ts';
 import { ageText } from '../common/time-text.ts';
 import { relayChecks } from './relay-client/doctor-checks.ts';
 import { guardChecks } from './wake/loop-guard.ts';
+import type { CheckLevel, DoctorCheck } from './core/doctor-check.ts';
 
 /** How long doctor waits for one peer or the daemon. */
 export const DOCTOR_CALL_TIMEOUT_MS = 5_000;
 /** A row queued longer than this needs the owner's eye. */
 export const DOCTOR_STUCK_AFTER_MS = 60 * 60 * 1000;
 
-export type CheckLevel = 'ok' | 'warn' | 'fail';
-
-export interface DoctorCheck {
-  check: string;
-  level: CheckLevel;
-  detail: string;
-}
 
 export interface DoctorReport {
   home: string;

@@ -7,7 +7,7 @@ import {
   ConfigFileError, isObject, jsonText, readJsonObject, readText, readToml, replaceTomlTable, sameValue, tableOf, type JsonObject,
 } from './config-files.ts';
 import { hookCommandLine, launchAgent, launchDrift, mcpCommand, type Launch } from './launch.ts';
-import type { DoctorCheck } from '../host/doctor.ts';
+import type { DoctorCheck } from '../host/core/doctor-check.ts';
 import { MAIL_WAIT_MAX_MS } from '../host/mail-watch.ts';
 
 /** The name our MCP server is registered under in every client (Claude Code tool names: mcp__agentmbx__…). */

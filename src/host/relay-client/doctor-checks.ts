@@ -5,7 +5,7 @@
 import { ageText } from '../../common/time-text.ts';
 import { fingerprint } from '../../protocol/fingerprint.ts';
 import { readInfoAnswer } from '../../protocol/relay-api/info.ts';
-import type { DoctorCheck } from '../doctor.ts';
+import type { DoctorCheck } from '../core/doctor-check.ts';
 import type { HostNode } from '../core/node.ts';
 import { relayAccess, TokenCommandError } from './access.ts';
 import type { RelayAnswer } from './api.ts';
