@@ -60,13 +60,19 @@ export function measureCeilings(dir: string, budgetMs: number): Ceilings {
   const message = randomBytes(150).toString('base64');
   const signature = key.sign(message);
   const hundredRows = sqliteRate(dir, 100, budgetMs);
-  const signs = rate(budgetMs, () => { key.sign(message); return 1; });
+  const signs = rate(budgetMs, () => {
+    key.sign(message);
+    return 1;
+  });
   return {
     sqliteOneRowPerCommit: sqliteRate(dir, 1, budgetMs).perSecond,
     sqliteHundredRowsPerCommit: hundredRows.perSecond,
     sqliteHundredRowsCpuMsPerRow: hundredRows.cpuMsPerUnit,
     ed25519SignsPerSecond: signs.perSecond,
     ed25519SignCpuMs: signs.cpuMsPerUnit,
-    ed25519VerifyCpuMs: rate(budgetMs, () => { verifySignature(key.publicKey, message, signature); return 1; }).cpuMsPerUnit,
+    ed25519VerifyCpuMs: rate(budgetMs, () => {
+      verifySignature(key.publicKey, message, signature);
+      return 1;
+    }).cpuMsPerUnit,
   };
 }

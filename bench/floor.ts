@@ -23,7 +23,10 @@ async function nullServerCpuMs(concurrency: number, seconds: number, bodyBytes: 
   const child = spawn(process.execPath, [join(import.meta.dirname, 'null-server.ts')], { stdio: ['ignore', 'pipe', 'inherit'] });
   try {
     const port = await new Promise<number>((resolve, reject) => {
-      createInterface({ input: child.stdout }).on('line', (line) => { const m = /^listening (\d+)$/.exec(line); if (m !== null) resolve(Number(m[1])); });
+      createInterface({ input: child.stdout }).on('line', (line) => {
+        const m = /^listening (\d+)$/.exec(line);
+        if (m !== null) resolve(Number(m[1]));
+      });
       child.once('exit', (code) => reject(new Error(`the null server exited with ${code}`)));
     });
     const client = new BenchClient(`http://127.0.0.1:${port}`, 'floor', generateSigningKey());
@@ -32,12 +35,14 @@ async function nullServerCpuMs(concurrency: number, seconds: number, bodyBytes: 
     const before = processCpuMs(pid);
     const end = performance.now() + seconds * 1000;
     let requests = 0;
-    await Promise.all(Array.from({ length: concurrency }, async () => {
-      while (performance.now() < end) {
-        await client.send(call);
-        requests += 1;
-      }
-    }));
+    await Promise.all(
+      Array.from({ length: concurrency }, async () => {
+        while (performance.now() < end) {
+          await client.send(call);
+          requests += 1;
+        }
+      }),
+    );
     return (processCpuMs(pid) - before) / requests;
   } finally {
     child.kill('SIGTERM');
@@ -47,6 +52,11 @@ async function nullServerCpuMs(concurrency: number, seconds: number, bodyBytes: 
 /** The floor's parts: signatures and rows from the ceilings, the HTTP exchange measured now at c=`concurrency`. */
 export async function measureFloor(ceilings: Ceilings, concurrency: number, requestBodyBytes: number): Promise<Floor> {
   const httpExchangeMs = await nullServerCpuMs(concurrency, 2, requestBodyBytes);
-  const parts = { verifyMs: ceilings.ed25519VerifyCpuMs, signMs: ceilings.ed25519SignCpuMs, httpExchangeMs, rowOfHundredMs: ceilings.sqliteHundredRowsCpuMsPerRow };
+  const parts = {
+    verifyMs: ceilings.ed25519VerifyCpuMs,
+    signMs: ceilings.ed25519SignCpuMs,
+    httpExchangeMs,
+    rowOfHundredMs: ceilings.sqliteHundredRowsCpuMsPerRow,
+  };
   return { ...parts, totalMs: parts.verifyMs + parts.signMs + parts.httpExchangeMs + parts.rowOfHundredMs };
 }

@@ -23,12 +23,14 @@ export type FleetHost = Host;
 export async function enrolFleet(url: string, count: number, concurrency = 16): Promise<FleetHost[]> {
   const hosts: FleetHost[] = [];
   let next = 0;
-  await Promise.all(Array.from({ length: concurrency }, async () => {
-    while (next < count) {
-      const index = next++;
-      hosts[index] = await enrolHost(url, `fleet-${index}`);
-    }
-  }));
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < count) {
+        const index = next++;
+        hosts[index] = await enrolHost(url, `fleet-${index}`);
+      }
+    }),
+  );
   return hosts;
 }
 
@@ -94,23 +96,24 @@ class Fleet {
   }
 
   start(mode: 'held' | 'polling'): void {
-    for (const [index, host] of this.#hosts.entries()) void (async () => {
-      let after = 0;
-      // polling hosts spread over the interval, as daemons started at different times are
-      if (mode === 'polling') await new Promise((resolve) => setTimeout(resolve, (index * POLL_INTERVAL_MS) / this.#hosts.length));
-      while (this.#running) {
-        const sent = Date.now();
-        try {
-          const page = await pull(this.#url, host, after, mode === 'held' ? HELD_WAIT_S : 0);
-          this.pulls += 1;
-          if (page.items.length > 0) this.onItems(page.items, Date.now());
-          after = page.lastSeq;
-        } catch {
-          this.failures += 1;
+    for (const [index, host] of this.#hosts.entries())
+      void (async () => {
+        let after = 0;
+        // polling hosts spread over the interval, as daemons started at different times are
+        if (mode === 'polling') await new Promise((resolve) => setTimeout(resolve, (index * POLL_INTERVAL_MS) / this.#hosts.length));
+        while (this.#running) {
+          const sent = Date.now();
+          try {
+            const page = await pull(this.#url, host, after, mode === 'held' ? HELD_WAIT_S : 0);
+            this.pulls += 1;
+            if (page.items.length > 0) this.onItems(page.items, Date.now());
+            after = page.lastSeq;
+          } catch {
+            this.failures += 1;
+          }
+          if (mode === 'polling' && this.#running) await new Promise((resolve) => setTimeout(resolve, Math.max(0, POLL_INTERVAL_MS - (Date.now() - sent))));
         }
-        if (mode === 'polling' && this.#running) await new Promise((resolve) => setTimeout(resolve, Math.max(0, POLL_INTERVAL_MS - (Date.now() - sent))));
-      }
-    })();
+      })();
   }
 
   /** Stops re-issuing; a held pull still out ends when the relay stops (it answers every held pull then). */
@@ -120,7 +123,14 @@ class Fleet {
 }
 
 /** Runs the fleet idle for `seconds` (after `settleSeconds` for every pull to be out) and measures the relay. */
-export async function idleFleetPhase(relay: RelayChild, hosts: FleetHost[], mode: 'held' | 'polling', seconds: number, cores: number, settleSeconds = 3): Promise<IdleFleetResult & { fleet: Fleet }> {
+export async function idleFleetPhase(
+  relay: RelayChild,
+  hosts: FleetHost[],
+  mode: 'held' | 'polling',
+  seconds: number,
+  cores: number,
+  settleSeconds = 3,
+): Promise<IdleFleetResult & { fleet: Fleet }> {
   const fleet = new Fleet(relay.url, hosts);
   fleet.start(mode);
   await new Promise((resolve) => setTimeout(resolve, settleSeconds * 1000));
@@ -131,7 +141,9 @@ export async function idleFleetPhase(relay: RelayChild, hosts: FleetHost[], mode
   await new Promise((resolve) => setTimeout(resolve, seconds * 1000));
   const elapsedMs = Date.now() - started;
   return {
-    hosts: hosts.length, mode, seconds: elapsedMs / 1000,
+    hosts: hosts.length,
+    mode,
+    seconds: elapsedMs / 1000,
     relayCpuPercent: (100 * (relay.cpuMs() - cpuBefore)) / elapsedMs,
     relayRssBytes: relay.rssBytes(),
     machineBusyPercent: machineBusyPercent(machineBefore, sampleMachineCpu(), cores),
@@ -150,7 +162,9 @@ export async function wakePhase(fleet: Fleet, sender: Host, targets: FleetHost[]
   const acceptedAt = new Map<string, number>();
   const answeredAt = new Map<string, number>();
   let allAnswered: () => void = () => {};
-  const done = new Promise<void>((resolve) => { allAnswered = resolve; });
+  const done = new Promise<void>((resolve) => {
+    allAnswered = resolve;
+  });
   fleet.onItems = (ids, at) => {
     for (const id of ids) if (!answeredAt.has(id)) answeredAt.set(id, at);
     if (answeredAt.size >= items) allAnswered();

@@ -45,8 +45,21 @@ function sealedTemplate(from: Host, to: Host, bodyChars: number): Record<string,
   const id = newUlid(Date.now());
   const body = 'x'.repeat(bodyChars);
   const unsigned: UnsignedEnvelopeV3 = {
-    v: 3, id, ts: new Date().toISOString(), from: `agent@${from.name}`, to: [`agent@${to.name}`], thread: id, reply_to: null,
-    kind: 'message', subject: 'bench', body, needs_reply: false, refs: [], meta: deriveMeta(body), authority: null, enc: null,
+    v: 3,
+    id,
+    ts: new Date().toISOString(),
+    from: `agent@${from.name}`,
+    to: [`agent@${to.name}`],
+    thread: id,
+    reply_to: null,
+    kind: 'message',
+    subject: 'bench',
+    body,
+    needs_reply: false,
+    refs: [],
+    meta: deriveMeta(body),
+    authority: null,
+    enc: null,
   };
   return signEnvelope(sealEnvelopeBody(unsigned, to.enc.publicKey), from.name, generateSigningKey()) as unknown as Record<string, unknown>;
 }
@@ -91,7 +104,9 @@ export function percentile(sorted: number[], p: number): number {
  * runs out builds more as it goes.
  */
 export async function pushPhase(
-  senders: Host[], to: Host, options: { batch: number; seconds: number; maxItems?: number; prebuiltItems?: number; latencies?: number[]; onStart?: () => void },
+  senders: Host[],
+  to: Host,
+  options: { batch: number; seconds: number; maxItems?: number; prebuiltItems?: number; latencies?: number[]; onStart?: () => void },
 ): Promise<PhaseResult> {
   const makers = senders.map((sender) => itemMaker(sender, to));
   const build = (index: number): PreparedCall => {
@@ -102,7 +117,10 @@ export async function pushPhase(
   // time order that live senders' would: out-of-order ids would scatter the dedup index's inserts
   const perSender = Math.ceil((options.prebuiltItems ?? 0) / options.batch / senders.length);
   const ready: PreparedCall[][] = senders.map(() => []);
-  for (let round = 0; round < perSender; round += 1) senders.forEach((_, index) => { ready[index]?.push(build(index)); });
+  for (let round = 0; round < perSender; round += 1)
+    senders.forEach((_, index) => {
+      ready[index]?.push(build(index));
+    });
   const sent = senders.map(() => 0);
   // the caller's array, when given, receives every request's latency
   const latencies: number[] = options.latencies ?? [];
@@ -112,19 +130,21 @@ export async function pushPhase(
   const start = performance.now();
   const end = start + options.seconds * 1000;
   const maxItems = options.maxItems ?? Number.POSITIVE_INFINITY;
-  await Promise.all(senders.map(async (sender, index) => {
-    while (performance.now() < end && accepted < maxItems) {
-      const call = ready[index]?.[sent[index] ?? 0] ?? build(index);
-      sent[index] = (sent[index] ?? 0) + 1;
-      const t0 = performance.now();
-      const answer = await sender.api.send(call);
-      latencies.push(performance.now() - t0);
-      const results = (answer.body['results'] ?? []) as Array<{ status: string }>;
-      const bad = results.find((r) => r.status !== 'accepted');
-      if (answer.status !== 200 || bad !== undefined) throw new Error(`push answered ${answer.status} ${bad?.status ?? ''}`);
-      accepted += results.length;
-    }
-  }));
+  await Promise.all(
+    senders.map(async (sender, index) => {
+      while (performance.now() < end && accepted < maxItems) {
+        const call = ready[index]?.[sent[index] ?? 0] ?? build(index);
+        sent[index] = (sent[index] ?? 0) + 1;
+        const t0 = performance.now();
+        const answer = await sender.api.send(call);
+        latencies.push(performance.now() - t0);
+        const results = (answer.body['results'] ?? []) as Array<{ status: string }>;
+        const bad = results.find((r) => r.status !== 'accepted');
+        if (answer.status !== 200 || bad !== undefined) throw new Error(`push answered ${answer.status} ${bad?.status ?? ''}`);
+        accepted += results.length;
+      }
+    }),
+  );
   return summary(accepted, start, cpuAtStart, latencies);
 }
 
@@ -139,7 +159,8 @@ export async function pullAckPhase(receiver: Host, limit: number): Promise<Phase
     const t0 = performance.now();
     const page = await receiver.api.pull(after, limit);
     const body = page.body as { epoch?: string; items?: unknown[]; last_seq?: number };
-    if (page.status !== 200 || body.epoch === undefined || body.items === undefined || body.last_seq === undefined) throw new Error(`pull answered ${page.status}`);
+    if (page.status !== 200 || body.epoch === undefined || body.items === undefined || body.last_seq === undefined)
+      throw new Error(`pull answered ${page.status}`);
     if (body.items.length === 0) break;
     const ack = await receiver.api.ack(body.last_seq, body.epoch);
     if (ack.status !== 200) throw new Error(`ack answered ${ack.status}`);
@@ -165,7 +186,9 @@ function summarize(items: number, seconds: number, loadCpuMs: number, latencies:
  * turn, each summed over its own runs (latencies pooled). Each run gets its share of `options`.
  */
 export async function alternatingPushPhases(
-  senders: Host[], targets: { a: () => Promise<Host>; b: () => Promise<Host> }, rounds: number,
+  senders: Host[],
+  targets: { a: () => Promise<Host>; b: () => Promise<Host> },
+  rounds: number,
   options: { batch: number; seconds: number; prebuiltItems: number },
 ): Promise<{ a: PhaseResult; b: PhaseResult }> {
   const share = { batch: options.batch, seconds: options.seconds / rounds, prebuiltItems: Math.ceil(options.prebuiltItems / rounds) };

@@ -13,11 +13,16 @@ export type PostgresResult = { available: false; reason: string } | { available:
 
 function runPsqlSessions(psql: string, url: string, scripts: string[]): Promise<number> {
   const start = performance.now();
-  return Promise.all(scripts.map((file) => new Promise<void>((resolve, reject) => {
-    const child = spawn(psql, ['-d', url, '-q', '-v', 'ON_ERROR_STOP=1', '-f', file], { stdio: ['ignore', 'ignore', 'inherit'] });
-    child.on('error', reject);
-    child.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`psql exited with ${code}`))));
-  }))).then(() => (performance.now() - start) / 1000);
+  return Promise.all(
+    scripts.map(
+      (file) =>
+        new Promise<void>((resolve, reject) => {
+          const child = spawn(psql, ['-d', url, '-q', '-v', 'ON_ERROR_STOP=1', '-f', file], { stdio: ['ignore', 'ignore', 'inherit'] });
+          child.on('error', reject);
+          child.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`psql exited with ${code}`))));
+        }),
+    ),
+  ).then(() => (performance.now() - start) / 1000);
 }
 
 export async function measurePostgres(dir: string, concurrencies: number[], insertsPerLevel: number): Promise<PostgresResult> {
@@ -30,7 +35,9 @@ export async function measurePostgres(dir: string, concurrencies: number[], inse
   const root = join(dir, 'pg');
   mkdirSync(root, { recursive: true });
   try {
-    const run = (sql: string): void => { execFileSync(psql, ['-d', url, '-q', '-c', sql]); };
+    const run = (sql: string): void => {
+      execFileSync(psql, ['-d', url, '-q', '-c', sql]);
+    };
     run('CREATE TABLE items (sender text, item_id text, target text, wire bytea NOT NULL, PRIMARY KEY (sender, item_id, target))');
     const wireHex = Buffer.alloc(1024, 0x61).toString('hex');
     const insertsPerSecond: Record<number, number> = {};
@@ -38,8 +45,10 @@ export async function measurePostgres(dir: string, concurrencies: number[], inse
       const perSession = Math.ceil(insertsPerLevel / sessions);
       const scripts = Array.from({ length: sessions }, (_, s) => {
         const file = join(root, `c${sessions}-s${s}.sql`);
-        const lines = Array.from({ length: perSession }, (_, i) =>
-          `INSERT INTO items VALUES ('sender-${s}', 'c${sessions}-${i}', 'target', '\\x${wireHex}') ON CONFLICT DO NOTHING;`);
+        const lines = Array.from(
+          { length: perSession },
+          (_, i) => `INSERT INTO items VALUES ('sender-${s}', 'c${sessions}-${i}', 'target', '\\x${wireHex}') ON CONFLICT DO NOTHING;`,
+        );
         writeFileSync(file, lines.join('\n'));
         return file;
       });
@@ -58,7 +67,14 @@ export async function startRelayOnPostgres(dir: string, processes: number): Prom
   if (!start.available) throw new Error(start.reason);
   try {
     const relay = await startRelayChild(dir, BENCH_SETTINGS, processes, ['--store', await start.cluster.createDatabase('relay')]);
-    return { ...relay, serverCpuMs: () => processAndChildrenCpuMs(start.cluster.pid), async stop() { await relay.stop(); await start.cluster.stop(); } };
+    return {
+      ...relay,
+      serverCpuMs: () => processAndChildrenCpuMs(start.cluster.pid),
+      async stop() {
+        await relay.stop();
+        await start.cluster.stop();
+      },
+    };
   } catch (error) {
     await start.cluster.stop();
     throw error;

@@ -15,7 +15,8 @@ import { BENCH_SETTINGS, startRelayChild } from './relay-child.ts';
 const SECONDS = 5;
 /** PROFILE_BATCH=100 profiles 100-item batches from 8 senders (the bench's batch phase) instead of single items from 32. */
 const BATCH = Number(process.env['PROFILE_BATCH'] ?? 1);
-if (!Number.isSafeInteger(BATCH) || BATCH < 1) throw new Error(`PROFILE_BATCH must be a whole number of items per request, got ${process.env['PROFILE_BATCH']}`);
+if (!Number.isSafeInteger(BATCH) || BATCH < 1)
+  throw new Error(`PROFILE_BATCH must be a whole number of items per request, got ${process.env['PROFILE_BATCH']}`);
 const SENDERS = BATCH === 1 ? 32 : 8;
 const TOP = 25;
 
@@ -43,12 +44,18 @@ function partOf(url: string, name: string): string {
   if (name === '(garbage collector)') return 'garbage collector';
   if (name === '(program)' || name === '(idle)') return name;
   const rules: Array<[RegExp, string]> = [
-    [/src\/relay\/store\//, 'relay store (SQL calls, rows)'], [/src\/relay\/core\//, 'relay core (checks, push, pull)'],
-    [/src\/relay\/http\//, 'relay HTTP layer (routes, logging, metrics)'], [/src\/relay\/crypto\//, 'hop verify pool (event-loop side)'],
-    [/src\/protocol\//, 'protocol (hop headers, base64, hashes, records)'], [/node_modules\/(fastify|find-my-way|avvio|@fastify)/, 'fastify'],
-    [/node_modules\/(pino|prom-client)/, 'pino / prom-client'], [/node_modules\//, 'other dependencies'],
-    [/node:internal\/(http|_http)|node:_http|node:http/, 'node HTTP'], [/node:internal\/(stream|streams)|node:stream/, 'node streams'],
-    [/node:net|node:internal\/net|node:internal\/stream_base/, 'node net / sockets'], [/crypto/, 'node crypto'],
+    [/src\/relay\/store\//, 'relay store (SQL calls, rows)'],
+    [/src\/relay\/core\//, 'relay core (checks, push, pull)'],
+    [/src\/relay\/http\//, 'relay HTTP layer (routes, logging, metrics)'],
+    [/src\/relay\/crypto\//, 'hop verify pool (event-loop side)'],
+    [/src\/protocol\//, 'protocol (hop headers, base64, hashes, records)'],
+    [/node_modules\/(fastify|find-my-way|avvio|@fastify)/, 'fastify'],
+    [/node_modules\/(pino|prom-client)/, 'pino / prom-client'],
+    [/node_modules\//, 'other dependencies'],
+    [/node:internal\/(http|_http)|node:_http|node:http/, 'node HTTP'],
+    [/node:internal\/(stream|streams)|node:stream/, 'node streams'],
+    [/node:net|node:internal\/net|node:internal\/stream_base/, 'node net / sockets'],
+    [/crypto/, 'node crypto'],
     [/node:internal\/(worker|process|timers|async_hooks|event_target|events)|node:events/, 'node event loop, timers, workers'],
   ];
   for (const [pattern, part] of rules) if (pattern.test(url)) return part;
@@ -92,7 +99,14 @@ function summarise(profiles: Profile[], items: number, fromUs: number, toUs: num
     byProcess.push(`  event loop ${(processMs / items).toFixed(3)} ms/item, most in ${topName} (${(topMs / items).toFixed(3)} ms/item)`);
   }
   const perItem = (ms: number): string => `${(ms / items).toFixed(4)} ms/item  ${((100 * ms) / totalMs).toFixed(1)} %`;
-  const lines = [`${items} items in ${((toUs - fromUs) / 1e6).toFixed(1)} s; event-loop CPU ${(totalMs / items).toFixed(3)} ms/item (not idle)`, '', 'by process:', ...byProcess, '', 'by part:'];
+  const lines = [
+    `${items} items in ${((toUs - fromUs) / 1e6).toFixed(1)} s; event-loop CPU ${(totalMs / items).toFixed(3)} ms/item (not idle)`,
+    '',
+    'by process:',
+    ...byProcess,
+    '',
+    'by part:',
+  ];
   for (const [part, ms] of [...byPart].sort((a, b) => b[1] - a[1])) lines.push(`  ${part.padEnd(52)} ${perItem(ms)}`);
   lines.push('', `top ${TOP} functions by self time:`);
   for (const [where, ms] of [...byFunction].sort((a, b) => b[1] - a[1]).slice(0, TOP)) lines.push(`  ${where.slice(0, 90).padEnd(90)} ${perItem(ms)}`);
@@ -122,8 +136,14 @@ async function main(): Promise<void> {
       let serverBefore = 0;
       let relayBefore = 0;
       const phase = pushPhase(senders, target, {
-        batch: BATCH, seconds: SECONDS, prebuiltItems: 20_000,
-        onStart: () => { started = nowUs(); serverBefore = relay.serverCpuMs?.() ?? 0; relayBefore = relay.cpuMs(); },
+        batch: BATCH,
+        seconds: SECONDS,
+        prebuiltItems: 20_000,
+        onStart: () => {
+          started = nowUs();
+          serverBefore = relay.serverCpuMs?.() ?? 0;
+          relayBefore = relay.cpuMs();
+        },
       });
       items = (await phase).items;
       fromUs = started;
@@ -134,7 +154,9 @@ async function main(): Promise<void> {
       await relay.stop();
     }
     // the profile covers the relay's whole life: only the measured phase's samples are counted
-    const profiles = readdirSync(profileDir).filter((f) => f.endsWith('.cpuprofile')).map((f) => JSON.parse(readFileSync(join(profileDir, f), 'utf8')) as Profile);
+    const profiles = readdirSync(profileDir)
+      .filter((f) => f.endsWith('.cpuprofile'))
+      .map((f) => JSON.parse(readFileSync(join(profileDir, f), 'utf8')) as Profile);
     process.stdout.write(summarise(profiles, items, fromUs, toUs));
     // the profile's samples count wall time: a socket write that woke the server on this core counts the server's turn too
     process.stdout.write(`\nrelay CPU (every process and thread, user + system, profiler included): ${(relayMs / items).toFixed(3)} ms/item\n`);

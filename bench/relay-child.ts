@@ -65,8 +65,12 @@ export interface RelayChild {
 
 /** Limits out of the way: the bench measures throughput, not quotas or rate limits. */
 export const BENCH_SETTINGS = {
-  pushes_per_minute: Number.MAX_SAFE_INTEGER, enrol_per_minute: 10_000, max_queue_items: 1_000_000, max_queue_bytes: 1e12,
-  max_sender_items: 1_000_000, max_sender_bytes: 1e12,
+  pushes_per_minute: Number.MAX_SAFE_INTEGER,
+  enrol_per_minute: 10_000,
+  max_queue_items: 1_000_000,
+  max_queue_bytes: 1e12,
+  max_sender_items: 1_000_000,
+  max_sender_bytes: 1e12,
 };
 
 const READY = /agentmbx relay listening on (\S+)/;
@@ -125,26 +129,38 @@ export async function startRelayChild(dir: string, settings: Record<string, numb
   const env: NodeJS.ProcessEnv = { ...process.env, ...DEPLOYED_ENV, NODE_OPTIONS: nodeArgs.join(' ') };
   delete env['MBX_RELAY_KEY'];
   delete env['MBX_FAILPOINT'];
-  const child: ChildProcess = spawn(CLI_BIN, ['relay', 'serve',
-    '--store-dir', join(dir, 'store'), '--port', '0', '--bind', '127.0.0.1', '--config', config, '--workers', String(workers), ...extraArgs],
-    { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child: ChildProcess = spawn(
+    CLI_BIN,
+    ['relay', 'serve', '--store-dir', join(dir, 'store'), '--port', '0', '--bind', '127.0.0.1', '--config', config, '--workers', String(workers), ...extraArgs],
+    { env, stdio: ['ignore', 'pipe', 'pipe'] },
+  );
   let stderr = '';
-  const exited = new Promise<void>((resolve) => { child.once('exit', () => resolve()); });
+  const exited = new Promise<void>((resolve) => {
+    child.once('exit', () => resolve());
+  });
   const url = await new Promise<string>((resolve, reject) => {
     const lines = createInterface({ input: child.stdout as NodeJS.ReadableStream });
-    lines.on('line', (line) => { const m = READY.exec(line); if (m !== null) resolve(m[1] as string); });
-    child.stderr?.on('data', (chunk: Buffer) => { stderr += chunk.toString('utf8'); process.stderr.write(chunk); });
+    lines.on('line', (line) => {
+      const m = READY.exec(line);
+      if (m !== null) resolve(m[1] as string);
+    });
+    child.stderr?.on('data', (chunk: Buffer) => {
+      stderr += chunk.toString('utf8');
+      process.stderr.write(chunk);
+    });
     child.once('exit', (code) => reject(new Error(`the relay exited with ${code} before listening`)));
   });
   const pid = child.pid as number;
   const workerPids = (): number[] => [...stderr.matchAll(WORKER)].map((m) => Number(m[1]));
   const pids = (): number[] => [pid, ...workerPids()];
   const sum = (read: (p: number) => number): number => pids().reduce((total, p) => total + read(p), 0);
-  const peakRssPerProcess = (): ProcessRss[] => pids().map((p) => ({
-    pid: p, role: p !== pid ? 'worker' : workers > 1 ? 'primary' : 'relay',
-    rssBytes: statOrZero(`/proc/${p}/status`, (path) => procField(path, /^VmRSS:\s+(\d+) kB/m) * 1024),
-    peakRssBytes: statOrZero(`/proc/${p}/status`, (path) => procField(path, /^VmHWM:\s+(\d+) kB/m) * 1024),
-  }));
+  const peakRssPerProcess = (): ProcessRss[] =>
+    pids().map((p) => ({
+      pid: p,
+      role: p !== pid ? 'worker' : workers > 1 ? 'primary' : 'relay',
+      rssBytes: statOrZero(`/proc/${p}/status`, (path) => procField(path, /^VmRSS:\s+(\d+) kB/m) * 1024),
+      peakRssBytes: statOrZero(`/proc/${p}/status`, (path) => procField(path, /^VmHWM:\s+(\d+) kB/m) * 1024),
+    }));
   return {
     url,
     pid,

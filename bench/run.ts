@@ -43,7 +43,6 @@ const MEMORY_SETUPS = new Set(['sqlite-1', 'sqlite-n']);
 const IDLE_SECONDS = Number(process.env['BENCH_IDLE_SECONDS'] ?? 30);
 const IDLE_TARGET_BYTES = 150 * 1_000_000;
 
-
 /**
  * One relay configuration measured with every phase below, side by side with the others: SQLite with
  * 1 and N workers, PostgreSQL (a throwaway cluster, synchronous_commit and fsync on) with 1 and 2
@@ -105,18 +104,34 @@ async function measureHeld(setup: RelaySetup, dir: string): Promise<HeldResult> 
 function heldTable(table: Table, setup: RelaySetup, result: HeldResult): void {
   table.section(`${setup.label}: held pulls (issue 30; machine busy is the whole machine, load generator included)`);
   const fleetRow = (what: string, fleet: IdleFleetResult, targetPercent: number | null): void => {
-    table.row(`${fleet.hosts} hosts ${what}: relay CPU (% of one core)`, fleet.relayCpuPercent, targetPercent, targetPercent === null ? '' : `÷ ${targetPercent} % target`,
-      targetPercent === null ? undefined : { label: `≤ ${targetPercent} %`, ok: fleet.relayCpuPercent <= targetPercent, ratio: fleet.relayCpuPercent / targetPercent });
-    table.note(`  ${fleet.pulls} pulls answered in ${fleet.seconds.toFixed(1)} s; machine busy ${fleet.machineBusyPercent.toFixed(0)} % of ${100 * CORES} %; relay RSS ${(fleet.relayRssBytes / MiB).toFixed(0)} MiB`);
+    table.row(
+      `${fleet.hosts} hosts ${what}: relay CPU (% of one core)`,
+      fleet.relayCpuPercent,
+      targetPercent,
+      targetPercent === null ? '' : `÷ ${targetPercent} % target`,
+      targetPercent === null
+        ? undefined
+        : { label: `≤ ${targetPercent} %`, ok: fleet.relayCpuPercent <= targetPercent, ratio: fleet.relayCpuPercent / targetPercent },
+    );
+    table.note(
+      `  ${fleet.pulls} pulls answered in ${fleet.seconds.toFixed(1)} s; machine busy ${fleet.machineBusyPercent.toFixed(0)} % of ${100 * CORES} %; relay RSS ${(fleet.relayRssBytes / MiB).toFixed(0)} MiB`,
+    );
   };
   fleetRow('polling every 2 s', result.smallPolling, null);
   fleetRow('holding their pulls', result.smallHeld, SMALL_FLEET >= 4_000 ? 3 : null);
   table.row(`  held ÷ polling, ${SMALL_FLEET} hosts (relay CPU)`, result.smallHeld.relayCpuPercent, result.smallPolling.relayCpuPercent, '÷ polling');
   fleetRow('holding their pulls', result.held, FLEET >= 20_000 ? 10 : null);
-  table.row(`${FLEET} hosts holding: relay RSS, every process (MiB)`, result.held.relayRssBytes / MiB, 500, '÷ 500 MB target',
-    { label: '≤ 500 MB', ok: result.held.relayRssBytes <= 500 * 1_000_000, ratio: result.held.relayRssBytes / (500 * 1_000_000) });
+  table.row(`${FLEET} hosts holding: relay RSS, every process (MiB)`, result.held.relayRssBytes / MiB, 500, '÷ 500 MB target', {
+    label: '≤ 500 MB',
+    ok: result.held.relayRssBytes <= 500 * 1_000_000,
+    ratio: result.held.relayRssBytes / (500 * 1_000_000),
+  });
   const { wake } = result;
-  table.row(`accept → held pull answer, p50 of ${wake.items} pushes to random held hosts (ms)`, wake.p50Ms, 5, '÷ 5 ms target', { label: '≤ 5 ms', ok: wake.p50Ms <= 5, ratio: wake.p50Ms / 5 });
+  table.row(`accept → held pull answer, p50 of ${wake.items} pushes to random held hosts (ms)`, wake.p50Ms, 5, '÷ 5 ms target', {
+    label: '≤ 5 ms',
+    ok: wake.p50Ms <= 5,
+    ratio: wake.p50Ms / 5,
+  });
   table.row('accept → held pull answer, p99 (ms)', wake.p99Ms, 50, '÷ 50 ms target', { label: '≤ 50 ms', ok: wake.p99Ms <= 50, ratio: wake.p99Ms / 50 });
 }
 
@@ -172,11 +187,20 @@ function memoryTable(table: Table, setup: RelaySetup, result: MemoryResult): voi
     [`  the same, pages shared between its processes (Node's code) counted once (MiB)`, result.idleLaterOnceBytes],
   ];
   for (const [figure, bytes] of idleRows) {
-    table.row(figure, bytes / MiB, IDLE_TARGET_BYTES / MiB, '÷ 150 MB target', { label: '≤ 150 MB', ok: bytes <= IDLE_TARGET_BYTES, ratio: bytes / IDLE_TARGET_BYTES });
+    table.row(figure, bytes / MiB, IDLE_TARGET_BYTES / MiB, '÷ 150 MB target', {
+      label: '≤ 150 MB',
+      ok: bytes <= IDLE_TARGET_BYTES,
+      ratio: bytes / IDLE_TARGET_BYTES,
+    });
   }
   for (const proc of result.queued) {
-    table.row(`RSS with ${BIG_QUEUE} items queued, ${proc.role} pid ${proc.pid} (MiB; peak ${(proc.peakRssBytes / MiB).toFixed(0)})`, proc.rssBytes / MiB, RSS_TARGET_BYTES / MiB, '÷ 200 MB target',
-      { label: '≤ 200 MB', ok: proc.peakRssBytes <= RSS_TARGET_BYTES, ratio: proc.peakRssBytes / RSS_TARGET_BYTES });
+    table.row(
+      `RSS with ${BIG_QUEUE} items queued, ${proc.role} pid ${proc.pid} (MiB; peak ${(proc.peakRssBytes / MiB).toFixed(0)})`,
+      proc.rssBytes / MiB,
+      RSS_TARGET_BYTES / MiB,
+      '÷ 200 MB target',
+      { label: '≤ 200 MB', ok: proc.peakRssBytes <= RSS_TARGET_BYTES, ratio: proc.peakRssBytes / RSS_TARGET_BYTES },
+    );
   }
 }
 
@@ -195,7 +219,9 @@ interface SetupResult {
   meanGroupSize: Record<string, number>;
 }
 
-const log = (line: string): void => { process.stderr.write(`bench: ${line}\n`); };
+const log = (line: string): void => {
+  process.stderr.write(`bench: ${line}\n`);
+};
 
 async function measureSetup(setup: RelaySetup, dir: string): Promise<SetupResult> {
   const relay = await setup.start(dir);
@@ -214,8 +240,10 @@ async function measureSetup(setup: RelaySetup, dir: string): Promise<SetupResult
       const before = { all: relay.cpuMs(), main: relay.mainThreadCpuMs() };
       const result = await run();
       cpuPerItem[figure] = {
-        relayMs: (relay.cpuMs() - before.all) / result.items, relayMainThreadMs: (relay.mainThreadCpuMs() - before.main) / result.items,
-        loadGeneratorMs: result.loadCpuMs / result.items, itemsPerSecond: result.itemsPerSecond,
+        relayMs: (relay.cpuMs() - before.all) / result.items,
+        relayMainThreadMs: (relay.mainThreadCpuMs() - before.main) / result.items,
+        loadGeneratorMs: result.loadCpuMs / result.items,
+        itemsPerSecond: result.itemsPerSecond,
       };
       machineBusy[figure] = machineBusyPercent(machineBefore, sampleMachineCpu(), CORES);
       if (groupsBefore !== null) {
@@ -233,25 +261,35 @@ async function measureSetup(setup: RelaySetup, dir: string): Promise<SetupResult
       log(`${setup.label}: single-item pushes, ${level} concurrent senders`);
       const target = await receiver(`single-${level}`);
       const written = relay.writeBytes();
-      single[level] = await measured(`single-item pushes, ${level} sender(s)`,
-        () => pushPhase(senders.slice(0, level), target, { batch: 1, seconds: PHASE_SECONDS, prebuiltItems: PREBUILT_ITEMS }));
+      single[level] = await measured(`single-item pushes, ${level} sender(s)`, () =>
+        pushPhase(senders.slice(0, level), target, { batch: 1, seconds: PHASE_SECONDS, prebuiltItems: PREBUILT_ITEMS }),
+      );
       if (level === 32) bytesWrittenPerItemAt32 = (relay.writeBytes() - written) / single[level].items;
     }
     log(`${setup.label}: 100-item batches, ${BATCH_SENDERS} concurrent senders`);
     const batchTarget = await receiver('batches');
-    const batches = await measured('100-item batches', () => pushPhase(senders.slice(0, BATCH_SENDERS), batchTarget, { batch: 100, seconds: PHASE_SECONDS, prebuiltItems: PREBUILT_ITEMS }));
-    log(`${setup.label}: queue depth: filling one queue with ${DEEP_QUEUE} items, then single-item pushes (8 senders) into empty queues and the deep one, in turns`);
+    const batches = await measured('100-item batches', () =>
+      pushPhase(senders.slice(0, BATCH_SENDERS), batchTarget, { batch: 100, seconds: PHASE_SECONDS, prebuiltItems: PREBUILT_ITEMS }),
+    );
+    log(
+      `${setup.label}: queue depth: filling one queue with ${DEEP_QUEUE} items, then single-item pushes (8 senders) into empty queues and the deep one, in turns`,
+    );
     const deep = await receiver('deep');
     await pushPhase(senders.slice(0, 8), deep, { batch: 100, seconds: 600, maxItems: DEEP_QUEUE });
     // in turns, each empty run into a fresh queue, so that the machine's drift hits both sides alike
     let emptyQueues = 0;
-    const { a: intoEmpty, b: intoDeep } = await alternatingPushPhases(senders.slice(0, 8), {
-      a: () => {
-        emptyQueues += 1;
-        return receiver(`empty-${emptyQueues}`);
+    const { a: intoEmpty, b: intoDeep } = await alternatingPushPhases(
+      senders.slice(0, 8),
+      {
+        a: () => {
+          emptyQueues += 1;
+          return receiver(`empty-${emptyQueues}`);
+        },
+        b: async () => deep,
       },
-      b: async () => deep,
-    }, DEPTH_ROUNDS, { batch: 1, seconds: 2 * PHASE_SECONDS, prebuiltItems: PREBUILT_ITEMS });
+      DEPTH_ROUNDS,
+      { batch: 1, seconds: 2 * PHASE_SECONDS, prebuiltItems: PREBUILT_ITEMS },
+    );
     log(`${setup.label}: filling one queue to ${BIG_QUEUE} items for the RSS figure`);
     const big = await receiver('big');
     await pushPhase(senders.slice(0, 8), big, { batch: 100, seconds: 600, maxItems: BIG_QUEUE });
@@ -269,26 +307,62 @@ function setupTable(table: Table, setup: RelaySetup, result: SetupResult, ceilin
   table.section(`${setup.label} (child processes, every answer after the durable commit of its item)`);
   for (const level of SINGLE_LEVELS) {
     const phase = result.single[level] as PhaseResult;
-    table.row(`single-item pushes, ${level} sender${level === 1 ? '' : 's'} (items/s)`, phase.itemsPerSecond, ceilings.sqliteOneRowPerCommit, '÷ 1-row ceiling');
+    table.row(
+      `single-item pushes, ${level} sender${level === 1 ? '' : 's'} (items/s)`,
+      phase.itemsPerSecond,
+      ceilings.sqliteOneRowPerCommit,
+      '÷ 1-row ceiling',
+    );
     table.latency('  latency p50 / p99 (ms)', phase.p50Ms, phase.p99Ms, 1000 / ceilings.sqliteOneRowPerCommit);
   }
-  table.row(`100-item batches, ${BATCH_SENDERS} senders (items/s)`, result.batches.itemsPerSecond, batchCeiling, '÷ min(100-row, sign)',
-    { label: '≥ 0.5 × ceiling', ok: result.batches.itemsPerSecond >= 0.5 * batchCeiling, ratio: result.batches.itemsPerSecond / batchCeiling });
+  table.row(`100-item batches, ${BATCH_SENDERS} senders (items/s)`, result.batches.itemsPerSecond, batchCeiling, '÷ min(100-row, sign)', {
+    label: '≥ 0.5 × ceiling',
+    ok: result.batches.itemsPerSecond >= 0.5 * batchCeiling,
+    ratio: result.batches.itemsPerSecond / batchCeiling,
+  });
   table.latency('  latency p50 / p99 (ms, per 100-item request)', result.batches.p50Ms, result.batches.p99Ms, 1000 / ceilings.sqliteOneRowPerCommit);
-  table.row(`single-item pushes into an empty queue, 8 senders, ${DEPTH_ROUNDS} turns (items/s)`, result.intoEmpty.itemsPerSecond, ceilings.sqliteOneRowPerCommit, '÷ 1-row ceiling');
-  table.row(`single-item pushes into a ${DEEP_QUEUE}-item queue, 8 senders, in turns with it (items/s)`, result.intoDeep.itemsPerSecond, result.intoEmpty.itemsPerSecond, '÷ empty queue',
-    { label: '≥ 0.9 × empty', ok: result.intoDeep.itemsPerSecond >= 0.9 * result.intoEmpty.itemsPerSecond, ratio: result.intoDeep.itemsPerSecond / result.intoEmpty.itemsPerSecond });
-  table.row('pull + ack, pages of 500 (items/s)', result.pullAck.itemsPerSecond, ceilings.sqliteHundredRowsPerCommit, '÷ 100-row ceiling',
-    { label: '≥ 20,000/s', ok: result.pullAck.itemsPerSecond >= 20_000, ratio: result.pullAck.itemsPerSecond / 20_000 });
-  table.row(`bytes written to disk per accepted item (${ITEM_WIRE_BYTES}-byte wire), 32 senders`, result.bytesWrittenPerItemAt32, 8 * 1024, '÷ 8 KiB target',
-    { label: '≤ 8 KiB', ok: result.bytesWrittenPerItemAt32 <= 8 * 1024, ratio: result.bytesWrittenPerItemAt32 / (8 * 1024) });
+  table.row(
+    `single-item pushes into an empty queue, 8 senders, ${DEPTH_ROUNDS} turns (items/s)`,
+    result.intoEmpty.itemsPerSecond,
+    ceilings.sqliteOneRowPerCommit,
+    '÷ 1-row ceiling',
+  );
+  table.row(
+    `single-item pushes into a ${DEEP_QUEUE}-item queue, 8 senders, in turns with it (items/s)`,
+    result.intoDeep.itemsPerSecond,
+    result.intoEmpty.itemsPerSecond,
+    '÷ empty queue',
+    {
+      label: '≥ 0.9 × empty',
+      ok: result.intoDeep.itemsPerSecond >= 0.9 * result.intoEmpty.itemsPerSecond,
+      ratio: result.intoDeep.itemsPerSecond / result.intoEmpty.itemsPerSecond,
+    },
+  );
+  table.row('pull + ack, pages of 500 (items/s)', result.pullAck.itemsPerSecond, ceilings.sqliteHundredRowsPerCommit, '÷ 100-row ceiling', {
+    label: '≥ 20,000/s',
+    ok: result.pullAck.itemsPerSecond >= 20_000,
+    ratio: result.pullAck.itemsPerSecond / 20_000,
+  });
+  table.row(`bytes written to disk per accepted item (${ITEM_WIRE_BYTES}-byte wire), 32 senders`, result.bytesWrittenPerItemAt32, 8 * 1024, '÷ 8 KiB target', {
+    label: '≤ 8 KiB',
+    ok: result.bytesWrittenPerItemAt32 <= 8 * 1024,
+    ratio: result.bytesWrittenPerItemAt32 / (8 * 1024),
+  });
   for (const proc of result.peakRssWith100kQueued) {
-    table.row(`peak RSS with ${BIG_QUEUE} items queued, ${proc.role} pid ${proc.pid} (MiB)`, proc.peakRssBytes / MiB, RSS_TARGET_BYTES / MiB, '÷ 200 MB target',
-      { label: '< 200 MB', ok: proc.peakRssBytes < RSS_TARGET_BYTES, ratio: proc.peakRssBytes / RSS_TARGET_BYTES });
+    table.row(
+      `peak RSS with ${BIG_QUEUE} items queued, ${proc.role} pid ${proc.pid} (MiB)`,
+      proc.peakRssBytes / MiB,
+      RSS_TARGET_BYTES / MiB,
+      '÷ 200 MB target',
+      { label: '< 200 MB', ok: proc.peakRssBytes < RSS_TARGET_BYTES, ratio: proc.peakRssBytes / RSS_TARGET_BYTES },
+    );
   }
   const single32 = result.cpuPerItem['single-item pushes, 32 sender(s)'] as CpuPerItem;
-  table.row('relay CPU per single-item push at 32 senders (ms)', single32.relayMs, floor.totalMs, '÷ floor',
-    { label: '≤ 1.6 × floor', ok: single32.relayMs <= 1.6 * floor.totalMs, ratio: single32.relayMs / floor.totalMs });
+  table.row('relay CPU per single-item push at 32 senders (ms)', single32.relayMs, floor.totalMs, '÷ floor', {
+    label: '≤ 1.6 × floor',
+    ok: single32.relayMs <= 1.6 * floor.totalMs,
+    ratio: single32.relayMs / floor.totalMs,
+  });
   table.section(`${setup.label}: CPU per item (user + system ms) of the relay and of the load generator beside it, and the machine's CPU use`);
   for (const [figure, cpu] of Object.entries(result.cpuPerItem)) {
     table.cpu(figure, cpu, CORES);
@@ -308,24 +382,42 @@ function compare(table: Table, results: Map<string, SetupResult>): void {
     table.section(`PostgreSQL with 2 relay processes against SQLite --workers ${CORES} (same run)`);
     const pg = (onPostgres.single[32] as PhaseResult).itemsPerSecond;
     const ratio = pg / (many.single[32] as PhaseResult).itemsPerSecond;
-    table.row('single-item pushes, 32 senders, PostgreSQL 2 processes (items/s)', pg, (many.single[32] as PhaseResult).itemsPerSecond, `÷ SQLite --workers ${CORES}`,
-      { label: '≥ 0.7 × SQLite', ok: ratio >= 0.7, ratio: ratio / 0.7 });
+    table.row(
+      'single-item pushes, 32 senders, PostgreSQL 2 processes (items/s)',
+      pg,
+      (many.single[32] as PhaseResult).itemsPerSecond,
+      `÷ SQLite --workers ${CORES}`,
+      { label: '≥ 0.7 × SQLite', ok: ratio >= 0.7, ratio: ratio / 0.7 },
+    );
   }
   const one = results.get('sqlite-1');
   if (one === undefined || many === undefined) return;
   const figure = 'single-item pushes, 32 sender(s)';
   table.section(`--workers ${CORES} against --workers 1 (same run)`);
   const ratio = (many.single[32] as PhaseResult).itemsPerSecond / (one.single[32] as PhaseResult).itemsPerSecond;
-  table.row(`single-item pushes, 32 senders, --workers ${CORES} (items/s)`, (many.single[32] as PhaseResult).itemsPerSecond, (one.single[32] as PhaseResult).itemsPerSecond, '÷ --workers 1',
-    { label: '≥ 1.6 × --workers 1', ok: ratio >= 1.6, ratio: ratio / 1.6 });
+  table.row(
+    `single-item pushes, 32 senders, --workers ${CORES} (items/s)`,
+    (many.single[32] as PhaseResult).itemsPerSecond,
+    (one.single[32] as PhaseResult).itemsPerSecond,
+    '÷ --workers 1',
+    { label: '≥ 1.6 × --workers 1', ok: ratio >= 1.6, ratio: ratio / 1.6 },
+  );
   const busy = many.machineBusy[figure] ?? Number.NaN;
-  table.row(`machine busy during it (% of one core, ${CORES} cores)`, busy, 100 * CORES, `÷ ${100 * CORES} %`, { label: '≥ 180 %', ok: busy >= 180, ratio: busy / 180 });
+  table.row(`machine busy during it (% of one core, ${CORES} cores)`, busy, 100 * CORES, `÷ ${100 * CORES} %`, {
+    label: '≥ 180 %',
+    ok: busy >= 180,
+    ratio: busy / 180,
+  });
 }
 
 async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'agentmbx-bench-'));
   try {
-    log(`working in ${dir} (same disk as the relay store would be); load average ${loadavg().map((l) => l.toFixed(1)).join(' ')}`);
+    log(
+      `working in ${dir} (same disk as the relay store would be); load average ${loadavg()
+        .map((l) => l.toFixed(1))
+        .join(' ')}`,
+    );
     log('ceilings: node:sqlite 1 row/commit, 100 rows/commit, Ed25519 signs and verifies');
     const ceilings = measureCeilings(dir, CEILING_BUDGET_MS);
     log('floor: one null-server HTTP exchange');
@@ -364,8 +456,9 @@ async function main(): Promise<void> {
     table.row('node:sqlite, 100 rows per commit (rows/s)', ceilings.sqliteHundredRowsPerCommit, null, '');
     table.row('Ed25519 signs/s', ceilings.ed25519SignsPerSecond, null, '');
     for (const level of [8, 32]) {
-      const value = postgres.available ? postgres.insertsPerSecond[level] ?? null : null;
-      if (value !== null) table.row(`PostgreSQL ${level} sessions, 1-row INSERT … ON CONFLICT DO NOTHING (rows/s)`, value, ceilings.sqliteOneRowPerCommit, '÷ 1-row ceiling');
+      const value = postgres.available ? (postgres.insertsPerSecond[level] ?? null) : null;
+      if (value !== null)
+        table.row(`PostgreSQL ${level} sessions, 1-row INSERT … ON CONFLICT DO NOTHING (rows/s)`, value, ceilings.sqliteOneRowPerCommit, '÷ 1-row ceiling');
     }
     if (!postgres.available) table.note(`PostgreSQL: ${postgres.reason}`);
     table.section('the floor of one single-item push: CPU ms of the work no relay avoids (same run)');
@@ -386,9 +479,19 @@ async function main(): Promise<void> {
     process.stdout.write(table.render());
 
     const report = {
-      at: new Date().toISOString(), node: process.version, cores: CORES, itemWireBytes: ITEM_WIRE_BYTES, ceilings, floor, postgres,
-      setups: Object.fromEntries(RELAY_SETUPS.filter((s) => results.has(s.key) || heldResults.has(s.key) || memoryResults.has(s.key))
-        .map((s) => [s.key, { label: s.label, ...results.get(s.key), held: heldResults.get(s.key), memory: memoryResults.get(s.key) }])),
+      at: new Date().toISOString(),
+      node: process.version,
+      cores: CORES,
+      itemWireBytes: ITEM_WIRE_BYTES,
+      ceilings,
+      floor,
+      postgres,
+      setups: Object.fromEntries(
+        RELAY_SETUPS.filter((s) => results.has(s.key) || heldResults.has(s.key) || memoryResults.has(s.key)).map((s) => [
+          s.key,
+          { label: s.label, ...results.get(s.key), held: heldResults.get(s.key), memory: memoryResults.get(s.key) },
+        ]),
+      ),
       loadAverage: loadavg(),
       targets: table.targets(),
     };

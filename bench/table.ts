@@ -44,7 +44,9 @@ export class Table {
   }
 
   latency(figure: string, p50: number, p99: number, commitMs: number): void {
-    this.#lines.push(`${figure.padEnd(WIDTH)} ${`${p50.toFixed(2)} / ${p99.toFixed(2)}`.padStart(10)}   ${(p50 / commitMs).toFixed(2)} / ${(p99 / commitMs).toFixed(2)} × one 1-row commit`);
+    this.#lines.push(
+      `${figure.padEnd(WIDTH)} ${`${p50.toFixed(2)} / ${p99.toFixed(2)}`.padStart(10)}   ${(p50 / commitMs).toFixed(2)} / ${(p99 / commitMs).toFixed(2)} × one 1-row commit`,
+    );
   }
 
   /**
@@ -56,8 +58,10 @@ export class Table {
   cpu(figure: string, cost: CpuPerItem, cores: number): void {
     const coresBound = (cores * 1000) / (cost.relayMs + cost.loadGeneratorMs);
     const loopBusy = (cost.itemsPerSecond * cost.relayMainThreadMs) / 1000;
-    this.#lines.push(`${figure.padEnd(WIDTH)} ${cost.relayMs.toFixed(3).padStart(10)}   (event loop ${cost.relayMainThreadMs.toFixed(3)}, busy ${(100 * loopBusy).toFixed(0)}%) `
-      + `+ ${cost.loadGeneratorMs.toFixed(3)} load generator: ${cores} cores busy at ${number(coresBound)}/s (measured ${number(cost.itemsPerSecond)}/s)`);
+    this.#lines.push(
+      `${figure.padEnd(WIDTH)} ${cost.relayMs.toFixed(3).padStart(10)}   (event loop ${cost.relayMainThreadMs.toFixed(3)}, busy ${(100 * loopBusy).toFixed(0)}%) ` +
+        `+ ${cost.loadGeneratorMs.toFixed(3)} load generator: ${cores} cores busy at ${number(coresBound)}/s (measured ${number(cost.itemsPerSecond)}/s)`,
+    );
   }
 
   targets(): Array<{ figure: string } & Target> {

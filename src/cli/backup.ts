@@ -7,19 +7,25 @@ import { backupHost, restoreHost, type HostRestoreReceipt } from '../host/host-b
 import { defaultHome } from '../host/core/identity.ts';
 
 export function registerBackupCommands(program: Command): void {
-  program.command('backup <file>')
+  program
+    .command('backup <file>')
     .description('copy the store to FILE (0600), safe while the daemon runs; the keys are not in it')
     .option('--json', 'print JSON')
-    .action((file: string, opts: { json?: boolean }) => withNode(async (node) => {
-      const receipt = await backupHost(node, file);
-      if (opts.json === true) printJson(receipt);
-      else {
-        process.stdout.write(`backed up ${receipt.messages} message(s), ${receipt.outbox_rows} outbox row(s) of host key ${receipt.host_fingerprint} to ${receipt.file} (${receipt.bytes} bytes)\n`
-          + `not in it, keep them too (they change only at host rotate): ${receipt.not_included.join(', ')}\n`);
-      }
-    }));
+    .action((file: string, opts: { json?: boolean }) =>
+      withNode(async (node) => {
+        const receipt = await backupHost(node, file);
+        if (opts.json === true) printJson(receipt);
+        else {
+          process.stdout.write(
+            `backed up ${receipt.messages} message(s), ${receipt.outbox_rows} outbox row(s) of host key ${receipt.host_fingerprint} to ${receipt.file} (${receipt.bytes} bytes)\n` +
+              `not in it, keep them too (they change only at host rotate): ${receipt.not_included.join(', ')}\n`,
+          );
+        }
+      }),
+    );
 
-  program.command('restore <file>')
+  program
+    .command('restore <file>')
     .description('put a backup made by agentmbx backup back as the store (the daemon must be stopped)')
     .option('--json', 'print JSON')
     .action(async (file: string, opts: { json?: boolean }) => {
@@ -42,8 +48,8 @@ export function restoreText(r: HostRestoreReceipt): string {
   const since = r.taken_at === null ? 'the backup was taken' : `the backup was taken (${r.taken_at})`;
   const lines = [
     `restored ${r.messages} message(s), ${r.outbox_rows} outbox row(s) from ${r.restored_from}${r.rollback === null ? '' : `; the store it replaced is kept as ${r.rollback}`}`,
-    `LOST: mail this host received after ${since}, and mail between its own agents since then, is not in the restored mailboxes and will not come again: `
-      + 'its senders and the relay count it delivered (their status shows it so); ask them to send again what you need',
+    `LOST: mail this host received after ${since}, and mail between its own agents since then, is not in the restored mailboxes and will not come again: ` +
+      'its senders and the relay count it delivered (their status shows it so); ask them to send again what you need',
   ];
   if (r.not_restored !== null && r.not_restored.mailbox_messages > 0) {
     lines.push(`  ${r.not_restored.mailbox_messages} such message(s) are only in ${r.rollback ?? 'the replaced store'}`);
@@ -51,7 +57,9 @@ export function restoreText(r: HostRestoreReceipt): string {
   if (r.not_restored !== null && r.not_restored.unsent_messages > 0) {
     lines.push(`LOST: ${r.not_restored.unsent_messages} message(s) written here after the backup were still waiting to go: no peer has them; send them again`);
   }
-  lines.push('not lost: mail this host sent that reached a peer or the relay; what the backup still had waiting goes again when the daemon starts, and the peers drop what they already hold',
-    'start the daemon: it sends what waits and pulls from the relay again from the backup\'s position (what it already holds is dropped)');
+  lines.push(
+    'not lost: mail this host sent that reached a peer or the relay; what the backup still had waiting goes again when the daemon starts, and the peers drop what they already hold',
+    "start the daemon: it sends what waits and pulls from the relay again from the backup's position (what it already holds is dropped)",
+  );
   return `${lines.join('\n')}\n`;
 }

@@ -17,7 +17,8 @@ export function bodyFromBytes(bytes: Uint8Array, source: string, base64: boolean
     const byte = (buffer[bad] ?? 0).toString(16).padStart(2, '0');
     throw new CliError(
       `the body from ${source} is not UTF-8 text: byte ${bad} (0x${byte}) is not valid UTF-8; nothing was sent. To send a file as it is, add --base64 (agentmbx send … --body-file FILE --base64; the reader decodes it with base64 -d)`,
-      'USAGE');
+      'USAGE',
+    );
   }
   return buffer.toString('utf8');
 }

@@ -11,7 +11,8 @@ import { clientDoctorChecks } from '../setup/clients.ts';
 const MARK = { ok: 'ok  ', warn: 'WARN', fail: 'FAIL' } as const;
 
 export function registerDoctorCommand(program: Command): void {
-  program.command('doctor')
+  program
+    .command('doctor')
     .description('check keys, file modes, the store, the daemon, every peer and the outbox')
     .option('--strict', 'exit 1 on a warning too, not only on a failure')
     .option('--json', 'print JSON')

@@ -78,7 +78,9 @@ function parseArgs(args: readonly string[]): HookArgs {
 /** Runs the hook; always 0. Prints Claude Code's JSON answer, or nothing. */
 export async function runHookCli(args: readonly string[]): Promise<number> {
   if (args.includes('--help') || args.includes('-h')) {
-    process.stdout.write(`${USAGE}\nClaude Code's command hook: reads the event's JSON on stdin, prints its answer (or nothing); always exits 0, logging failures to <home>/${HOOK_LOG_FILE}.\n`);
+    process.stdout.write(
+      `${USAGE}\nClaude Code's command hook: reads the event's JSON on stdin, prints its answer (or nothing); always exits 0, logging failures to <home>/${HOOK_LOG_FILE}.\n`,
+    );
     return 0;
   }
   const home = defaultHome();
@@ -116,10 +118,11 @@ export async function runHookCli(args: readonly string[]): Promise<number> {
 
 /** `hook` in the command tree, for --help (main.ts runs `agentmbx hook …` without the tree). */
 export function registerHookCommand(program: Command): void {
-  program.command('hook <client> <event>')
-    .description('a client\'s hook (claude: session-start, user-prompt-submit, stop); never fails the session, logs to <home>/hook.log')
+  program
+    .command('hook <client> <event>')
+    .description("a client's hook (claude: session-start, user-prompt-submit, stop); never fails the session, logs to <home>/hook.log")
     .option('--agent <name>', 'the agent (default: $MBX_AGENT)')
-    .option('--json', 'taken for uniformity: the answer is always the client\'s JSON (or nothing)')
+    .option('--json', "taken for uniformity: the answer is always the client's JSON (or nothing)")
     .action(async (client: string, event: string, opts: { agent?: string }) => {
       await runHookCli([client, event, ...(opts.agent === undefined ? [] : ['--agent', opts.agent])]);
     });

@@ -25,9 +25,10 @@ import { rotateHost } from '../host/core/rotation.ts';
 import { normalizeAddr } from '../host/core/peer-addr.ts';
 
 export function registerHostCommands(program: Command): void {
-  program.command('init')
+  program
+    .command('init')
     .description('create this host: home, keys, config and store')
-    .requiredOption('--host <name>', 'this host\'s name (2-40 of a-z, 0-9, -)')
+    .requiredOption('--host <name>', "this host's name (2-40 of a-z, 0-9, -)")
     .option('--port <port>', 'LAN port of the daemon', String(DEFAULT_PORT))
     .option('--bind <address>', 'address the daemon listens on (default 0.0.0.0)')
     .option('--addr <url>', 'URL peers use to reach this host (default: derived when the daemon starts)')
@@ -46,19 +47,27 @@ export function registerHostCommands(program: Command): void {
       printResult(opts.json, { host: opts.host, home }, `created host ${opts.host} in ${home}`);
     });
 
-  program.command('whoami')
-    .description('this host\'s name, key and fingerprint')
+  program
+    .command('whoami')
+    .description("this host's name, key and fingerprint")
     .option('--json', 'print JSON')
-    .action((opts: { json?: boolean }) => withNode((node) => {
-      const info = {
-        host: node.config.host, host_pubkey: node.keys.hostKey.publicKey, fingerprint: fingerprint(node.keys.hostKey.publicKey),
-        enc_pub: node.keys.enc.publicKey, port: node.config.port, home: node.home,
-      };
-      if (opts.json === true) printJson(info);
-      else process.stdout.write(`${info.host}  ${info.fingerprint}\nkey ${info.host_pubkey}\n`);
-    }));
+    .action((opts: { json?: boolean }) =>
+      withNode((node) => {
+        const info = {
+          host: node.config.host,
+          host_pubkey: node.keys.hostKey.publicKey,
+          fingerprint: fingerprint(node.keys.hostKey.publicKey),
+          enc_pub: node.keys.enc.publicKey,
+          port: node.config.port,
+          home: node.home,
+        };
+        if (opts.json === true) printJson(info);
+        else process.stdout.write(`${info.host}  ${info.fingerprint}\nkey ${info.host_pubkey}\n`);
+      }),
+    );
 
-  program.command('daemon')
+  program
+    .command('daemon')
     .description('serve the LAN endpoints and deliver the outbox (runs until stopped)')
     .option('--port <port>', 'port (default: the configured one; 0 picks a free one)')
     .option('--bind <address>', 'listen address (default: the configured one, else 0.0.0.0)')
@@ -76,9 +85,10 @@ export function registerHostCommands(program: Command): void {
       const bind = opts.bind ?? node.config.bind ?? '0.0.0.0';
       let daemon: RunningDaemon;
       try {
-        const log = opts.json === true
-          ? (line: string) => printJsonLine({ at: new Date().toISOString(), msg: line })
-          : (line: string) => process.stdout.write(`${new Date().toISOString()} ${inLine(line)}\n`);
+        const log =
+          opts.json === true
+            ? (line: string) => printJsonLine({ at: new Date().toISOString(), msg: line })
+            : (line: string) => process.stdout.write(`${new Date().toISOString()} ${inLine(line)}\n`);
         daemon = await startDaemon(node, { port, bind, log });
       } catch (err) {
         release();
@@ -87,7 +97,9 @@ export function registerHostCommands(program: Command): void {
       }
       // listen for the stop signals before the ready line: whoever reads it may signal at once
       const stopped = new Promise<void>((resolve) => {
-        const stop = (): void => { void daemon.stop().then(resolve); };
+        const stop = (): void => {
+          void daemon.stop().then(resolve);
+        };
         process.once('SIGINT', stop);
         process.once('SIGTERM', stop);
       });
@@ -98,17 +110,26 @@ export function registerHostCommands(program: Command): void {
       closeNode(node);
     });
 
-  program.command('host')
+  program
+    .command('host')
     .description('host key management')
     .command('rotate')
     .description('new host and enc keys; peers are told and re-pin, retired keys keep working for older mail')
     .option('--json', 'print JSON')
-    .action((opts: { json?: boolean }) => withNode((node) => {
-      const rotation = rotateHost(node);
-      const out = { host: rotation.rec.host, old_pub: rotation.rec.old_pub, new_pub: rotation.rec.new_pub, fingerprint: fingerprint(rotation.rec.new_pub), peers_told: node.store.peers.list().length };
-      if (opts.json === true) printJson(out);
-      else process.stdout.write(`rotated: new key ${out.fingerprint}; ${out.peers_told} peer(s) will be told by the daemon\n`);
-    }));
+    .action((opts: { json?: boolean }) =>
+      withNode((node) => {
+        const rotation = rotateHost(node);
+        const out = {
+          host: rotation.rec.host,
+          old_pub: rotation.rec.old_pub,
+          new_pub: rotation.rec.new_pub,
+          fingerprint: fingerprint(rotation.rec.new_pub),
+          peers_told: node.store.peers.list().length,
+        };
+        if (opts.json === true) printJson(out);
+        else process.stdout.write(`rotated: new key ${out.fingerprint}; ${out.peers_told} peer(s) will be told by the daemon\n`);
+      }),
+    );
 
   registerPeerCommands(program);
   registerMailCommands(program);

@@ -29,9 +29,10 @@ interface McpOptions {
 /** The session a client asked for: its agent (created if new) on the host in $MBX_HOME. */
 function openSession(opts: McpOptions): { node: HostNode; agent: string; progressEveryMs: number; channel: ChannelMode } {
   const agent = opts.agent ?? process.env['MBX_AGENT'];
-  if (agent === undefined || agent === '') throw new CliError('no agent: give --agent NAME or set MBX_AGENT in this MCP server\'s config', 'USAGE');
+  if (agent === undefined || agent === '') throw new CliError("no agent: give --agent NAME or set MBX_AGENT in this MCP server's config", 'USAGE');
   const progressEveryMs = parseDuration(opts.progressEvery);
-  if (progressEveryMs < PROGRESS_EVERY_MIN_MS || progressEveryMs > PROGRESS_EVERY_MAX_MS) throw new CliError('--progress-every must be from 100ms to 30s', 'USAGE');
+  if (progressEveryMs < PROGRESS_EVERY_MIN_MS || progressEveryMs > PROGRESS_EVERY_MAX_MS)
+    throw new CliError('--progress-every must be from 100ms to 30s', 'USAGE');
   const channel = CHANNEL_MODES.find((m) => m === opts.channel);
   if (channel === undefined) throw new CliError(`--channel must be one of ${CHANNEL_MODES.join(', ')}`, 'USAGE');
   const node = openHomeNode();
@@ -59,12 +60,17 @@ async function serveUntilClosed(server: { connect(t: StdioServerTransport): Prom
 }
 
 export function registerMcpCommand(program: Command): void {
-  program.command('mcp')
+  program
+    .command('mcp')
     .description('serve one agent session over MCP on stdin/stdout (the agent is created if new)')
     .option('--agent <name>', 'the agent this session is (default: $MBX_AGENT)')
-    .option('--role <role>', 'set the agent\'s role')
+    .option('--role <role>', "set the agent's role")
     .option('--description <text>', 'set what the agent does (shown to other agents)')
-    .option('--progress-every <duration>', 'how often a long mbx_wait sends progress to a client that asked for it (100ms to 30s)', `${WAIT_PROGRESS_DEFAULT_MS / 1000}s`)
+    .option(
+      '--progress-every <duration>',
+      'how often a long mbx_wait sends progress to a client that asked for it (100ms to 30s)',
+      `${WAIT_PROGRESS_DEFAULT_MS / 1000}s`,
+    )
     .option('--channel <mode>', `Claude Code's channel notices of new mail: ${CHANNEL_MODES.join(', ')} (auto: when the client is Claude Code)`, 'auto')
     .option('--json', 'at a terminal, a failure to start is {"error","code"} on stdout (once serving, stdout is the MCP stream)')
     .action(async (opts: McpOptions) => {

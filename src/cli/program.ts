@@ -24,7 +24,10 @@ export async function buildProgram(json = false, relayOnly = false): Promise<Com
   const program = new Command('agentmbx')
     .description('signed, sealed mail between AI agents on different machines')
     .version(json ? jsonText({ version }) : version, '-V, --version', 'print the agentmbx version (with --json: {"version": …})')
-    .addHelpText('after', '\nEnvironment:\n  MBX_HOME   this host\'s home (keys, config, store); default ~/.local/share/agentmbx\n\nExit codes: 0 ok, 1 failure, 2 usage, 3 not found, 4 not paired, 5 unreachable, 6 storage, 7 timed out (inbox --wait), 70 internal.\nWith --json a failure is {"error", "code"} on stdout.')
+    .addHelpText(
+      'after',
+      '\nEnvironment:\n  MBX_HOME   this host\'s home (keys, config, store); default ~/.local/share/agentmbx\n\nExit codes: 0 ok, 1 failure, 2 usage, 3 not found, 4 not paired, 5 unreachable, 6 storage, 7 timed out (inbox --wait), 70 internal.\nWith --json a failure is {"error", "code"} on stdout.',
+    )
     .exitOverride()
     // usage errors are printed by runCli, in the same shape as every other failure
     .configureOutput({ writeErr: (text) => process.stderr.write(text), outputError: () => undefined });

@@ -32,8 +32,18 @@ async function operate<T>(fn: () => Promise<T> | T): Promise<T> {
   } catch (err) {
     if (err instanceof ConfigError) throw new CliError(err.message, 'USAGE');
     const fault = diskFaultOf(err);
-    if (fault !== null) throw new CliError(`${diskFaultSentence(fault, { disk: 'the disk', afterwards: ', then try again' })} (${err instanceof Error ? err.message : String(err)})`, 'STORAGE');
-    if (err instanceof RelayOpsError || err instanceof StoreOpenError || err instanceof RelayKeyError || err instanceof WriterLockBusyError || err instanceof PortBindError) {
+    if (fault !== null)
+      throw new CliError(
+        `${diskFaultSentence(fault, { disk: 'the disk', afterwards: ', then try again' })} (${err instanceof Error ? err.message : String(err)})`,
+        'STORAGE',
+      );
+    if (
+      err instanceof RelayOpsError ||
+      err instanceof StoreOpenError ||
+      err instanceof RelayKeyError ||
+      err instanceof WriterLockBusyError ||
+      err instanceof PortBindError
+    ) {
       throw new CliError(err.message);
     }
     throw err;
@@ -47,7 +57,10 @@ function storeDirOf(flags: { storeDir?: string }): string {
 
 /** The store exactly as `relay serve` resolves it: --store or MBX_RELAY_STORE (a postgres:// URL), else the store directory. */
 function storeOf(flags: { storeDir?: string; store?: string }): string {
-  const resolved = resolveServeOptions({ ...(flags.storeDir === undefined ? {} : { storeDir: flags.storeDir }), ...(flags.store === undefined ? {} : { store: flags.store }) }, process.env);
+  const resolved = resolveServeOptions(
+    { ...(flags.storeDir === undefined ? {} : { storeDir: flags.storeDir }), ...(flags.store === undefined ? {} : { store: flags.store }) },
+    process.env,
+  );
   return resolved.store ?? resolved.storeDir;
 }
 
@@ -73,12 +86,17 @@ export async function serve(flags: Record<string, string | undefined>, { json, l
   // listen for the stop signals before the ready line: whoever reads it may signal at once
   const stopped = stopSignal();
   const reachable = reachableUrl(service.url);
-  printResult(json, { listening: service.url, reachable: reachable ?? service.url, fingerprint: service.fingerprint, epoch: service.epoch, metrics: service.metricsUrl },
-    `agentmbx relay listening on ${service.url} fingerprint ${service.fingerprint} epoch ${service.epoch}${reachableNote(reachable)}`);
+  printResult(
+    json,
+    { listening: service.url, reachable: reachable ?? service.url, fingerprint: service.fingerprint, epoch: service.epoch, metrics: service.metricsUrl },
+    `agentmbx relay listening on ${service.url} fingerprint ${service.fingerprint} epoch ${service.epoch}${reachableNote(reachable)}`,
+  );
   if (service.metricsUrl !== null) process.stderr.write(`agentmbx relay: metrics on ${service.metricsUrl}/metrics\n`);
   await stopped;
   await service.close();
-  await new Promise<void>((resolve) => { requestLog.flush(() => resolve()); });
+  await new Promise<void>((resolve) => {
+    requestLog.flush(() => resolve());
+  });
   printStopped(json);
 }
 
@@ -109,7 +127,9 @@ function reachableNote(reachable: string | null): string {
   return reachable === null ? '' : ` (every interface: hosts on this network reach it at ${reachable})`;
 }
 
-const toStderr = (line: string): void => { process.stderr.write(`${line}\n`); };
+const toStderr = (line: string): void => {
+  process.stderr.write(`${line}\n`);
+};
 
 /** The primary of `relay serve --workers N`: the store's lock and housekeeping here, HTTP in the workers. */
 async function serveGroup(options: ServeOptions, json: boolean): Promise<void> {
@@ -124,8 +144,18 @@ async function serveGroup(options: ServeOptions, json: boolean): Promise<void> {
   keepCompiledCode();
   const stopped = stopSignal();
   const reachable = reachableUrl(group.url);
-  printResult(json, { listening: group.url, reachable: reachable ?? group.url, fingerprint: leader.fingerprint, epoch: leader.epoch, metrics: group.metricsUrl, workers: options.workers },
-    `agentmbx relay listening on ${group.url} fingerprint ${leader.fingerprint} epoch ${leader.epoch} workers ${options.workers}${reachableNote(reachable)}`);
+  printResult(
+    json,
+    {
+      listening: group.url,
+      reachable: reachable ?? group.url,
+      fingerprint: leader.fingerprint,
+      epoch: leader.epoch,
+      metrics: group.metricsUrl,
+      workers: options.workers,
+    },
+    `agentmbx relay listening on ${group.url} fingerprint ${leader.fingerprint} epoch ${leader.epoch} workers ${options.workers}${reachableNote(reachable)}`,
+  );
   if (group.metricsUrl !== null) process.stderr.write(`agentmbx relay: metrics on ${group.metricsUrl}/metrics\n`);
   const failure = await Promise.race([stopped.then(() => null), group.failed]);
   await group.stop();
@@ -146,7 +176,9 @@ async function serveAsWorker(options: ServeOptions, requestLog: Logger): Promise
   reportReady(service.url, service.metricsUrl);
   await stopped;
   await service.close();
-  await new Promise<void>((resolve) => { requestLog.flush(() => resolve()); });
+  await new Promise<void>((resolve) => {
+    requestLog.flush(() => resolve());
+  });
   // the IPC channel to the primary would keep this process alive
   process.exit(0);
 }
@@ -165,7 +197,8 @@ export async function backup(file: string, flags: { storeDir?: string; keep?: st
   const keep = flags.keep === undefined ? undefined : positiveInteger(flags.keep, '--keep', 100_000);
   const receipt = await operate(() => backupRelayStore({ storeDir: storeDirOf(flags), file, ...(keep === undefined ? {} : { keep }) }));
   printJson(receipt);
-  if (receipt.ops_log_error !== undefined) process.stderr.write(`agentmbx: the backup is good, but the operations log could not record it: ${receipt.ops_log_error}\n`);
+  if (receipt.ops_log_error !== undefined)
+    process.stderr.write(`agentmbx: the backup is good, but the operations log could not record it: ${receipt.ops_log_error}\n`);
 }
 
 export async function restore(file: string, flags: { storeDir?: string }): Promise<void> {

@@ -12,11 +12,15 @@ const actions = () => import('./relay-actions.ts');
 /** backup and restore work on the SQLite store: a --store URL (PostgreSQL) is pointed to its own tools. */
 function noPostgresHere(store: string | undefined, verb: string, tool: string): void {
   if (store === undefined) return;
-  throw new CliError(`relay ${verb} works on the SQLite store (--store-dir); a PostgreSQL store is handled with ${tool}: see "Backup and restore" in docs/postgres.md`, 'USAGE');
+  throw new CliError(
+    `relay ${verb} works on the SQLite store (--store-dir); a PostgreSQL store is handled with ${tool}: see "Backup and restore" in docs/postgres.md`,
+    'USAGE',
+  );
 }
 
 export function registerRelayOpsCommands(relay: Command): void {
-  relay.command('backup <file>')
+  relay
+    .command('backup <file>')
     .description('write an online backup of the store to <file> (never overwrites); prints a JSON receipt')
     .option('--store-dir <dir>', STORE_DIR_HELP)
     .option('--store <url>', 'a PostgreSQL store is backed up with pg_dump, not here (docs/postgres.md)')
@@ -26,7 +30,8 @@ export function registerRelayOpsCommands(relay: Command): void {
       noPostgresHere(flags.store, 'backup', 'pg_dump');
       return (await actions()).backup(file, flags);
     });
-  relay.command('restore <file>')
+  relay
+    .command('restore <file>')
     .description('replace the store with a backup (the relay must be stopped); keeps a rollback copy and writes a new epoch')
     .option('--store-dir <dir>', STORE_DIR_HELP)
     .option('--store <url>', 'a PostgreSQL store is restored with pg_restore, then relay rotate-epoch (docs/postgres.md)')
@@ -35,13 +40,15 @@ export function registerRelayOpsCommands(relay: Command): void {
       noPostgresHere(flags.store, 'restore', 'pg_restore, then agentmbx relay rotate-epoch --store URL');
       return (await actions()).restore(file, flags);
     });
-  relay.command('rotate-epoch')
+  relay
+    .command('rotate-epoch')
     .description('give the store a new epoch (every relay using it must be stopped); needed after restoring a store by any other means')
     .option('--store-dir <dir>', STORE_DIR_HELP)
     .option('--store <url>', STORE_URL_HELP)
     .option('--json', 'print JSON')
     .action(async (flags: { storeDir?: string; store?: string; json?: boolean }) => (await actions()).rotateEpoch(flags));
-  relay.command('log')
+  relay
+    .command('log')
     .description('show the operations log (restores, epoch rotations, backups), newest first')
     .option('--store-dir <dir>', STORE_DIR_HELP)
     .option('--store <url>', STORE_URL_HELP)

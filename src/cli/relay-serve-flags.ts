@@ -50,7 +50,10 @@ export function addServeFlags(command: Command): Command {
   }
   return command
     .option('--metrics-bind <host:port>', 'serve /metrics and /healthz on this separate address instead of the relay port')
-    .option('--workers <n>', `relay processes serving the port on one store (env MBX_RELAY_WORKERS; default: the machine's cores; 1: a single process; at most ${MAX_WORKERS})`);
+    .option(
+      '--workers <n>',
+      `relay processes serving the port on one store (env MBX_RELAY_WORKERS; default: the machine's cores; 1: a single process; at most ${MAX_WORKERS})`,
+    );
 }
 
 /** Expands a leading `~` (env files and `--flag=~/x` reach us unexpanded by a shell). */
@@ -89,7 +92,8 @@ function readConfigText(path: string): string {
     return readFileSync(path, 'utf8');
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
-    const reason = code === 'ENOENT' ? 'no such file' : code === 'EACCES' ? 'permission denied' : code === 'EISDIR' ? 'it is a directory' : (code ?? 'unreadable');
+    const reason =
+      code === 'ENOENT' ? 'no such file' : code === 'EACCES' ? 'permission denied' : code === 'EISDIR' ? 'it is a directory' : (code ?? 'unreadable');
     throw new ConfigError(`cannot read relay config ${path}: ${reason}`);
   }
 }
@@ -106,9 +110,7 @@ export function resolveServeOptions(flags: ServeFlags, env: NodeJS.ProcessEnv): 
   const dir = dirFlag ?? envValue(env, 'MBX_RELAY_DIR') ?? join(env.HOME ?? homedir(), DEFAULT_STORE_SUBDIR);
   const portFlag = nonEmptyFlag(flags['port'], '--port');
   const envPort = envValue(env, 'PORT');
-  const port = portFlag !== undefined ? parsePort(portFlag.trim(), '--port')
-    : envPort !== undefined ? parsePort(envPort, 'PORT')
-    : DEFAULT_PORT;
+  const port = portFlag !== undefined ? parsePort(portFlag.trim(), '--port') : envPort !== undefined ? parsePort(envPort, 'PORT') : DEFAULT_PORT;
   const bind = nonEmptyFlag(flags['bind'], '--bind')?.trim() ?? DEFAULT_BIND;
   const configFlag = nonEmptyFlag(flags['config'], '--config');
   const configPath = configFlag === undefined ? null : resolve(expandHome(configFlag, env));
@@ -117,9 +119,12 @@ export function resolveServeOptions(flags: ServeFlags, env: NodeJS.ProcessEnv): 
   const store = nonEmptyFlag(flags['store'], '--store') ?? envValue(env, 'MBX_RELAY_STORE');
   const workersFlag = nonEmptyFlag(flags['workers'], '--workers');
   const envWorkers = envValue(env, 'MBX_RELAY_WORKERS');
-  const workers = workersFlag !== undefined ? parseWorkers(workersFlag.trim(), '--workers')
-    : envWorkers !== undefined ? parseWorkers(envWorkers, 'MBX_RELAY_WORKERS')
-    : Math.min(availableParallelism(), MAX_WORKERS);
+  const workers =
+    workersFlag !== undefined
+      ? parseWorkers(workersFlag.trim(), '--workers')
+      : envWorkers !== undefined
+        ? parseWorkers(envWorkers, 'MBX_RELAY_WORKERS')
+        : Math.min(availableParallelism(), MAX_WORKERS);
   return {
     workers,
     ...(metricsBind === undefined ? {} : { metricsBind: parseMetricsBind(metricsBind) }),

@@ -12,7 +12,15 @@ import { defaultHome } from '../host/core/identity.ts';
 import { NAME_RE } from '../protocol/names.ts';
 import { ConfigFileError, writeText } from '../setup/config-files.ts';
 import {
-  CLAUDE_PERMISSION, checkAllClients, CLIENTS, OPEN_WORLD_TOOLS, planSetup, type ClientCheck, type ClientName, type Scope, type Step,
+  CLAUDE_PERMISSION,
+  checkAllClients,
+  CLIENTS,
+  OPEN_WORLD_TOOLS,
+  planSetup,
+  type ClientCheck,
+  type ClientName,
+  type Scope,
+  type Step,
 } from '../setup/clients.ts';
 import { thisLaunch } from '../setup/launch.ts';
 
@@ -51,14 +59,20 @@ function runStep(step: Step): void {
 }
 
 function stepText(step: Step): string {
-  return step.kind === 'run' ? `run ${step.argv.map((a) => (/^[\w@%+=:,./-]+$/.test(a) ? a : `'${a}'`)).join(' ')}\n    (${step.summary})` : `write ${step.path}\n    (${step.summary})`;
+  return step.kind === 'run'
+    ? `run ${step.argv.map((a) => (/^[\w@%+=:,./-]+$/.test(a) ? a : `'${a}'`)).join(' ')}\n    (${step.summary})`
+    : `write ${step.path}\n    (${step.summary})`;
 }
 
 /** What the user still has to allow, said after a setup without --yes. */
 function notes(client: ClientName, yes: boolean, remove: boolean): string[] {
   if (yes || remove) return [];
-  if (client === 'claude') return [`headless \`claude -p\` asks before calling the mail tools: run setup again with --yes to allow ${CLAUDE_PERMISSION} in settings, or pass --allowedTools ${CLAUDE_PERMISSION}`];
-  if (client === 'codex') return [`\`codex exec\` refuses ${OPEN_WORLD_TOOLS.join(', ')} (they reach other agents) unless approved: run setup again with --yes to approve them`];
+  if (client === 'claude')
+    return [
+      `headless \`claude -p\` asks before calling the mail tools: run setup again with --yes to allow ${CLAUDE_PERMISSION} in settings, or pass --allowedTools ${CLAUDE_PERMISSION}`,
+    ];
+  if (client === 'codex')
+    return [`\`codex exec\` refuses ${OPEN_WORLD_TOOLS.join(', ')} (they reach other agents) unless approved: run setup again with --yes to approve them`];
   return [];
 }
 
@@ -111,7 +125,16 @@ function setup(client: ClientName, opts: SetupOptions): void {
   const said = notes(client, req.yes, remove);
   if (opts.dryRun !== true) for (const step of steps) runStep(step);
   if (opts.json === true) {
-    printJson({ client, agent, scope, removed: remove, dry_run: opts.dryRun === true, changed: steps.length > 0, steps: steps.map((s) => (s.kind === 'run' ? { run: s.argv, summary: s.summary } : { write: s.path, summary: s.summary })), notes: said });
+    printJson({
+      client,
+      agent,
+      scope,
+      removed: remove,
+      dry_run: opts.dryRun === true,
+      changed: steps.length > 0,
+      steps: steps.map((s) => (s.kind === 'run' ? { run: s.argv, summary: s.summary } : { write: s.path, summary: s.summary })),
+      notes: said,
+    });
     return;
   }
   const verb = opts.dryRun === true ? 'would' : 'did';
@@ -122,10 +145,11 @@ function setup(client: ClientName, opts: SetupOptions): void {
 }
 
 export function registerSetupCommand(program: Command): void {
-  program.command('setup')
+  program
+    .command('setup')
     .description(`configure an agent client for one agent (${CLIENTS.join(', ')}), or --check them all`)
     .argument('[client]', CLIENTS.join(' | '))
-    .option('--agent <name>', 'the agent the client\'s sessions are (default: $MBX_AGENT)')
+    .option('--agent <name>', "the agent the client's sessions are (default: $MBX_AGENT)")
     .option('--scope <scope>', 'user (default: every session of this user) or project (this folder)')
     .option('--dry-run', 'print what would change, change nothing')
     .option('--remove', 'undo: remove what setup wrote')

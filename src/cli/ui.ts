@@ -10,8 +10,9 @@ import { LOGIN_TOKEN_TTL_MS } from '../ui/ui-gate.ts';
 import { startUiServer, type RunningUi } from '../ui/ui-server.ts';
 
 export function registerUiCommand(program: Command): void {
-  program.command('ui')
-    .description('serve the owner\'s page on 127.0.0.1 and print its one-time login link (runs until stopped)')
+  program
+    .command('ui')
+    .description("serve the owner's page on 127.0.0.1 and print its one-time login link (runs until stopped)")
     .option('--port <port>', 'port on 127.0.0.1 (default: a free one)', '0')
     .option('--json', 'print the link as a JSON line')
     .action(async (opts: { port: string; json?: boolean }) => {
@@ -27,12 +28,17 @@ export function registerUiCommand(program: Command): void {
         throw new CliError(`cannot serve the page on 127.0.0.1:${port}: ${err instanceof Error ? err.message : String(err)}`);
       }
       const stopped = new Promise<void>((resolve) => {
-        const stop = (): void => { void ui.stop().then(resolve); };
+        const stop = (): void => {
+          void ui.stop().then(resolve);
+        };
         process.once('SIGINT', stop);
         process.once('SIGTERM', stop);
       });
       if (opts.json === true) printJsonLine({ host: node.config.host, url: ui.loginUrl });
-      else process.stdout.write(`agentmbx ui for ${node.config.host}: open ${ui.loginUrl}\n(the link works once, for ${LOGIN_TOKEN_TTL_MS / 60_000} minutes; the page is served on 127.0.0.1 only until you stop this command)\n`);
+      else
+        process.stdout.write(
+          `agentmbx ui for ${node.config.host}: open ${ui.loginUrl}\n(the link works once, for ${LOGIN_TOKEN_TTL_MS / 60_000} minutes; the page is served on 127.0.0.1 only until you stop this command)\n`,
+        );
       await stopped;
       closeNode(node);
     });

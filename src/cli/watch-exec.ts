@@ -24,7 +24,9 @@ function killGroup(pid: number | undefined, signal: NodeJS.Signals): void {
 export function runShellCommand(run: ExecRun): Promise<ExecResult> {
   return new Promise((resolve) => {
     const child = spawn('/bin/sh', ['-c', run.command], {
-      stdio: ['pipe', process.stderr, process.stderr], detached: true, env: { ...process.env, ...run.env },
+      stdio: ['pipe', process.stderr, process.stderr],
+      detached: true,
+      env: { ...process.env, ...run.env },
     });
     let killTimer: ReturnType<typeof setTimeout> | undefined;
     const timeout = setTimeout(() => {
@@ -49,9 +51,12 @@ function logLine(json: boolean, entry: ExecLogEntry): void {
     printJsonLine({ at: new Date().toISOString(), ...entry });
     return;
   }
-  const ended = entry.error !== undefined ? `could not run: ${inLine(entry.error)}` : entry.signal !== null ? `killed by ${entry.signal}` : `exit ${entry.exit}`;
+  const ended =
+    entry.error !== undefined ? `could not run: ${inLine(entry.error)}` : entry.signal !== null ? `killed by ${entry.signal}` : `exit ${entry.exit}`;
   const retry = entry.retry_in_ms === undefined ? '' : `; again in ${Math.round(entry.retry_in_ms / 1000)} s`;
-  process.stdout.write(`${new Date().toISOString()} ran for ${entry.messages.length} message(s) of ${entry.agent}: ${ended} after ${entry.duration_ms} ms${retry}\n`);
+  process.stdout.write(
+    `${new Date().toISOString()} ran for ${entry.messages.length} message(s) of ${entry.agent}: ${ended} after ${entry.duration_ms} ms${retry}\n`,
+  );
 }
 
 export interface WatchExecOptions {
@@ -65,8 +70,13 @@ export interface WatchExecOptions {
 /** Runs the command for new mail until `stopped` resolves, then waits for a run in progress. */
 export async function watchExec(node: HostNode, opts: WatchExecOptions, stopped: Promise<void>): Promise<void> {
   const runner = startExecRunner({
-    node, agent: opts.agent, command: opts.command, debounceMs: opts.debounceMs, timeoutMs: opts.timeoutMs,
-    runCommand: runShellCommand, log: (entry) => logLine(opts.json, entry),
+    node,
+    agent: opts.agent,
+    command: opts.command,
+    debounceMs: opts.debounceMs,
+    timeoutMs: opts.timeoutMs,
+    runCommand: runShellCommand,
+    log: (entry) => logLine(opts.json, entry),
   });
   const watch = watchDeliveries(node, opts.agent, () => runner.poke());
   process.stderr.write(`watching the mail of ${localAddress(node, opts.agent)}; running: ${inLine(opts.command)}\n`);

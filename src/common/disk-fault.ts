@@ -10,8 +10,16 @@ export type DiskFault = 'full' | 'read-only' | 'io';
 // SQLITE_READONLY is not among them: a query_only connection asked to write raises it too.
 const SQLITE_IOERR = 10;
 const SQLITE_FULL = 13;
-const SQLITE_FAULTS = new Map<number, DiskFault>([[SQLITE_FULL, 'full'], [SQLITE_IOERR, 'io']]);
-const ERRNO_FAULTS = new Map<string, DiskFault>([['ENOSPC', 'full'], ['EDQUOT', 'full'], ['EROFS', 'read-only'], ['EIO', 'io']]);
+const SQLITE_FAULTS = new Map<number, DiskFault>([
+  [SQLITE_FULL, 'full'],
+  [SQLITE_IOERR, 'io'],
+]);
+const ERRNO_FAULTS = new Map<string, DiskFault>([
+  ['ENOSPC', 'full'],
+  ['EDQUOT', 'full'],
+  ['EROFS', 'read-only'],
+  ['EIO', 'io'],
+]);
 /** How many `cause` links are followed (a cycle must not loop). */
 const MAX_CAUSE_DEPTH = 8;
 
@@ -33,8 +41,11 @@ export function sqliteResultCode(error: unknown): number | null {
 
 /** The disk fault behind `error` (or behind one of its causes), or null when it is not one. */
 export function diskFaultOf(error: unknown): DiskFault | null {
-  return inCauses(error, ({ errcode, code }) =>
-    (typeof errcode === 'number' ? SQLITE_FAULTS.get(errcode & 0xff) : undefined) ?? (typeof code === 'string' ? ERRNO_FAULTS.get(code) : undefined));
+  return inCauses(
+    error,
+    ({ errcode, code }) =>
+      (typeof errcode === 'number' ? SQLITE_FAULTS.get(errcode & 0xff) : undefined) ?? (typeof code === 'string' ? ERRNO_FAULTS.get(code) : undefined),
+  );
 }
 
 /** Bytes an unprivileged writer may still use on the file system holding `path`, or null when it cannot be asked. */

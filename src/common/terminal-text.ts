@@ -10,8 +10,9 @@
  * annotation marks, and the tag characters (U+E0000–U+E007F). The zero-width (non-)joiners and the
  * variation selectors stay: emoji and several scripts are written with them.
  */
-// biome-ignore lint/suspicious/noMisleadingCharacterClass: with the u flag the class matches code points one by one, and U+034F alone is what it must catch
-export const UNSHOWABLE = /[\u0000-\u001f\u007f-\u009f\u00ad\u034f\u061c\u115f\u1160\u180e\u200b\u200e\u200f\u2028\u2029\u202a-\u202e\u2060-\u2064\u2066-\u2069\u3164\ufeff\uffa0\ufff9-\ufffb\u{e0000}-\u{e007f}]/gu;
+export const UNSHOWABLE =
+  // biome-ignore lint/suspicious/noMisleadingCharacterClass: with the u flag the class matches code points one by one, and U+034F alone is what it must catch
+  /[\u0000-\u001f\u007f-\u009f\u00ad\u034f\u061c\u115f\u1160\u180e\u200b\u200e\u200f\u2028\u2029\u202a-\u202e\u2060-\u2064\u2066-\u2069\u3164\ufeff\uffa0\ufff9-\ufffb\u{e0000}-\u{e007f}]/gu;
 
 function escapeExcept(text: string, kept: ReadonlySet<string>): string {
   return text.replace(UNSHOWABLE, (ch) => {

@@ -50,18 +50,30 @@ export function trustOf(node: HostNode, msg: MessageRow): string {
 
 export function messageView(node: HostNode, m: MessageRow & { state: DeliveryState | null; note: string | null }, withBody = true): MessageView {
   return {
-    id: m.id, from: m.from_addr, to: JSON.parse(m.to_json) as string[], kind: m.kind, subject: m.subject,
+    id: m.id,
+    from: m.from_addr,
+    to: JSON.parse(m.to_json) as string[],
+    kind: m.kind,
+    subject: m.subject,
     ...(withBody ? { body: m.body } : {}),
-    thread: m.thread, reply_to: m.reply_to, ts: m.ts, state: m.state, note: m.note, trust: trustOf(node, m),
-    meta: m.meta_json === null ? null : JSON.parse(m.meta_json) as Record<string, unknown>, needs_reply: needsReply(m),
+    thread: m.thread,
+    reply_to: m.reply_to,
+    ts: m.ts,
+    state: m.state,
+    note: m.note,
+    trust: trustOf(node, m),
+    meta: m.meta_json === null ? null : (JSON.parse(m.meta_json) as Record<string, unknown>),
+    needs_reply: needsReply(m),
     refs: JSON.parse(m.refs_json) as string[],
   };
 }
 
 /** A message as text for a person or an agent: headers (with who vouches for it), then the body. */
 export function messageText(m: MessageView): string {
-  return `From: ${m.from}\nVouched for by: ${m.trust}\nTo: ${m.to.join(', ')}\nDate: ${m.ts}\nKind: ${m.kind}\n${m.needs_reply ? 'Needs-Reply: yes\n' : ''}${m.refs.length === 0 ? '' : `Refs: ${m.refs.join(', ')}\n`}Subject: ${m.subject}\n`
-    + `Id: ${m.id}  Thread: ${m.thread}\n\n${m.body ?? ''}`;
+  return (
+    `From: ${m.from}\nVouched for by: ${m.trust}\nTo: ${m.to.join(', ')}\nDate: ${m.ts}\nKind: ${m.kind}\n${m.needs_reply ? 'Needs-Reply: yes\n' : ''}${m.refs.length === 0 ? '' : `Refs: ${m.refs.join(', ')}\n`}Subject: ${m.subject}\n` +
+    `Id: ${m.id}  Thread: ${m.thread}\n\n${m.body ?? ''}`
+  );
 }
 
 /** A name or role that breaks the naming rules (a usage error in the CLI). */
@@ -133,7 +145,9 @@ export function sendOnce(node: HostNode, req: SendRequest, key: string | null): 
     if (earlier !== undefined) {
       const first = store.mail.message(earlier);
       if (first !== undefined && !samePayload(node, first, req)) {
-        throw new MailboxError(`the idempotency key "${key}" already sent ${earlier}, with other content: a retry must repeat the same to, subject, body, kind and reply_to; use a new key for a new message`);
+        throw new MailboxError(
+          `the idempotency key "${key}" already sent ${earlier}, with other content: a retry must repeat the same to, subject, body, kind and reply_to; use a new key for a new message`,
+        );
       }
       return { id: earlier, localAgents: [], remoteHosts: [], duplicate: true };
     }

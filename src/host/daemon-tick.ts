@@ -58,7 +58,9 @@ function coalesced(job: () => Promise<void>, onError: (err: unknown) => void, st
           onError(err);
         }
       } while (again && !stopped());
-    })().finally(() => { running = null; });
+    })().finally(() => {
+      running = null;
+    });
     return running;
   };
   return { run, idle: () => running ?? Promise.resolve(), busy: () => running !== null };
@@ -100,27 +102,37 @@ export class DaemonTick {
     this.#presence = new PresenceKeeper(node, this.#log);
     const isStopped = (): boolean => this.#stopped;
     // A lane that finished may leave rows a pass skipped while it was busy: flush again for them.
-    this.#lanes = new DeliveryLanes(this.#failed('delivery'), () => { if (!this.#stopped && this.#diskFailures === 0) void this.#flush.run(); });
-    this.#pull = coalesced(async () => {
-      await this.relay.prepare(this.#lan);
-      // What a pull applied may have queued receipts or bounces: they leave now, not a tick later.
-      if (await this.relay.pull() > 0 && !this.#stopped) void this.#flush.run();
-    }, this.#failed('relay pull'), isStopped);
-    this.#flush = coalesced(async () => {
-      refreshKeys(node);
-      const choose = await this.relay.prepare(this.#lan);
-      this.#fetchMissingEncKeys();
-      for (const host of queueDirectoryMail(node)) this.#log(`directory mail queued for ${host}`);
-      const offered = await flushOutbox(node, choose, (row, result, via) => this.#report(row, result, via), this.#lanes);
-      // After the deliveries: a peer's lane carries its mail first, its directory when the lane is free.
-      const inLane = (peer: PeerRow, work: () => Promise<void>): boolean => this.#lanes.start(this.#lanKey(peer), [], work);
-      this.#presence.start(inLane);
-      this.#directory.start(inLane);
-      this.#failures.summarize(node.nowMs());
-      // A flush only starts deliveries: the disk counts as healed once one recorded its result, or
-      // when nothing waits to be written at all.
-      if (offered === 0) this.#diskHealed();
-    }, this.#failed('flush'), isStopped);
+    this.#lanes = new DeliveryLanes(this.#failed('delivery'), () => {
+      if (!this.#stopped && this.#diskFailures === 0) void this.#flush.run();
+    });
+    this.#pull = coalesced(
+      async () => {
+        await this.relay.prepare(this.#lan);
+        // What a pull applied may have queued receipts or bounces: they leave now, not a tick later.
+        if ((await this.relay.pull()) > 0 && !this.#stopped) void this.#flush.run();
+      },
+      this.#failed('relay pull'),
+      isStopped,
+    );
+    this.#flush = coalesced(
+      async () => {
+        refreshKeys(node);
+        const choose = await this.relay.prepare(this.#lan);
+        this.#fetchMissingEncKeys();
+        for (const host of queueDirectoryMail(node)) this.#log(`directory mail queued for ${host}`);
+        const offered = await flushOutbox(node, choose, (row, result, via) => this.#report(row, result, via), this.#lanes);
+        // After the deliveries: a peer's lane carries its mail first, its directory when the lane is free.
+        const inLane = (peer: PeerRow, work: () => Promise<void>): boolean => this.#lanes.start(this.#lanKey(peer), [], work);
+        this.#presence.start(inLane);
+        this.#directory.start(inLane);
+        this.#failures.summarize(node.nowMs());
+        // A flush only starts deliveries: the disk counts as healed once one recorded its result, or
+        // when nothing waits to be written at all.
+        if (offered === 0) this.#diskHealed();
+      },
+      this.#failed('flush'),
+      isStopped,
+    );
   }
 
   /** Flushes in a row that failed on the disk (0 while it takes writes). */
@@ -146,7 +158,9 @@ export class DaemonTick {
    * What a held pull applied may have queued receipts or bounces: they leave at once.
    */
   holdRelayPulls(): void {
-    const flush = (): void => { if (!this.#stopped && this.#diskFailures === 0) void this.#flush.run(); };
+    const flush = (): void => {
+      if (!this.#stopped && this.#diskFailures === 0) void this.#flush.run();
+    };
     this.#holding = this.relay.holdPulls(this.#stopHolding.signal, flush).catch(this.#failed('held relay pull'));
   }
 
@@ -181,7 +195,7 @@ export class DaemonTick {
     } catch (err) {
       this.#node.store.peers.noteError(peer.host, messageOf(err));
       try {
-        if (await this.relay.fetchEncKey(peer) !== null) this.#log(`fetched the enc key of ${peer.host} through the relay`);
+        if ((await this.relay.fetchEncKey(peer)) !== null) this.#log(`fetched the enc key of ${peer.host} through the relay`);
       } catch (relayErr) {
         this.#log(messageOf(relayErr));
       }

@@ -48,7 +48,10 @@ export async function listenForWakes(home: string, onWake: () => void): Promise<
   if (!listening) return null;
   server.unref();
   return {
-    close: () => new Promise<void>((resolve) => { server.close(() => resolve()); }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+      }),
   };
 }
 

@@ -31,7 +31,6 @@ export interface RunningDaemon {
   stop(): Promise<void>;
 }
 
-
 export async function startDaemon(node: HostNode, options: DaemonOptions): Promise<RunningDaemon> {
   const log = options.log ?? (() => {});
   const work = new DaemonTick(node, { log });
@@ -55,13 +54,18 @@ export async function startDaemon(node: HostNode, options: DaemonOptions): Promi
   if (interrupted.length > 0) log(`LAN attempts cut short by the last stop count as failed: ${interrupted.join(', ')}`);
   // a peer's call wakes the tick, except while the disk refuses writes: then the backoff decides
   const server = createLanServer(node, {
-    onPeerActive: () => { if (work.diskFailures === 0) void tick(); },
+    onPeerActive: () => {
+      if (work.diskFailures === 0) void tick();
+    },
     onDiskFault: (named) => work.noteDiskFault(named),
     log,
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(options.port, options.bind, () => { server.off('error', reject); resolve(); });
+    server.listen(options.port, options.bind, () => {
+      server.off('error', reject);
+      resolve();
+    });
   });
   const port = (server.address() as AddressInfo).port;
   setListening(node, { port, bind: options.bind });
@@ -69,7 +73,9 @@ export async function startDaemon(node: HostNode, options: DaemonOptions): Promi
   const url = `http://${shownHost.includes(':') ? `[${shownHost}]` : shownHost}:${port}`;
   node.store.setMeta(META_LISTEN_ADDR, url);
   // a local `send` wakes the tick at once (daemon-wake.ts), the disk's backoff permitting
-  const wakes = await listenForWakes(node.home, () => { if (work.diskFailures === 0) void tick(); });
+  const wakes = await listenForWakes(node.home, () => {
+    if (work.diskFailures === 0) void tick();
+  });
   void tick();
   schedule();
   work.holdRelayPulls();
@@ -81,7 +87,10 @@ export async function startDaemon(node: HostNode, options: DaemonOptions): Promi
       stopped = true;
       if (timer !== null) clearTimeout(timer);
       await wakes?.close();
-      await new Promise<void>((resolve) => { server.close(() => resolve()); server.closeAllConnections(); });
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      });
       await work.stop();
     },
   };

@@ -27,11 +27,13 @@ export class DeliveryLanes {
   start(key: string, rowIds: readonly number[], work: () => Promise<void>): boolean {
     if (this.#running.has(key) || this.#running.size >= DELIVERY_LANES_MAX) return false;
     for (const id of rowIds) this.#rows.add(id);
-    const done = work().catch(this.#onError).finally(() => {
-      for (const id of rowIds) this.#rows.delete(id);
-      this.#running.delete(key);
-      this.#onDone();
-    });
+    const done = work()
+      .catch(this.#onError)
+      .finally(() => {
+        for (const id of rowIds) this.#rows.delete(id);
+        this.#running.delete(key);
+        this.#onDone();
+      });
     this.#running.set(key, done);
     return true;
   }

@@ -21,7 +21,6 @@ export const DOCTOR_CALL_TIMEOUT_MS = 5_000;
 /** A row queued longer than this needs the owner's eye. */
 export const DOCTOR_STUCK_AFTER_MS = 60 * 60 * 1000;
 
-
 export interface DoctorReport {
   home: string;
   host: string | null;
@@ -41,12 +40,17 @@ export function doctorVerdict(report: Pick<DoctorReport, 'warnings' | 'failures'
 
 async function daemonCheck(node: HostNode, waiting: number): Promise<DoctorCheck> {
   const url = node.store.getMeta(META_LISTEN_ADDR);
-  const down = (detail: string): DoctorCheck => ({ check: 'daemon', level: waiting > 0 ? 'fail' : 'warn', detail: `${detail}${waiting > 0 ? `; ${waiting} outbox row(s) wait for it` : ''} (agentmbx daemon)` });
+  const down = (detail: string): DoctorCheck => ({
+    check: 'daemon',
+    level: waiting > 0 ? 'fail' : 'warn',
+    detail: `${detail}${waiting > 0 ? `; ${waiting} outbox row(s) wait for it` : ''} (agentmbx daemon)`,
+  });
   if (url === undefined) return down('the daemon has never run');
   try {
     const answer = await lanCall(url, 'GET', '/v1/status', undefined, null, DOCTOR_CALL_TIMEOUT_MS);
     const body = answer.body;
-    if (answer.status === 200 && isPlainObject(body) && body.host_pubkey === node.keys.hostKey.publicKey) return { check: 'daemon', level: 'ok', detail: `answering at ${url}` };
+    if (answer.status === 200 && isPlainObject(body) && body.host_pubkey === node.keys.hostKey.publicKey)
+      return { check: 'daemon', level: 'ok', detail: `answering at ${url}` };
     return down(`${url} answers, but not as this host`);
   } catch {
     return down(`not answering at ${url}`);
@@ -58,12 +62,17 @@ async function peerCheck(node: HostNode, host: string, waiting: number): Promise
   if (peer === undefined) return { check: `peer ${host}`, level: 'fail', detail: 'gone' };
   const name = `peer ${host}`;
   if (peer.enc_pub === null) return { check: name, level: 'fail', detail: 'no enc key yet: mail to it cannot be sealed (is its daemon running?)' };
-  const unreachable = (why: string): DoctorCheck => ({ check: name, level: waiting > 0 ? 'fail' : 'warn', detail: `${why} at ${peer.addr}${waiting > 0 ? `; ${waiting} row(s) waiting` : ''}` });
+  const unreachable = (why: string): DoctorCheck => ({
+    check: name,
+    level: waiting > 0 ? 'fail' : 'warn',
+    detail: `${why} at ${peer.addr}${waiting > 0 ? `; ${waiting} row(s) waiting` : ''}`,
+  });
   try {
     const answer = await lanCall(peer.addr, 'GET', '/v1/enc-key', undefined, node, DOCTOR_CALL_TIMEOUT_MS);
     if (answer.status !== 200 || !isPlainObject(answer.body)) return unreachable(`refused our signed call (${errorText(answer)})`);
     const { enc_pub: encPub, sig } = answer.body;
-    if (!verifyEncAdV1(host, encPub, sig, peer.host_pubkey)) return { check: name, level: 'fail', detail: `answers at ${peer.addr} but not with its pinned key ${fingerprint(peer.host_pubkey)}` };
+    if (!verifyEncAdV1(host, encPub, sig, peer.host_pubkey))
+      return { check: name, level: 'fail', detail: `answers at ${peer.addr} but not with its pinned key ${fingerprint(peer.host_pubkey)}` };
     if (encPub !== peer.enc_pub) return { check: name, level: 'warn', detail: 'reachable, but advertises another enc key than the pinned one' };
     return { check: name, level: 'ok', detail: `reachable at ${peer.addr}, key ${fingerprint(peer.host_pubkey)}` };
   } catch (err) {
@@ -76,7 +85,8 @@ function outboxChecks(node: HostNode): DoctorCheck[] {
   const checks: DoctorCheck[] = [];
   for (const g of node.store.outbox.queuedAges(now)) {
     checks.push({
-      check: `outbox ${g.kind} -> ${g.peer_host}`, level: g.oldest > DOCTOR_STUCK_AFTER_MS ? 'fail' : 'ok',
+      check: `outbox ${g.kind} -> ${g.peer_host}`,
+      level: g.oldest > DOCTOR_STUCK_AFTER_MS ? 'fail' : 'ok',
       detail: `${g.count} queued, oldest ${ageText(g.oldest)}`,
     });
   }
@@ -121,15 +131,18 @@ export async function runDoctor(home: string, nowMs: () => number = Date.now): P
   try {
     const integrity = node.store.quickCheck();
     checks.push({ check: 'store', level: integrity === 'ok' ? 'ok' : 'fail', detail: `schema ${node.store.schemaVersion()}, integrity ${integrity}` });
-    const waitingFor = (host: string | null): number => node.store.outbox.queuedAges(node.nowMs())
-      .filter((g) => host === null || g.peer_host === host).reduce((n, g) => n + g.count, 0);
+    const waitingFor = (host: string | null): number =>
+      node.store.outbox
+        .queuedAges(node.nowMs())
+        .filter((g) => host === null || g.peer_host === host)
+        .reduce((n, g) => n + g.count, 0);
     checks.push(await daemonCheck(node, waitingFor(null)));
     const peers = node.store.peers.list();
     if (peers.length === 0) checks.push({ check: 'peers', level: 'warn', detail: 'no paired host (agentmbx pair / agentmbx join)' });
-    checks.push(...await Promise.all(peers.map((p) => peerCheck(node, p.host, waitingFor(p.host)))));
+    checks.push(...(await Promise.all(peers.map((p) => peerCheck(node, p.host, waitingFor(p.host))))));
     checks.push(...outboxChecks(node));
     checks.push(...guardChecks(node));
-    checks.push(...await relayChecks(node, DOCTOR_CALL_TIMEOUT_MS));
+    checks.push(...(await relayChecks(node, DOCTOR_CALL_TIMEOUT_MS)));
     return report(node.config.host);
   } finally {
     closeNode(node);

@@ -87,7 +87,10 @@ export async function backupHost(node: HostNode, file: string): Promise<HostBack
     fsyncPath(dir);
     const paths = homePaths(node.home);
     return {
-      file: target, time: new Date(node.nowMs()).toISOString(), bytes: statSync(target).size, ...summary,
+      file: target,
+      time: new Date(node.nowMs()).toISOString(),
+      bytes: statSync(target).size,
+      ...summary,
       not_included: [paths.config, paths.keysDir],
     };
   } finally {
@@ -144,7 +147,9 @@ function checkBackup(home: string, source: string, staged: string): { summary: S
     const owner = store.getMeta(META_HOST_PUB);
     const mine = homeHostKeys(home);
     if (owner === undefined || !mine.has(owner)) {
-      throw new BackupError(`${source} is a backup of ${owner === undefined ? 'no host' : `host key ${fingerprint(owner)}`}, not of this home's host (${fingerprint(loadSigningKey(homePaths(home).hostKey).publicKey)})`);
+      throw new BackupError(
+        `${source} is a backup of ${owner === undefined ? 'no host' : `host key ${fingerprint(owner)}`}, not of this home's host (${fingerprint(loadSigningKey(homePaths(home).hostKey).publicKey)})`,
+      );
     }
     // a backup from before a `host rotate` belongs to this host too: it now runs under the current key
     store.setMeta(META_HOST_PUB, loadSigningKey(homePaths(home).hostKey).publicKey);
@@ -168,8 +173,15 @@ function notRestoredMail(staged: string, replaced: string): NotRestored | null {
     return withStoreFile(staged, (db) => {
       db.prepare('ATTACH DATABASE ? AS replaced').run(replaced);
       try {
-        const count = (where: string): number => Number((db.prepare(`SELECT COUNT(*) AS n FROM replaced.messages r
-          WHERE NOT EXISTS (SELECT 1 FROM main.messages m WHERE m.id = r.id) AND ${where}`).get() as { n: number }).n);
+        const count = (where: string): number =>
+          Number(
+            (
+              db
+                .prepare(`SELECT COUNT(*) AS n FROM replaced.messages r
+          WHERE NOT EXISTS (SELECT 1 FROM main.messages m WHERE m.id = r.id) AND ${where}`)
+                .get() as { n: number }
+            ).n,
+          );
         return {
           mailbox_messages: count('EXISTS (SELECT 1 FROM replaced.deliveries d WHERE d.msg_id = r.id)'),
           unsent_messages: count("EXISTS (SELECT 1 FROM replaced.outbox o WHERE o.msg_id = r.id AND o.kind = 'envelope' AND o.state = 'queued')"),
@@ -215,7 +227,10 @@ function withStoreFile<T>(path: string, fn: (db: DatabaseSync) => T): T {
 }
 
 function summarize(db: DatabaseSync, what: string): StoreSummary {
-  const problems = db.prepare('PRAGMA quick_check').all().map((row) => String(Object.values(row)[0]));
+  const problems = db
+    .prepare('PRAGMA quick_check')
+    .all()
+    .map((row) => String(Object.values(row)[0]));
   if (problems.join('; ') !== 'ok') throw new StoreError(`${what} is damaged: ${problems.join('; ')}`);
   const count = (sql: string): number => Number((db.prepare(sql).get() as { n: number } | undefined)?.n ?? 0);
   const owner = (db.prepare('SELECT value FROM meta WHERE key = ?').get(META_HOST_PUB) as { value: string } | undefined)?.value ?? '';

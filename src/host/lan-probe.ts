@@ -26,21 +26,22 @@ export async function withLanProbe(node: HostNode, req: SendRequest): Promise<Se
     return req; // sendMail refuses the route with its own sentence
   }
   const unseen = hosts.map((host) => node.store.peers.get(host)).filter((peer): peer is PeerRow => peer !== undefined && !lanKnownUp(peer));
-  const answered = await Promise.all(unseen.map(async (peer) => {
-    try {
-      const answer = await lanCall(peer.addr, 'GET', '/v1/status', undefined, null, SEND_PROBE_TIMEOUT_MS);
-      return answer.status === 200 && isPlainObject(answer.body) && answer.body.host_pubkey === peer.host_pubkey;
-    } catch {
-      return false;
-    }
-  }));
+  const answered = await Promise.all(
+    unseen.map(async (peer) => {
+      try {
+        const answer = await lanCall(peer.addr, 'GET', '/v1/status', undefined, null, SEND_PROBE_TIMEOUT_MS);
+        return answer.status === 200 && isPlainObject(answer.body) && answer.body.host_pubkey === peer.host_pubkey;
+      } catch {
+        return false;
+      }
+    }),
+  );
   const down = new Set<string>();
   unseen.forEach((peer, i) => {
     if (answered[i] === true) {
       node.store.peers.noteReachable(peer.host, node.nowMs());
       node.store.outbox.makeDueNow(peer.host, node.nowMs());
-    }
-    else down.add(peer.host);
+    } else down.add(peer.host);
   });
   return { ...req, lanProbedDown: down };
 }

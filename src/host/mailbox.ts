@@ -59,11 +59,13 @@ export function inboxPage(node: HostNode, agent: string, query: InboxQuery = {})
   const taken = node.store.mail.inbox(agent, limit + 1, includeAcked, cursor);
   const page = taken.slice(0, limit);
   if (!('after' in cursor)) page.reverse();
-  const rows = node.store.transaction(() => page.map((row) => {
-    if (row.state !== 'delivered') return row;
-    advanceDelivery(node, row, agent, 'notified', null);
-    return { ...row, state: 'notified' as const };
-  }));
+  const rows = node.store.transaction(() =>
+    page.map((row) => {
+      if (row.state !== 'delivered') return row;
+      advanceDelivery(node, row, agent, 'notified', null);
+      return { ...row, state: 'notified' as const };
+    }),
+  );
   return { rows, total: node.store.mail.inboxCount(agent, includeAcked), more: taken.length > limit };
 }
 
@@ -80,7 +82,8 @@ export function needsReply(msg: MessageRow): boolean {
 function deliveredMessage(node: HostNode, id: string, agent: string): MessageRow {
   checkMailbox(node, agent);
   const msg = node.store.mail.message(id);
-  if (msg === undefined || node.store.mail.delivery(id, agent) === undefined) throw new MailboxError(`no message ${id} for ${agent}: take an id from the inbox`, 'not-found');
+  if (msg === undefined || node.store.mail.delivery(id, agent) === undefined)
+    throw new MailboxError(`no message ${id} for ${agent}: take an id from the inbox`, 'not-found');
   return msg;
 }
 

@@ -22,7 +22,10 @@ export function resolveMessageId(node: HostNode, typed: string, agent: string | 
   if (!ID_CHAR_RE.test(text)) return typed;
   if (text.length >= ULID_CHARS) return text;
   if (text.length < ID_PREFIX_MIN_CHARS) {
-    throw new MailboxError(`message id "${typed}" is too short: give the whole id (26 characters, as the inbox shows) or at least its first ${ID_PREFIX_MIN_CHARS}`, 'invalid');
+    throw new MailboxError(
+      `message id "${typed}" is too short: give the whole id (26 characters, as the inbox shows) or at least its first ${ID_PREFIX_MIN_CHARS}`,
+      'invalid',
+    );
   }
   const scope = agent === null ? null : { name: agent, address: localAddress(node, agent) };
   const found = node.store.agentMail.idsWithPrefix(text, ID_CANDIDATES_SHOWN + 1, scope);
@@ -31,7 +34,10 @@ export function resolveMessageId(node: HostNode, typed: string, agent: string | 
   const whose = agent === null ? 'on this host' : `sent or received by ${agent}`;
   if (found.length === 0) throw new MailboxError(`no message id starts with ${text} ${whose}: take an id from the inbox or a search`, 'not-found');
   const shown = found.slice(0, ID_CANDIDATES_SHOWN).join(', ');
-  throw new MailboxError(`the id prefix ${text} fits ${found.length > ID_CANDIDATES_SHOWN ? `more than ${ID_CANDIDATES_SHOWN}` : found.length} messages (${shown}): give more characters`, 'invalid');
+  throw new MailboxError(
+    `the id prefix ${text} fits ${found.length > ID_CANDIDATES_SHOWN ? `more than ${ID_CANDIDATES_SHOWN}` : found.length} messages (${shown}): give more characters`,
+    'invalid',
+  );
 }
 
 /**

@@ -27,9 +27,14 @@ export function expireOverdue(node: HostNode): number {
         expired++;
         const sender = kind === 'envelope' ? senderOf(node, row.msg_id) : null;
         if (sender !== null) {
-          alertLocal(node, sender.agent, `Undelivered to ${row.peer_host}: ${sender.subject}`,
-            `Message ${row.item_id} could not be delivered to ${row.peer_host} within 72 hours`
-            + `${row.last_error === null ? '' : ` (last error: ${row.last_error})`}. It will not be retried.`, row.msg_id);
+          alertLocal(
+            node,
+            sender.agent,
+            `Undelivered to ${row.peer_host}: ${sender.subject}`,
+            `Message ${row.item_id} could not be delivered to ${row.peer_host} within 72 hours` +
+              `${row.last_error === null ? '' : ` (last error: ${row.last_error})`}. It will not be retried.`,
+            row.msg_id,
+          );
         }
       });
     }
@@ -60,11 +65,21 @@ function applyResult(node: HostNode, transport: Transport | null, row: OutboxRow
       const sender = senderOf(node, row.msg_id);
       if (sender === null) return;
       if (row.relay_refused === null) {
-        alertLocal(node, sender.agent, `Rejected by ${row.peer_host}: ${sender.subject}`,
-          `${row.peer_host} refused message ${row.item_id}: ${detail}. It will not be retried.`, row.msg_id);
+        alertLocal(
+          node,
+          sender.agent,
+          `Rejected by ${row.peer_host}: ${sender.subject}`,
+          `${row.peer_host} refused message ${row.item_id}: ${detail}. It will not be retried.`,
+          row.msg_id,
+        );
       } else {
-        alertLocal(node, sender.agent, `Undeliverable to ${row.peer_host}: ${sender.subject}`,
-          `Message ${row.item_id} could not reach ${row.peer_host}: ${detail}. It will not be retried.`, row.msg_id);
+        alertLocal(
+          node,
+          sender.agent,
+          `Undeliverable to ${row.peer_host}: ${sender.subject}`,
+          `Message ${row.item_id} could not reach ${row.peer_host}: ${detail}. It will not be retried.`,
+          row.msg_id,
+        );
       }
     });
   } else {
@@ -157,8 +172,15 @@ export function outboxOverview(node: HostNode): OutboxOverview {
   const relay = node.store.relay.get();
   return {
     outbox: node.store.outbox.countsByKindAndState(),
-    relay: relay === undefined ? null : {
-      url: relay.url, state: relay.state, detail: relay.detail, fingerprint: fingerprint(relay.relay_pubkey), rows: node.store.outbox.relayCountsByState(),
-    },
+    relay:
+      relay === undefined
+        ? null
+        : {
+            url: relay.url,
+            state: relay.state,
+            detail: relay.detail,
+            fingerprint: fingerprint(relay.relay_pubkey),
+            rows: node.store.outbox.relayCountsByState(),
+          },
   };
 }

@@ -159,7 +159,8 @@ export function ownerView(node: HostNode, agent: string | null): OwnerView {
   const now = node.nowMs();
   const narrowTo = agent === null ? null : { name: agent, address: localAddress(node, agent) };
   const threads = store.overview.newestThreads(OWNER_THREADS_MAX, narrowTo).map((thread) => ({
-    thread, messages: store.overview.threadMessages(thread, OWNER_THREAD_MESSAGES_MAX).map((m) => ownerMessage(node, m)),
+    thread,
+    messages: store.overview.threadMessages(thread, OWNER_THREAD_MESSAGES_MAX).map((m) => ownerMessage(node, m)),
   }));
   const relay = store.relay.get();
   const guard = guardOverview(store);
@@ -171,17 +172,34 @@ export function ownerView(node: HostNode, agent: string | null): OwnerView {
     threads,
     alerts: store.overview.systemMail(SYSTEM_SENDER, OWNER_ALERTS_MAX).map((m) => ownerMessage(node, m)),
     peers: store.peers.list().map((p) => ({
-      host: p.host, fingerprint: fingerprint(p.host_pubkey), addr: p.addr,
+      host: p.host,
+      fingerprint: fingerprint(p.host_pubkey),
+      addr: p.addr,
       lan: peerLanUnreachable(p, now) ? 'unreachable' : p.last_ok_at === null ? 'unknown' : 'reachable',
-      last_ok_at: iso(p.last_ok_at), last_error: p.last_error, enc_key: p.enc_pub !== null,
+      last_ok_at: iso(p.last_ok_at),
+      last_error: p.last_error,
+      enc_key: p.enc_pub !== null,
     })),
     relay: relay === undefined ? null : { url: relay.url, state: relay.state, cause: relay.detail, fingerprint: fingerprint(relay.relay_pubkey) },
     quarantine: store.relay.quarantined(OWNER_ROWS_MAX, false).map((q) => ({
-      relay_url: q.relay_url, epoch: q.epoch, seq: q.seq, kind: q.kind, item_id: q.item_id, sender: fingerprint(q.sender_pubkey), reason: q.reason, at: isoTime(q.at),
+      relay_url: q.relay_url,
+      epoch: q.epoch,
+      seq: q.seq,
+      kind: q.kind,
+      item_id: q.item_id,
+      sender: fingerprint(q.sender_pubkey),
+      reason: q.reason,
+      at: isoTime(q.at),
     })),
     waiting: store.overview.queuedRows(OWNER_ROWS_MAX).map((r) => ({
-      row: r.id, kind: r.kind, item_id: r.item_id, peer_host: r.peer_host, attempts: r.attempts,
-      queued_at: isoTime(r.created_at), next_try_at: isoTime(r.next_at), last_error: r.last_error,
+      row: r.id,
+      kind: r.kind,
+      item_id: r.item_id,
+      peer_host: r.peer_host,
+      attempts: r.attempts,
+      queued_at: isoTime(r.created_at),
+      next_try_at: isoTime(r.next_at),
+      last_error: r.last_error,
     })),
     guard: { ...guard, held: guard.held.slice(0, OWNER_ROWS_MAX) },
   };

@@ -22,8 +22,12 @@ export async function joinPeer(node: HostNode, addrInput: string, tokenInput: st
   const addr = normalizeAddr(/^[a-z]+:\/\//i.test(addrInput) || /:\d+$/.test(addrInput) ? addrInput : `${addrInput}:${DEFAULT_PORT}`);
   const hello = await lanCall(addr, 'GET', '/v1/pair/hello', undefined, null);
   if (hello.status !== 200) {
-    if (!await isAgentmbxHost(addr)) {
-      throw new PairError(`${addr} is not an agentmbx host (it answered HTTP ${hello.status}): check the address; a host's daemon listens on port ${DEFAULT_PORT} unless set otherwise`, 400, 'unreachable');
+    if (!(await isAgentmbxHost(addr))) {
+      throw new PairError(
+        `${addr} is not an agentmbx host (it answered HTTP ${hello.status}): check the address; a host's daemon listens on port ${DEFAULT_PORT} unless set otherwise`,
+        400,
+        'unreachable',
+      );
     }
     throw new PairError(`pairing with ${addr} failed: ${errorText(hello)}`);
   }
@@ -38,13 +42,27 @@ export async function joinPeer(node: HostNode, addrInput: string, tokenInput: st
   const tokenKey = pairTokenKey(token);
   const b = selfParty(node, newPairNonce());
   const transcript = pairTranscript(a, b, myAddr);
-  const join = await lanCall(addr, 'POST', '/v1/pair/join', {
-    v: 1, ...b, addr: myAddr, nonce_a: a.nonce, mac: pairMac(tokenKey, 'join', transcript), enc: encAdOf(node),
-  }, null);
+  const join = await lanCall(
+    addr,
+    'POST',
+    '/v1/pair/join',
+    {
+      v: 1,
+      ...b,
+      addr: myAddr,
+      nonce_a: a.nonce,
+      mac: pairMac(tokenKey, 'join', transcript),
+      enc: encAdOf(node),
+    },
+    null,
+  );
   if (join.status !== 200 || !isPlainObject(join.body)) throw new PairError(`pairing with ${addr} failed: ${errorText(join)}`);
   if (!verifyPairMac(tokenKey, 'accept', transcript, join.body.mac)) throw new PairError(`${addr} did not prove it knows the token: not paired`);
   const enc = checkEncAd(join.body.enc, a.host, a.host_pubkey);
-  node.store.peers.pin({ host: a.host, host_pubkey: a.host_pubkey, owner_pubkey: a.owner_pubkey, addr, enc_pub: enc?.enc_pub ?? null, enc_sig: enc?.sig ?? null }, node.nowMs());
+  node.store.peers.pin(
+    { host: a.host, host_pubkey: a.host_pubkey, owner_pubkey: a.owner_pubkey, addr, enc_pub: enc?.enc_pub ?? null, enc_sig: enc?.sig ?? null },
+    node.nowMs(),
+  );
   if (enc === null) {
     const peer = node.store.peers.get(a.host);
     if (peer !== undefined) await fetchPeerEncKey(node, peer);

@@ -3,7 +3,16 @@
 import { randomBytes } from 'node:crypto';
 import { sealEnvelopeBody } from '../protocol/seal.ts';
 import { deriveMeta } from '../protocol/records/envelope-meta.ts';
-import { checkEnvelopeShape, codePoints, ENVELOPE_KINDS, MAX_BODY_BYTES, MAX_SUBJECT_CHARS, signEnvelope, type EnvelopeKind, type UnsignedEnvelopeV3 } from '../protocol/records/envelope.ts';
+import {
+  checkEnvelopeShape,
+  codePoints,
+  ENVELOPE_KINDS,
+  MAX_BODY_BYTES,
+  MAX_SUBJECT_CHARS,
+  signEnvelope,
+  type EnvelopeKind,
+  type UnsignedEnvelopeV3,
+} from '../protocol/records/envelope.ts';
 import { hasControlCharacters } from '../protocol/validate.ts';
 import { isUlid, newUlid } from '../protocol/ulid.ts';
 import { firstLoneSurrogateIndex } from '../common/unicode-text.ts';
@@ -39,7 +48,9 @@ export function isEnvelopeKind(kind: string): kind is EnvelopeKind {
 }
 
 /** What an outgoing envelope says, before it is sealed per host. */
-export type OutgoingFields = Pick<UnsignedEnvelopeV3, 'id' | 'from' | 'to' | 'thread' | 'reply_to' | 'kind' | 'subject' | 'body' | 'refs'> & { needs_reply?: boolean };
+export type OutgoingFields = Pick<UnsignedEnvelopeV3, 'id' | 'from' | 'to' | 'thread' | 'reply_to' | 'kind' | 'subject' | 'body' | 'refs'> & {
+  needs_reply?: boolean;
+};
 
 /**
  * Checks, seals per host and commits one outgoing envelope: the message, its local deliveries and one
@@ -47,7 +58,11 @@ export type OutgoingFields = Pick<UnsignedEnvelopeV3, 'id' | 'from' | 'to' | 'th
  * the pinned relay's size limit refuses it, or a host has no enc key yet.
  */
 export function queueOutgoing(
-  node: HostNode, fields: OutgoingFields, localAgents: readonly string[], remoteHosts: readonly string[], random: (n: number) => Uint8Array = randomBytes,
+  node: HostNode,
+  fields: OutgoingFields,
+  localAgents: readonly string[],
+  remoteHosts: readonly string[],
+  random: (n: number) => Uint8Array = randomBytes,
   lanProbedDown?: ReadonlySet<string>,
 ): void {
   const { store } = node;
@@ -58,7 +73,13 @@ export function queueOutgoing(
   });
   const now = node.nowMs();
   const plain: UnsignedEnvelopeV3 = {
-    v: 3, ...fields, ts: isoTime(now), needs_reply: fields.needs_reply ?? fields.kind === 'request', meta: deriveMeta(fields.body), authority: null, enc: null,
+    v: 3,
+    ...fields,
+    ts: isoTime(now),
+    needs_reply: fields.needs_reply ?? fields.kind === 'request',
+    meta: deriveMeta(fields.body),
+    authority: null,
+    enc: null,
   };
   // The shape limits apply to what we write, before anything is stored or sealed.
   const shape = checkEnvelopeShape(signEnvelope(plain, node.config.host, node.keys.hostKey));
@@ -73,9 +94,17 @@ export function queueOutgoing(
     store.mail.insertMessage(envelopeRow(plain, 'out', node.config.host, plain.body, null, now));
     for (const agent of localAgents) store.mail.insertDelivery(plain.id, agent, now);
     for (const copy of copies) {
-      store.outbox.enqueue({
-        kind: 'envelope', item_id: plain.id, msg_id: plain.id, peer_host: copy.host, wire: copy.wire, relay_refused: fit.lanOnly.get(copy.host) ?? null,
-      }, now);
+      store.outbox.enqueue(
+        {
+          kind: 'envelope',
+          item_id: plain.id,
+          msg_id: plain.id,
+          peer_host: copy.host,
+          wire: copy.wire,
+          relay_refused: fit.lanOnly.get(copy.host) ?? null,
+        },
+        now,
+      );
     }
   });
 }
@@ -98,10 +127,25 @@ export function sendMail(node: HostNode, req: SendRequest): SendResult {
   const random = req.random ?? randomBytes;
   const id = newUlid(node.nowMs(), random);
   const thread = answered?.thread ?? id;
-  queueOutgoing(node, {
-    id, from: localAddress(node, req.from), to: route.to, thread, reply_to: replyTo, kind, subject: req.subject, body: req.body,
-    refs: [...(req.refs ?? [])], ...(req.needsReply === undefined ? {} : { needs_reply: req.needsReply }),
-  }, route.localAgents, route.remoteHosts, random, req.lanProbedDown);
+  queueOutgoing(
+    node,
+    {
+      id,
+      from: localAddress(node, req.from),
+      to: route.to,
+      thread,
+      reply_to: replyTo,
+      kind,
+      subject: req.subject,
+      body: req.body,
+      refs: [...(req.refs ?? [])],
+      ...(req.needsReply === undefined ? {} : { needs_reply: req.needsReply }),
+    },
+    route.localAgents,
+    route.remoteHosts,
+    random,
+    req.lanProbedDown,
+  );
   return { id, localAgents: route.localAgents, remoteHosts: route.remoteHosts };
 }
 
@@ -118,7 +162,10 @@ function checkBody(body: string): void {
 function checkBodySize(body: string): void {
   const bytes = Buffer.byteLength(body, 'utf8');
   if (bytes > MAX_BODY_BYTES) {
-    throw new RouteError(`the body is ${bytes} bytes of UTF-8, over the ${MAX_BODY_BYTES}-byte limit: send it in parts, or put it in a file and send its path in refs`, 'invalid');
+    throw new RouteError(
+      `the body is ${bytes} bytes of UTF-8, over the ${MAX_BODY_BYTES}-byte limit: send it in parts, or put it in a file and send its path in refs`,
+      'invalid',
+    );
   }
 }
 

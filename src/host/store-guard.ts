@@ -9,7 +9,8 @@ import { StoreError } from './store/database.ts';
 import { META_HOST_PUB, type HostStore } from './store/host-store.ts';
 
 /** How a person gets a lost store back. */
-export const RESTORE_HINT = 'restore it from a backup with agentmbx restore FILE (docs/host.md, "Backup and restore"); agentmbx never starts a new store over an existing host';
+export const RESTORE_HINT =
+  'restore it from a backup with agentmbx restore FILE (docs/host.md, "Backup and restore"); agentmbx never starts a new store over an existing host';
 
 /** The refusal of a home whose store is missing, empty or another host's: exit 6. */
 export class StoreMissingError extends StoreError {}
@@ -24,7 +25,8 @@ export function checkStoreFile(home: string): void {
     if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
     throw new StoreMissingError(`${path} is missing: this home has its keys and config.json but not its store (mail, peers, outbox); ${RESTORE_HINT}`);
   }
-  if (size === 0) throw new StoreMissingError(`${path} is empty: this home has its keys and config.json but its store (mail, peers, outbox) is gone; ${RESTORE_HINT}`);
+  if (size === 0)
+    throw new StoreMissingError(`${path} is empty: this home has its keys and config.json but its store (mail, peers, outbox) is gone; ${RESTORE_HINT}`);
 }
 
 /** The host public keys this home has held: the current one and every retired one. */
@@ -49,6 +51,8 @@ export function checkStoreOwner(home: string, store: HostStore): void {
   const mine = homeHostKeys(home);
   if (!mine.has(owner)) {
     const current = [...mine][0] ?? '';
-    throw new StoreMissingError(`${path} is another host's store (host key ${fingerprint(owner)}, this home's is ${fingerprint(current)}): put this host's own host.db back, or ${RESTORE_HINT}`);
+    throw new StoreMissingError(
+      `${path} is another host's store (host key ${fingerprint(owner)}, this home's is ${fingerprint(current)}): put this host's own host.db back, or ${RESTORE_HINT}`,
+    );
   }
 }

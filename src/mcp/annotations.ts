@@ -48,7 +48,11 @@ export function schemaLimits(inputSchema: Record<string, z.ZodType> | undefined)
   return limits;
 }
 
-interface ToolConfig { description?: string; inputSchema?: object; annotations?: ToolAnnotations }
+interface ToolConfig {
+  description?: string;
+  inputSchema?: object;
+  annotations?: ToolAnnotations;
+}
 
 /** The tool's config with its annotations and a "Limits: …" sentence added to the description. */
 export function annotateTool<C extends ToolConfig>(name: string, config: C): C {
@@ -60,5 +64,6 @@ export function annotateTool<C extends ToolConfig>(name: string, config: C): C {
 /** Every tool registered on `server` from now on gets its annotations and limits (see annotateTool). */
 export function annotateMailTools(server: McpServer): void {
   const register = server.registerTool.bind(server);
-  server.registerTool = ((name: string, config: ToolConfig, callback: never) => register(name, annotateTool(name, config) as never, callback)) as typeof server.registerTool;
+  server.registerTool = ((name: string, config: ToolConfig, callback: never) =>
+    register(name, annotateTool(name, config) as never, callback)) as typeof server.registerTool;
 }

@@ -18,7 +18,7 @@ export const messageSchema = z.looseObject({
   note: z.string().nullable().describe('the ack note, if any'),
   trust: z.string().describe('who vouches for it: "local" or "signed by paired host X (fingerprint)"'),
   needs_reply: z.boolean().describe('the sender asked for a reply (answer with mbx_send and reply_to)'),
-  refs: z.array(z.string()).describe('the sender\'s references: URLs, paths, commit ids'),
+  refs: z.array(z.string()).describe("the sender's references: URLs, paths, commit ids"),
 });
 
 export const messagesSchema = { messages: z.array(messageSchema) };
@@ -29,8 +29,11 @@ export const recipientStatusSchema = z.looseObject({
   state: z.string().describe('delivered, notified, read, acked; or the outbox state while it travels'),
   at: z.string().nullable(),
   note: z.string().nullable(),
-  wake: z.string().nullable().optional()
-    .describe('how the recipient\'s agent was told: hook, channel, exec (several joined), none (with why), null if not known'),
+  wake: z
+    .string()
+    .nullable()
+    .optional()
+    .describe("how the recipient's agent was told: hook, channel, exec (several joined), none (with why), null if not known"),
 });
 
 export const directoryEntrySchema = z.object({

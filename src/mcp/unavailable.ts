@@ -7,10 +7,7 @@ import { SERVER_NAME } from './server.ts';
 import { MAIL_TOOL_NAMES } from './tools.ts';
 
 export function createUnavailableServer(reason: string, version: string): Server {
-  const server = new Server(
-    { name: SERVER_NAME, version },
-    { capabilities: { tools: {} }, instructions: `agentmbx cannot serve this session: ${reason}` },
-  );
+  const server = new Server({ name: SERVER_NAME, version }, { capabilities: { tools: {} }, instructions: `agentmbx cannot serve this session: ${reason}` });
   const refusal: CallToolResult = { isError: true, content: [{ type: 'text', text: `agentmbx cannot serve: ${reason}` }] };
   server.setRequestHandler(ListToolsRequestSchema, () => ({
     tools: MAIL_TOOL_NAMES.map((name) => ({ name, description: `Unavailable: ${reason}`, inputSchema: { type: 'object' as const } })),

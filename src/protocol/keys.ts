@@ -1,8 +1,14 @@
 // Ed25519 (host and relay keys) and X25519 (enc keys) as raw 32-byte values (protocol.md §1),
 // backed by node:crypto KeyObjects.
 import {
-  createPrivateKey, createPublicKey, diffieHellman, generateKeyPairSync, randomBytes,
-  sign as cryptoSign, verify as cryptoVerify, type KeyObject,
+  createPrivateKey,
+  createPublicKey,
+  diffieHellman,
+  generateKeyPairSync,
+  randomBytes,
+  sign as cryptoSign,
+  verify as cryptoVerify,
+  type KeyObject,
 } from 'node:crypto';
 import { fromBase64Exact, toBase64 } from './base64.ts';
 
@@ -35,9 +41,15 @@ class Ed25519SigningKey implements SigningKey {
     this.#key = createPrivateKey({ key: Buffer.concat([ED25519_PKCS8, seed]), format: 'der', type: 'pkcs8' });
     this.publicKey = toBase64(rawPublic(createPublicKey(this.#key)));
   }
-  exportSeed(): string { return toBase64(this.#seed); }
-  sign(text: string): string { return toBase64(cryptoSign(null, Buffer.from(text, 'utf8'), this.#key)); }
-  toJSON(): string { return `[signing key ${this.publicKey}]`; }
+  exportSeed(): string {
+    return toBase64(this.#seed);
+  }
+  sign(text: string): string {
+    return toBase64(cryptoSign(null, Buffer.from(text, 'utf8'), this.#key));
+  }
+  toJSON(): string {
+    return `[signing key ${this.publicKey}]`;
+  }
 }
 
 function rawPublic(key: KeyObject): Buffer {

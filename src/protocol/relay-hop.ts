@@ -22,7 +22,7 @@ export interface RelayHopHeaders {
 
 /** The path a hop signs: v1 routes are signed without their query string (a kept v1 weakness, G8). */
 export function signedHopPath(path: string): string {
-  return path.startsWith('/v1/') ? path.split('?', 1)[0] ?? path : path;
+  return path.startsWith('/v1/') ? (path.split('?', 1)[0] ?? path) : path;
 }
 
 export function relayHopString(method: string, path: string, ts: string, rawBody: string): string {

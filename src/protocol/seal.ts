@@ -14,11 +14,7 @@ const STRICT_UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
  * The envelope with its plaintext body sealed to `recipientEncPub`: `enc` set and `body` replaced
  * by the same base64 ciphertext. Seal before signing. Throws when the recipient key is malformed.
  */
-export function sealEnvelopeBody(
-  env: UnsignedEnvelopeV3,
-  recipientEncPub: string,
-  random: (n: number) => Uint8Array = randomBytes,
-): UnsignedEnvelopeV3 {
+export function sealEnvelopeBody(env: UnsignedEnvelopeV3, recipientEncPub: string, random: (n: number) => Uint8Array = randomBytes): UnsignedEnvelopeV3 {
   const recipient = fromBase64Exact(recipientEncPub, KEY_BYTES);
   if (recipient === null) throw new TypeError('recipient enc key is not a 32-byte base64 key');
   const ephemeralPrivate = toBase64(random(KEY_BYTES));

@@ -4,13 +4,33 @@
 // Messages never echo a string value (an operator may paste a secret into the wrong place), only numbers.
 import { DEDUP_HORIZON_EXTRA_DAYS, MAX_RETENTION_DAYS, MAX_SETTING_CHARS } from './fixed-limits.ts';
 import {
-  OWNER_QUOTA_ALIASES, SETTING_ENTRIES, SETTINGS, flagAttribute, flagName,
-  type AccountTokenSettings, type OwnerQuotaAlias, type RelayConfig, type RelayConfigFile, type RelayLimits, type Rule, type Setting, type SettingKey,
+  OWNER_QUOTA_ALIASES,
+  SETTING_ENTRIES,
+  SETTINGS,
+  flagAttribute,
+  flagName,
+  type AccountTokenSettings,
+  type OwnerQuotaAlias,
+  type RelayConfig,
+  type RelayConfigFile,
+  type RelayLimits,
+  type Rule,
+  type Setting,
+  type SettingKey,
 } from './settings.ts';
 
 // The settings' types and defaults, and the fixed caps, are read through this module by the relay's
 // core, so that it has one place to import its configuration from.
-export { DEFAULT_CONFIG, DEFAULT_LIMITS, type AccountTokenSettings, type EnrolmentAuthorityName, type RelayConfig, type RelayConfigFile, type RelayLimits, type TrustProxy } from './settings.ts';
+export {
+  DEFAULT_CONFIG,
+  DEFAULT_LIMITS,
+  type AccountTokenSettings,
+  type EnrolmentAuthorityName,
+  type RelayConfig,
+  type RelayConfigFile,
+  type RelayLimits,
+  type TrustProxy,
+} from './settings.ts';
 export * from './fixed-limits.ts';
 
 const DAY_MS = 86_400_000;
@@ -41,10 +61,14 @@ function choiceList(values: readonly string[]): string {
 /** What `rule` asks for, as the end of "NAME must be …". */
 function ruleText(rule: Rule): string {
   switch (rule.kind) {
-    case 'choice': return choiceList(rule.values);
-    case 'text': return `a non-empty string of at most ${MAX_SETTING_CHARS} characters`;
-    case 'days': return `a positive number of days up to ${MAX_RETENTION_DAYS}, fractions allowed`;
-    case 'integer': return rule.max === Number.MAX_SAFE_INTEGER ? `an integer of at least ${rule.min}` : `an integer from ${rule.min} to ${rule.max}`;
+    case 'choice':
+      return choiceList(rule.values);
+    case 'text':
+      return `a non-empty string of at most ${MAX_SETTING_CHARS} characters`;
+    case 'days':
+      return `a positive number of days up to ${MAX_RETENTION_DAYS}, fractions allowed`;
+    case 'integer':
+      return rule.max === Number.MAX_SAFE_INTEGER ? `an integer of at least ${rule.min}` : `an integer from ${rule.min} to ${rule.max}`;
   }
 }
 
@@ -59,7 +83,9 @@ function accepted(rule: Rule, value: unknown): number | string | undefined {
     case 'text':
       return typeof value === 'string' && value.trim() !== '' && value.length <= MAX_SETTING_CHARS ? value : undefined;
     case 'days':
-      return typeof value === 'number' && Number.isFinite(value) && value > 0 && value <= MAX_RETENTION_DAYS && Math.round(value * DAY_MS) >= 1 ? value : undefined;
+      return typeof value === 'number' && Number.isFinite(value) && value > 0 && value <= MAX_RETENTION_DAYS && Math.round(value * DAY_MS) >= 1
+        ? value
+        : undefined;
     case 'integer':
       return typeof value === 'number' && Number.isSafeInteger(value) && value >= rule.min && value <= rule.max ? value : undefined;
   }

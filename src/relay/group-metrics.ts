@@ -33,7 +33,9 @@ type Scraped = Message & ({ body: string } | { error: string });
 type PartAnswer = Message & { figures: Figures };
 
 function isMessage(message: unknown, type: string): message is Message {
-  return typeof message === 'object' && message !== null && (message as { type?: unknown }).type === type && typeof (message as { id?: unknown }).id === 'number';
+  return (
+    typeof message === 'object' && message !== null && (message as { type?: unknown }).type === type && typeof (message as { id?: unknown }).id === 'number'
+  );
 }
 
 /** In the primary (before it forks): answers every worker's scrape with the whole group's figures, its own included. */
@@ -41,12 +43,22 @@ export function serveGroupMetrics(primary: Registry): void {
   // the primary's questions to the workers waiting for answers: one per worker per scrape in progress
   const waiting = new Map<number, (figures: Figures) => void>();
   let nextId = 1;
-  const ask = (worker: Worker): Promise<Figures | null> => new Promise((resolve) => {
-    const id = nextId++;
-    const timer = setTimeout(() => { waiting.delete(id); resolve(null); }, GROUP_SCRAPE_WAIT_MS);
-    waiting.set(id, (figures) => { clearTimeout(timer); waiting.delete(id); resolve(figures); });
-    worker.send({ type: PART, id } satisfies Message, undefined, (error) => { if (error !== null) waiting.get(id)?.([]); });
-  });
+  const ask = (worker: Worker): Promise<Figures | null> =>
+    new Promise((resolve) => {
+      const id = nextId++;
+      const timer = setTimeout(() => {
+        waiting.delete(id);
+        resolve(null);
+      }, GROUP_SCRAPE_WAIT_MS);
+      waiting.set(id, (figures) => {
+        clearTimeout(timer);
+        waiting.delete(id);
+        resolve(figures);
+      });
+      worker.send({ type: PART, id } satisfies Message, undefined, (error) => {
+        if (error !== null) waiting.get(id)?.([]);
+      });
+    });
   const gather = async (): Promise<string> => {
     const workers = Object.values(cluster.workers ?? {}).filter((w): w is Worker => w?.isConnected() === true);
     const parts = await Promise.all(workers.map(ask));
@@ -65,8 +77,12 @@ export function serveGroupMetrics(primary: Registry): void {
       if (worker.isConnected()) worker.send(reply, undefined, () => {});
     };
     gather().then(
-      (body) => { answer({ type: SCRAPED, id, body }); },
-      (error: unknown) => { answer({ type: SCRAPED, id, error: error instanceof Error ? error.message : String(error) }); },
+      (body) => {
+        answer({ type: SCRAPED, id, body });
+      },
+      (error: unknown) => {
+        answer({ type: SCRAPED, id, error: error instanceof Error ? error.message : String(error) });
+      },
     );
   });
 }

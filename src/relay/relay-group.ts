@@ -63,7 +63,12 @@ export interface WorkerGroup {
  * Forks `count` workers (this process must be the cluster primary) and resolves once every one
  * serves; their /metrics add `primaryMetrics` (group-metrics.ts). Rejects if a worker exits before it serves (its own error is on stderr).
  */
-export async function startWorkerGroup(count: number, primaryMetrics: Registry, log: (line: string) => void, nowMs: () => number = Date.now): Promise<WorkerGroup> {
+export async function startWorkerGroup(
+  count: number,
+  primaryMetrics: Registry,
+  log: (line: string) => void,
+  nowMs: () => number = Date.now,
+): Promise<WorkerGroup> {
   cluster.schedulingPolicy = cluster.SCHED_RR;
   const memory = workerMemorySettings(process.execArgv, process.env);
   cluster.setupPrimary({ execArgv: memory.execArgv });
@@ -72,51 +77,59 @@ export async function startWorkerGroup(count: number, primaryMetrics: Registry, 
   let first: ReadyMessage | null = null;
   const deaths: number[] = [];
   let fail: (reason: string) => void = () => {};
-  const failed = new Promise<string>((resolve) => { fail = resolve; });
+  const failed = new Promise<string>((resolve) => {
+    fail = resolve;
+  });
   const serving = new Set<Worker>();
 
-  const fork = (): Promise<void> => new Promise((resolve, reject) => {
-    const worker = cluster.fork(memory.env);
-    let ready = false;
-    worker.on('message', (message: unknown) => {
-      // items a worker committed: its siblings' held pulls for those keys read again
-      if (isWakeMessage(message)) {
-        sendWakeToWorkers(message.keys, worker);
-        return;
-      }
-      if (!isReady(message) || ready) return;
-      ready = true;
-      first ??= message;
-      serving.add(worker);
-      log(`agentmbx relay: worker pid ${worker.process.pid} serving (${serving.size} of ${count})`);
-      resolve();
+  const fork = (): Promise<void> =>
+    new Promise((resolve, reject) => {
+      const worker = cluster.fork(memory.env);
+      let ready = false;
+      worker.on('message', (message: unknown) => {
+        // items a worker committed: its siblings' held pulls for those keys read again
+        if (isWakeMessage(message)) {
+          sendWakeToWorkers(message.keys, worker);
+          return;
+        }
+        if (!isReady(message) || ready) return;
+        ready = true;
+        first ??= message;
+        serving.add(worker);
+        log(`agentmbx relay: worker pid ${worker.process.pid} serving (${serving.size} of ${count})`);
+        resolve();
+      });
+      worker.once('exit', (code, signal) => {
+        serving.delete(worker);
+        if (stopping) return;
+        const how = signal === null ? `exit code ${code}` : `signal ${signal}`;
+        if (!ready) {
+          reject(new Error(`a relay worker stopped before it served (${how})`));
+          return;
+        }
+        deaths.push(nowMs());
+        while (deaths.length > 0 && (deaths[0] as number) <= nowMs() - WORKER_DEATH_WINDOW_MS) deaths.shift();
+        if (deaths.length > MAX_WORKER_DEATHS) {
+          fail(`${deaths.length} relay workers died within ${WORKER_DEATH_WINDOW_MS / 1000} s`);
+          return;
+        }
+        log(`agentmbx relay: worker pid ${worker.process.pid} died (${how}): starting another`);
+        fork().catch((error: unknown) => fail((error as Error).message));
+      });
     });
-    worker.once('exit', (code, signal) => {
-      serving.delete(worker);
-      if (stopping) return;
-      const how = signal === null ? `exit code ${code}` : `signal ${signal}`;
-      if (!ready) {
-        reject(new Error(`a relay worker stopped before it served (${how})`));
-        return;
-      }
-      deaths.push(nowMs());
-      while (deaths.length > 0 && (deaths[0] as number) <= nowMs() - WORKER_DEATH_WINDOW_MS) deaths.shift();
-      if (deaths.length > MAX_WORKER_DEATHS) {
-        fail(`${deaths.length} relay workers died within ${WORKER_DEATH_WINDOW_MS / 1000} s`);
-        return;
-      }
-      log(`agentmbx relay: worker pid ${worker.process.pid} died (${how}): starting another`);
-      fork().catch((error: unknown) => fail((error as Error).message));
-    });
-  });
 
   const stop = async (): Promise<void> => {
     stopping = true;
     const workers = Object.values(cluster.workers ?? {}).filter((w): w is Worker => w !== undefined && !w.isDead());
-    await Promise.all(workers.map((worker) => new Promise<void>((resolve) => {
-      worker.once('exit', () => resolve());
-      worker.process.kill('SIGTERM');
-    })));
+    await Promise.all(
+      workers.map(
+        (worker) =>
+          new Promise<void>((resolve) => {
+            worker.once('exit', () => resolve());
+            worker.process.kill('SIGTERM');
+          }),
+      ),
+    );
   };
 
   try {
@@ -136,7 +149,9 @@ export function sendWakeToWorkers(keys: string[], except?: Worker): void {
   for (const worker of Object.values(cluster.workers ?? {})) {
     if (worker === undefined || worker === except || !worker.isConnected()) continue;
     // a worker that dies meanwhile loses only the news; its replacement's hosts pull again
-    worker.send(message, (error: Error | null) => { void error; });
+    worker.send(message, (error: Error | null) => {
+      void error;
+    });
   }
 }
 

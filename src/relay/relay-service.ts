@@ -102,9 +102,15 @@ export async function startRelayService(options: RelayServiceOptions & { role?: 
   // the ports first (bound-port.ts): a start that cannot serve must not rotate the epoch or write a
   // heartbeat. A worker's ports are the group's: node:cluster shares the primary's listening handle.
   const ports: BoundPort[] = [];
-  const closePorts = async (): Promise<void> => { for (const port of ports.splice(0).reverse()) await port.close(); };
+  const closePorts = async (): Promise<void> => {
+    for (const port of ports.splice(0).reverse()) await port.close();
+  };
   const metrics = new RelayMetrics();
-  const log = options.log ?? ((line: string) => { process.stderr.write(`${line}\n`); });
+  const log =
+    options.log ??
+    ((line: string) => {
+      process.stderr.write(`${line}\n`);
+    });
   const pendingWriters = new PendingWriters();
   const served: ServedEpoch = { epoch: null };
   let state: Awaited<ReturnType<typeof openRelayState>>;
@@ -135,8 +141,15 @@ export async function startRelayService(options: RelayServiceOptions & { role?: 
     const wakes = await othersToWake(options, worker ? 'worker' : 'alone', log);
     if (wakes.close !== undefined) cleanups.push(wakes.close);
     const core = await createRelayCore({
-      store, relayKey, config: options.config, version: RELAY_VERSION, hopVerifier, pendingWriters,
-      pushWriter, observer: metrics, pullWakes: wakes.pullWakes,
+      store,
+      relayKey,
+      config: options.config,
+      version: RELAY_VERSION,
+      hopVerifier,
+      pendingWriters,
+      pushWriter,
+      observer: metrics,
+      pullWakes: wakes.pullWakes,
       ...(sharesState ? { challenges: storeChallenges(store) } : {}),
       ...(options.authority ? { authority: options.authority } : {}),
       ...(options.nowMs ? { nowMs: options.nowMs } : {}),
@@ -157,7 +170,10 @@ export async function startRelayService(options: RelayServiceOptions & { role?: 
       cleanups.push(() => keys.stop());
     }
     const observability = {
-      metrics, logger: options.requestLog ?? null, metricsOnRelayPort: options.metricsBind === undefined, nowMs,
+      metrics,
+      logger: options.requestLog ?? null,
+      metricsOnRelayPort: options.metricsBind === undefined,
+      nowMs,
       health: () => checkHealth({ store, nowMs, heartbeatIntervalMs, diskFault: () => store.diskFault() }),
       ...(options.pollSummaryTicker === undefined ? {} : { pollSummaryTicker: options.pollSummaryTicker }),
     };
@@ -207,7 +223,11 @@ export async function startRelayLeader(options: Omit<RelayServiceOptions, 'reque
   await probePort(options.bind, options.port, '--port (env PORT) or --bind');
   if (options.metricsBind !== undefined) await probePort(options.metricsBind.host, options.metricsBind.port, '--metrics-bind');
   const metrics = new RelayMetrics();
-  const log = options.log ?? ((line: string) => { process.stderr.write(`${line}\n`); });
+  const log =
+    options.log ??
+    ((line: string) => {
+      process.stderr.write(`${line}\n`);
+    });
   const served: ServedEpoch = { epoch: null };
   const state = await openRelayState(options, { takesLock: true, shared: true, metrics, log, pendingWriters: new PendingWriters(), served });
   const { store, relayKey, nowMs, cleanups, unwind } = state;
@@ -218,7 +238,11 @@ export async function startRelayLeader(options: Omit<RelayServiceOptions, 'reque
     const wakes = await othersToWake(options, 'leader', log);
     if (wakes.close !== undefined) cleanups.push(wakes.close);
     const core = await createRelayCore({
-      store, relayKey, config: options.config, version: RELAY_VERSION, pullWakes: wakes.pullWakes,
+      store,
+      relayKey,
+      config: options.config,
+      version: RELAY_VERSION,
+      pullWakes: wakes.pullWakes,
       ...(options.authority ? { authority: options.authority } : {}),
       ...(options.nowMs ? { nowMs: options.nowMs } : {}),
     });
@@ -239,25 +263,50 @@ type Cleanup = () => Promise<void> | void;
  * SQLite group the other workers, through the primary (relay-group.ts forwards a worker's message
  * to its siblings, and sends the leader's own); a lone SQLite relay has nobody else.
  */
-async function othersToWake(options: Omit<RelayServiceOptions, 'requestLog'>, role: RelayRole | 'leader', log: (line: string) => void): Promise<{ pullWakes: (held: HeldPulls<EncodedJson>) => PullWakes; close?: Cleanup }> {
+async function othersToWake(
+  options: Omit<RelayServiceOptions, 'requestLog'>,
+  role: RelayRole | 'leader',
+  log: (line: string) => void,
+): Promise<{ pullWakes: (held: HeldPulls<EncodedJson>) => PullWakes; close?: Cleanup }> {
   let heard: HeldPulls<EncodedJson> | null = null;
-  const listener = await listenForStoreItemWakes(options.store ?? options.storeDir, { log, onKeys: (keys) => heard?.wake(keys), onReconnect: () => heard?.wakeAll() });
+  const listener = await listenForStoreItemWakes(options.store ?? options.storeDir, {
+    log,
+    onKeys: (keys) => heard?.wake(keys),
+    onReconnect: () => heard?.wakeAll(),
+  });
   if (listener !== null) {
     return {
       pullWakes: (held) => {
         heard = held;
-        return pullWakes((keys) => held.wake(keys), (keys) => listener.notify(keys));
+        return pullWakes(
+          (keys) => held.wake(keys),
+          (keys) => listener.notify(keys),
+        );
       },
       close: () => listener.close(),
     };
   }
-  if (role === 'leader') return { pullWakes: () => pullWakes(() => {}, (keys) => sendWakeToWorkers(keys)) };
+  if (role === 'leader')
+    return {
+      pullWakes: () =>
+        pullWakes(
+          () => {},
+          (keys) => sendWakeToWorkers(keys),
+        ),
+    };
   if (role === 'alone') return { pullWakes: (held) => pullWakes((keys) => held.wake(keys)) };
   return {
     pullWakes: (held) => {
-      const onMessage = (message: unknown): void => { if (isWakeMessage(message)) held.wake(message.keys); };
+      const onMessage = (message: unknown): void => {
+        if (isWakeMessage(message)) held.wake(message.keys);
+      };
       process.on('message', onMessage);
-      return pullWakes((keys) => held.wake(keys), (keys) => { process.send?.(wakeMessage(keys)); });
+      return pullWakes(
+        (keys) => held.wake(keys),
+        (keys) => {
+          process.send?.(wakeMessage(keys));
+        },
+      );
     },
   };
 }
@@ -295,7 +344,10 @@ async function openRelayState(
     const { metrics, log, pendingWriters } = how;
     const groupCommit = { maxItems: options.config.group_commit_max_items, maxWaitMs: options.config.group_commit_max_wait_ms };
     const store = await openRelayStore({
-      location, relayPubkey: relayKey.publicKey, groupCommit, onGroupCommit: (size, ms) => metrics.groupCommitted(size, ms),
+      location,
+      relayPubkey: relayKey.publicKey,
+      groupCommit,
+      onGroupCommit: (size, ms) => metrics.groupCommitted(size, ms),
       writersPending: () => pendingWriters.any(),
       onDiskRefusal: (fault) => metrics.diskRefused(fault.fault),
       onDiskState: (fault) => log(diskStateLine(options.storeDir, fault)),
@@ -321,10 +373,22 @@ async function openRelayState(
 function startHousekeeping(core: RelayCore, heartbeatIntervalMs: number, metrics: RelayMetrics, log: (line: string) => void): Cleanup[] {
   const { store, nowMs, config } = core.context;
   const leased = housekeepingLease(store, log);
-  const heartbeat = startPeriodic(async () => { if (await leased()) await writeHeartbeat(store, nowMs()); }, heartbeatIntervalMs, { onError: onError(log, 'heartbeat') });
+  const heartbeat = startPeriodic(
+    async () => {
+      if (await leased()) await writeHeartbeat(store, nowMs());
+    },
+    heartbeatIntervalMs,
+    { onError: onError(log, 'heartbeat') },
+  );
   const countedSweep = async (): Promise<void> => {
-    if (!await leased()) return;
-    await sweep(core.context).then(() => metrics.swept(true), (error: unknown) => { metrics.swept(false); throw error; });
+    if (!(await leased())) return;
+    await sweep(core.context).then(
+      () => metrics.swept(true),
+      (error: unknown) => {
+        metrics.swept(false);
+        throw error;
+      },
+    );
   };
   const sweeper = startPeriodic(countedSweep, config.sweep_interval_ms, { runNow: true, onError: onError(log, 'expiry sweep') });
   return [() => heartbeat.stop(), () => sweeper.stop()];

@@ -50,7 +50,12 @@ export const SETTINGS = {
   max_pull: { section: 'limits', rule: positiveInteger, default: 500, doc: 'items per pull page' },
   max_pull_bytes: { section: 'limits', rule: positiveInteger, default: 8 * MiB, doc: 'bytes per pull page (at least one item)' },
   // 55 s: a held pull ends well inside a proxy's 100 s idle limit (Cloudflare's), with room for the answer
-  max_wait_s: { section: 'limits', rule: { kind: 'integer', min: 0, max: MAX_WAIT_S_LIMIT }, default: 55, doc: 'seconds a pull with nothing for it may be held open (0: never held)' },
+  max_wait_s: {
+    section: 'limits',
+    rule: { kind: 'integer', min: 0, max: MAX_WAIT_S_LIMIT },
+    default: 55,
+    doc: 'seconds a pull with nothing for it may be held open (0: never held)',
+  },
   max_targets: { section: 'limits', rule: positiveInteger, default: 64, doc: 'targets per item' },
   retention_days: { section: 'limits', rule: { kind: 'days' }, default: 14, doc: 'days an unacked item lives, fractions allowed' },
   max_queue_items: { section: 'limits', rule: positiveInteger, default: 10_000, doc: 'items queued for one target key' },
@@ -60,18 +65,57 @@ export const SETTINGS = {
   max_owner_items: { section: 'limits', rule: positiveInteger, default: 10_000, doc: 'items queued for all hosts of one proven account' },
   max_owner_bytes: { section: 'limits', rule: positiveInteger, default: 50 * MiB, doc: 'bytes queued for all hosts of one proven account' },
   pushes_per_minute: { section: 'relay', rule: positiveInteger, default: 120, doc: 'push requests per sender key per minute (protocol.md §7.3)' },
-  enrol_per_minute: { section: 'relay', rule: positiveInteger, default: 30, doc: 'challenge + enrol + rotate calls per client address per minute (protocol.md §7.4)' },
-  // below the fixed small-route cap would make a push body smaller than an enrol body
-  max_body_bytes: { section: 'relay', rule: { kind: 'integer', min: ENROL_BODY_MAX_BYTES, max: Number.MAX_SAFE_INTEGER }, default: 8 * MiB, doc: 'request body cap of every route except challenge, enrol and rotate' },
-  sweep_interval_ms: { section: 'relay', rule: { kind: 'integer', min: MIN_SWEEP_INTERVAL_MS, max: MAX_TIMER_MS }, default: 600_000, doc: 'period of the expiry sweep after the one at start' },
-  trust_proxy: {
-    section: 'relay', rule: { kind: 'choice', values: ['xff', 'cloudflare', 'none'], anyCase: true }, default: 'none',
-    doc: 'client address from a proxy: xff or cloudflare', env: 'MBX_RELAY_TRUST_PROXY', flag: '--trust-proxy <mode>',
+  enrol_per_minute: {
+    section: 'relay',
+    rule: positiveInteger,
+    default: 30,
+    doc: 'challenge + enrol + rotate calls per client address per minute (protocol.md §7.4)',
   },
-  group_commit_max_items: { section: 'relay', rule: { kind: 'integer', min: 1, max: MAX_GROUP_COMMIT_ITEMS }, default: DEFAULT_GROUP_COMMIT.maxItems, doc: 'write transactions committed together at most (1 turns grouping off)' },
-  group_commit_max_wait_ms: { section: 'relay', rule: { kind: 'integer', min: 1, max: MAX_GROUP_COMMIT_WAIT_MS }, default: DEFAULT_GROUP_COMMIT.maxWaitMs, doc: 'how long a commit group may stay open gathering queued writes' },
-  hop_verify_threads: { section: 'relay', rule: { kind: 'integer', min: 0, max: MAX_HOP_VERIFY_THREADS }, default: 1, doc: 'worker threads checking hop signatures (0: on the event loop)' },
-  enrolment_authority: { section: 'authority', rule: { kind: 'choice', values: ['host-key', 'account-token'] }, default: 'host-key', doc: 'who may enrol: the host-key challenge or account tokens (design §8)' },
+  // below the fixed small-route cap would make a push body smaller than an enrol body
+  max_body_bytes: {
+    section: 'relay',
+    rule: { kind: 'integer', min: ENROL_BODY_MAX_BYTES, max: Number.MAX_SAFE_INTEGER },
+    default: 8 * MiB,
+    doc: 'request body cap of every route except challenge, enrol and rotate',
+  },
+  sweep_interval_ms: {
+    section: 'relay',
+    rule: { kind: 'integer', min: MIN_SWEEP_INTERVAL_MS, max: MAX_TIMER_MS },
+    default: 600_000,
+    doc: 'period of the expiry sweep after the one at start',
+  },
+  trust_proxy: {
+    section: 'relay',
+    rule: { kind: 'choice', values: ['xff', 'cloudflare', 'none'], anyCase: true },
+    default: 'none',
+    doc: 'client address from a proxy: xff or cloudflare',
+    env: 'MBX_RELAY_TRUST_PROXY',
+    flag: '--trust-proxy <mode>',
+  },
+  group_commit_max_items: {
+    section: 'relay',
+    rule: { kind: 'integer', min: 1, max: MAX_GROUP_COMMIT_ITEMS },
+    default: DEFAULT_GROUP_COMMIT.maxItems,
+    doc: 'write transactions committed together at most (1 turns grouping off)',
+  },
+  group_commit_max_wait_ms: {
+    section: 'relay',
+    rule: { kind: 'integer', min: 1, max: MAX_GROUP_COMMIT_WAIT_MS },
+    default: DEFAULT_GROUP_COMMIT.maxWaitMs,
+    doc: 'how long a commit group may stay open gathering queued writes',
+  },
+  hop_verify_threads: {
+    section: 'relay',
+    rule: { kind: 'integer', min: 0, max: MAX_HOP_VERIFY_THREADS },
+    default: 1,
+    doc: 'worker threads checking hop signatures (0: on the event loop)',
+  },
+  enrolment_authority: {
+    section: 'authority',
+    rule: { kind: 'choice', values: ['host-key', 'account-token'] },
+    default: 'host-key',
+    doc: 'who may enrol: the host-key challenge or account tokens (design §8)',
+  },
   token_issuer: { section: 'authority', rule: text, doc: "the accounts issuer, compared exactly with a token's iss" },
   token_jwks_url: { section: 'authority', rule: text, doc: "where the issuer's JWKS is fetched (https, or http on a loopback address)" },
   token_audience: { section: 'authority', rule: text, doc: "this relay's own public URL, compared exactly with a token's aud" },
@@ -83,9 +127,9 @@ type ValueOf<R extends Rule> = R extends { kind: 'choice'; values: readonly (inf
 type KeysIn<S extends Section> = { [K in SettingKey]: Settings[K]['section'] extends S ? K : never }[SettingKey];
 type ValuesOf<K extends SettingKey> = { [P in K]: ValueOf<Settings[P]['rule']> };
 /** The values of `section`: a setting with a default is always there, one without only when given. */
-type SectionValues<S extends Section> =
-  & { [K in KeysIn<S> as Settings[K] extends { default: number | string } ? K : never]: ValueOf<Settings[K]['rule']> }
-  & { [K in KeysIn<S> as Settings[K] extends { default: number | string } ? never : K]?: ValueOf<Settings[K]['rule']> };
+type SectionValues<S extends Section> = { [K in KeysIn<S> as Settings[K] extends { default: number | string } ? K : never]: ValueOf<Settings[K]['rule']> } & {
+  [K in KeysIn<S> as Settings[K] extends { default: number | string } ? never : K]?: ValueOf<Settings[K]['rule']>;
+};
 
 /** The limits a relay advertises in `GET /v2/relay/info` (protocol.md §3.1). Sizes are raw wire bytes. */
 export type RelayLimits = SectionValues<'limits'>;
@@ -125,5 +169,7 @@ export function flagName(flag: string): string {
 
 /** The attribute commander gives a flag's value: `--trust-proxy <mode>` → `trustProxy`. */
 export function flagAttribute(flag: string): string {
-  return flagName(flag).replace(/^--/, '').replace(/-([a-z])/g, (_, letter: string) => letter.toUpperCase());
+  return flagName(flag)
+    .replace(/^--/, '')
+    .replace(/-([a-z])/g, (_, letter: string) => letter.toUpperCase());
 }

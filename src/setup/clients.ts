@@ -4,7 +4,16 @@
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import {
-  ConfigFileError, isObject, jsonText, readJsonObject, readText, readToml, replaceTomlTable, sameValue, tableOf, type JsonObject,
+  ConfigFileError,
+  isObject,
+  jsonText,
+  readJsonObject,
+  readText,
+  readToml,
+  replaceTomlTable,
+  sameValue,
+  tableOf,
+  type JsonObject,
 } from './config-files.ts';
 import { hookCommandLine, launchAgent, launchDrift, mcpCommand, type Launch } from './launch.ts';
 import type { DoctorCheck } from '../host/core/doctor-check.ts';
@@ -23,7 +32,7 @@ export const CLAUDE_PERMISSION = `mcp__${SERVER_KEY}`;
 const CLAUDE_HOOK_EVENTS = { SessionStart: 'session-start', UserPromptSubmit: 'user-prompt-submit', Stop: 'stop' } as const;
 
 export const CLIENTS = ['claude', 'codex', 'cursor', 'gemini'] as const;
-export type ClientName = typeof CLIENTS[number];
+export type ClientName = (typeof CLIENTS)[number];
 export type Scope = 'user' | 'project';
 
 export interface Where {
@@ -40,9 +49,7 @@ export interface SetupRequest extends Where {
   yes: boolean;
 }
 
-export type Step =
-  | { kind: 'run'; argv: string[]; summary: string }
-  | { kind: 'write'; path: string; text: string; summary: string };
+export type Step = { kind: 'run'; argv: string[]; summary: string } | { kind: 'write'; path: string; text: string; summary: string };
 
 export type CheckState = 'ok' | 'missing' | 'drifted';
 
@@ -159,7 +166,16 @@ function planCodex(req: SetupRequest, remove: boolean): Step[] {
   if (remove && current === undefined) return [];
   const entry = remove ? null : codexEntry(req, current);
   if (!remove && sameValue(current, entry)) return [];
-  return [{ kind: 'write', path, text: replaceTomlTable(path, text, CODEX_TABLE, entry), summary: remove ? `remove [${CODEX_TABLE}]` : `set [${CODEX_TABLE}] (agent ${req.agent}, required, tool_timeout_sec ${CODEX_TOOL_TIMEOUT_SEC}${entry?.['tools'] === undefined ? '' : ', mbx_send approved'})` }];
+  return [
+    {
+      kind: 'write',
+      path,
+      text: replaceTomlTable(path, text, CODEX_TABLE, entry),
+      summary: remove
+        ? `remove [${CODEX_TABLE}]`
+        : `set [${CODEX_TABLE}] (agent ${req.agent}, required, tool_timeout_sec ${CODEX_TOOL_TIMEOUT_SEC}${entry?.['tools'] === undefined ? '' : ', mbx_send approved'})`,
+    },
+  ];
 }
 
 function checkCodex(where: Where, agent: string | null): ClientCheck {
@@ -188,12 +204,15 @@ function claudeSettingsPath(where: Where): string {
 
 const OUR_HOOK = /\bhook claude (session-start|user-prompt-submit|stop)\b/;
 
-interface HookGroup { matcher?: string; hooks?: Array<{ type?: string; command?: string }> }
+interface HookGroup {
+  matcher?: string;
+  hooks?: Array<{ type?: string; command?: string }>;
+}
 
 function hookGroups(settings: JsonObject, event: string): HookGroup[] {
   const hooks = settings['hooks'];
   const groups = isObject(hooks) ? hooks[event] : undefined;
-  return Array.isArray(groups) ? groups.filter(isObject) as HookGroup[] : [];
+  return Array.isArray(groups) ? (groups.filter(isObject) as HookGroup[]) : [];
 }
 
 function ourHookCommands(settings: JsonObject, event: string): string[] {
@@ -244,10 +263,12 @@ function planClaude(req: SetupRequest, remove: boolean, claude: string): Step[] 
   const { command, args } = mcpCommand(req.launch, req.agent);
   const wanted = { command, args, env: { MBX_HOME: req.launch.home } };
   const same = current !== undefined && sameValue({ command: current['command'], args: current['args'], env: current['env'] }, wanted);
-  if (current !== undefined && (remove || !same)) steps.push({ kind: 'run', argv: [claude, 'mcp', 'remove', ...scope, SERVER_KEY], summary: `remove the MCP server ${SERVER_KEY}` });
+  if (current !== undefined && (remove || !same))
+    steps.push({ kind: 'run', argv: [claude, 'mcp', 'remove', ...scope, SERVER_KEY], summary: `remove the MCP server ${SERVER_KEY}` });
   if (!remove && !same) {
     steps.push({
-      kind: 'run', argv: [claude, 'mcp', 'add', ...scope, SERVER_KEY, '-e', `MBX_HOME=${req.launch.home}`, '--', command, ...args],
+      kind: 'run',
+      argv: [claude, 'mcp', 'add', ...scope, SERVER_KEY, '-e', `MBX_HOME=${req.launch.home}`, '--', command, ...args],
       summary: `add the MCP server ${SERVER_KEY} (agent ${req.agent})`,
     });
   }
@@ -256,7 +277,9 @@ function planClaude(req: SetupRequest, remove: boolean, claude: string): Step[] 
   const commands: Record<string, string> = {};
   if (!remove) for (const [event, arg] of Object.entries(CLAUDE_HOOK_EVENTS)) commands[event] = hookCommandLine(req.launch, 'claude', arg, req.agent);
   const after = withPermission(withHooks(settings, commands), !remove && (req.yes || hasPermission(settings)));
-  const what = remove ? 'remove the agentmbx hooks and permission' : `set the SessionStart, UserPromptSubmit and Stop hooks${req.yes || hasPermission(settings) ? ` and allow ${CLAUDE_PERMISSION}` : ''}`;
+  const what = remove
+    ? 'remove the agentmbx hooks and permission'
+    : `set the SessionStart, UserPromptSubmit and Stop hooks${req.yes || hasPermission(settings) ? ` and allow ${CLAUDE_PERMISSION}` : ''}`;
   steps.push(...writeJsonStep(path, settings, after, what));
   return steps;
 }
@@ -284,17 +307,25 @@ function checkClaude(where: Where, agent: string | null): ClientCheck {
 
 export function planSetup(client: ClientName, req: SetupRequest, remove: boolean, claudeCommand = 'claude'): Step[] {
   switch (client) {
-    case 'claude': return planClaude(req, remove, claudeCommand);
-    case 'codex': return planCodex(req, remove);
-    case 'cursor': case 'gemini': return planJsonClient(JSON_CLIENTS[client], req, remove);
+    case 'claude':
+      return planClaude(req, remove, claudeCommand);
+    case 'codex':
+      return planCodex(req, remove);
+    case 'cursor':
+    case 'gemini':
+      return planJsonClient(JSON_CLIENTS[client], req, remove);
   }
 }
 
 export function checkClient(client: ClientName, where: Where, agent: string | null): ClientCheck {
   switch (client) {
-    case 'claude': return checkClaude(where, agent);
-    case 'codex': return checkCodex(where, agent);
-    case 'cursor': case 'gemini': return checkJsonClient(client, where, agent);
+    case 'claude':
+      return checkClaude(where, agent);
+    case 'codex':
+      return checkCodex(where, agent);
+    case 'cursor':
+    case 'gemini':
+      return checkJsonClient(client, where, agent);
   }
 }
 
@@ -303,7 +334,7 @@ export function checkAllClients(cwd: string, env: NodeJS.ProcessEnv, agent: stri
   const checks: ClientCheck[] = [];
   for (const client of only === undefined ? CLIENTS : [only]) {
     // in the home folder the project's files are the user's: one scope only
-    for (const scope of resolve(cwd) === resolve(home(env)) ? ['user'] as const : ['user', 'project'] as const) {
+    for (const scope of resolve(cwd) === resolve(home(env)) ? (['user'] as const) : (['user', 'project'] as const)) {
       const where = { scope, cwd, env };
       try {
         checks.push(checkClient(client, where, agent));
@@ -318,9 +349,11 @@ export function checkAllClients(cwd: string, env: NodeJS.ProcessEnv, agent: stri
 
 /** Doctor's lines for the clients set up here (a client never set up is not doctor's business). */
 export function clientDoctorChecks(cwd: string, env: NodeJS.ProcessEnv): DoctorCheck[] {
-  return checkAllClients(cwd, env, null).filter((c) => c.state !== 'missing').map((c) => ({
-    check: `client ${c.client} (${c.scope})`,
-    level: c.state === 'ok' ? 'ok' : 'warn',
-    detail: c.state === 'ok' ? `agentmbx set up for agent ${c.agent ?? '?'}` : `drifted: ${c.problems.join('; ')} (${c.fix ?? ''})`,
-  }));
+  return checkAllClients(cwd, env, null)
+    .filter((c) => c.state !== 'missing')
+    .map((c) => ({
+      check: `client ${c.client} (${c.scope})`,
+      level: c.state === 'ok' ? 'ok' : 'warn',
+      detail: c.state === 'ok' ? `agentmbx set up for agent ${c.agent ?? '?'}` : `drifted: ${c.problems.join('; ')} (${c.fix ?? ''})`,
+    }));
 }

@@ -68,7 +68,10 @@ export function readToml(path: string): JsonObject {
 const TABLE_HEADER = /^\s*\[\[?\s*([^\]]+?)\s*\]\]?\s*(?:#.*)?$/;
 
 function tableName(header: string): string {
-  return header.split('.').map((part) => part.trim().replace(/^["']|["']$/g, '')).join('.');
+  return header
+    .split('.')
+    .map((part) => part.trim().replace(/^["']|["']$/g, ''))
+    .join('.');
 }
 
 /**
@@ -96,7 +99,9 @@ export function replaceTomlTable(path: string, text: string, table: string, entr
     for (const key of keys.reverse()) wrapped = { [key]: wrapped };
     out += `${out === '' ? '' : '\n'}${stringifyToml(wrapped)}\n`;
   }
-  const unsafe = new ConfigFileError(`${path} defines [${table}] in a form setup cannot edit safely (inline or dotted keys): remove it by hand, then run setup again`);
+  const unsafe = new ConfigFileError(
+    `${path} defines [${table}] in a form setup cannot edit safely (inline or dotted keys): remove it by hand, then run setup again`,
+  );
   let after: JsonObject;
   try {
     after = parseToml(out) as JsonObject;

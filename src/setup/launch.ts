@@ -57,5 +57,5 @@ export function launchDrift(found: { command?: unknown; args?: unknown; env?: un
 export function launchAgent(args: unknown): string | null {
   if (!Array.isArray(args)) return null;
   const at = args.indexOf('--agent');
-  return at >= 0 && typeof args[at + 1] === 'string' ? args[at + 1] as string : null;
+  return at >= 0 && typeof args[at + 1] === 'string' ? (args[at + 1] as string) : null;
 }

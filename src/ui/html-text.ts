@@ -29,7 +29,9 @@ function render(value: Part): string {
 /** A template whose every interpolation is escaped text, unless it is SafeHtml (or a list of them). */
 export function html(strings: TemplateStringsArray, ...values: Part[]): SafeHtml {
   let out = strings[0] ?? '';
-  values.forEach((value, i) => { out += render(value) + (strings[i + 1] ?? ''); });
+  values.forEach((value, i) => {
+    out += render(value) + (strings[i + 1] ?? '');
+  });
   return new SafeHtml(out);
 }
 

@@ -84,7 +84,8 @@ export class UiGate {
     // a browser says where a request comes from: a link or form of another site, or of another port
     // of this machine (same-site), is refused; 'none' is the owner opening the URL
     const site = req.headers['sec-fetch-site'];
-    if (site !== undefined && site !== 'same-origin' && site !== 'none') return { status: 403, code: 'BAD_ORIGIN', error: 'requests from another site are refused' };
+    if (site !== undefined && site !== 'same-origin' && site !== 'none')
+      return { status: 403, code: 'BAD_ORIGIN', error: 'requests from another site are refused' };
     return null;
   }
 

@@ -53,8 +53,12 @@ function wakePaths(b: MailboxSummary): SafeHtml {
 /** The loop guard: its budget and window, and each thread it holds with a resume button (`guard resume`). */
 function guardSection(view: OwnerView, csrf: string): SafeHtml {
   const { guard } = view;
-  const held = guard.held.map((t) => html`<li class="held" data-thread="${t.thread}">thread <code class="thread">${t.thread}</code> held since <time>${t.since}</time>: <span class="pair">${t.pair}</span> wrote ${t.count} (at <a href="${link({ msg: t.message })}">${t.message}</a>)
-<form method="post" action="/resume"><input type="hidden" name="csrf" value="${csrf}"><input type="hidden" name="thread" value="${formValue(t.thread)}"><button>resume</button></form></li>`);
+  const held = guard.held.map(
+    (
+      t,
+    ) => html`<li class="held" data-thread="${t.thread}">thread <code class="thread">${t.thread}</code> held since <time>${t.since}</time>: <span class="pair">${t.pair}</span> wrote ${t.count} (at <a href="${link({ msg: t.message })}">${t.message}</a>)
+<form method="post" action="/resume"><input type="hidden" name="csrf" value="${csrf}"><input type="hidden" name="thread" value="${formValue(t.thread)}"><button>resume</button></form></li>`,
+  );
   return html`<section id="guard"><h2>Loop guard</h2><p class="budget">budget: <b class="messages">${guard.budget}</b> messages per thread and agent pair in <b class="window">${ageText(guard.window_ms)}</b> without the owner</p>
 ${held.length === 0 ? html`<p class="empty">no thread held</p>` : html`<ul>${held}</ul>`}</section>`;
 }
@@ -67,14 +71,26 @@ ${view.mailboxes.map((b) => html`<li class="mailbox${view.agent === b.name ? ' h
 }
 
 function plumbing(view: OwnerView, csrf: string): SafeHtml {
-  const relay = view.relay === null
-    ? html`<p>no relay set (agentmbx relay set URL)</p>`
-    : html`<p class="relay relay-${view.relay.state}">relay <span class="url">${view.relay.url}</span> <code>${view.relay.fingerprint}</code>: <b>${view.relay.state}</b>${view.relay.cause === null ? '' : html` <span class="cause">${view.relay.cause}</span>`}</p>`;
-  const peers = view.peers.map((p) => html`<li class="peer lan-${p.lan}" data-host="${p.host}"><b>${p.host}</b> <code>${p.fingerprint}</code> ${p.addr} · LAN <b>${p.lan}</b>${p.last_ok_at === null ? '' : html` (last answer <time>${p.last_ok_at}</time>)`}${p.enc_key ? '' : ' · no enc key yet'}${p.last_error === null ? '' : html` · <span class="error">${p.last_error}</span>`}</li>`);
-  const quarantine = view.quarantine.map((q) => html`<li class="quarantined" data-seq="${q.seq}"><time>${q.at}</time> ${q.kind} ${q.item_id} from <code>${q.sender}</code> (seq ${q.seq}): <span class="reason">${q.reason}</span>
-<form method="post" action="/dismiss"><input type="hidden" name="csrf" value="${csrf}"><input type="hidden" name="relay_url" value="${formValue(q.relay_url)}"><input type="hidden" name="epoch" value="${formValue(q.epoch)}"><input type="hidden" name="seq" value="${q.seq}"><button>dismiss</button></form></li>`);
-  const waiting = view.waiting.map((w) => html`<li class="waiting" data-row="${w.row}">${w.kind} ${w.item_id} → ${w.peer_host}: ${w.attempts} attempt(s), queued <time>${w.queued_at}</time>, next try <time>${w.next_try_at}</time>${w.last_error === null ? '' : html` · <span class="error">${w.last_error}</span>`}
-<form method="post" action="/retry"><input type="hidden" name="csrf" value="${csrf}"><input type="hidden" name="row" value="${w.row}"><button>retry now</button></form></li>`);
+  const relay =
+    view.relay === null
+      ? html`<p>no relay set (agentmbx relay set URL)</p>`
+      : html`<p class="relay relay-${view.relay.state}">relay <span class="url">${view.relay.url}</span> <code>${view.relay.fingerprint}</code>: <b>${view.relay.state}</b>${view.relay.cause === null ? '' : html` <span class="cause">${view.relay.cause}</span>`}</p>`;
+  const peers = view.peers.map(
+    (p) =>
+      html`<li class="peer lan-${p.lan}" data-host="${p.host}"><b>${p.host}</b> <code>${p.fingerprint}</code> ${p.addr} · LAN <b>${p.lan}</b>${p.last_ok_at === null ? '' : html` (last answer <time>${p.last_ok_at}</time>)`}${p.enc_key ? '' : ' · no enc key yet'}${p.last_error === null ? '' : html` · <span class="error">${p.last_error}</span>`}</li>`,
+  );
+  const quarantine = view.quarantine.map(
+    (
+      q,
+    ) => html`<li class="quarantined" data-seq="${q.seq}"><time>${q.at}</time> ${q.kind} ${q.item_id} from <code>${q.sender}</code> (seq ${q.seq}): <span class="reason">${q.reason}</span>
+<form method="post" action="/dismiss"><input type="hidden" name="csrf" value="${csrf}"><input type="hidden" name="relay_url" value="${formValue(q.relay_url)}"><input type="hidden" name="epoch" value="${formValue(q.epoch)}"><input type="hidden" name="seq" value="${q.seq}"><button>dismiss</button></form></li>`,
+  );
+  const waiting = view.waiting.map(
+    (
+      w,
+    ) => html`<li class="waiting" data-row="${w.row}">${w.kind} ${w.item_id} → ${w.peer_host}: ${w.attempts} attempt(s), queued <time>${w.queued_at}</time>, next try <time>${w.next_try_at}</time>${w.last_error === null ? '' : html` · <span class="error">${w.last_error}</span>`}
+<form method="post" action="/retry"><input type="hidden" name="csrf" value="${csrf}"><input type="hidden" name="row" value="${w.row}"><button>retry now</button></form></li>`,
+  );
   return html`<section id="peers"><h2>Peers and relay</h2>${relay}${view.peers.length === 0 ? html`<p class="empty">no paired host</p>` : html`<ul>${peers}</ul>`}</section>
 ${section('quarantine', 'Relay quarantine', html`<ul>${quarantine}</ul>`, 'nothing quarantined', view.quarantine.length)}
 ${section('waiting', 'Waiting in the outbox', html`<ul>${waiting}</ul>`, 'nothing waiting', view.waiting.length)}`;
@@ -85,9 +101,31 @@ export function livePart(view: OwnerView, req: PageRequest): SafeHtml {
   return html`${req.error === null ? '' : html`<p class="failure" role="alert">${req.error}</p>`}
 ${mailboxList(view)}
 ${req.opened === null ? '' : html`<section id="opened"><h2>Message</h2>${message(req.opened, req)}</section>`}
-${req.found === null ? '' : section('search', `Search: ${req.query ?? ''}`, req.found.map((m) => message(m, req)), 'nothing found', req.found.length)}
-${section('threads', view.agent === null ? 'Threads, newest first' : `Threads of ${view.agent}, newest first`, view.threads.map((t) => html`<div class="thread" data-thread="${t.thread}">${t.messages.map((m) => message(m, req))}</div>`), 'no mail yet', view.threads.length)}
-${section('alerts', 'Alerts and bounces', view.alerts.map((m) => message(m, req)), 'no alerts', view.alerts.length)}
+${
+  req.found === null
+    ? ''
+    : section(
+        'search',
+        `Search: ${req.query ?? ''}`,
+        req.found.map((m) => message(m, req)),
+        'nothing found',
+        req.found.length,
+      )
+}
+${section(
+  'threads',
+  view.agent === null ? 'Threads, newest first' : `Threads of ${view.agent}, newest first`,
+  view.threads.map((t) => html`<div class="thread" data-thread="${t.thread}">${t.messages.map((m) => message(m, req))}</div>`),
+  'no mail yet',
+  view.threads.length,
+)}
+${section(
+  'alerts',
+  'Alerts and bounces',
+  view.alerts.map((m) => message(m, req)),
+  'no alerts',
+  view.alerts.length,
+)}
 ${guardSection(view, req.csrf)}
 ${plumbing(view, req.csrf)}`;
 }

@@ -29,7 +29,7 @@ export const UI_HEARTBEAT_MS = 15_000;
 /** The page's writes, each one host operation. */
 const WRITES = ['/send', '/retry', '/dismiss', '/resume'];
 /** Who lifted a loop guard trip, as the store records it (the CLI's says `agentmbx guard resume`). */
-const RESUMED_BY = 'the owner (the owner\'s page)';
+const RESUMED_BY = "the owner (the owner's page)";
 /** Longest query string looked at. */
 const QUERY_MAX_CHARS = 2048;
 
@@ -39,7 +39,8 @@ const ASSETS: Record<string, { type: string; body: Buffer }> = {
 };
 
 const SECURITY_HEADERS = {
-  'content-security-policy': "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+  'content-security-policy':
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
   'x-content-type-options': 'nosniff',
   'x-frame-options': 'DENY',
   // same-origin, not no-referrer: under no-referrer a browser sends `Origin: null` with the page's own forms
@@ -115,7 +116,9 @@ export async function startUiServer(node: HostNode, options: UiServerOptions): P
     if (watch === null) {
       version = node.store.agentMail.dataVersion();
       watch = setInterval(look, UI_WATCH_INTERVAL_MS);
-      heartbeat = setInterval(() => { for (const s of streams) s.write(': ping\n\n'); }, UI_HEARTBEAT_MS);
+      heartbeat = setInterval(() => {
+        for (const s of streams) s.write(': ping\n\n');
+      }, UI_HEARTBEAT_MS);
     }
     req.on('close', () => {
       streams.delete(res);
@@ -174,14 +177,17 @@ export async function startUiServer(node: HostNode, options: UiServerOptions): P
       return;
     }
     if (!g.checkCsrf(session, form.get('csrf'))) {
-      refuse(res, { status: 403, code: 'BAD_CSRF', error: 'the form\'s CSRF token is missing or wrong: reload the page' });
+      refuse(res, { status: 403, code: 'BAD_CSRF', error: "the form's CSRF token is missing or wrong: reload the page" });
       return;
     }
     const csrf = g.csrfToken(session);
     let back = '/';
     try {
       if (url.pathname === '/send') {
-        const to = (form.get('to') ?? '').split(',').map((s) => s.trim()).filter((s) => s !== '');
+        const to = (form.get('to') ?? '')
+          .split(',')
+          .map((s) => s.trim())
+          .filter((s) => s !== '');
         const sent = sendMail(node, { from: OWNER, to, subject: form.get('subject') ?? '', body: form.get('body') ?? '', kind: form.get('kind') ?? 'message' });
         back = `/?msg=${sent.id}`;
       } else if (url.pathname === '/retry') {
@@ -214,7 +220,8 @@ export async function startUiServer(node: HostNode, options: UiServerOptions): P
     const method = req.method ?? 'GET';
     if (url.pathname === '/login' && method === 'GET') {
       const cookie = g.redeem(url.searchParams.get('token') ?? '');
-      if (cookie === null) return refuse(res, { status: 403, code: 'BAD_TOKEN', error: 'this login link was used already or has expired: run agentmbx ui again' });
+      if (cookie === null)
+        return refuse(res, { status: 403, code: 'BAD_TOKEN', error: 'this login link was used already or has expired: run agentmbx ui again' });
       res.writeHead(303, { ...SECURITY_HEADERS, 'set-cookie': cookie, location: '/' });
       res.end();
       return;
@@ -251,7 +258,10 @@ export async function startUiServer(node: HostNode, options: UiServerOptions): P
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     // the page is for this machine's owner only: loopback, never the LAN
-    server.listen(options.port, '127.0.0.1', () => { server.off('error', reject); resolve(); });
+    server.listen(options.port, '127.0.0.1', () => {
+      server.off('error', reject);
+      resolve();
+    });
   });
   const port = (server.address() as AddressInfo).port;
   gate = new UiGate({ secret, port, host: node.config.host, ...(options.nowMs === undefined ? {} : { nowMs: options.nowMs }) });
@@ -261,7 +271,10 @@ export async function startUiServer(node: HostNode, options: UiServerOptions): P
       if (watch !== null) clearInterval(watch);
       if (heartbeat !== null) clearInterval(heartbeat);
       for (const s of streams) s.end();
-      await new Promise<void>((resolve) => { server.close(() => resolve()); server.closeAllConnections(); });
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      });
     },
   };
 }

@@ -2,17 +2,35 @@
 // events), answered by a Script. Claude Code points at it through ANTHROPIC_BASE_URL.
 import type { ServerResponse } from 'node:http';
 import {
-  offeredTool, sendEvents, sendJson, startScriptedModel, textOf, type ApiDialect, type Conversation, type Reply, type ScriptedModel,
+  offeredTool,
+  sendEvents,
+  sendJson,
+  startScriptedModel,
+  textOf,
+  type ApiDialect,
+  type Conversation,
+  type Reply,
+  type ScriptedModel,
 } from './scripted-model.ts';
 
 /** Claude Code offers MCP tools deferred: named in the system text, loaded by a call of this tool. */
 const TOOL_SEARCH = 'ToolSearch';
 
-interface Block { type?: string; id?: string; name?: string; tool_use_id?: string; content?: unknown; text?: string }
-interface Message { role?: string; content?: string | Block[] }
+interface Block {
+  type?: string;
+  id?: string;
+  name?: string;
+  tool_use_id?: string;
+  content?: unknown;
+  text?: string;
+}
+interface Message {
+  role?: string;
+  content?: string | Block[];
+}
 
 function conversation(body: Record<string, unknown>): Conversation {
-  const messages = Array.isArray(body['messages']) ? body['messages'] as Message[] : [];
+  const messages = Array.isArray(body['messages']) ? (body['messages'] as Message[]) : [];
   const tools = Array.isArray(body['tools']) ? (body['tools'] as Array<{ name?: string }>).map((t) => t.name ?? '') : [];
   const namesById = new Map<string, string>();
   const toolResults = [];
@@ -34,7 +52,10 @@ function assistantBlocks(reply: Reply, conv: Conversation, turn: number): { bloc
   const name = offeredTool(conv, reply.tool);
   const deferred = new RegExp(`mcp__[\\w-]+__${reply.tool}\\b`).exec(conv.text)?.[0];
   if (name === undefined && deferred !== undefined && conv.tools.includes(TOOL_SEARCH)) {
-    return { blocks: [{ type: 'tool_use', id: `toolu_${String(turn).padStart(4, '0')}`, name: TOOL_SEARCH, input: { query: `select:${deferred}` } }], stop: 'tool_use' };
+    return {
+      blocks: [{ type: 'tool_use', id: `toolu_${String(turn).padStart(4, '0')}`, name: TOOL_SEARCH, input: { query: `select:${deferred}` } }],
+      stop: 'tool_use',
+    };
   }
   if (name === undefined) return { blocks: [{ type: 'text', text: `the client offers no tool ${reply.tool}` }], stop: 'end_turn' };
   return { blocks: [{ type: 'tool_use', id: `toolu_${String(turn).padStart(4, '0')}`, name, input: reply.input }], stop: 'tool_use' };
@@ -44,7 +65,10 @@ const USAGE = { input_tokens: 10, output_tokens: 10, cache_creation_input_tokens
 
 function streamed(res: ServerResponse, model: string, id: string, blocks: Array<Record<string, unknown>>, stop: string): void {
   const events: Array<readonly [string, unknown]> = [
-    ['message_start', { type: 'message_start', message: { id, type: 'message', role: 'assistant', model, content: [], stop_reason: null, stop_sequence: null, usage: USAGE } }],
+    [
+      'message_start',
+      { type: 'message_start', message: { id, type: 'message', role: 'assistant', model, content: [], stop_reason: null, stop_sequence: null, usage: USAGE } },
+    ],
   ];
   blocks.forEach((block, index) => {
     if (block['type'] === 'text') {
@@ -52,7 +76,10 @@ function streamed(res: ServerResponse, model: string, id: string, blocks: Array<
       events.push(['content_block_delta', { type: 'content_block_delta', index, delta: { type: 'text_delta', text: block['text'] } }]);
     } else {
       events.push(['content_block_start', { type: 'content_block_start', index, content_block: { ...block, input: {} } }]);
-      events.push(['content_block_delta', { type: 'content_block_delta', index, delta: { type: 'input_json_delta', partial_json: JSON.stringify(block['input']) } }]);
+      events.push([
+        'content_block_delta',
+        { type: 'content_block_delta', index, delta: { type: 'input_json_delta', partial_json: JSON.stringify(block['input']) } },
+      ]);
     }
     events.push(['content_block_stop', { type: 'content_block_stop', index }]);
   });

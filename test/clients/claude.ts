@@ -8,7 +8,11 @@ import type { ScriptedModel } from './scripted-model.ts';
 /** Upper bound of one client run: a hang fails the run instead of the test file. */
 export const CLIENT_RUN_TIMEOUT_MS = 90_000;
 
-export interface ClientRun { code: number | string; stdout: string; stderr: string }
+export interface ClientRun {
+  code: number | string;
+  stdout: string;
+  stderr: string;
+}
 
 export interface ClaudeHome {
   /** the user's HOME (and the working folder of the runs) */
@@ -24,13 +28,20 @@ export function claudeHome(model: ScriptedModel, extraEnv: NodeJS.ProcessEnv = {
   const configDir = join(home, '.claude');
   mkdirSync(configDir);
   return {
-    home, configDir,
+    home,
+    configDir,
     env: {
-      PATH: process.env['PATH'] ?? '', HOME: home, CLAUDE_CONFIG_DIR: configDir, ANTHROPIC_BASE_URL: model.url, ANTHROPIC_API_KEY: 'sk-ant-test',
-      CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1', DISABLE_AUTOUPDATER: '1',
+      PATH: process.env['PATH'] ?? '',
+      HOME: home,
+      CLAUDE_CONFIG_DIR: configDir,
+      ANTHROPIC_BASE_URL: model.url,
+      ANTHROPIC_API_KEY: 'sk-ant-test',
+      CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
+      DISABLE_AUTOUPDATER: '1',
       // `claude -p` starts its first turn once MCP servers connect, or after 5 s without them; an
       // agentmbx server on a loaded test machine can take longer to start, so wait for it
-      MCP_CONNECTION_NONBLOCKING: '0', MCP_CONNECT_TIMEOUT_MS: '60000',
+      MCP_CONNECTION_NONBLOCKING: '0',
+      MCP_CONNECT_TIMEOUT_MS: '60000',
       ...extraEnv,
     },
   };

@@ -39,7 +39,8 @@ export function codexHome(model: ScriptedModel): CodexHome {
   mkdirSync(codexHomeDir);
   writeFileSync(join(codexHomeDir, 'config.toml'), providerConfig(model));
   return {
-    home, codexHome: codexHomeDir,
+    home,
+    codexHome: codexHomeDir,
     env: { PATH: process.env['PATH'] ?? '', HOME: home, CODEX_HOME: codexHomeDir, SCRIPTED_API_KEY: 'sk-test', RUST_LOG: 'error' },
   };
 }

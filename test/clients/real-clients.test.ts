@@ -18,7 +18,13 @@ import { codexHome, runCodex, type CodexHome } from './codex.ts';
 import { startResponsesApi } from './openai-responses-api.ts';
 import type { Conversation, Reply, ScriptedModel } from './scripted-model.ts';
 
-interface Message { id: string; from: string; subject: string; reply_to: string | null; thread: string }
+interface Message {
+  id: string;
+  from: string;
+  subject: string;
+  reply_to: string | null;
+  thread: string;
+}
 
 const DELIVERED = ['delivered', 'notified', 'read', 'acked'];
 const TMUX = ['/usr/bin/tmux', '/bin/tmux', '/usr/local/bin/tmux'].find((p) => existsSync(p)) ?? null;
@@ -43,17 +49,26 @@ async function askFromAlpha(to: string, subject: string): Promise<string> {
 }
 
 async function sendFromAlpha(to: string, subject: string): Promise<string> {
-  return (await cliJson<{ id: string }>(alpha, ['send', '--from', 'ann', '--to', `${to}@beta`, '--kind', 'request', '--subject', subject, '--body', 'please answer'])).id;
+  return (
+    await cliJson<{ id: string }>(alpha, ['send', '--from', 'ann', '--to', `${to}@beta`, '--kind', 'request', '--subject', subject, '--body', 'please answer'])
+  ).id;
 }
 
 /** Asked of the sender's host: listing beta's inbox would move the mail to notified. */
 async function delivered(to: string, subject: string, id: string): Promise<void> {
-  await eventually(`${subject} reaches ${to}@beta`, () => cliJson<{ recipients: Array<{ state: string }> }>(alpha, ['status', id]),
-    (s) => s.recipients.every((r) => DELIVERED.includes(r.state)));
+  await eventually(
+    `${subject} reaches ${to}@beta`,
+    () => cliJson<{ recipients: Array<{ state: string }> }>(alpha, ['status', id]),
+    (s) => s.recipients.every((r) => DELIVERED.includes(r.state)),
+  );
 }
 
 async function replyReachesAlpha(to: string): Promise<Message> {
-  const list = await eventually(`the reply to ${to} reaches ann@alpha`, () => inboxMessages<Message>(alpha, 'ann'), (l) => l.some((m) => m.reply_to === to));
+  const list = await eventually(
+    `the reply to ${to} reaches ann@alpha`,
+    () => inboxMessages<Message>(alpha, 'ann'),
+    (l) => l.some((m) => m.reply_to === to),
+  );
   return list.find((m) => m.reply_to === to) as Message;
 }
 
@@ -72,7 +87,8 @@ function answerScript(id: string, onLastStep: () => Promise<void> = async () => 
 }
 
 test('Claude Code set up by agentmbx setup: hooks tell the model of mail, it answers through the MCP tools, Stop blocks once', {
-  timeout: E2E_TIMEOUT_MS, skip: CLAUDE.missing ?? false,
+  timeout: E2E_TIMEOUT_MS,
+  skip: CLAUDE.missing ?? false,
 }, async () => {
   const model = await startAnthropicApi();
   const at = claudeHome(model, { MBX_HOME: beta.env.MBX_HOME, PATH: `${dirname(CLAUDE.path)}${delimiter}${process.env['PATH'] ?? ''}` });
@@ -83,17 +99,31 @@ test('Claude Code set up by agentmbx setup: hooks tell the model of mail, it ans
 
   const id = await askFromAlpha('bob', 'ping');
   let lateId = '';
-  model.setScript(answerScript(id, async () => {
-    // mail that asks for a reply arrives during the turn: the Stop hook keeps the model working once
-    const { id: late } = await cliJson<{ id: string }>(beta, ['send', '--from', 'carol', '--to', 'bob', '--kind', 'request', '--subject', 'late question', '--body', '?']);
-    lateId = late;
-  }));
+  model.setScript(
+    answerScript(id, async () => {
+      // mail that asks for a reply arrives during the turn: the Stop hook keeps the model working once
+      const { id: late } = await cliJson<{ id: string }>(beta, [
+        'send',
+        '--from',
+        'carol',
+        '--to',
+        'bob',
+        '--kind',
+        'request',
+        '--subject',
+        'late question',
+        '--body',
+        '?',
+      ]);
+      lateId = late;
+    }),
+  );
   const run = await runClaude(at, ['-p', 'carry on with your work']);
   assert.equal(run.code, 0, run.stderr);
 
   const first = model.requests.find((r) => r.conversation.tools.length > 0);
   assert.ok(first !== undefined);
-  assert.match(first.conversation.text, /agentmbx: 1 unread message for bob@beta:/, 'the SessionStart hook\'s notice reached the model');
+  assert.match(first.conversation.text, /agentmbx: 1 unread message for bob@beta:/, "the SessionStart hook's notice reached the model");
   assert.ok(first.conversation.text.includes(id), 'the notice names the message');
   assert.ok(!first.conversation.text.includes('please answer'), 'a notice never carries the body');
   const reply = await replyReachesAlpha(id);
@@ -101,7 +131,7 @@ test('Claude Code set up by agentmbx setup: hooks tell the model of mail, it ans
 
   // the Stop hook's reason reached the model once; the second stop (stop_hook_active) was let through
   const blocked = model.requests.filter((r) => r.conversation.text.includes('agentmbx: before you stop'));
-  assert.ok(blocked.length >= 1, 'the Stop hook\'s reason reached the model');
+  assert.ok(blocked.length >= 1, "the Stop hook's reason reached the model");
   assert.ok(blocked[0]?.conversation.text.includes(lateId), 'the reason names the mail that came during the turn');
   const finals = model.requests.filter((r) => r.conversation.toolResults.some((t) => t.name.endsWith('mbx_ack')));
   assert.equal(finals.length, 2, 'the turn ended twice: once blocked, once let through (never a second block)');
@@ -109,7 +139,7 @@ test('Claude Code set up by agentmbx setup: hooks tell the model of mail, it ans
   // a hook removed by hand is drift, with the command that puts it back; --remove undoes setup
   const settingsPath = join(at.configDir, 'settings.json');
   const settings = JSON.parse(readFileSync(settingsPath, 'utf8')) as { hooks: Record<string, unknown>; permissions: { allow: string[] } };
-  assert.deepEqual(settings.permissions.allow, ['mcp__agentmbx'], '--yes allowed this server\'s tools only');
+  assert.deepEqual(settings.permissions.allow, ['mcp__agentmbx'], "--yes allowed this server's tools only");
   delete settings.hooks['Stop'];
   writeFileSync(settingsPath, JSON.stringify(settings));
   const drift = await runCli(['setup', '--check', '--agent', 'bob'], at.env);
@@ -130,7 +160,8 @@ async function codexReady(model: ScriptedModel): Promise<CodexHome> {
 }
 
 test('Codex set up by agentmbx setup: codex exec reads and answers mail through the MCP tools; watch --exec resumes it once per batch', {
-  timeout: E2E_TIMEOUT_MS, skip: CODEX.missing ?? false,
+  timeout: E2E_TIMEOUT_MS,
+  skip: CODEX.missing ?? false,
 }, async () => {
   const model = await startResponsesApi();
   const at = await codexReady(model);
@@ -143,9 +174,17 @@ test('Codex set up by agentmbx setup: codex exec reads and answers mail through 
   assert.equal(reply.from, 'cody@beta');
 
   // the watcher resumes the last Codex session once for mail that arrives together
-  const recipe = 'codex exec resume --last --skip-git-repo-check "New agentmbx mail ($MBX_COUNT): $MBX_MESSAGE_IDS. Read it with mbx_read, answer with mbx_send reply_to, mbx_ack it."';
-  const watch: Child = spawnCli(['watch', '--agent', 'cody', '--exec', recipe, '--debounce', '6000ms', '--json'], { env: { ...process.env, ...at.env }, cwd: at.home });
-  await eventually('the watcher is ready', async () => watch.stderr(), (err) => err.includes('watching the mail of cody@beta'));
+  const recipe =
+    'codex exec resume --last --skip-git-repo-check "New agentmbx mail ($MBX_COUNT): $MBX_MESSAGE_IDS. Read it with mbx_read, answer with mbx_send reply_to, mbx_ack it."';
+  const watch: Child = spawnCli(['watch', '--agent', 'cody', '--exec', recipe, '--debounce', '6000ms', '--json'], {
+    env: { ...process.env, ...at.env },
+    cwd: at.home,
+  });
+  await eventually(
+    'the watcher is ready',
+    async () => watch.stderr(),
+    (err) => err.includes('watching the mail of cody@beta'),
+  );
   const before = model.requests.length;
   // sent together: the second arrives inside the debounce window the first opened
   const ids = [await sendFromAlpha('cody', 'one'), await sendFromAlpha('cody', 'two')];
@@ -153,10 +192,17 @@ test('Codex set up by agentmbx setup: codex exec reads and answers mail through 
   const logged = JSON.parse(runLine) as { exit: number; messages: number | string[] };
   assert.equal(logged.exit, 0, `the recipe ran: ${watch.stderr().slice(-2000)}`);
   const prompted = model.requests.slice(before).filter((r) => r.conversation.text.includes('New agentmbx mail ('));
-  assert.ok(prompted.length >= 1, 'the resumed session\'s prompt reached the model');
+  assert.ok(prompted.length >= 1, "the resumed session's prompt reached the model");
   assert.match(prompted[0]?.conversation.text ?? '', /New agentmbx mail \(2\)/, 'both messages in one run');
   for (const m of ids) assert.ok(prompted[0]?.conversation.text.includes(m));
-  assert.equal(watch.stdout().split('\n').filter((l) => l.includes('"exit"')).length, 1, 'one run for the batch');
+  assert.equal(
+    watch
+      .stdout()
+      .split('\n')
+      .filter((l) => l.includes('"exit"')).length,
+    1,
+    'one run for the batch',
+  );
   watch.kill();
 });
 
@@ -166,7 +212,8 @@ function promptedIds(c: Conversation): string[] {
 }
 
 test('watch --exec with the claude -p --continue recipe: the resumed session answers the new mail', {
-  timeout: E2E_TIMEOUT_MS, skip: CLAUDE.missing ?? false,
+  timeout: E2E_TIMEOUT_MS,
+  skip: CLAUDE.missing ?? false,
 }, async () => {
   const model = await startAnthropicApi();
   const at = claudeHome(model, { MBX_HOME: beta.env.MBX_HOME, PATH: `${dirname(CLAUDE.path)}${delimiter}${process.env['PATH'] ?? ''}` });
@@ -178,17 +225,26 @@ test('watch --exec with the claude -p --continue recipe: the resumed session ans
   });
   const recipe = 'claude -p --continue "New agentmbx mail: $MBX_MESSAGE_IDS. Read, answer and ack it with the mbx tools."';
   const watch = spawnCli(['watch', '--agent', 'dora', '--exec', recipe, '--json'], { env: { ...process.env, ...at.env }, cwd: at.home });
-  await eventually('the watcher is ready', async () => watch.stderr(), (err) => err.includes('watching the mail of dora@beta'));
+  await eventually(
+    'the watcher is ready',
+    async () => watch.stderr(),
+    (err) => err.includes('watching the mail of dora@beta'),
+  );
   const id = await sendFromAlpha('dora', 'ping');
   const logged = JSON.parse(await watch.waitForLine(/"exit"/)) as { exit: number };
   assert.equal(logged.exit, 0, watch.stderr().slice(-2000));
-  assert.ok(model.requests.some((r) => promptedIds(r.conversation).includes(id)), 'the recipe\'s prompt reached the model');
+  assert.ok(
+    model.requests.some((r) => promptedIds(r.conversation).includes(id)),
+    "the recipe's prompt reached the model",
+  );
   assert.equal((await replyReachesAlpha(id)).from, 'dora@beta');
   watch.kill();
 });
 
 test('watch --exec with the tmux send-keys recipe types one line per batch into the pane', {
-  timeout: E2E_TIMEOUT_MS, skip: TMUX === null ? 'tmux is not installed' : CLAUDE.missing !== null && CODEX.missing !== null ? 'the paired hosts are made only where a client runs' : false,
+  timeout: E2E_TIMEOUT_MS,
+  skip:
+    TMUX === null ? 'tmux is not installed' : CLAUDE.missing !== null && CODEX.missing !== null ? 'the paired hosts are made only where a client runs' : false,
 }, async (t) => {
   // the tmux server leaves our process groups (it daemonizes): ended with the test, before its
   // folder goes (hooks run in the order they were added)
@@ -206,12 +262,21 @@ test('watch --exec with the tmux send-keys recipe types one line per batch into 
   tmux(['new-session', '-d', '-s', 'work', '-x', '200', '-y', '20', 'cat']);
   const recipe = `${TMUX} -S ${socket} send-keys -t work "New agentmbx mail: $MBX_MESSAGE_IDS" Enter`;
   const watch = spawnCli(['watch', '--agent', 'tess', '--exec', recipe, '--debounce', '3000ms', '--json'], { env: { ...process.env, ...beta.env } });
-  await eventually('the watcher is ready', async () => watch.stderr(), (err) => err.includes('watching the mail of tess@beta'));
+  await eventually(
+    'the watcher is ready',
+    async () => watch.stderr(),
+    (err) => err.includes('watching the mail of tess@beta'),
+  );
   const ids: string[] = [];
-  for (const subject of ['one', 'two']) ids.push((await cliJson<{ id: string }>(beta, ['send', '--from', 'carol', '--to', 'tess', '--subject', subject, '--body', 'x'])).id);
+  for (const subject of ['one', 'two'])
+    ids.push((await cliJson<{ id: string }>(beta, ['send', '--from', 'carol', '--to', 'tess', '--subject', subject, '--body', 'x'])).id);
   const logged = JSON.parse(await watch.waitForLine(/"exit"/)) as { exit: number };
   assert.equal(logged.exit, 0, watch.stderr().slice(-2000));
-  const pane = await eventually('the line shows in the pane', async () => tmux(['capture-pane', '-p', '-t', 'work']), (text) => text.includes(ids[1] as string));
+  const pane = await eventually(
+    'the line shows in the pane',
+    async () => tmux(['capture-pane', '-p', '-t', 'work']),
+    (text) => text.includes(ids[1] as string),
+  );
   const lines = pane.split('\n').filter((l) => l.startsWith('New agentmbx mail:'));
   assert.equal(lines.length, 2, 'typed once, echoed once by the terminal (cat prints it back)');
   assert.equal(lines[0], `New agentmbx mail: ${ids.join(' ')}`, 'both messages in one line');

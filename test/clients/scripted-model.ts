@@ -92,35 +92,40 @@ export async function startScriptedModel(dialect: ApiDialect): Promise<ScriptedM
   let script: Script = () => ({ text: 'done' });
   let turns = 0;
   const server: Server = createServer((req, res) => {
-    readBody(req).then((raw) => {
-      const path = (req.url ?? '/').split('?')[0] ?? '/';
-      let body: Record<string, unknown> = {};
-      try {
-        body = raw === '' ? {} : JSON.parse(raw) as Record<string, unknown>;
-      } catch {
-        sendJson(res, 400, { error: { type: 'invalid_request_error', message: 'body is not JSON' } });
-        return;
-      }
-      const conversation = dialect.conversation(path, body);
-      if (conversation === null) {
-        dialect.other(res, path, body);
-        return;
-      }
-      requests.push({ path, body, conversation });
-      const turn = ++turns;
-      return Promise.resolve(script(conversation)).then((reply) => dialect.reply(res, body, reply, turn));
-    }).catch(() => res.destroy());
+    readBody(req)
+      .then((raw) => {
+        const path = (req.url ?? '/').split('?')[0] ?? '/';
+        let body: Record<string, unknown> = {};
+        try {
+          body = raw === '' ? {} : (JSON.parse(raw) as Record<string, unknown>);
+        } catch {
+          sendJson(res, 400, { error: { type: 'invalid_request_error', message: 'body is not JSON' } });
+          return;
+        }
+        const conversation = dialect.conversation(path, body);
+        if (conversation === null) {
+          dialect.other(res, path, body);
+          return;
+        }
+        requests.push({ path, body, conversation });
+        const turn = ++turns;
+        return Promise.resolve(script(conversation)).then((reply) => dialect.reply(res, body, reply, turn));
+      })
+      .catch(() => res.destroy());
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const close = (): Promise<void> => new Promise((resolve) => {
-    server.closeAllConnections();
-    server.close(() => resolve());
-  });
+  const close = (): Promise<void> =>
+    new Promise((resolve) => {
+      server.closeAllConnections();
+      server.close(() => resolve());
+    });
   after(close);
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     requests,
-    setScript: (next) => { script = next; },
+    setScript: (next) => {
+      script = next;
+    },
     close,
   };
 }
@@ -131,7 +136,10 @@ export function textOf(content: unknown): string {
   if (Array.isArray(content)) return content.map(textOf).join('\n');
   if (content !== null && typeof content === 'object') {
     const o = content as Record<string, unknown>;
-    return [o['text'], o['content'], o['output']].filter((v) => v !== undefined).map(textOf).join('\n');
+    return [o['text'], o['content'], o['output']]
+      .filter((v) => v !== undefined)
+      .map(textOf)
+      .join('\n');
   }
   return '';
 }

@@ -6,7 +6,7 @@ import { errorText } from '../../src/common/answer-error.ts';
 import { isValidPort, portFromText } from '../../src/common/port.ts';
 import { ageText, isoTime } from '../../src/common/time-text.ts';
 
-test('errorText: the status and the answer\'s error, or a note that it had none', () => {
+test("errorText: the status and the answer's error, or a note that it had none", () => {
   assert.equal(errorText({ status: 403, body: { error: 'revoked', code: 'DENIED' } }), 'HTTP 403: revoked');
   assert.equal(errorText({ status: 502, body: '<html>' }), 'HTTP 502: no error text');
   assert.equal(errorText({ status: 500, body: { error: 5 } }), 'HTTP 500: no error text');

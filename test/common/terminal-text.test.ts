@@ -9,7 +9,7 @@ test('a body keeps its newlines and tabs; every other control and bidi character
   assert.equal(escapeUnshowable(REMOTE), 'a\\x1b[2Jb\\x07\\x0dc\\u202ed\\u2066e\\x7f\\x9b\tf\ng');
 });
 
-test('a one-line field (a peer\'s last error, a refusal reason) escapes newlines and tabs too, so it cannot fake another line', () => {
+test("a one-line field (a peer's last error, a refusal reason) escapes newlines and tabs too, so it cannot fake another line", () => {
   assert.equal(escapeInLine(REMOTE), 'a\\x1b[2Jb\\x07\\x0dc\\u202ed\\u2066e\\x7f\\x9b\\x09f\\x0ag');
   assert.equal(escapeInLine('plain text: ok'), 'plain text: ok');
 });

@@ -34,16 +34,29 @@ export function groupCommitCrashDrills(workers: number): void {
   test(`${label}killed after the shared commit: every item of the batch is stored, the retry is all duplicates`, async () => {
     const { items, a2, b2 } = await batchOfThree('relay.push.after-commit', workers);
     const page = (await b2.api.pull(0)).body as { items: Array<{ item_id: string; seq: number }> };
-    assert.deepEqual(page.items.map((i) => i.item_id), items.map((i) => i.item_id), 'the first answer never went out, yet all three committed');
+    assert.deepEqual(
+      page.items.map((i) => i.item_id),
+      items.map((i) => i.item_id),
+      'the first answer never went out, yet all three committed',
+    );
     const retry = (await a2.api.push(items)).body['results'] as Result[];
-    assert.deepEqual(retry.map((r) => r.status), ['duplicate', 'duplicate', 'duplicate']);
-    assert.deepEqual(retry.map((r) => r.targets[0]?.seq), page.items.map((i) => i.seq));
+    assert.deepEqual(
+      retry.map((r) => r.status),
+      ['duplicate', 'duplicate', 'duplicate'],
+    );
+    assert.deepEqual(
+      retry.map((r) => r.targets[0]?.seq),
+      page.items.map((i) => i.seq),
+    );
   });
 
   test(`${label}killed inside the group before its commit: no item of the batch is stored`, async () => {
     const { items, a2, b2 } = await batchOfThree('relay.push.before-commit', workers);
     assert.equal(((await b2.api.pull(0)).body as { head_seq: number }).head_seq, 0);
     const retry = (await a2.api.push(items)).body['results'] as Result[];
-    assert.deepEqual(retry.map((r) => r.status), ['accepted', 'accepted', 'accepted']);
+    assert.deepEqual(
+      retry.map((r) => r.status),
+      ['accepted', 'accepted', 'accepted'],
+    );
   });
 }

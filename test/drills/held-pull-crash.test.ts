@@ -24,7 +24,9 @@ async function heldPulls(relay: DrillRelay): Promise<number> {
   return Number(/^agentmbx_held_pulls (\d+)$/m.exec(text)?.[1] ?? 'NaN');
 }
 
-test('both workers, holding every pull, SIGKILLed in turn while mail flows: the hosts pull again, nothing is lost or delivered twice', { timeout: 180_000 }, async (t) => {
+test('both workers, holding every pull, SIGKILLed in turn while mail flows: the hosts pull again, nothing is lost or delivered twice', {
+  timeout: 180_000,
+}, async (t) => {
   const relay = await spawnDrillRelay(tempDir('agentmbx-held-drill-'), { workers: 2 });
   const at = { url: relay.url, clock: { nowMs: () => Date.now() } };
   const pairs: Array<{ sender: DrillSender; receiver: DrillReceiver }> = [];

@@ -15,14 +15,18 @@ const EACH = 2;
 
 async function sendSome(from: CliHost, sender: string, to: string, label: string): Promise<string[]> {
   const ids: string[] = [];
-  for (let i = 0; i < EACH; i++) ids.push((await cli(from, ['send', '--from', sender, '--to', to, '--subject', `${label}-${i}`, '--body', `${label} ${i}`])).trim());
+  for (let i = 0; i < EACH; i++)
+    ids.push((await cli(from, ['send', '--from', sender, '--to', to, '--subject', `${label}-${i}`, '--body', `${label} ${i}`])).trim());
   return ids;
 }
 
 /** Waits until `host`'s `agent` holds every id, then checks each subject is there exactly once. */
 async function holdsOnce(host: CliHost, agent: string, ids: string[]): Promise<void> {
-  const list = await eventually(`${agent}@${host.name} holds ${ids.length} messages`, () => inboxMessages<{ id: string; subject: string }>(host, agent),
-    (got) => ids.every((id) => got.some((m) => m.id === id)));
+  const list = await eventually(
+    `${agent}@${host.name} holds ${ids.length} messages`,
+    () => inboxMessages<{ id: string; subject: string }>(host, agent),
+    (got) => ids.every((id) => got.some((m) => m.id === id)),
+  );
   const subjects = list.map((m) => m.subject);
   assert.equal(new Set(subjects).size, subjects.length, `no message twice at ${host.name}: ${subjects.join(', ')}`);
 }
@@ -36,7 +40,10 @@ test('backup while the daemon sends, restore, then mail both ways arrives exactl
   const backup = await cliJson<{ file: string; messages: number; not_included: string[] }>(alpha, ['backup', file]);
   assert.equal(backup.file, file);
   assert.ok(backup.messages >= EACH, 'the backup holds the mail sent before it');
-  assert.deepEqual(backup.not_included.map((p) => p.split('/').at(-1)), ['config.json', 'keys']);
+  assert.deepEqual(
+    backup.not_included.map((p) => p.split('/').at(-1)),
+    ['config.json', 'keys'],
+  );
 
   const midA = await sendSome(alpha, 'ann', 'bob@beta', 'mid-a');
   await sendSome(beta, 'bob', 'ann@alpha', 'mid-b');
@@ -61,8 +68,11 @@ test('backup while the daemon sends, restore, then mail both ways arrives exactl
   // what beta sends after the restore arrives, and nothing arrives twice
   await holdsOnce(alpha, 'ann', afterB);
   for (const id of [...beforeA, ...afterA]) {
-    const status = await eventually(`${id} delivered`, () => cliJson<{ recipients: Array<{ state: string }> }>(alpha, ['status', id]),
-      (s) => s.recipients.every((r) => ['delivered', 'notified', 'read', 'acked'].includes(r.state)));
+    const status = await eventually(
+      `${id} delivered`,
+      () => cliJson<{ recipients: Array<{ state: string }> }>(alpha, ['status', id]),
+      (s) => s.recipients.every((r) => ['delivered', 'notified', 'read', 'acked'].includes(r.state)),
+    );
     assert.ok(status.recipients.length > 0);
   }
 });

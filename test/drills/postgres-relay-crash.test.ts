@@ -33,7 +33,10 @@ async function group(failpoint: string) {
 }
 
 describe('a PostgreSQL relay process killed mid-push', { skip: cluster.available ? false : cluster.reason }, () => {
-  for (const [failpoint, window] of [['relay.push.before-commit', 'inside the push transaction'], ['relay.push.after-commit', 'after the commit, before the answer']] as const) {
+  for (const [failpoint, window] of [
+    ['relay.push.before-commit', 'inside the push transaction'],
+    ['relay.push.after-commit', 'after the commit, before the answer'],
+  ] as const) {
     test(`killed ${window}: the retry through the other process stores it exactly once; the restarted process serves on`, async () => {
       const { relays, survivor, armed, a, b } = await group(failpoint);
       const env = sealedEnvelope(a, b, Date.now());
@@ -45,7 +48,11 @@ describe('a PostgreSQL relay process killed mid-push', { skip: cluster.available
       const restarted = await relays.spawn();
       assert.equal(restarted.epoch, survivor.epoch, 'a restart keeps the epoch');
       const page = (await via(restarted, b).api.pull(0)).body as Page;
-      assert.deepEqual(page.items.map((i) => i.item_id), [env.id], 'stored exactly once');
+      assert.deepEqual(
+        page.items.map((i) => i.item_id),
+        [env.id],
+        'stored exactly once',
+      );
       assert.equal(page.items[0]?.seq, retry?.targets[0]?.seq);
     });
   }
@@ -55,19 +62,28 @@ describe('a PostgreSQL relay process killed mid-push', { skip: cluster.available
     const envelopes = Array.from({ length: IN_FLIGHT }, (_, i) => sealedEnvelope(a, b, Date.now() + i));
     const aArmed = via(armed, a);
     // each push goes to the armed process first; one that gets no valid answer is retried through the survivor
-    const outcomes = await Promise.all(envelopes.map(async (env) => {
-      const item = envelopeItem(env.id, [{ host: b, wire: env.wire }]);
-      const first = await aArmed.api.push([item]).then((answer) => (answer.body['results'] as PushResult[])[0], () => null);
-      if (first !== null && first !== undefined) return first;
-      return ((await a.api.push([item])).body['results'] as PushResult[])[0] as PushResult;
-    }));
+    const outcomes = await Promise.all(
+      envelopes.map(async (env) => {
+        const item = envelopeItem(env.id, [{ host: b, wire: env.wire }]);
+        const first = await aArmed.api.push([item]).then(
+          (answer) => (answer.body['results'] as PushResult[])[0],
+          () => null,
+        );
+        if (first !== null && first !== undefined) return first;
+        return ((await a.api.push([item])).body['results'] as PushResult[])[0] as PushResult;
+      }),
+    );
     assert.equal(await armed.child.exited, 'SIGKILL', 'the armed process died mid-run');
     assert.ok(outcomes.every((o) => o.status === 'accepted' || o.status === 'duplicate'));
     const restarted = await relays.spawn();
     const page = (await via(restarted, b).api.pull(0, 500)).body as Page;
     assert.equal(page.items.length, IN_FLIGHT, 'nothing lost, nothing doubled');
     assert.deepEqual(new Set(page.items.map((i) => i.item_id)), new Set(envelopes.map((e) => e.id)));
-    assert.deepEqual(page.items.map((i) => i.seq), outcomes.map((o) => o.targets[0]?.seq ?? 0).sort((x, y) => x - y), 'each answer names the stored seq');
+    assert.deepEqual(
+      page.items.map((i) => i.seq),
+      outcomes.map((o) => o.targets[0]?.seq ?? 0).sort((x, y) => x - y),
+      'each answer names the stored seq',
+    );
     assert.equal(page.epoch, survivor.epoch);
   });
 });

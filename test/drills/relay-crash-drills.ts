@@ -68,7 +68,11 @@ export function relayCrashDrills(workers: number): void {
       const after = await spawnRelay(dir, { workers });
       const [, b3] = reconnect(after, [a, b]) as [TestHost, TestHost];
       const page = (await b3.api.pull(0)).body as { items: Array<{ item_id: string }> };
-      assert.deepEqual(page.items.map((i) => i.item_id), [env.id], failpoint);
+      assert.deepEqual(
+        page.items.map((i) => i.item_id),
+        [env.id],
+        failpoint,
+      );
     }
   });
 

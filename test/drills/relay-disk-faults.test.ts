@@ -17,12 +17,12 @@ const BATCH = 8;
 const MAX_BATCHES_TO_FILL = 200;
 /** Quotas lifted so that the disk, not a quota, is what refuses. */
 const ROOMY = { max_sender_bytes: 1024 * MiB, max_queue_bytes: 1024 * MiB, max_account_bytes: 1024 * MiB, max_sender_items: 100_000, max_queue_items: 100_000 };
-const FULL_REFUSAL = { error: 'the relay\'s disk is full: try again later', code: 'STORE_FULL' };
-const SYNC_REFUSAL = { error: 'the relay\'s disk failed to sync: try again later', code: 'STORE_SYNC_FAILED' };
+const FULL_REFUSAL = { error: "the relay's disk is full: try again later", code: 'STORE_FULL' };
+const SYNC_REFUSAL = { error: "the relay's disk failed to sync: try again later", code: 'STORE_SYNC_FAILED' };
 
 async function health(relay: DrillRelay): Promise<{ status: number; body: { status: string; reason?: string } }> {
   const response = await fetch(new URL('/healthz', relay.url));
-  return { status: response.status, body: await response.json() as { status: string; reason?: string } };
+  return { status: response.status, body: (await response.json()) as { status: string; reason?: string } };
 }
 
 async function diskRefusals(relay: DrillRelay, fault: string): Promise<number> {
@@ -32,7 +32,10 @@ async function diskRefusals(relay: DrillRelay, fault: string): Promise<number> {
 }
 
 function stderrLines(relay: DrillRelay, pattern: RegExp): string[] {
-  return relay.child.stderr().split('\n').filter((l) => pattern.test(l));
+  return relay.child
+    .stderr()
+    .split('\n')
+    .filter((l) => pattern.test(l));
 }
 
 /** Composes and pushes large messages in batches until the relay answers anything but 200; returns that answer. */
@@ -62,7 +65,10 @@ async function assertNothingLost(relay: DrillRelay, sender: DrillSender): Promis
 
 const skip = tmpfsSkipReason();
 
-test('a full disk: pushes answer 507 STORE_FULL, /healthz names it, pulls still work; more space heals it without a restart; a SIGKILL while full loses nothing', { skip, timeout: 180_000 }, async () => {
+test('a full disk: pushes answer 507 STORE_FULL, /healthz names it, pulls still work; more space heals it without a restart; a SIGKILL while full loses nothing', {
+  skip,
+  timeout: 180_000,
+}, async () => {
   const disk = mountTmpfs(24 * MiB);
   const storeDir = join(disk.dir, 'store');
   let relay = await spawnDrillRelay(storeDir, { config: ROOMY });
@@ -76,8 +82,11 @@ test('a full disk: pushes answer 507 STORE_FULL, /healthz names it, pulls still 
   assert.ok(sender.accepted.size > 50, `${sender.accepted.size} accepted before the disk filled`);
   const unhealthy = await health(relay);
   assert.equal(unhealthy.status, 503);
-  assert.match(unhealthy.body.reason ?? '', /^the store refuses writes: the disk holding the relay store is full \(\d+(\.\d)? (bytes|KiB|MiB) free\): free some space on it; writes resume by themselves$/);
-  assert.ok(await diskRefusals(relay, 'full') > 0, 'the refusals are counted');
+  assert.match(
+    unhealthy.body.reason ?? '',
+    /^the store refuses writes: the disk holding the relay store is full \(\d+(\.\d)? (bytes|KiB|MiB) free\): free some space on it; writes resume by themselves$/,
+  );
+  assert.ok((await diskRefusals(relay, 'full')) > 0, 'the refusals are counted');
   await assertNothingLost(relay, sender); // reads work while writes are refused
   const fullLine = new RegExp(`^agentmbx relay: writes refused, store in ${storeDir}: the disk holding the relay store is full \\(.* free\\)`);
   assert.equal(stderrLines(relay, fullLine).length, 1, relay.child.stderr());
@@ -105,7 +114,9 @@ test('a full disk: pushes answer 507 STORE_FULL, /healthz names it, pulls still 
   assert.equal(sender.accepted.size, sender.messages.length);
 });
 
-test('a failed fsync: every call answers 503 STORE_SYNC_FAILED until a restart, /healthz says to check the disk, nothing accepted is lost', { timeout: 60_000 }, async () => {
+test('a failed fsync: every call answers 503 STORE_SYNC_FAILED until a restart, /healthz says to check the disk, nothing accepted is lost', {
+  timeout: 60_000,
+}, async () => {
   const storeDir = tempDir('agentmbx-drill-');
   // the first syncs go to start-up (heartbeat, sweep), the enrolments (fewer than 10) and the first
   // pushes; from the 16th on every sync fails
@@ -132,9 +143,17 @@ test('a failed fsync: every call answers 503 STORE_SYNC_FAILED until a restart, 
   const receiver = new DrillReceiver(sender.target);
   await assert.rejects(receiver.pullPage(relay, 10), /pull answered 503/, 'reads too: they could hand out what never reached the disk');
   const unhealthy = await health(relay);
-  assert.deepEqual(unhealthy, { status: 503, body: { status: 'unhealthy', reason: 'the store refuses writes: the relay store could not sync its log to disk: check the disk, then restart the relay' } });
-  assert.ok(await diskRefusals(relay, 'sync') >= 2);
-  assert.equal(stderrLines(relay, /^agentmbx relay: writes refused, store in .*: the relay store could not sync its log to disk: check the disk, then restart the relay$/).length, 1, relay.child.stderr());
+  assert.deepEqual(unhealthy, {
+    status: 503,
+    body: { status: 'unhealthy', reason: 'the store refuses writes: the relay store could not sync its log to disk: check the disk, then restart the relay' },
+  });
+  assert.ok((await diskRefusals(relay, 'sync')) >= 2);
+  assert.equal(
+    stderrLines(relay, /^agentmbx relay: writes refused, store in .*: the relay store could not sync its log to disk: check the disk, then restart the relay$/)
+      .length,
+    1,
+    relay.child.stderr(),
+  );
 
   relay.child.kill('SIGKILL');
   await relay.child.exited;

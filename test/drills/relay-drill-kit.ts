@@ -37,9 +37,11 @@ export async function spawnDrillRelay(dir: string, options: DrillRelayOptions = 
   const config = join(tempDir('agentmbx-drill-config-'), 'relay.json');
   writeFileSync(config, JSON.stringify({ pushes_per_minute: 1_000_000, ...options.config }));
   const relay = await spawnRelay(dir, {
-    args: ['--config', config], ...(options.failpoint === undefined ? {} : { failpoint: options.failpoint }), ...(options.workers === undefined ? {} : { workers: options.workers }),
+    args: ['--config', config],
+    ...(options.failpoint === undefined ? {} : { failpoint: options.failpoint }),
+    ...(options.workers === undefined ? {} : { workers: options.workers }),
   });
-  const info = await fetch(new URL('/v2/relay/info', relay.url)).then((r) => r.json()) as { relay_pubkey: string };
+  const info = (await fetch(new URL('/v2/relay/info', relay.url)).then((r) => r.json())) as { relay_pubkey: string };
   return { child: relay.child, url: relay.url, epoch: relay.epoch, relayPubkey: info.relay_pubkey };
 }
 
@@ -85,7 +87,7 @@ export class DrillSender {
   async push(relay: DrillRelay, batch: Message[]): Promise<RelayAnswer> {
     const api = apiFor(relay, this.host.name, this.host.key);
     const answer = await api.push(batch.map((m) => envelopeItem(m.id, [{ host: this.target, wire: m.wire }])));
-    const results = Array.isArray(answer.body['results']) ? answer.body['results'] as Array<Record<string, unknown>> : [];
+    const results = Array.isArray(answer.body['results']) ? (answer.body['results'] as Array<Record<string, unknown>>) : [];
     for (const message of batch) {
       const result = results.find((r) => r['item_id'] === message.id);
       const accept = result === undefined ? null : verifyAccept(result['accept'], result['sig'], relay.relayPubkey);

@@ -58,7 +58,9 @@ test('the relay killed at random moments many times: nothing lost, duplicated or
   const sendLoop = async (sender: DrillSender, random: () => number): Promise<void> => {
     for (let pending = sender.pending(); pending.length > 0; pending = sender.pending()) {
       const batch = pending.slice(0, 1 + Math.floor(random() * 10));
-      await attempt(async (r) => { await sender.push(r, batch); });
+      await attempt(async (r) => {
+        await sender.push(r, batch);
+      });
     }
   };
   const sendersDone = Promise.all(senders.map((sender, i) => sendLoop(sender, prng(seed + 1 + i))));
@@ -76,7 +78,9 @@ test('the relay killed at random moments many times: nothing lost, duplicated or
   const killsDone = killLoop(prng(seed + 10));
 
   let sending = true;
-  void sendersDone.then(() => { sending = false; });
+  void sendersDone.then(() => {
+    sending = false;
+  });
   const receive = async (random: () => number): Promise<void> => {
     while (killing || sending) {
       let more = false;
@@ -93,7 +97,9 @@ test('the relay killed at random moments many times: nothing lost, duplicated or
   await Promise.all([sendersDone, killsDone, receive(prng(seed + 20))]);
 
   const verdict = check(senders, receiver);
-  t.diagnostic(`kills ${KILLS}, failed calls ${failedCalls}, raw deliveries ${[...receiver.raw.values()].reduce((n, seqs) => n + seqs.length, 0)}, mailbox ${receiver.mailbox.size}`);
+  t.diagnostic(
+    `kills ${KILLS}, failed calls ${failedCalls}, raw deliveries ${[...receiver.raw.values()].reduce((n, seqs) => n + seqs.length, 0)}, mailbox ${receiver.mailbox.size}`,
+  );
   assert.deepEqual(verdict, { lost: [], duplicated: [], phantom: [] }, `seed ${seed}`);
   assert.equal(receiver.mailbox.size, MESSAGES_PER_SENDER * senders.length, 'every message arrived');
   assert.equal(receiver.epochChanges, 0);

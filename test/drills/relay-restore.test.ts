@@ -12,7 +12,10 @@ import { check, DrillReceiver, DrillSender, spawnDrillRelay, type DrillRelay, ty
 
 async function pushAll(sender: DrillSender, relay: DrillRelay, messages: Message[]): Promise<void> {
   for (let i = 0; i < messages.length; i += 5) await sender.push(relay, messages.slice(i, i + 5));
-  assert.ok(messages.every((m) => sender.accepted.has(m.id)), 'every message holds an accept receipt');
+  assert.ok(
+    messages.every((m) => sender.accepted.has(m.id)),
+    'every message holds an accept receipt',
+  );
 }
 
 async function drain(receiver: DrillReceiver, relay: DrillRelay): Promise<void> {
@@ -28,7 +31,12 @@ test('backup while mail flows, more mail, restore: the new epoch, re-push, re-pu
   const sender = new DrillSender(a, b);
   const receiver = new DrillReceiver(b);
   sender.compose(60, Date.now());
-  const [ackedBefore, queuedBefore, during, after] = [0, 10, 20, 40].map((start, i, all) => sender.messages.slice(start, all[i + 1] ?? 60)) as [Message[], Message[], Message[], Message[]];
+  const [ackedBefore, queuedBefore, during, after] = [0, 10, 20, 40].map((start, i, all) => sender.messages.slice(start, all[i + 1] ?? 60)) as [
+    Message[],
+    Message[],
+    Message[],
+    Message[],
+  ];
 
   // mail acked before the backup; its sender has its delivery receipt and holds it no more
   await pushAll(sender, first, ackedBefore);
@@ -75,12 +83,18 @@ test('backup while mail flows, more mail, restore: the new epoch, re-push, re-pu
   await drain(receiver, second);
   assert.equal(receiver.epochChanges, 1);
   const handedOutAgain = [...receiver.raw.keys()].filter((id) => (receiver.raw.get(id)?.length ?? 0) > (before.get(id)?.length ?? 0));
-  assert.ok(handedOutAgain.every((id) => !confirmed.has(id)), 'mail acked before the backup is not delivered again');
+  assert.ok(
+    handedOutAgain.every((id) => !confirmed.has(id)),
+    'mail acked before the backup is not delivered again',
+  );
 
   const verdict = check([sender], receiver, { seqsPerId: 2 });
   assert.deepEqual(verdict, { lost: [], duplicated: [], phantom: [] });
   assert.equal(receiver.mailbox.size, sender.messages.length, 'every message is in the mailbox');
-  assert.ok([...receiver.mailbox.values()].every((count) => count === 1), 'exactly once');
+  assert.ok(
+    [...receiver.mailbox.values()].every((count) => count === 1),
+    'exactly once',
+  );
 
   const log = JSON.parse((await runCli(['relay', 'log', '--json', '--store-dir', dir])).stdout) as Array<{ kind: string }>;
   assert.deepEqual(log.map((entry) => entry.kind).slice(0, 2), ['restore', 'backup']);

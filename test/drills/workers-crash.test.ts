@@ -90,7 +90,10 @@ test('the primary killed: its workers exit, and the store is free for the next r
   assert.equal((await fetch(new URL('/healthz', second.url))).status, 200);
   second.child.kill('SIGTERM');
   assert.equal(await second.child.exited, 0);
-  assert.ok(servingWorkers(second).every((pid) => !alive(pid)), 'a stopped group leaves no worker behind');
+  assert.ok(
+    servingWorkers(second).every((pid) => !alive(pid)),
+    'a stopped group leaves no worker behind',
+  );
 });
 
 test('a second relay on the store of a running group is refused', async () => {

@@ -8,9 +8,17 @@ import { generateSigningKey } from '../../src/protocol/keys.ts';
 import { startPeerSim, type PeerSim } from '../helpers/agentmbx-peer-sim.ts';
 import { E2E_TIMEOUT_MS, cli, cliJson, inboxMessages, newCliHost, startCliDaemon, type CliHost } from './host-helpers.ts';
 
-interface Peer { host: string; host_pubkey: string; enc_key: boolean }
-interface Status { recipients: Array<{ recipient: string; state: string }> }
-interface Overview { outbox: Record<string, Record<string, number>> }
+interface Peer {
+  host: string;
+  host_pubkey: string;
+  enc_key: boolean;
+}
+interface Status {
+  recipients: Array<{ recipient: string; state: string }>;
+}
+interface Overview {
+  outbox: Record<string, Record<string, number>>;
+}
 
 /**
  * Every outbox row of ours is handed over (or, for a receipt, superseded by a later one for the same
@@ -19,7 +27,11 @@ interface Overview { outbox: Record<string, Record<string, number>> }
 async function allHandedOver(host: CliHost): Promise<void> {
   const { outbox } = await cliJson<Overview>(host, ['status']);
   for (const [kind, states] of Object.entries(outbox)) {
-    assert.deepEqual(Object.keys(states).filter((s) => s !== 'handed-over' && !(kind === 'receipt' && s === 'superseded')), [], `${kind} rows: ${JSON.stringify(states)}`);
+    assert.deepEqual(
+      Object.keys(states).filter((s) => s !== 'handed-over' && !(kind === 'receipt' && s === 'superseded')),
+      [],
+      `${kind} rows: ${JSON.stringify(states)}`,
+    );
   }
 }
 
@@ -34,7 +46,10 @@ async function mailToSim(alpha: CliHost, sim: PeerSim, subject: string): Promise
   assert.deepEqual(sim.received.get(id), { from: 'ann@alpha', subject, body: `body of ${subject}` });
   assert.equal(await sim.sendReceipt(id, `sam@${sim.host}`, 'read', 3), 'accepted');
   const status = await cliJson<Status>(alpha, ['status', id]);
-  assert.deepEqual(status.recipients.map((r) => [r.recipient, r.state]), [[`sam@${sim.host}`, 'read']]);
+  assert.deepEqual(
+    status.recipients.map((r) => [r.recipient, r.state]),
+    [[`sam@${sim.host}`, 'read']],
+  );
 }
 
 /** The sim → ours: `{id, result: accepted}`, in ann's inbox once, and our receipts (bare-string answers) reach the sim's book. */
@@ -42,13 +57,18 @@ async function mailFromSim(alpha: CliHost, sim: PeerSim, subject: string): Promi
   const sent = await sim.send('ann@alpha', subject, `body of ${subject}`);
   assert.equal(sent.result, 'accepted');
   const inbox = await inboxMessages<{ id: string; from: string; subject: string }>(alpha, 'ann');
-  assert.deepEqual(inbox.filter((m) => m.id === sent.id).map((m) => [m.from, m.subject]), [[`sam@${sim.host}`, subject]]);
+  assert.deepEqual(
+    inbox.filter((m) => m.id === sent.id).map((m) => [m.from, m.subject]),
+    [[`sam@${sim.host}`, subject]],
+  );
   // delivered (1), then notified (2: the inbox listing showed it); both answered with bare strings
   await alpha.daemon?.waitForLine(new RegExp(`receipt receipt:${sent.id}:ann@alpha:2 -> ${sim.host}: accepted`));
   assert.deepEqual(sim.receipts.get(`${sent.id}|ann@alpha`), { state: 'notified', seq: 2 });
 }
 
-test('the sim pairs (owner key set), our join pins it; mail, receipts and rotations settle both ways; the sim unpairs', { timeout: E2E_TIMEOUT_MS }, async () => {
+test('the sim pairs (owner key set), our join pins it; mail, receipts and rotations settle both ways; the sim unpairs', {
+  timeout: E2E_TIMEOUT_MS,
+}, async () => {
   const sim = await startPeerSim({ host: 'simhost', ownerPubkey: generateSigningKey().publicKey });
   const alpha = await newCliHost('alpha', ['ann']);
   await startCliDaemon(alpha);
@@ -68,14 +88,17 @@ test('the sim pairs (owner key set), our join pins it; mail, receipts and rotati
   // the sim's rotation: ours answers `rotated`, re-pins, and takes mail signed with the new key
   assert.deepEqual(await sim.rotate(), { alpha: 'rotated' });
   assert.equal((await ourPeer(alpha, 'simhost'))?.host_pubkey, sim.key.publicKey);
-  await mailFromSim(alpha, sim, 'signed with the sim\'s new key');
+  await mailFromSim(alpha, sim, "signed with the sim's new key");
   await allHandedOver(alpha);
 
   assert.equal(await sim.unpair('alpha'), 200);
   await alpha.daemon?.waitForLine(/simhost unpaired from this host/);
   assert.equal(await ourPeer(alpha, 'simhost'), undefined);
   const alerts = await inboxMessages<{ from: string; subject: string }>(alpha, 'owner');
-  assert.deepEqual(alerts.map((m) => [m.from, m.subject]), [['mbx@alpha', 'simhost unpaired from this host']]);
+  assert.deepEqual(
+    alerts.map((m) => [m.from, m.subject]),
+    [['mbx@alpha', 'simhost unpaired from this host']],
+  );
 });
 
 test('our pair, the sim joins (no owner key); our older answer shape is still read; peers remove tells the sim', { timeout: E2E_TIMEOUT_MS }, async () => {
@@ -87,7 +110,10 @@ test('our pair, the sim joins (no owner key); our older answer shape is still re
   assert.equal(sim.peers.get('alpha')?.owner_pubkey, null, 'our hello names no owner key');
   assert.equal((await ourPeer(alpha, 'simhost'))?.host_pubkey, sim.key.publicKey);
   // §5's join carries no enc key: our daemon fetches the sim's signed one after pairing
-  while ((await ourPeer(alpha, 'simhost'))?.enc_key !== true) await new Promise((resolve) => { setTimeout(resolve, 100); });
+  while ((await ourPeer(alpha, 'simhost'))?.enc_key !== true)
+    await new Promise((resolve) => {
+      setTimeout(resolve, 100);
+    });
 
   // the sim answers as older builds of ours did: {id, status} on every route
   sim.oldShapes = true;

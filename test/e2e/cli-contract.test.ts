@@ -32,7 +32,9 @@ function leafCommands(command: Command, path: string[] = []): Array<{ path: stri
 }
 
 test('every command takes --json', async () => {
-  const missing = leafCommands(await buildProgram()).filter(({ command }) => !command.options.some((o) => o.long === '--json')).map((c) => c.path);
+  const missing = leafCommands(await buildProgram())
+    .filter(({ command }) => !command.options.some((o) => o.long === '--json'))
+    .map((c) => c.path);
   assert.deepEqual(missing, []);
 });
 
@@ -40,7 +42,10 @@ test('--version prints the package version (JSON with --json); --help names MBX_
   const version = (JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as { version: string }).version;
   const r = await runCli(['--version']);
   assert.deepEqual([r.code, r.stdout, r.stderr], [0, `${version}\n`, '']);
-  for (const argv of [['--version', '--json'], ['--json', '-V']]) {
+  for (const argv of [
+    ['--version', '--json'],
+    ['--json', '-V'],
+  ]) {
     const json = await runCli(argv);
     assert.deepEqual([json.code, JSON.parse(json.stdout), json.stderr], [0, { version }, ''], argv.join(' '));
   }
@@ -53,8 +58,8 @@ test('--version prints the package version (JSON with --json); --help names MBX_
 test('usage errors exit 2, in text and as JSON', async () => {
   const env = { MBX_HOME: join(tempDir(), 'home') };
   const text = await runCli(['inbox'], env);
-  assert.deepEqual([text.code, text.stdout, text.stderr], [2, '', 'agentmbx: required option \'--agent <name>\' not specified\n']);
-  assertJsonFailure(await runCli(['inbox', '--json'], env), 'USAGE', 'required option \'--agent <name>\' not specified');
+  assert.deepEqual([text.code, text.stdout, text.stderr], [2, '', "agentmbx: required option '--agent <name>' not specified\n"]);
+  assertJsonFailure(await runCli(['inbox', '--json'], env), 'USAGE', "required option '--agent <name>' not specified");
   assertJsonFailure(await runCli(['nosuch', '--json'], env), 'USAGE', /unknown command 'nosuch'/);
   assertJsonFailure(await runCli(['pair', '--ttl', 'soon', '--json'], env), 'USAGE', /bad duration "soon"/);
 });
@@ -65,13 +70,24 @@ test('each failure has its exit code and JSON code, and leaves the home as it wa
 
   const alpha = await newCliHost('alpha', ['ann']);
   const before = homeSnapshot(alpha);
-  assertJsonFailure(await runCli(['read', '01JAAAAAAAAAAAAAAAAAAAAAAA', '--agent', 'ann', '--json'], alpha.env), 'NOT_FOUND', 'no message 01JAAAAAAAAAAAAAAAAAAAAAAA for ann: take an id from the inbox');
+  assertJsonFailure(
+    await runCli(['read', '01JAAAAAAAAAAAAAAAAAAAAAAA', '--agent', 'ann', '--json'], alpha.env),
+    'NOT_FOUND',
+    'no message 01JAAAAAAAAAAAAAAAAAAAAAAA for ann: take an id from the inbox',
+  );
   assertJsonFailure(await runCli(['inbox', '--agent', 'zed', '--json'], alpha.env), 'NOT_FOUND', 'no agent "zed" on this host');
   assertJsonFailure(await runCli(['peers', 'remove', 'beta', '--json'], alpha.env), 'NOT_FOUND', 'no peer "beta"');
-  assertJsonFailure(await runCli(['send', '--from', 'ann', '--to', 'bob@beta', '--subject', 's', '--body', 'b', '--json'], alpha.env),
-    'NOT_PAIRED', 'host "beta" is not paired (agentmbx peers)');
+  assertJsonFailure(
+    await runCli(['send', '--from', 'ann', '--to', 'bob@beta', '--subject', 's', '--body', 'b', '--json'], alpha.env),
+    'NOT_PAIRED',
+    'host "beta" is not paired (agentmbx peers)',
+  );
   const port = await closedPort();
-  assertJsonFailure(await runCli(['join', `127.0.0.1:${port}`, 'ABCD-EFGH-JKMN', '--json'], alpha.env), 'UNREACHABLE', `cannot reach http://127.0.0.1:${port}: ECONNREFUSED`);
+  assertJsonFailure(
+    await runCli(['join', `127.0.0.1:${port}`, 'ABCD-EFGH-JKMN', '--json'], alpha.env),
+    'UNREACHABLE',
+    `cannot reach http://127.0.0.1:${port}: ECONNREFUSED`,
+  );
   assertJsonFailure(await runCli(['init', '--host', 'alpha', '--json'], alpha.env), 'FAILURE', /already holds a host/);
   const textRefusal = await runCli(['send', '--from', 'ann', '--to', 'bob@beta', '--subject', 's', '--body', 'b'], alpha.env);
   assert.deepEqual([textRefusal.code, textRefusal.stdout, textRefusal.stderr], [4, '', 'agentmbx: host "beta" is not paired (agentmbx peers)\n']);
@@ -83,7 +99,13 @@ test('the state-changing commands answer JSON', { timeout: E2E_TIMEOUT_MS }, asy
   const host = { name: 'gamma', env: { MBX_HOME: home }, daemon: null, url: '', place: { bind: '127.0.0.1' } };
   assert.deepEqual(await cliJson(host, ['init', '--host', 'gamma', '--port', '0']), { host: 'gamma', home });
   assert.deepEqual(await cliJson(host, ['agents', 'add', 'ann']), { agent: 'ann@gamma', added: true, updated: false, role: null, description: null });
-  assert.deepEqual(await cliJson(host, ['agents', 'add', 'ann', '--role', 'ops']), { agent: 'ann@gamma', added: false, updated: true, role: 'ops', description: null });
+  assert.deepEqual(await cliJson(host, ['agents', 'add', 'ann', '--role', 'ops']), {
+    agent: 'ann@gamma',
+    added: false,
+    updated: true,
+    role: 'ops',
+    description: null,
+  });
   const id = (await cli(host, ['send', '--from', 'ann', '--to', 'ann', '--subject', 'hi', '--body', 'b'])).trim();
   assert.deepEqual(await cliJson(host, ['ack', id, '--agent', 'ann']), { id, acked: true, already: false });
   assert.deepEqual(await cliJson(host, ['ack', id, '--agent', 'ann']), { id, acked: true, already: true });

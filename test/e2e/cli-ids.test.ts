@@ -11,7 +11,8 @@ test('read, ack, status, thread and --reply-to take ids in any case and by uniqu
   // ids share their first 8 characters (their time down to 1,024 ms) when made in the same second:
   // two sends at once, again until a pair does
   const ids: string[] = [];
-  const sendOne = async (subject: string): Promise<string> => (await cli(alpha, ['send', '--from', 'ann', '--to', 'bob', '--subject', subject, '--body', 'b'])).trim();
+  const sendOne = async (subject: string): Promise<string> =>
+    (await cli(alpha, ['send', '--from', 'ann', '--to', 'bob', '--subject', subject, '--body', 'b'])).trim();
   for (let round = 0; round < 6 && (ids.length === 0 || commonPrefix(ids.at(-2) as string, ids.at(-1) as string).length < 8); round += 1) {
     ids.push(...(await Promise.all([sendOne(`a${round}`), sendOne(`b${round}`)])).sort());
   }
@@ -26,8 +27,10 @@ test('read, ack, status, thread and --reply-to take ids in any case and by uniqu
   const shared = commonPrefix(first, second);
   const fits = ids.filter((id) => id.startsWith(shared.slice(0, 8)));
   const ambiguous = await runCli(['read', shared.slice(0, 8).toLowerCase(), '--agent', 'bob'], alpha.env);
-  assert.deepEqual([ambiguous.code, ambiguous.stderr],
-    [2, `agentmbx: the id prefix ${shared.slice(0, 8)} fits ${fits.length} messages (${fits.join(', ')}): give more characters\n`]);
+  assert.deepEqual(
+    [ambiguous.code, ambiguous.stderr],
+    [2, `agentmbx: the id prefix ${shared.slice(0, 8)} fits ${fits.length} messages (${fits.join(', ')}): give more characters\n`],
+  );
   const short = await runCli(['read', first.slice(0, 7), '--agent', 'bob'], alpha.env);
   assert.equal(short.code, 2);
   assert.match(short.stderr, /too short: give the whole id \(26 characters, as the inbox shows\) or at least its first 8\n$/);
@@ -63,7 +66,10 @@ test('$MBX_AGENT stands for --agent (and send --from)', { timeout: E2E_TIMEOUT_M
   assert.equal(sent.code, 0, sent.stderr);
   const inbox = await runCli(['inbox', '--json'], { ...alpha.env, MBX_AGENT: 'bob' });
   assert.equal(inbox.code, 0, inbox.stderr);
-  assert.deepEqual((JSON.parse(inbox.stdout) as { messages: Array<{ id: string; from: string }> }).messages.map((m) => [m.id, m.from]), [[sent.stdout.trim(), 'ann@alpha']]);
+  assert.deepEqual(
+    (JSON.parse(inbox.stdout) as { messages: Array<{ id: string; from: string }> }).messages.map((m) => [m.id, m.from]),
+    [[sent.stdout.trim(), 'ann@alpha']],
+  );
   const none = await runCli(['inbox'], alpha.env);
   assert.equal(none.code, 2, 'no --agent and no MBX_AGENT is a usage error');
 });

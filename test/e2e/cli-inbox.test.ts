@@ -6,13 +6,22 @@ import assert from 'node:assert/strict';
 import { runCli } from '../helpers/processes.ts';
 import { E2E_TIMEOUT_MS, cli, cliJson, homeSnapshot, newCliHost } from './host-helpers.ts';
 
-interface Page { messages: Array<{ id: string; needs_reply: boolean; body?: string; state: string }>; total: number; more: boolean; next: { after: string } | { before: string } | null }
+interface Page {
+  messages: Array<{ id: string; needs_reply: boolean; body?: string; state: string }>;
+  total: number;
+  more: boolean;
+  next: { after: string } | { before: string } | null;
+}
 
 test('inbox pages reach the newest mail, with total, more and the next cursor', { timeout: E2E_TIMEOUT_MS }, async () => {
   const alpha = await newCliHost('alpha', ['ann', 'bob']);
   const ids: string[] = [];
   for (let i = 1; i <= 7; i += 1) {
-    ids.push((await cli(alpha, ['send', '--from', 'ann', '--to', 'bob', '--subject', `m${i}`, '--body', `body ${i}`, ...(i === 7 ? ['--kind', 'request'] : [])])).trim());
+    ids.push(
+      (
+        await cli(alpha, ['send', '--from', 'ann', '--to', 'bob', '--subject', `m${i}`, '--body', `body ${i}`, ...(i === 7 ? ['--kind', 'request'] : [])])
+      ).trim(),
+    );
   }
   assert.deepEqual([...ids].sort(), ids, 'ids grow with time');
   const page = (args: string[]) => cliJson<Page>(alpha, ['inbox', '--agent', 'bob', ...args]);
@@ -48,7 +57,24 @@ test('read --peek shows the message and changes nothing; read marks it read; nee
   assert.equal((await cliJson<{ state: string }>(alpha, ['read', id, '--agent', 'bob', '--peek'])).state, 'read');
 
   // --needs-reply and --refs to an agent of this host read as they do from another host's mail
-  const asked = (await cli(alpha, ['send', '--from', 'ann', '--to', 'bob', '--subject', 'look', '--body', 'b', '--needs-reply', '--refs', 'https://x.example/pr/7,T12', '--refs', 'c'])).trim();
+  const asked = (
+    await cli(alpha, [
+      'send',
+      '--from',
+      'ann',
+      '--to',
+      'bob',
+      '--subject',
+      'look',
+      '--body',
+      'b',
+      '--needs-reply',
+      '--refs',
+      'https://x.example/pr/7,T12',
+      '--refs',
+      'c',
+    ])
+  ).trim();
   const plain = (await cli(alpha, ['send', '--from', 'ann', '--to', 'bob', '--subject', 'fyi', '--body', 'b', '--kind', 'request', '--no-needs-reply'])).trim();
   const listed = await cli(alpha, ['inbox', '--agent', 'bob']);
   assert.match(listed, new RegExp(`^${asked}  notified   ann@alpha  look  \\[needs reply\\]$`, 'm'));

@@ -12,11 +12,15 @@ import { eventually } from './mcp-helpers.ts';
 
 const RULE = 'a subject is 1 to 200 characters (Unicode code points), not blank, without control characters';
 
-test('text output (inbox, read, watch) shows a sender\'s control and bidi characters escaped; JSON keeps them', { timeout: E2E_TIMEOUT_MS }, async () => {
+test("text output (inbox, read, watch) shows a sender's control and bidi characters escaped; JSON keeps them", { timeout: E2E_TIMEOUT_MS }, async () => {
   const alpha = await newCliHost('alpha', ['ann', 'bob']);
   const body = 'red \x1b[31malert\x07\rover\u202eevil\ttab\nline two';
   const watching = spawnCli(['watch', '--agent', 'bob'], { env: { ...process.env, ...alpha.env } });
-  await eventually('watch is ready', async () => watching.stderr(), (err) => err.includes('watching the mail of bob@alpha'));
+  await eventually(
+    'watch is ready',
+    async () => watching.stderr(),
+    (err) => err.includes('watching the mail of bob@alpha'),
+  );
   const id = (await cli(alpha, ['send', '--from', 'ann', '--to', 'bob', '--subject', 'see \u202eright', '--body', body])).trim();
   assert.equal(await watching.waitForLine(new RegExp(id)), `${id}  from ann@alpha (local)  see \\u202eright`);
   watching.kill('SIGTERM');
@@ -43,17 +47,23 @@ test('send without --body refuses a terminal stdin and says what to do', { timeo
   const shell = `timeout 30 ${CLI_BIN} send --from ann --to ann --subject s; echo "exit=$?"`;
   const tty = spawnProcess(['script', '-qec', shell, '/dev/null'], { env: { ...process.env, ...alpha.env } });
   assert.equal(await tty.exited, 0, tty.stderr());
-  assert.equal(tty.stdout().replaceAll('\r', ''),
-    'agentmbx: no --body, and stdin is a terminal: give --body TEXT, or pipe the body in (echo hi | agentmbx send …)\nexit=2\n');
+  assert.equal(
+    tty.stdout().replaceAll('\r', ''),
+    'agentmbx: no --body, and stdin is a terminal: give --body TEXT, or pipe the body in (echo hi | agentmbx send …)\nexit=2\n',
+  );
 });
 
 test('send without --body gives up on a stdin left open and silent: exit 2 after --stdin-timeout, nothing stored', { timeout: E2E_TIMEOUT_MS }, async () => {
   const alpha = await newCliHost('alpha', ['ann']);
   const before = homeSnapshot(alpha);
-  const refusal = 'agentmbx: no --body, and stdin stayed open with nothing more for 300ms: give --body TEXT, or pipe the body in and close stdin '
-    + '(echo hi | agentmbx send …); a slow writer gets longer with --stdin-timeout\n';
+  const refusal =
+    'agentmbx: no --body, and stdin stayed open with nothing more for 300ms: give --body TEXT, or pipe the body in and close stdin ' +
+    '(echo hi | agentmbx send …); a slow writer gets longer with --stdin-timeout\n';
   for (const written of ['', 'half a body']) {
-    const child = spawnCli(['send', '--from', 'ann', '--to', 'ann', '--subject', 's', '--stdin-timeout', '300ms'], { env: { ...process.env, ...alpha.env }, stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawnCli(['send', '--from', 'ann', '--to', 'ann', '--subject', 's', '--stdin-timeout', '300ms'], {
+      env: { ...process.env, ...alpha.env },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
     if (written !== '') child.process.stdin?.write(written);
     // stdin stays open: the writer never closes it
     assert.deepEqual([await child.exited, child.stdout(), child.stderr()], [2, '', refusal], `after writing "${written}"`);
@@ -108,7 +118,8 @@ test('join: a bare host means port 7373, a relay is "not an agentmbx host", rela
   const toRelay = await runCli(['join', relay.url, 'ABCD-EFGH-JKMN', '--json'], alpha.env);
   assert.equal(toRelay.code, 5);
   assert.deepEqual(JSON.parse(toRelay.stdout), {
-    error: `${relay.url} is not an agentmbx host (it answered HTTP 404): check the address; a host's daemon listens on port 7373 unless set otherwise`, code: 'UNREACHABLE',
+    error: `${relay.url} is not an agentmbx host (it answered HTTP 404): check the address; a host's daemon listens on port 7373 unless set otherwise`,
+    code: 'UNREACHABLE',
   });
   await relay.stop();
   const down = await runCli(['relay', 'set', relay.url], alpha.env);

@@ -51,7 +51,7 @@ test('setup codex merges its table into config.toml, keeps the rest, is idempote
   assert.equal(first.code, 0, first.stderr);
   assert.match(first.stdout, /note: `codex exec` refuses mbx_send .* --yes/);
   const text = readFileSync(path, 'utf8');
-  assert.ok(text.startsWith(USER_TOML), 'the user\'s text, comments and all, is kept as written');
+  assert.ok(text.startsWith(USER_TOML), "the user's text, comments and all, is kept as written");
   const entry = (parse(text) as { mcp_servers: Record<string, Record<string, unknown>> }).mcp_servers['agentmbx'] as Record<string, unknown>;
   assert.equal(entry['command'], process.execPath, 'the absolute path of this Node');
   assert.deepEqual((entry['args'] as string[]).slice(-3), ['mcp', '--agent', 'desk']);
@@ -84,14 +84,20 @@ test('setup cursor and gemini merge mcpServers; --check and doctor report drift 
   writeFileSync(cursor, JSON.stringify({ mcpServers: { other: { command: 'x' } }, keep: 1 }));
   assert.equal((await setup(env, ['cursor', '--agent', 'desk'])).code, 0);
   assert.equal((await setup(env, ['gemini', '--agent', 'desk'])).code, 0);
-  const doc = JSON.parse(readFileSync(cursor, 'utf8')) as { mcpServers: Record<string, { command: string; args: string[]; env: Record<string, string> }>; keep: number };
+  const doc = JSON.parse(readFileSync(cursor, 'utf8')) as {
+    mcpServers: Record<string, { command: string; args: string[]; env: Record<string, string> }>;
+    keep: number;
+  };
   assert.deepEqual(doc.mcpServers['other'], { command: 'x' });
   assert.equal(doc.keep, 1);
   assert.equal(doc.mcpServers['agentmbx']?.command, process.execPath);
   assert.ok(existsSync(join(home, '.gemini', 'settings.json')));
 
   // drift: another agent name in the entry, a path that no longer exists
-  doc.mcpServers['agentmbx'] = { ...doc.mcpServers['agentmbx'] as { command: string; args: string[]; env: Record<string, string> }, command: '/nowhere/node' };
+  doc.mcpServers['agentmbx'] = {
+    ...(doc.mcpServers['agentmbx'] as { command: string; args: string[]; env: Record<string, string> }),
+    command: '/nowhere/node',
+  };
   writeFileSync(cursor, JSON.stringify(doc));
   const check = await setup(env, ['--check', '--agent', 'desk']);
   assert.equal(check.code, 1, 'a drifted client fails the check');

@@ -6,14 +6,50 @@ import assert from 'node:assert/strict';
 import { runCli } from '../helpers/processes.ts';
 import { E2E_TIMEOUT_MS, cli, cliJson, newCliHost } from './host-helpers.ts';
 
-interface Msg { id: string; subject: string; thread: string }
+interface Msg {
+  id: string;
+  subject: string;
+  thread: string;
+}
 
 test('thread, search, send --needs-reply and --refs, inbox --wait timing out, one-line usage errors', { timeout: E2E_TIMEOUT_MS }, async () => {
   const alpha = await newCliHost('alpha', ['ann', 'bob', 'cat']);
-  const first = (await cli(alpha, ['send', '--from', 'ann', '--to', 'bob', '--subject', 'plan zanzibar', '--body', 'the quokka build',
-    '--needs-reply', '--refs', 'https://example.org/1,src/a.ts', '--refs', 'abc123'])).trim();
-  const reply = (await cli(alpha, ['send', '--from', 'bob', '--to', 'ann', '--subject', 'Re: plan', '--body', 'zanzibar is fine',
-    '--reply-to', first.slice(0, 20).toLowerCase(), '--no-needs-reply', '--kind', 'request'])).trim();
+  const first = (
+    await cli(alpha, [
+      'send',
+      '--from',
+      'ann',
+      '--to',
+      'bob',
+      '--subject',
+      'plan zanzibar',
+      '--body',
+      'the quokka build',
+      '--needs-reply',
+      '--refs',
+      'https://example.org/1,src/a.ts',
+      '--refs',
+      'abc123',
+    ])
+  ).trim();
+  const reply = (
+    await cli(alpha, [
+      'send',
+      '--from',
+      'bob',
+      '--to',
+      'ann',
+      '--subject',
+      'Re: plan',
+      '--body',
+      'zanzibar is fine',
+      '--reply-to',
+      first.slice(0, 20).toLowerCase(),
+      '--no-needs-reply',
+      '--kind',
+      'request',
+    ])
+  ).trim();
 
   const thread = await cliJson<{ thread: string; messages: Msg[] }>(alpha, ['thread', reply, '--agent', 'ann']);
   assert.deepEqual([thread.thread, thread.messages.map((m) => m.id)], [first, [first, reply]]);
@@ -26,7 +62,10 @@ test('thread, search, send --needs-reply and --refs, inbox --wait timing out, on
   assert.equal(byEnv.code, 0, byEnv.stderr);
   assert.match(byEnv.stdout, new RegExp(`^${first}  delivered  ann@alpha  plan zanzibar\n$`));
 
-  const tooMany = await runCli(['send', '--from', 'ann', '--to', 'bob', '--subject', 's', '--body', 'b', '--refs', Array.from({ length: 101 }, (_, i) => `r${i}`).join(',')], alpha.env);
+  const tooMany = await runCli(
+    ['send', '--from', 'ann', '--to', 'bob', '--subject', 's', '--body', 'b', '--refs', Array.from({ length: 101 }, (_, i) => `r${i}`).join(',')],
+    alpha.env,
+  );
   assert.deepEqual([tooMany.code, tooMany.stderr], [1, 'agentmbx: cannot send: too many refs\n'], 'the refs reach the envelope');
 
   // inbox --wait at its timeout: nothing on stdout and exit 7; with --json, timed_out
@@ -45,7 +84,10 @@ test('thread, search, send --needs-reply and --refs, inbox --wait timing out, on
   const typoText = await runCli(['serch', 'x'], alpha.env);
   assert.deepEqual([typoText.code, typoText.stderr], [2, "agentmbx: unknown command 'serch' (Did you mean search?)\n"]);
   const noTo = await runCli(['send', '--from', 'ann', '--to', '', '--subject', 's', '--body', 'b'], alpha.env);
-  assert.deepEqual([noTo.code, noTo.stderr], [2, 'agentmbx: --to is empty: give one or more addresses, comma-separated (name, name@host, role:<role>, *, owner)\n']);
+  assert.deepEqual(
+    [noTo.code, noTo.stderr],
+    [2, 'agentmbx: --to is empty: give one or more addresses, comma-separated (name, name@host, role:<role>, *, owner)\n'],
+  );
   const empty = await runCli(['send', '--from', 'ann', '--to', 'bob', '--subject', 's', '--body', ''], alpha.env);
   assert.deepEqual([empty.code, empty.stderr], [2, 'agentmbx: the body is empty: give --body TEXT or pipe the body in; --allow-empty sends it anyway\n']);
   const allowed = await runCli(['send', '--from', 'ann', '--to', 'bob', '--subject', 's', '--body', '', '--allow-empty'], alpha.env);

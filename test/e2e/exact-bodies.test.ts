@@ -15,7 +15,11 @@ const C0 = Array.from({ length: 32 }, (_, i) => String.fromCharCode(i)).join('')
 /** A byte-order mark first (a decoder must not eat it), every C0 control, U+0000 in the middle and at the end, astral characters. */
 const EXACT_BODY = `\uFEFFbom ${C0} del\u007f nul\u0000mid astral \u{1F600}\u{1D11E}\u{10FFFF} sep\u2028 zwj\u{1F469}\u200D\u{1F4BB}\r\nend\u0000`;
 
-interface Msg { id: string; body?: string; subject: string }
+interface Msg {
+  id: string;
+  body?: string;
+  subject: string;
+}
 
 /** `agentmbx send …` with `input` on its stdin, then closed. */
 async function sendBytes(host: CliHost, args: string[], input: Uint8Array): Promise<{ code: number | string; stdout: string; stderr: string }> {
@@ -38,14 +42,23 @@ async function carriedExactly(alpha: CliHost, beta: CliHost): Promise<void> {
   const bob = await startMcp(beta, 'bob');
   try {
     const mcpId = (await call<{ id: string }>(ann, 'mbx_send', { to: ['bob@beta'], subject: 'exact by mcp', body: EXACT_BODY })).id;
-    await eventually('both messages reach bob', () => inboxMessages<Msg>(beta, 'bob'), (list) => [cliId, mcpId].every((id) => list.some((m) => m.id === id)));
+    await eventually(
+      'both messages reach bob',
+      () => inboxMessages<Msg>(beta, 'bob'),
+      (list) => [cliId, mcpId].every((id) => list.some((m) => m.id === id)),
+    );
     // the recipient: read --json, mbx_read, the thread
     assert.equal((await cliJson<Msg>(beta, ['read', cliId, '--agent', 'bob'])).body, EXACT_BODY, 'read --json');
     const read = await call<{ messages: Msg[] }>(bob, 'mbx_read', { ids: [mcpId] });
     assert.equal(read.messages[0]?.body, EXACT_BODY, 'mbx_read');
-    for (const [side, id] of [[bob, cliId], [bob, mcpId], [ann, cliId], [ann, mcpId]] as const) {
+    for (const [side, id] of [
+      [bob, cliId],
+      [bob, mcpId],
+      [ann, cliId],
+      [ann, mcpId],
+    ] as const) {
       const thread = await call<{ messages: Msg[] }>(side, 'mbx_thread', { id });
-      assert.equal(thread.messages[0]?.body, EXACT_BODY, 'mbx_thread, the sender\'s own copy included');
+      assert.equal(thread.messages[0]?.body, EXACT_BODY, "mbx_thread, the sender's own copy included");
     }
     // search sees the words after the U+0000
     for (const side of [ann, bob]) {
@@ -62,7 +75,9 @@ async function carriedExactly(alpha: CliHost, beta: CliHost): Promise<void> {
   }
 }
 
-test('bodies with U+0000, every C0 control and astral characters go over the LAN byte for byte; bytes that are not UTF-8 are refused', { timeout: E2E_TIMEOUT_MS }, async () => {
+test('bodies with U+0000, every C0 control and astral characters go over the LAN byte for byte; bytes that are not UTF-8 are refused', {
+  timeout: E2E_TIMEOUT_MS,
+}, async () => {
   const alpha = await newCliHost('alpha', ['ann']);
   const beta = await newCliHost('beta', ['bob']);
   await startCliDaemon(alpha);
@@ -86,7 +101,11 @@ test('bodies with U+0000, every C0 control and astral characters go over the LAN
   const sent = await sendBytes(alpha, ['--from', 'ann', '--to', 'bob@beta', '--subject', 'binary', '--body-file', binary, '--base64'], new Uint8Array());
   assert.equal(sent.code, 0, sent.stderr);
   const id = sent.stdout.trim();
-  await eventually('the file reaches bob', () => inboxMessages<Msg>(beta, 'bob'), (list) => list.some((m) => m.id === id));
+  await eventually(
+    'the file reaches bob',
+    () => inboxMessages<Msg>(beta, 'bob'),
+    (list) => list.some((m) => m.id === id),
+  );
   assert.deepEqual(Buffer.from((await cliJson<Msg>(beta, ['read', id, '--agent', 'bob'])).body ?? '', 'base64'), bytes);
 });
 

@@ -41,20 +41,40 @@ test('local mail, roles and replies work without a daemon', { timeout: E2E_TIMEO
   const alpha = await newCliHost('alpha', ['ann', 'al']);
   await cli(alpha, ['agents', 'add', 'ops-bot', '--role', 'ops']);
   assert.deepEqual(await cliJson<Array<{ name: string; role: string | null }>>(alpha, ['agents']), [
-    { name: 'al', role: null, description: null }, { name: 'ann', role: null, description: null },
-    { name: 'ops-bot', role: 'ops', description: null }, { name: 'owner', role: null, description: null },
+    { name: 'al', role: null, description: null },
+    { name: 'ann', role: null, description: null },
+    { name: 'ops-bot', role: 'ops', description: null },
+    { name: 'owner', role: null, description: null },
   ]);
-  const sent = await cliJson<{ id: string; local: string[]; hosts: string[] }>(alpha, ['send', '--from', 'ann', '--to', 'role:ops,al', '--subject', 'deploy', '--body', 'now', '--kind', 'request']);
+  const sent = await cliJson<{ id: string; local: string[]; hosts: string[] }>(alpha, [
+    'send',
+    '--from',
+    'ann',
+    '--to',
+    'role:ops,al',
+    '--subject',
+    'deploy',
+    '--body',
+    'now',
+    '--kind',
+    'request',
+  ]);
   assert.deepEqual([sent.local, sent.hosts], [['al', 'ops-bot'], []]);
   const reply = (await cli(alpha, ['send', '--from', 'ops-bot', '--to', 'ann', '--subject', 're: deploy', '--body', 'done', '--reply-to', sent.id])).trim();
   const msg = await cliJson<{ thread: string; reply_to: string; kind: string }>(alpha, ['read', reply, '--agent', 'ann']);
   assert.deepEqual([msg.thread, msg.reply_to], [sent.id, sent.id]);
   await cli(alpha, ['ack', sent.id, '--agent', 'ops-bot']);
   const status = await cliJson<{ recipients: Array<{ recipient: string; state: string }> }>(alpha, ['status', sent.id]);
-  assert.deepEqual(status.recipients.map((r) => [r.recipient, r.state]), [['al@alpha', 'delivered'], ['ops-bot@alpha', 'acked']]);
+  assert.deepEqual(
+    status.recipients.map((r) => [r.recipient, r.state]),
+    [
+      ['al@alpha', 'delivered'],
+      ['ops-bot@alpha', 'acked'],
+    ],
+  );
 });
 
-test('one daemon per home: a second one is refused, a dead one\'s lock is taken over', { timeout: E2E_TIMEOUT_MS }, async () => {
+test("one daemon per home: a second one is refused, a dead one's lock is taken over", { timeout: E2E_TIMEOUT_MS }, async () => {
   const alpha = await newCliHost('alpha', []);
   const first = await startCliDaemon(alpha);
   const second = await runCli(['daemon', '--port', '0', '--bind', '127.0.0.1'], alpha.env);
@@ -69,7 +89,10 @@ test('one daemon per home: a second one is refused, a dead one\'s lock is taken 
 test('send reads the body from stdin, up to the body limit', { timeout: E2E_TIMEOUT_MS }, async () => {
   const alpha = await newCliHost('alpha', ['ann']);
   const send = (body: string) => {
-    const child = spawnCli(['send', '--from', 'ann', '--to', 'ann', '--subject', 's'], { env: { ...process.env, ...alpha.env }, stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawnCli(['send', '--from', 'ann', '--to', 'ann', '--subject', 's'], {
+      env: { ...process.env, ...alpha.env },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
     child.process.stdin?.end(body);
     return child;
   };

@@ -4,10 +4,16 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { E2E_TIMEOUT_MS, cli, cliJson, newCliHost, pairCli, startCliDaemon, inboxMessages } from './host-helpers.ts';
 
-interface InboxItem { id: string }
-interface Status { recipients: Array<{ recipient: string; state: string }> }
+interface InboxItem {
+  id: string;
+}
+interface Status {
+  recipients: Array<{ recipient: string; state: string }>;
+}
 
-test('the receiver is killed after committing, before answering: a retry is a duplicate, or its receipt settles the row', { timeout: E2E_TIMEOUT_MS }, async () => {
+test('the receiver is killed after committing, before answering: a retry is a duplicate, or its receipt settles the row', {
+  timeout: E2E_TIMEOUT_MS,
+}, async () => {
   const alpha = await newCliHost('alpha', ['ann']);
   const beta = await newCliHost('beta', ['bob']);
   const da = await startCliDaemon(alpha);
@@ -22,7 +28,10 @@ test('the receiver is killed after committing, before answering: a retry is a du
     da.waitForLine(new RegExp(`envelope ${id} -> beta: duplicate`)),
     db.waitForLine(new RegExp(`receipt receipt:${id}:bob@beta:\\d+ -> alpha: accepted`)),
   ]);
-  assert.deepEqual((await inboxMessages<InboxItem>(beta, 'bob')).map((m) => m.id), [id]);
+  assert.deepEqual(
+    (await inboxMessages<InboxItem>(beta, 'bob')).map((m) => m.id),
+    [id],
+  );
   const [state] = (await cliJson<Status>(alpha, ['status', id])).recipients.map((r) => r.state);
   assert.ok(['handed-over', 'delivered', 'notified'].includes(state ?? ''), `settled, not ${state}`);
 });
@@ -35,10 +44,17 @@ test('the sender is killed after the peer answered, before settling: nothing los
   await pairCli(alpha, beta);
   const id = (await cli(alpha, ['send', '--from', 'ann', '--to', 'bob@beta', '--subject', 's', '--body', 'b'])).trim();
   assert.equal(await crashing.exited, 'SIGKILL');
-  assert.deepEqual((await cliJson<Status>(alpha, ['status', id])).recipients.map((r) => r.state), ['queued'], 'the row is still there');
+  assert.deepEqual(
+    (await cliJson<Status>(alpha, ['status', id])).recipients.map((r) => r.state),
+    ['queued'],
+    'the row is still there',
+  );
   const da = await startCliDaemon(alpha);
   await da.waitForLine(new RegExp(`envelope ${id} -> beta: duplicate`));
-  assert.deepEqual((await inboxMessages<InboxItem>(beta, 'bob')).map((m) => m.id), [id]);
+  assert.deepEqual(
+    (await inboxMessages<InboxItem>(beta, 'bob')).map((m) => m.id),
+    [id],
+  );
   const [state] = (await cliJson<Status>(alpha, ['status', id])).recipients.map((r) => r.state);
   assert.ok(['handed-over', 'delivered', 'notified'].includes(state ?? ''), `settled, not ${state}`);
 });

@@ -21,13 +21,22 @@ function homeOf(host: CliHost): string {
 }
 
 function fullLine(host: CliHost): RegExp {
-  return new RegExp(`^agentmbx: the disk holding ${homeOf(host)} is full \\(\\d+ bytes free\\): free some space on it, then try again \\(nothing was half-written\\)\\n$`);
+  return new RegExp(
+    `^agentmbx: the disk holding ${homeOf(host)} is full \\(\\d+ bytes free\\): free some space on it, then try again \\(nothing was half-written\\)\\n$`,
+  );
 }
 
-interface InboxItem { id: string }
-interface Overview { outbox: Record<string, Record<string, number>> }
+interface InboxItem {
+  id: string;
+}
+interface Overview {
+  outbox: Record<string, Record<string, number>>;
+}
 
-test('a full home: send and inbox name the full disk, doctor fails with the free space and the fix; a read-only home is named too; a grown disk works again', { skip, timeout: E2E_TIMEOUT_MS }, async () => {
+test('a full home: send and inbox name the full disk, doctor fails with the free space and the fix; a read-only home is named too; a grown disk works again', {
+  skip,
+  timeout: E2E_TIMEOUT_MS,
+}, async () => {
   const disk = mountTmpfs(8 * MiB);
   const alpha = await hostOn(disk.dir, 'alpha', ['ann']);
   disk.fill();
@@ -40,24 +49,40 @@ test('a full home: send and inbox name the full disk, doctor fails with the free
   assert.match(inbox.stderr, fullLine(alpha));
   const doctor = await runCli(['doctor'], alpha.env);
   assert.equal(doctor.code, 1);
-  assert.match(doctor.stdout, new RegExp(`^FAIL  disk: the disk holding ${homeOf(alpha)} is full \\(0 bytes free\\): free some space on it, then try again`, 'm'));
+  assert.match(
+    doctor.stdout,
+    new RegExp(`^FAIL  disk: the disk holding ${homeOf(alpha)} is full \\(0 bytes free\\): free some space on it, then try again`, 'm'),
+  );
   assert.doesNotMatch(doctor.stdout, /all good/);
 
   disk.resize(16 * MiB);
   const id = (await cli(alpha, ['send', '--from', 'ann', '--to', 'ann@alpha', '--subject', 's', '--body', 'after'])).trim();
-  assert.deepEqual((await inboxMessages<InboxItem>(alpha, 'ann')).map((m) => m.id), [id], 'the refused send left nothing');
+  assert.deepEqual(
+    (await inboxMessages<InboxItem>(alpha, 'ann')).map((m) => m.id),
+    [id],
+    'the refused send left nothing',
+  );
   assert.match(await cli(alpha, ['doctor']), new RegExp(`^ok    disk: \\d+(\\.\\d)? MiB free on the disk holding ${homeOf(alpha)}$`, 'm'));
 
   disk.setReadOnly(true);
   const readOnly = await runCli(['send', '--from', 'ann', '--to', 'ann@alpha', '--subject', 's', '--body', 'read-only'], alpha.env);
-  assert.deepEqual([readOnly.code, readOnly.stderr], [6, `agentmbx: the disk holding ${homeOf(alpha)} is read-only: remount it read-write (or point MBX_HOME elsewhere), then try again (nothing was half-written)\n`]);
+  assert.deepEqual(
+    [readOnly.code, readOnly.stderr],
+    [
+      6,
+      `agentmbx: the disk holding ${homeOf(alpha)} is read-only: remount it read-write (or point MBX_HOME elsewhere), then try again (nothing was half-written)\n`,
+    ],
+  );
   const doctorReadOnly = await runCli(['doctor'], alpha.env);
   assert.equal(doctorReadOnly.code, 1);
   assert.match(doctorReadOnly.stdout, new RegExp(`^FAIL  disk: the disk holding ${homeOf(alpha)} is read-only`, 'm'));
   disk.setReadOnly(false);
 });
 
-test('the daemon on a full home: mail queued before the fault is delivered after it, once; a send while full is refused whole; the daemon backs off and says so once', { skip, timeout: E2E_TIMEOUT_MS }, async () => {
+test('the daemon on a full home: mail queued before the fault is delivered after it, once; a send while full is refused whole; the daemon backs off and says so once', {
+  skip,
+  timeout: E2E_TIMEOUT_MS,
+}, async () => {
   const disk = mountTmpfs(8 * MiB);
   const alpha = await hostOn(disk.dir, 'alpha', ['ann']);
   const beta = await newCliHost('beta', ['bob']);
@@ -84,9 +109,24 @@ test('the daemon on a full home: mail queued before the fault is delivered after
   disk.resize(16 * MiB);
   await alphaDaemon.waitForLine(new RegExp(`the disk holding ${homeOf(alpha)} takes writes again`));
   await alphaDaemon.waitForLine(new RegExp(`envelope ${queued} -> beta: (duplicate|accepted)`));
-  assert.equal(alphaDaemon.stdout().split('\n').filter((l) => / is full /.test(l)).length, 1, alphaDaemon.stdout());
+  assert.equal(
+    alphaDaemon
+      .stdout()
+      .split('\n')
+      .filter((l) => / is full /.test(l)).length,
+    1,
+    alphaDaemon.stdout(),
+  );
   const overview = await cliJson<Overview>(alpha, ['status']);
   const rows = Object.values(overview.outbox).flatMap((states) => Object.values(states));
-  assert.equal(rows.reduce((a, b) => a + b, 0), 1, `one row: the refused send wrote none (${JSON.stringify(overview)})`);
-  assert.deepEqual((await inboxMessages<InboxItem>(beta, 'bob')).map((m) => m.id), [queued], 'delivered exactly once');
+  assert.equal(
+    rows.reduce((a, b) => a + b, 0),
+    1,
+    `one row: the refused send wrote none (${JSON.stringify(overview)})`,
+  );
+  assert.deepEqual(
+    (await inboxMessages<InboxItem>(beta, 'bob')).map((m) => m.id),
+    [queued],
+    'delivered exactly once',
+  );
 });

@@ -34,7 +34,12 @@ export async function cliJson<T>(host: CliHost, args: string[]): Promise<T> {
   return JSON.parse(await cli(host, [...args, '--json'])) as T;
 }
 
-export async function newCliHost(name: string, agents: string[], place: HostPlace = LOOPBACK, home = join(tempDir(`mbx-e2e-${name}-`), 'home')): Promise<CliHost> {
+export async function newCliHost(
+  name: string,
+  agents: string[],
+  place: HostPlace = LOOPBACK,
+  home = join(tempDir(`mbx-e2e-${name}-`), 'home'),
+): Promise<CliHost> {
   const host: CliHost = { name, env: { MBX_HOME: home }, daemon: null, url: '', place };
   await cli(host, ['init', '--host', name, '--port', '0', '--bind', place.bind]);
   for (const agent of agents) await cli(host, ['agents', 'add', agent]);
@@ -44,7 +49,8 @@ export async function newCliHost(name: string, agents: string[], place: HostPlac
 /** Starts the daemon and waits for its ready line. */
 export async function startCliDaemon(host: CliHost, extraEnv: NodeJS.ProcessEnv = {}): Promise<Child> {
   const child = spawnCli(['daemon', '--port', host.url === '' ? '0' : new URL(host.url).port, '--bind', host.place.bind], {
-    env: { ...process.env, ...host.env, ...extraEnv }, netns: host.place.netns,
+    env: { ...process.env, ...host.env, ...extraEnv },
+    netns: host.place.netns,
   });
   const line = await child.waitForLine(/listening on http:\/\//);
   host.url = /listening on (\S+)/.exec(line)?.[1] ?? '';

@@ -8,7 +8,9 @@ import assert from 'node:assert/strict';
 import { E2E_TIMEOUT_MS, startCliDaemon, inboxMessages } from './host-helpers.ts';
 import { relayedPair, send } from './host-relay-helpers.ts';
 
-interface InboxItem { id: string }
+interface InboxItem {
+  id: string;
+}
 
 async function twoWaitingForBeta(failpoint: string) {
   const pair = await relayedPair();
@@ -22,7 +24,7 @@ async function twoWaitingForBeta(failpoint: string) {
   return { ...pair, m1, m2 };
 }
 
-test('window 3: beta dies after an item\'s effect, before the checkpoint; the re-pull is a duplicate', { timeout: E2E_TIMEOUT_MS }, async () => {
+test("window 3: beta dies after an item's effect, before the checkpoint; the re-pull is a duplicate", { timeout: E2E_TIMEOUT_MS }, async () => {
   // (the dying daemon's own log lines may not reach the pipe: SIGKILL drops what is unflushed)
   const { beta, m1, m2 } = await twoWaitingForBeta('host.relay.after-effect');
   const db = await startCliDaemon(beta);
@@ -31,16 +33,28 @@ test('window 3: beta dies after an item\'s effect, before the checkpoint; the re
   // the crash and comes back a duplicate; the second is new.
   const results = [m1, m2].map((id) => new RegExp(`relay envelope ${id} seq (\\d+): (\\w+)`).exec(db.stdout()));
   const bySeq = results.map((m) => [Number(m?.[1]), m?.[2]] as const).sort((x, y) => x[0] - y[0]);
-  assert.deepEqual(bySeq.map(([, status]) => status), ['duplicate', 'accepted'], db.stdout());
-  assert.deepEqual((await inboxMessages<InboxItem>(beta, 'bob')).map((m) => m.id), [m1, m2]);
+  assert.deepEqual(
+    bySeq.map(([, status]) => status),
+    ['duplicate', 'accepted'],
+    db.stdout(),
+  );
+  assert.deepEqual(
+    (await inboxMessages<InboxItem>(beta, 'bob')).map((m) => m.id),
+    [m1, m2],
+  );
 });
 
-test('window 4: beta dies after the checkpoint, before the ack; nothing is processed again and the next ack covers it', { timeout: E2E_TIMEOUT_MS }, async () => {
+test('window 4: beta dies after the checkpoint, before the ack; nothing is processed again and the next ack covers it', {
+  timeout: E2E_TIMEOUT_MS,
+}, async () => {
   const { beta, m1, m2 } = await twoWaitingForBeta('host.relay.after-checkpoint');
   const db = await startCliDaemon(beta);
   await db.waitForLine(/relay acked through \d+/);
   assert.doesNotMatch(db.stdout(), /relay envelope/, 'the checkpoint held: no item pulled twice');
-  assert.deepEqual((await inboxMessages<InboxItem>(beta, 'bob')).map((m) => m.id), [m1, m2]);
+  assert.deepEqual(
+    (await inboxMessages<InboxItem>(beta, 'bob')).map((m) => m.id),
+    [m1, m2],
+  );
 });
 
 test('the sender dies after the relay answered, before updating its row: the re-push is a duplicate', { timeout: E2E_TIMEOUT_MS }, async () => {
@@ -53,5 +67,8 @@ test('the sender dies after the relay answered, before updating its row: the re-
   const restarted = await startCliDaemon(alpha);
   await restarted.waitForLine(new RegExp(`envelope ${id} -> beta: relay duplicate seq \\d+`));
   await restarted.waitForLine(new RegExp(`relay receipt receipt:${id}:bob@beta:1 seq \\d+: accepted`));
-  assert.deepEqual((await inboxMessages<InboxItem>(beta, 'bob')).map((m) => m.id), [id]);
+  assert.deepEqual(
+    (await inboxMessages<InboxItem>(beta, 'bob')).map((m) => m.id),
+    [id],
+  );
 });

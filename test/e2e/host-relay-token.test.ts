@@ -11,14 +11,20 @@ import { AUDIENCE, hostedConfig, startMintServer } from '../host/relay/token-fix
 import { E2E_TIMEOUT_MS, cli, cliJson, type CliHost, inboxMessages } from './host-helpers.ts';
 import { relayedPair, send } from './host-relay-helpers.ts';
 
-interface Check { check: string; level: string; detail: string }
+interface Check {
+  check: string;
+  level: string;
+  detail: string;
+}
 
 async function doctor(host: CliHost): Promise<{ code: number | string; checks: Check[]; text: string }> {
   const r = await runCli(['doctor', '--json'], host.env);
   return { code: r.code, checks: (JSON.parse(r.stdout) as { checks: Check[] }).checks, text: r.stdout + r.stderr };
 }
 
-test('relay set --token-command on two homes: mail both ways through an account-token relay; doctor ok, then fails with the command\'s reason', { timeout: E2E_TIMEOUT_MS }, async () => {
+test("relay set --token-command on two homes: mail both ways through an account-token relay; doctor ok, then fails with the command's reason", {
+  timeout: E2E_TIMEOUT_MS,
+}, async () => {
   const issuer = await startTokenIssuer(Date.now);
   const mint = await startMintServer(issuer);
   const config = join(tempDir('mbx-e2e-hosted-'), 'relay.json');
@@ -31,8 +37,14 @@ test('relay set --token-command on two homes: mail both ways through an account-
   await db.waitForLine(new RegExp(`relay envelope ${there} seq \\d+: accepted`));
   await da.waitForLine(new RegExp(`relay envelope ${back} seq \\d+: accepted`));
   await da.waitForLine(new RegExp(`relay receipt receipt:${there}:bob@beta:1 seq \\d+: accepted`));
-  assert.deepEqual((await inboxMessages<{ id: string }>(beta, 'bob')).map((m) => m.id), [there]);
-  assert.deepEqual((await inboxMessages<{ id: string }>(alpha, 'ann')).map((m) => m.id), [back]);
+  assert.deepEqual(
+    (await inboxMessages<{ id: string }>(beta, 'bob')).map((m) => m.id),
+    [there],
+  );
+  assert.deepEqual(
+    (await inboxMessages<{ id: string }>(alpha, 'ann')).map((m) => m.id),
+    [back],
+  );
 
   const good = await doctor(alpha);
   const relayOk = good.checks.find((c) => c.check === 'relay');
@@ -49,13 +61,13 @@ test('relay set --token-command on two homes: mail both ways through an account-
   const relayBad = bad.checks.find((c) => c.check === 'relay');
   assert.equal(relayBad?.level, 'fail');
   assert.match(relayBad?.detail ?? '', /^token-failed: the token command failed: login required \(stale token \[token\]\)/);
-  assert.ok(!bad.text.includes(secret), 'the token appears nowhere in doctor\'s output');
+  assert.ok(!bad.text.includes(secret), "the token appears nowhere in doctor's output");
   const text = await runCli(['doctor'], alpha.env);
   assert.match(text.stdout, /FAIL {2}relay: token-failed: the token command failed: login required/);
   assert.ok(!(text.stdout + text.stderr).includes(secret));
   await da.waitForLine(/relay token-failed: the token command failed: login required \(stale token \[token\]\)/);
   const logs = [da, db].map((d) => d.stdout() + d.stderr()).join('\n');
-  for (const token of [secret, ...mint.tokens]) assert.ok(!logs.includes(token), 'no token in the daemons\' output');
+  for (const token of [secret, ...mint.tokens]) assert.ok(!logs.includes(token), "no token in the daemons' output");
 
   assert.match(await cli(alpha, ['relay', 'set', relay.url, '--no-token-command']), /token command: none/);
   assert.match(await cli(alpha, ['relay', 'set', relay.url, '--token-command', mint.command]), /token command: set/);

@@ -7,8 +7,13 @@ import { spawnRelay } from '../helpers/relay-process.ts';
 import { E2E_TIMEOUT_MS, cli, cliJson, inboxMessages } from './host-helpers.ts';
 import { relayedPair, send } from './host-relay-helpers.ts';
 
-interface InboxItem { id: string }
-interface Overview { outbox: Record<'envelope' | 'receipt' | 'rotation', Record<string, number>>; relay: { state: string; rows: Record<string, number> } | null }
+interface InboxItem {
+  id: string;
+}
+interface Overview {
+  outbox: Record<'envelope' | 'receipt' | 'rotation', Record<string, number>>;
+  relay: { state: string; rows: Record<string, number> } | null;
+}
 
 test('mail both ways through a relay killed and restarted mid-flight arrives exactly once and settles', { timeout: E2E_TIMEOUT_MS }, async () => {
   // Paired on the LAN earlier; then neither LAN address works (see relayedPair).
@@ -33,8 +38,14 @@ test('mail both ways through a relay killed and restarted mid-flight arrives exa
   // m1's row leaves the outbox only on a valid accept receipt: wait for alpha's retry (after its backoff).
   await da.waitForLine(new RegExp(`envelope ${m1} -> beta: relay (duplicate|accepted) seq \\d+`));
 
-  assert.deepEqual((await inboxMessages<InboxItem>(beta, 'bob')).map((m) => m.id), [m1, m3]);
-  assert.deepEqual((await inboxMessages<InboxItem>(alpha, 'ann')).map((m) => m.id), [m2]);
+  assert.deepEqual(
+    (await inboxMessages<InboxItem>(beta, 'bob')).map((m) => m.id),
+    [m1, m3],
+  );
+  assert.deepEqual(
+    (await inboxMessages<InboxItem>(alpha, 'ann')).map((m) => m.id),
+    [m2],
+  );
   const overviewA = await cliJson<Overview>(alpha, ['status']);
   assert.equal(overviewA.relay?.state, 'ok');
   // alpha's two envelopes settled by beta's receipts; its receipt for m2 handed over to the relay

@@ -23,7 +23,8 @@ test('every tool carries honest annotations and restates its schema limits', { t
     for (const [field, schema] of Object.entries(tool.inputSchema.properties ?? {})) {
       const s = schema as Record<string, unknown>;
       for (const key of ['maxLength', 'maxItems', 'maximum']) {
-        if (typeof s[key] === 'number') assert.match(tool.description ?? '', new RegExp(`${field} at most ${s[key]}\\b`), `${tool.name} restates ${field}'s ${key}`);
+        if (typeof s[key] === 'number')
+          assert.match(tool.description ?? '', new RegExp(`${field} at most ${s[key]}\\b`), `${tool.name} restates ${field}'s ${key}`);
       }
     }
   }
@@ -31,7 +32,13 @@ test('every tool carries honest annotations and restates its schema limits', { t
   for (const reader of ['mbx_search', 'mbx_thread', 'mbx_agents', 'mbx_status']) assert.equal(byName.get(reader)?.readOnlyHint, true, `${reader} only reads`);
   // listing and reading move the delivery state the sender sees: not read-only
   for (const mover of ['mbx_inbox', 'mbx_read', 'mbx_ack', 'mbx_wait']) {
-    assert.deepEqual(byName.get(mover), { title: byName.get(mover)?.title, readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false });
+    assert.deepEqual(byName.get(mover), {
+      title: byName.get(mover)?.title,
+      readOnlyHint: false,
+      destructiveHint: false,
+      idempotentHint: true,
+      openWorldHint: false,
+    });
   }
   assert.equal(byName.get('mbx_send')?.openWorldHint, true, 'sending reaches other agents');
   assert.equal(byName.get('mbx_send')?.idempotentHint, false, 'each send without a key is new mail');

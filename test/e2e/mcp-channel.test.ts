@@ -22,7 +22,10 @@ test('agentmbx mcp pushes a Claude Code channel notice per new message: sender, 
   const host = await newCliHost('ch', ['ann', 'bo']);
   const first = (await cli(host, ['send', '--from', 'bo', '--to', 'ann', '--subject', 'waiting for you', '--kind', 'request', '--body', 'secret body'])).trim();
   const transport = new StdioClientTransport({
-    command: 'setsid', args: [CLI_BIN, 'mcp', '--agent', 'ann'], env: { ...host.env, PATH: process.env['PATH'] ?? '' }, stderr: 'pipe',
+    command: 'setsid',
+    args: [CLI_BIN, 'mcp', '--agent', 'ann'],
+    env: { ...host.env, PATH: process.env['PATH'] ?? '' },
+    stderr: 'pipe',
   });
   // the name Claude Code's client gives: the channel is on for it (--channel auto)
   const client = new Client({ name: 'claude-code', version: '2.1.332' });
@@ -32,10 +35,17 @@ test('agentmbx mcp pushes a Claude Code channel notice per new message: sender, 
     notices.push(n.params);
     waiter?.();
   });
-  const noticeCount = (n: number): Promise<void> => withDeadline(`${n} channel notices`, 60_000, new Promise<void>((resolve) => {
-    waiter = () => { if (notices.length >= n) resolve(); };
-    waiter();
-  }));
+  const noticeCount = (n: number): Promise<void> =>
+    withDeadline(
+      `${n} channel notices`,
+      60_000,
+      new Promise<void>((resolve) => {
+        waiter = () => {
+          if (notices.length >= n) resolve();
+        };
+        waiter();
+      }),
+    );
   await client.connect(transport);
   const kill = trackGroup(transport.pid as number);
   try {
@@ -52,7 +62,10 @@ test('agentmbx mcp pushes a Claude Code channel notice per new message: sender, 
     assert.deepEqual(notices[1]?.meta, { id: second, from: 'bo@ch', thread: first, kind: 'message', needs_reply: 'false' });
     assert.ok(notices.every((n) => !JSON.stringify(n).includes('secret body')));
     const status = await cliJson<{ recipients: Array<{ state: string; wake: string }> }>(host, ['status', first]);
-    assert.deepEqual(status.recipients.map((r) => [r.state, r.wake]), [['notified', 'channel']]);
+    assert.deepEqual(
+      status.recipients.map((r) => [r.state, r.wake]),
+      [['notified', 'channel']],
+    );
   } finally {
     await client.close();
     kill();

@@ -33,7 +33,9 @@ export async function startMcp(host: CliHost, agent: string | null, extraArgs: r
     stderr: 'pipe',
   });
   let err = '';
-  transport.stderr?.on('data', (chunk: Buffer) => { err += chunk.toString('utf8'); });
+  transport.stderr?.on('data', (chunk: Buffer) => {
+    err += chunk.toString('utf8');
+  });
   const client = new Client({ name: 'agentmbx-e2e', version: '1.0.0' });
   let waiters: Array<(uri: string) => void> = [];
   client.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => {
@@ -44,7 +46,10 @@ export async function startMcp(host: CliHost, agent: string | null, extraArgs: r
   const kill = trackGroup(transport.pid);
   return {
     client,
-    nextUpdate: () => new Promise((resolve) => { waiters.push(resolve); }),
+    nextUpdate: () =>
+      new Promise((resolve) => {
+        waiters.push(resolve);
+      }),
     stderr: () => err,
     async close() {
       await client.close();
@@ -57,14 +62,14 @@ export async function startMcp(host: CliHost, agent: string | null, extraArgs: r
 /** A tool call that succeeds; it asks for progress, so an mbx_wait may be as long as the test needs. */
 export async function call<T = Record<string, unknown>>(agent: AgentClient, name: string, args: Record<string, unknown> = {}): Promise<T> {
   const options = { timeout: WAIT_CALL_TIMEOUT_MS, onprogress: () => undefined, resetTimeoutOnProgress: true };
-  const r = await agent.client.callTool({ name, arguments: args }, undefined, options) as CallToolResult;
+  const r = (await agent.client.callTool({ name, arguments: args }, undefined, options)) as CallToolResult;
   assert.notEqual(r.isError, true, `${name} failed: ${JSON.stringify(r.content)}`);
   return r.structuredContent as T;
 }
 
 /** The tool call is refused with a one-sentence reason matching `reason`. */
 export async function refused(agent: AgentClient, name: string, args: Record<string, unknown>, reason: RegExp): Promise<void> {
-  const r = await agent.client.callTool({ name, arguments: args }) as CallToolResult;
+  const r = (await agent.client.callTool({ name, arguments: args })) as CallToolResult;
   assert.equal(r.isError, true, `${name} ${JSON.stringify(args).slice(0, 200)} should be refused`);
   const text = (r.content[0] as { text: string }).text;
   assert.match(text, reason);
@@ -82,9 +87,22 @@ export async function eventually<T>(what: string, fn: () => Promise<T>, ok: (val
   }
 }
 
-interface Msg { id: string; from: string; subject: string; body?: string; thread: string; state: string | null; trust: string; note: string | null }
-interface Messages { messages: Msg[] }
-interface Status { recipients: Array<{ recipient: string; state: string; note: string | null }> }
+interface Msg {
+  id: string;
+  from: string;
+  subject: string;
+  body?: string;
+  thread: string;
+  state: string | null;
+  trust: string;
+  note: string | null;
+}
+interface Messages {
+  messages: Msg[];
+}
+interface Status {
+  recipients: Array<{ recipient: string; state: string; note: string | null }>;
+}
 
 export interface Side {
   host: CliHost;
@@ -116,7 +134,16 @@ async function agentsMailFlow(a: Side, b: Side): Promise<void> {
 
   const tools = (await a.mcp.client.listTools()).tools;
   assert.deepEqual(tools.map((t) => t.name).sort(), [
-    'mbx_ack', 'mbx_agents', 'mbx_inbox', 'mbx_read', 'mbx_search', 'mbx_send', 'mbx_status', 'mbx_thread', 'mbx_wait', 'mbx_whoami',
+    'mbx_ack',
+    'mbx_agents',
+    'mbx_inbox',
+    'mbx_read',
+    'mbx_search',
+    'mbx_send',
+    'mbx_status',
+    'mbx_thread',
+    'mbx_wait',
+    'mbx_whoami',
   ]);
   for (const t of tools) {
     assert.equal(t.inputSchema.type, 'object', `${t.name} has an input schema`);
@@ -135,7 +162,10 @@ async function agentsMailFlow(a: Side, b: Side): Promise<void> {
   await b.mcp.client.subscribeResource({ uri: `mbx://inbox/${b.agent}` });
   const updated = b.mcp.nextUpdate();
   let waitReturned = false;
-  const waiting = call<{ mail: boolean; messages: Msg[] }>(b.mcp, 'mbx_wait', { timeout_s: 300 }).then((r) => { waitReturned = true; return r; });
+  const waiting = call<{ mail: boolean; messages: Msg[] }>(b.mcp, 'mbx_wait', { timeout_s: 300 }).then((r) => {
+    waitReturned = true;
+    return r;
+  });
   assert.deepEqual(await call<Messages>(b.mcp, 'mbx_inbox'), { messages: [] });
   assert.equal(waitReturned, false, 'mbx_wait does not return before mail arrives');
 
@@ -148,27 +178,49 @@ async function agentsMailFlow(a: Side, b: Side): Promise<void> {
   assert.equal(await updated, `mbx://inbox/${b.agent}`, 'the subscriber is told of new mail');
   const woke = await waiting;
   assert.equal(woke.mail, true);
-  assert.deepEqual(woke.messages.map((m) => m.id), [sent.id]);
+  assert.deepEqual(
+    woke.messages.map((m) => m.id),
+    [sent.id],
+  );
 
   const trust = `signed by paired host ${a.host.name} (${aWho.fingerprint})`;
   const inbox = await call<Messages>(b.mcp, 'mbx_inbox');
-  assert.deepEqual(inbox.messages.map((m) => [m.id, m.from, m.trust, m.body]), [[sent.id, aAddr, trust, undefined]]);
-  const read = await b.mcp.client.callTool({ name: 'mbx_read', arguments: { ids: [sent.id] } }) as CallToolResult;
+  assert.deepEqual(
+    inbox.messages.map((m) => [m.id, m.from, m.trust, m.body]),
+    [[sent.id, aAddr, trust, undefined]],
+  );
+  const read = (await b.mcp.client.callTool({ name: 'mbx_read', arguments: { ids: [sent.id] } })) as CallToolResult;
   const readMsg = (read.structuredContent as unknown as Messages).messages[0];
   assert.deepEqual([readMsg?.body, readMsg?.state, readMsg?.trust], ['please check the quokka build', 'read', trust]);
   assert.match((read.content[0] as { text: string }).text, new RegExp(`From: ${aAddr}\\nVouched for by: signed by paired host`));
   const resource = await b.mcp.client.readResource({ uri: `mbx://inbox/${b.agent}` });
   const listed = JSON.parse((resource.contents[0] as { text: string }).text) as Messages;
-  assert.deepEqual(listed.messages.map((m) => [m.id, m.state, m.trust]), [[sent.id, 'read', trust]], 'the inbox resource lists the mail');
+  assert.deepEqual(
+    listed.messages.map((m) => [m.id, m.state, m.trust]),
+    [[sent.id, 'read', trust]],
+    'the inbox resource lists the mail',
+  );
   assert.deepEqual(await call(b.mcp, 'mbx_ack', { ids: [sent.id], note: 'build is green' }), { acked: [sent.id], already_acked: [] });
 
-  await eventually('the sender sees acked', () => call<Status>(a.mcp, 'mbx_status', { id: sent.id }),
-    (s) => s.recipients.some((r) => r.recipient === bAddr && r.state === 'acked' && r.note === 'build is green'));
+  await eventually(
+    'the sender sees acked',
+    () => call<Status>(a.mcp, 'mbx_status', { id: sent.id }),
+    (s) => s.recipients.some((r) => r.recipient === bAddr && r.state === 'acked' && r.note === 'build is green'),
+  );
 
   // The reply keeps the thread; both sides see the whole conversation, oldest first.
-  const reply = await call<{ id: string }>(b.mcp, 'mbx_send', { to: [aAddr], subject: 'Re: plan', body: 'quokka looks fine', kind: 'reply', reply_to: sent.id });
+  const reply = await call<{ id: string }>(b.mcp, 'mbx_send', {
+    to: [aAddr],
+    subject: 'Re: plan',
+    body: 'quokka looks fine',
+    kind: 'reply',
+    reply_to: sent.id,
+  });
   const aWoke = await call<{ mail: boolean; messages: Msg[] }>(a.mcp, 'mbx_wait', { timeout_s: 300 });
-  assert.deepEqual(aWoke.messages.map((m) => [m.id, m.trust]), [[reply.id, `signed by paired host ${b.host.name} (${bWho.fingerprint})`]]);
+  assert.deepEqual(
+    aWoke.messages.map((m) => [m.id, m.trust]),
+    [[reply.id, `signed by paired host ${b.host.name} (${bWho.fingerprint})`]],
+  );
   for (const side of [a, b]) {
     const thread = await call<{ thread: string; messages: Msg[] }>(side.mcp, 'mbx_thread', { id: reply.id });
     assert.deepEqual([thread.thread, thread.messages.map((m) => m.id)], [sent.id, [sent.id, reply.id]], `${side.agent} sees the thread`);
@@ -176,12 +228,22 @@ async function agentsMailFlow(a: Side, b: Side): Promise<void> {
 
   const found = await call<Messages>(a.mcp, 'mbx_search', { query: 'quokka' });
   assert.deepEqual(found.messages.map((m) => m.id).sort(), [sent.id, reply.id].sort(), 'search finds body words');
-  assert.deepEqual((await call<Messages>(b.mcp, 'mbx_search', { query: 'zanzibar' })).messages.map((m) => m.id), [sent.id]);
-  assert.deepEqual((await call<Messages>(b.mcp, 'mbx_inbox', { all: true })).messages.map((m) => m.id), [sent.id], 'one message for one key');
+  assert.deepEqual(
+    (await call<Messages>(b.mcp, 'mbx_search', { query: 'zanzibar' })).messages.map((m) => m.id),
+    [sent.id],
+  );
+  assert.deepEqual(
+    (await call<Messages>(b.mcp, 'mbx_inbox', { all: true })).messages.map((m) => m.id),
+    [sent.id],
+    'one message for one key',
+  );
 
   const agents = await call<{ agents: Array<{ address: string; where: string }> }>(b.mcp, 'mbx_agents');
   assert.ok(agents.agents.some((x) => x.address === bAddr && x.where === 'here'));
-  assert.ok(agents.agents.some((x) => x.address === aAddr && x.where === 'peer'), 'agents of paired hosts seen in mail are listed');
+  assert.ok(
+    agents.agents.some((x) => x.address === aAddr && x.where === 'peer'),
+    'agents of paired hosts seen in mail are listed',
+  );
 
   // Refusals: each is a tool error with what to do, nothing stored changes, and the next call works.
   const beforeAll = await call<Messages>(a.mcp, 'mbx_inbox', { all: true });
@@ -195,7 +257,11 @@ async function agentsMailFlow(a: Side, b: Side): Promise<void> {
     ['mbx_send', { to: [], subject: 'refused try', body: 'b' }, /`to` is empty/],
     ['mbx_send', { to: [bAddr], subject: 'refused try', body: 'x'.repeat(MAX_BODY_BYTES + 1) }, /over the 262144-byte limit/],
     ['mbx_send', { to: ['nobody'], subject: 'refused try', body: 'b' }, /no agent "nobody"/],
-    ['mbx_send', { to: [bAddr], subject: 'refused try', body: 'b', reply_to: '01nosuchmessage00000000000' }, /no message 01nosuchmessage00000000000 to reply to/],
+    [
+      'mbx_send',
+      { to: [bAddr], subject: 'refused try', body: 'b', reply_to: '01nosuchmessage00000000000' },
+      /no message 01nosuchmessage00000000000 to reply to/,
+    ],
     ['mbx_search', { query: '***' }, /no words/],
     ['mbx_whoami', { name: 'someone-else' }, /this session is agent/],
     ['mbx_wait', { timeout_s: 601 }, /timeout_s/],

@@ -79,10 +79,12 @@ function longestQuiet(relayLog: string, from: number, to: number): Map<string, n
     const at = Date.parse(entry.time);
     if (at >= from && at <= to) times.set(entry.host_fp, [...(times.get(entry.host_fp) ?? []), at]);
   }
-  return new Map([...times].map(([fp, list]) => {
-    const edges = [from, ...list.sort((x, y) => x - y), to];
-    return [fp, Math.max(...edges.slice(1).map((at, i) => at - (edges[i] as number)))];
-  }));
+  return new Map(
+    [...times].map(([fp, list]) => {
+      const edges = [from, ...list.sort((x, y) => x - y), to];
+      return [fp, Math.max(...edges.slice(1).map((at, i) => at - (edges[i] as number)))];
+    }),
+  );
 }
 
 /** Latencies from `sentAt` to the times in `seen`, for the ids that have both. */
@@ -99,15 +101,25 @@ test('mail keeps moving over a silently dropping LAN while daemons are killed: t
   const relay = await spawnRelay(tempDir('mbx-latency-relay-'), { netns: net.cloud.netns, args: ['--bind', net.cloud.addr] });
   const home = await newCliHost('home', ['ann'], { netns: net.home.netns, bind: net.home.addr });
   const work = await newCliHost('work', ['bob'], { netns: net.work.netns, bind: net.work.addr });
-  const lives = new Map<CliHost, Child[]>([[home, []], [work, []]]);
-  const start = async (host: CliHost): Promise<void> => { lives.get(host)?.push(await startCliDaemon(host)); };
+  const lives = new Map<CliHost, Child[]>([
+    [home, []],
+    [work, []],
+  ]);
+  const start = async (host: CliHost): Promise<void> => {
+    lives.get(host)?.push(await startCliDaemon(host));
+  };
   await start(home);
   await start(work);
   await pairCli(home, work);
   for (const host of [home, work]) await cli(host, ['relay', 'set', relay.url, '--key', relay.fingerprint]);
   for (const host of [home, work]) await withDeadline(`${host.name}: relay ready`, 60_000, (host.daemon as Child).waitForLine(/relay ready: /));
   const connects = await connectTimes(net.home, work.url, CONNECT_SAMPLES);
-  t.diagnostic(`LAN TCP connect home → work (veth, uncut): ${summary('connect', connects.map((ms) => ms * 1000)).replace(/ s/g, ' ms')}`);
+  t.diagnostic(
+    `LAN TCP connect home → work (veth, uncut): ${summary(
+      'connect',
+      connects.map((ms) => ms * 1000),
+    ).replace(/ s/g, ' ms')}`,
+  );
   net.cutLan('drop');
   const cutAt = Date.now();
 
@@ -139,7 +151,10 @@ test('mail keeps moving over a silently dropping LAN while daemons are killed: t
   sending = false;
   await killLoop;
 
-  for (const [host, agent, ids] of [[work, 'bob', toWork], [home, 'ann', toHome]] as const) {
+  for (const [host, agent, ids] of [
+    [work, 'bob', toWork],
+    [home, 'ann', toHome],
+  ] as const) {
     let inbox: string[] = [];
     await waitUntil(`${ids.length} messages in ${agent}'s inbox`, DELIVERY_DEADLINE_MS, async () => {
       inbox = (await inboxMessages<{ id: string }>(host, agent)).map((m) => m.id);
@@ -150,15 +165,18 @@ test('mail keeps moving over a silently dropping LAN while daemons are killed: t
 
   const deliveredAt = Date.now();
   // The relay writes its request log in blocks (LOG_FLUSH_MS): wait until it shows a request made after the mail arrived.
-  await waitUntil('the relay log to reach the end of the run', 30_000, async () => (
-    longestQuiet(relay.child.stdout(), deliveredAt, Infinity).size === 2 ? null : 'not yet'));
+  await waitUntil('the relay log to reach the end of the run', 30_000, async () =>
+    longestQuiet(relay.child.stdout(), deliveredAt, Infinity).size === 2 ? null : 'not yet',
+  );
   const quiet = [...longestQuiet(relay.child.stdout(), cutAt, deliveredAt).values()].map((ms) => (ms / 1000).toFixed(1));
 
   const all = [...lives.values()].flat();
   const accepted = firstSeen(all, /^(\S+) envelope (\S+) -> \S+: relay (?:accepted|duplicate) seq/);
   const arrived = firstSeen(all, /^(\S+) relay envelope (\S+) seq \d+: accepted/);
   const lanFailures = all.flatMap((c) => c.stdout().split('\n')).filter((l) => / -> \S+: cannot reach /.test(l)).length;
-  t.diagnostic(`${MAIL_EACH_WAY} messages each way, LAN dropping packets, ${kills} daemon SIGKILLs every ${KILL_EVERY_MS / 1000} s; ${lanFailures} rows logged a LAN failure`);
+  t.diagnostic(
+    `${MAIL_EACH_WAY} messages each way, LAN dropping packets, ${kills} daemon SIGKILLs every ${KILL_EVERY_MS / 1000} s; ${lanFailures} rows logged a LAN failure`,
+  );
   t.diagnostic(summary('send → relay accept', latencies(sentAt, accepted)));
   t.diagnostic(summary('send → recipient inbox', latencies(sentAt, arrived)));
   t.diagnostic(`longest time without a relay request, per host, from the cut until all mail arrived: ${quiet.join(' s, ')} s`);

@@ -21,7 +21,9 @@ function ipIn(netns: string, args: string[]): void {
   assert.equal(run.status, 0, `ip -n ${netns} ${args.join(' ')}: ${run.stderr}`);
 }
 
-interface InboxItem { subject: string }
+interface InboxItem {
+  subject: string;
+}
 
 test('a host moved to another address gets its mail over the LAN without pairing again', { timeout: E2E_TIMEOUT_MS }, async (t) => {
   const net = makeTwoNetworks();
@@ -55,5 +57,8 @@ test('a host moved to another address gets its mail over the LAN without pairing
     const subjects = (await inboxMessages<InboxItem>(home, 'ann')).map((m) => m.subject);
     return subjects.length === 2 ? null : JSON.stringify(subjects);
   });
-  assert.deepEqual((await inboxMessages<InboxItem>(home, 'ann')).map((m) => m.subject), ['before the move', 'after the move']);
+  assert.deepEqual(
+    (await inboxMessages<InboxItem>(home, 'ann')).map((m) => m.subject),
+    ['before the move', 'after the move'],
+  );
 });

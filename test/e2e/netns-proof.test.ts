@@ -30,9 +30,16 @@ const AFTER_BACKUP_EACH_WAY = 4;
 /** Receipt states that mean the recipient host has the mail (T218). */
 const SETTLED_STATES = new Set(['delivered', 'notified', 'read', 'acked']);
 
-interface InboxItem { id: string }
-interface MessageStatus { id: string; recipients: Array<{ recipient: string; state: string }> }
-interface Overview { outbox: Record<string, number> }
+interface InboxItem {
+  id: string;
+}
+interface MessageStatus {
+  id: string;
+  recipients: Array<{ recipient: string; state: string }>;
+}
+interface Overview {
+  outbox: Record<string, number>;
+}
 
 function daemonOf(host: CliHost): Child {
   assert.ok(host.daemon !== null, `${host.name} has no daemon`);
@@ -69,14 +76,20 @@ async function sendSeveral(host: CliHost, agent: string, to: string, label: stri
 
 /** Waits until `host`'s daemon logged that the relay took item `itemId` for `peer` (accepted, or a duplicate of an earlier push). */
 async function relayTook(host: CliHost, itemId: string, peer: string): Promise<void> {
-  await withDeadline(`${host.name}: the relay took ${itemId}`, DEADLINE_MS,
-    daemonOf(host).waitForLine(new RegExp(`${itemId} -> ${peer}: relay (accepted|duplicate) seq \\d+`)));
+  await withDeadline(
+    `${host.name}: the relay took ${itemId}`,
+    DEADLINE_MS,
+    daemonOf(host).waitForLine(new RegExp(`${itemId} -> ${peer}: relay (accepted|duplicate) seq \\d+`)),
+  );
 }
 
 /** Waits until `host`'s daemon logged applying relay item `itemId` with `result`. */
 async function pulled(host: CliHost, itemId: string, result: string): Promise<void> {
-  await withDeadline(`${host.name}: relay item ${itemId} ${result}`, DEADLINE_MS,
-    daemonOf(host).waitForLine(new RegExp(`relay envelope ${itemId} seq \\d+: ${result}`)));
+  await withDeadline(
+    `${host.name}: relay item ${itemId} ${result}`,
+    DEADLINE_MS,
+    daemonOf(host).waitForLine(new RegExp(`relay envelope ${itemId} seq \\d+: ${result}`)),
+  );
 }
 
 /** Waits until `agent`'s inbox on `host` holds `expected` ids, then checks it holds each exactly once and nothing else. */
@@ -115,18 +128,19 @@ async function allSettle(host: CliHost, ids: string[], deadlineMs = DEADLINE_MS)
  */
 function stepper(t: TestContext): (name: string, fn: () => Promise<void>) => Promise<void> {
   let failed: string | null = null;
-  return (name, fn) => t.test(name, { timeout: E2E_TIMEOUT_MS }, async (st) => {
-    if (failed !== null) {
-      st.skip(`the step it builds on failed: ${failed}`);
-      return;
-    }
-    try {
-      await fn();
-    } catch (err) {
-      failed = name;
-      throw err;
-    }
-  });
+  return (name, fn) =>
+    t.test(name, { timeout: E2E_TIMEOUT_MS }, async (st) => {
+      if (failed !== null) {
+        st.skip(`the step it builds on failed: ${failed}`);
+        return;
+      }
+      try {
+        await fn();
+      } catch (err) {
+        failed = name;
+        throw err;
+      }
+    });
 }
 
 test('home to work through the relay only: a relay crash and a restore drill lose and duplicate nothing', { timeout: PROOF_TIMEOUT_MS }, async (t) => {
@@ -142,7 +156,9 @@ test('home to work through the relay only: a relay crash and a restore drill los
   const relay = await spawnRelay(relayDir, { netns: net.cloud.netns, args: ['--bind', net.cloud.addr] });
   assert.equal(new URL(relay.url).hostname, net.cloud.addr);
   const p: Proof = {
-    net, relayDir, relay,
+    net,
+    relayDir,
+    relay,
     home: await newCliHost('home', ['ann'], { netns: net.home.netns, bind: net.home.addr }),
     work: await newCliHost('work', ['bob'], { netns: net.work.netns, bind: net.work.addr }),
   };
@@ -245,10 +261,7 @@ test('home to work through the relay only: a relay crash and a restore drill los
   });
 
   await step('restore drill: mail sent after the backup is in each inbox exactly once, and every message settles', async () => {
-    await Promise.all([
-      inboxHoldsExactly(work, 'bob', [...sent.home, ...sent.homeLate]),
-      inboxHoldsExactly(home, 'ann', [...sent.work, ...sent.workLate]),
-    ]);
+    await Promise.all([inboxHoldsExactly(work, 'bob', [...sent.home, ...sent.homeLate]), inboxHoldsExactly(home, 'ann', [...sent.work, ...sent.workLate])]);
     // (the earlier mail settled in the crash step, for good)
     await Promise.all([allSettle(home, sent.homeLate), allSettle(work, sent.workLate)]);
   });

@@ -14,7 +14,11 @@ function storeOf(host: CliHost): string {
 }
 
 const ALL_COMMANDS = [
-  ['whoami'], ['peers'], ['agents'], ['inbox', '--agent', 'ann'], ['status'],
+  ['whoami'],
+  ['peers'],
+  ['agents'],
+  ['inbox', '--agent', 'ann'],
+  ['status'],
   ['send', '--from', 'ann', '--to', 'ann', '--subject', 's', '--body', 'b'],
 ];
 const DAEMON = ['daemon', '--port', '0', '--bind', '127.0.0.1'];
@@ -29,7 +33,10 @@ async function refusedEverywhere(host: CliHost, sentence: RegExp, some: string[]
   const before = existsSync(path) ? statSync(path).size : null;
   const mcp = spawnCli(['mcp', '--agent', 'ann'], { env: { ...process.env, ...host.env } });
   const [doctor, doctorJson, json, ...runs] = await Promise.all([
-    runCli(['doctor'], host.env), runCli(['doctor', '--json'], host.env), runCli(['whoami', '--json'], host.env), ...commands.map((args) => runCli(args, host.env)),
+    runCli(['doctor'], host.env),
+    runCli(['doctor', '--json'], host.env),
+    runCli(['whoami', '--json'], host.env),
+    ...commands.map((args) => runCli(args, host.env)),
   ]);
   runs.forEach((r, i) => {
     const what = commands[i]?.join(' ');
@@ -54,7 +61,9 @@ async function refusedEverywhere(host: CliHost, sentence: RegExp, some: string[]
   assert.equal(existsSync(path) ? statSync(path).size : null, before, 'no new store was made in its place');
 }
 
-test('a home whose host.db is emptied, deleted or another host\'s is refused by every command, the daemon (exit 6) and mcp', { timeout: E2E_TIMEOUT_MS }, async () => {
+test("a home whose host.db is emptied, deleted or another host's is refused by every command, the daemon (exit 6) and mcp", {
+  timeout: E2E_TIMEOUT_MS,
+}, async () => {
   const alpha = await newCliHost('alpha', ['ann']);
   const beta = await newCliHost('beta', ['ann']);
   await cli(alpha, ['send', '--from', 'ann', '--to', 'ann', '--subject', 'kept', '--body', 'mail that must not vanish']);
@@ -62,13 +71,25 @@ test('a home whose host.db is emptied, deleted or another host\'s is refused by 
   copyFileSync(storeOf(alpha), saved);
 
   truncateSync(storeOf(alpha), 0);
-  await refusedEverywhere(alpha, /host\.db is empty: this home has its keys and config\.json but its store .* is gone; restore it from a backup with agentmbx restore FILE/, ALL_COMMANDS.slice(0, 2));
+  await refusedEverywhere(
+    alpha,
+    /host\.db is empty: this home has its keys and config\.json but its store .* is gone; restore it from a backup with agentmbx restore FILE/,
+    ALL_COMMANDS.slice(0, 2),
+  );
 
   rmSync(storeOf(alpha));
-  await refusedEverywhere(alpha, /host\.db is missing: this home has its keys and config\.json but not its store .*; restore it from a backup with agentmbx restore FILE/, ALL_COMMANDS.slice(2, 4));
+  await refusedEverywhere(
+    alpha,
+    /host\.db is missing: this home has its keys and config\.json but not its store .*; restore it from a backup with agentmbx restore FILE/,
+    ALL_COMMANDS.slice(2, 4),
+  );
 
   copyFileSync(storeOf(beta), storeOf(alpha));
-  await refusedEverywhere(alpha, /host\.db is another host's store \(host key [0-9a-f-]+, this home's is [0-9a-f-]+\): put this host's own host\.db back/, ALL_COMMANDS.slice(4));
+  await refusedEverywhere(
+    alpha,
+    /host\.db is another host's store \(host key [0-9a-f-]+, this home's is [0-9a-f-]+\): put this host's own host\.db back/,
+    ALL_COMMANDS.slice(4),
+  );
 
   // its own store back: everything works again, the mail is there
   copyFileSync(saved, storeOf(alpha));

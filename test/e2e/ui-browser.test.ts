@@ -21,7 +21,16 @@ import { lanAddress } from '../../src/common/lan-address.ts';
 
 const CHROMIUM = '/usr/bin/chromium';
 // Playwright gives the browser a fresh --user-data-dir of its own (and refuses one in args).
-const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+const CHROMIUM_ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
 const SKIP = existsSync(CHROMIUM) ? false : `no ${CHROMIUM} (Debian's chromium package could not be installed; .ci/run tries)`;
 /** The issue's bound: mail sent from the CLI is on the page this soon, without a reload. */
 const LIVE_WITHIN_MS = 1_000;
@@ -41,7 +50,11 @@ let killBrowser = (): void => {};
 
 after(() => killBrowser());
 
-interface Answer { status: number; body: string; headers: Record<string, string | string[] | undefined> }
+interface Answer {
+  status: number;
+  body: string;
+  headers: Record<string, string | string[] | undefined>;
+}
 
 /** One raw HTTP request to the page server (node:http, so Host and Origin are ours to set). */
 function call(method: string, path: string, headers: Record<string, string>, body?: string): Promise<Answer> {
@@ -49,7 +62,12 @@ function call(method: string, path: string, headers: Record<string, string>, bod
     const url = new URL(path, origin);
     const req = request({ host: '127.0.0.1', port: url.port, method, path: url.pathname + url.search, headers: { host: url.host, ...headers } }, (res) => {
       let text = '';
-      res.setEncoding('utf8').on('data', (c: string) => { text += c; }).on('end', () => resolve({ status: res.statusCode ?? 0, body: text, headers: res.headers }));
+      res
+        .setEncoding('utf8')
+        .on('data', (c: string) => {
+          text += c;
+        })
+        .on('end', () => resolve({ status: res.statusCode ?? 0, body: text, headers: res.headers }));
     });
     req.on('error', reject);
     req.end(body);
@@ -86,9 +104,13 @@ async function setUp(): Promise<void> {
 async function liveMail(): Promise<void> {
   // mail sent from the CLI appears live, hostile text stays text, and its state moves to acked
   assert.equal(new URL(page.url()).pathname, '/', 'the login link led to the page');
-  await page.evaluate(() => { (globalThis as unknown as { loadMark: string }).loadMark = 'first load'; });
+  await page.evaluate(() => {
+    (globalThis as unknown as { loadMark: string }).loadMark = 'first load';
+  });
   const subject = '<img src=x onerror="window.pwned=1"> \u202edecoy\u202c';
-  const id = (await cli(alpha, ['send', '--from', 'ann', '--to', 'bob@beta', '--kind', 'request', '--subject', subject, '--body', 'see <script>window.pwned=2</script>'])).trim();
+  const id = (
+    await cli(alpha, ['send', '--from', 'ann', '--to', 'bob@beta', '--kind', 'request', '--subject', subject, '--body', 'see <script>window.pwned=2</script>'])
+  ).trim();
   const sentAt = Date.now();
   const article = `#threads article.msg[data-id="${id}"]`;
   await page.waitForSelector(article, { timeout: LIVE_WITHIN_MS });
@@ -100,7 +122,7 @@ async function liveMail(): Promise<void> {
   assert.equal(await page.locator('#live img, #live script').count(), 0);
   assert.equal(await page.textContent(`${article} .needs-reply`), 'needs reply');
   assert.equal(await page.textContent(`${article} .trust`), 'local');
-  assert.match(await page.textContent(`${article} .from`) ?? '', /^ann@alpha$/);
+  assert.match((await page.textContent(`${article} .from`)) ?? '', /^ann@alpha$/);
 
   await cli(beta, ['ack', id, '--agent', 'bob', '--note', 'on it']);
   await page.waitForSelector(`${article} li.state[data-recipient="bob@beta"][data-state="acked"]`, { timeout: 20_000 });
@@ -128,14 +150,17 @@ async function ownerWrites(): Promise<void> {
   const id = new URL(page.url()).searchParams.get('msg') ?? '';
   assert.equal(await page.textContent(`#opened article.msg[data-id="${id}"] .from`), 'owner@alpha');
   const inbox = await cliJson<{ messages: Array<{ id: string; from: string; trust: string; subject: string }> }>(alpha, ['inbox', '--agent', 'ann']);
-  assert.deepEqual(inbox.messages.map((m) => [m.id, m.from, m.trust, m.subject]), [[id, 'owner@alpha', 'local', 'from the owner']]);
+  assert.deepEqual(
+    inbox.messages.map((m) => [m.id, m.from, m.trust, m.subject]),
+    [[id, 'owner@alpha', 'local', 'from the owner']],
+  );
   // the full-text index finds it, in every mailbox and in ann's; a query without words is the host's refusal, shown
   for (const path of ['/?q=build', '/?agent=ann&q=build']) {
     await page.goto(`${origin}${path}`);
     assert.deepEqual(await page.locator('#search article.msg').evaluateAll((els) => els.map((e) => e.getAttribute('data-id'))), [id], path);
   }
   await page.goto(`${origin}/?q=${encodeURIComponent('!!')}`);
-  assert.match(await page.textContent('.failure') ?? '', /the search query has no words/);
+  assert.match((await page.textContent('.failure')) ?? '', /the search query has no words/);
 }
 
 async function dismissQuarantined(): Promise<void> {
@@ -145,14 +170,27 @@ async function dismissQuarantined(): Promise<void> {
   const store = HostStore.open(join(alpha.env.MBX_HOME as string, 'host.db'));
   after(() => store.close());
   const betaKey = store.peers.get('beta')?.host_pubkey ?? assert.fail('beta is not paired');
-  store.relay.quarantine({ relay_url: 'http://relay.test', epoch: 'e1', seq: 3, kind: 'envelope', item_id: 'item-1', sender_pubkey: betaKey, reason: 'bad signature <b>', wire_b64: 'e30=', at: Date.now() });
+  store.relay.quarantine({
+    relay_url: 'http://relay.test',
+    epoch: 'e1',
+    seq: 3,
+    kind: 'envelope',
+    item_id: 'item-1',
+    sender_pubkey: betaKey,
+    reason: 'bad signature <b>',
+    wire_b64: 'e30=',
+    at: Date.now(),
+  });
   await page.waitForSelector('#quarantine li.quarantined[data-seq="3"]', { timeout: 5_000 });
-  assert.match(await page.textContent('#quarantine .reason') ?? '', /^bad signature <b>$/);
+  assert.match((await page.textContent('#quarantine .reason')) ?? '', /^bad signature <b>$/);
   await Promise.all([page.waitForURL(/#quarantine$/), page.click('#quarantine li.quarantined[data-seq="3"] button')]);
   await page.waitForSelector('#quarantine p.empty');
   // dismissed as `relay quarantine dismiss` does: kept, no longer counted
   assert.deepEqual(store.relay.quarantined(100, false), []);
-  assert.deepEqual(store.relay.quarantined().map((q) => [q.seq, q.dismissed_at !== null]), [[3, true]]);
+  assert.deepEqual(
+    store.relay.quarantined().map((q) => [q.seq, q.dismissed_at !== null]),
+    [[3, true]],
+  );
 }
 
 async function guardResumed(): Promise<void> {
@@ -161,11 +199,14 @@ async function guardResumed(): Promise<void> {
   await page.goto(`${origin}/`);
   const alphaStore = HostStore.open(join(alpha.env.MBX_HOME as string, 'host.db'));
   const betaStore = HostStore.open(join(beta.env.MBX_HOME as string, 'host.db'));
-  after(() => { alphaStore.close(); betaStore.close(); });
+  after(() => {
+    alphaStore.close();
+    betaStore.close();
+  });
   // `guard config --budget 1`'s operation, on the host's store
   setGuardSettings(alphaStore, { budget: 1, windowMs: 600_000 });
   const root = (await cli(alpha, ['send', '--from', 'ann', '--to', 'bob@beta', '--subject', 'shall we loop', '--body', 'x'])).trim();
-  await waitUntil('ann\'s message on beta', 20_000, () => Promise.resolve(betaStore.mail.message(root) === undefined ? 'not there yet' : null));
+  await waitUntil("ann's message on beta", 20_000, () => Promise.resolve(betaStore.mail.message(root) === undefined ? 'not there yet' : null));
   const reply = (await cli(beta, ['send', '--from', 'bob', '--to', 'ann@alpha', '--subject', 'loop back', '--body', 'y', '--reply-to', root])).trim();
   await page.waitForSelector(`#threads article.msg[data-id="${reply}"]`, { timeout: 20_000 });
   // the second message of the pair in the thread passes the budget of 1 when ann's hook looks
@@ -176,13 +217,15 @@ async function guardResumed(): Promise<void> {
   assert.equal(await page.textContent('#guard .budget .messages'), '1');
   assert.equal(await page.textContent(`${held} .pair`), 'ann@alpha <-> bob@beta');
   await page.waitForSelector('#mailboxes li[data-agent="ann"] .wake-path[data-path="hook"]');
-  assert.match(await page.textContent(`#threads article.msg[data-id="${reply}"] li.state[data-recipient="ann@alpha"] .wake`) ?? '',
-    new RegExp(`^woken: none \\(held by the loop guard: thread ${root} tripped`));
+  assert.match(
+    (await page.textContent(`#threads article.msg[data-id="${reply}"] li.state[data-recipient="ann@alpha"] .wake`)) ?? '',
+    new RegExp(`^woken: none \\(held by the loop guard: thread ${root} tripped`),
+  );
   await Promise.all([page.waitForURL(/#guard$/), page.click(`${held} button`)]);
   await page.waitForSelector('#guard p.empty');
   // lifted in the store as `guard resume` lifts it, and recorded as the page's
   assert.deepEqual(guardOverview(alphaStore).held, []);
-  assert.equal(alphaStore.db.get<{ by: string }>('SELECT lifted_by AS by FROM wake_guard_trips WHERE thread = ?', root)?.by, 'the owner (the owner\'s page)');
+  assert.equal(alphaStore.db.get<{ by: string }>('SELECT lifted_by AS by FROM wake_guard_trips WHERE thread = ?', root)?.by, "the owner (the owner's page)");
 }
 
 async function refusals(): Promise<void> {
@@ -191,7 +234,8 @@ async function refusals(): Promise<void> {
   assert.equal(ok.status, 200);
   const csrf = /name="csrf" value="([^"]+)"/.exec(ok.body)?.[1] ?? assert.fail('no csrf token in the page');
   const form = { cookie, 'content-type': 'application/x-www-form-urlencoded', origin };
-  const send = (token: string | null): string => new URLSearchParams({ ...(token === null ? {} : { csrf: token }), to: 'ann', subject: 'forged', body: 'x' }).toString();
+  const send = (token: string | null): string =>
+    new URLSearchParams({ ...(token === null ? {} : { csrf: token }), to: 'ann', subject: 'forged', body: 'x' }).toString();
 
   for (const [what, answer, status, code] of [
     ['no cookie', await call('GET', '/', {}), 401, 'NO_SESSION'],
@@ -217,13 +261,18 @@ async function refusals(): Promise<void> {
   if (lan !== '127.0.0.1') {
     const reached = await new Promise<string>((resolve) => {
       const socket = connect({ host: lan, port: Number(new URL(origin).port) });
-      socket.once('connect', () => { socket.destroy(); resolve('connected'); });
+      socket.once('connect', () => {
+        socket.destroy();
+        resolve('connected');
+      });
       socket.once('error', (err: NodeJS.ErrnoException) => resolve(err.code ?? 'error'));
     });
     assert.equal(reached, 'ECONNREFUSED', `the page's port on ${lan}`);
   }
-  const subjects = (): Promise<string[]> => call('GET', '/api/view?agent=ann', { cookie })
-    .then((a) => (JSON.parse(a.body) as { threads: Array<{ messages: Array<{ subject: string }> }> }).threads.flatMap((t) => t.messages.map((m) => m.subject)));
+  const subjects = (): Promise<string[]> =>
+    call('GET', '/api/view?agent=ann', { cookie }).then((a) =>
+      (JSON.parse(a.body) as { threads: Array<{ messages: Array<{ subject: string }> }> }).threads.flatMap((t) => t.messages.map((m) => m.subject)),
+    );
   assert.ok(!(await subjects()).includes('forged'), 'no refused write was stored');
   // with everything right the same write goes through (the refusals above were for their reason)
   const good = await call('POST', '/send', form, send(csrf));
@@ -251,7 +300,7 @@ async function refusals(): Promise<void> {
 }
 
 // One browser for the file: the steps share the hosts, the page and its session, in this order.
-test('the owner\'s page in a real browser', { skip: SKIP, timeout: E2E_TIMEOUT_MS }, async (t: TestContext) => {
+test("the owner's page in a real browser", { skip: SKIP, timeout: E2E_TIMEOUT_MS }, async (t: TestContext) => {
   await setUp();
   await t.test('mail sent from the CLI appears live, hostile text stays text, and its state moves to acked', liveMail);
   await t.test('the owner writes to an agent from the page, as owner@alpha with trust local', ownerWrites);

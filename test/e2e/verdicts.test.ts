@@ -31,7 +31,11 @@ test('status <id> exits 1 once a copy ended rejected, 0 while it is on its way',
   const json = await runCli(['status', id, '--json'], env);
   assert.equal(json.code, 1);
   const status = JSON.parse(json.stdout) as { recipients: Array<{ state: string }> };
-  assert.deepEqual(status.recipients.map((r) => r.state), ['rejected'], 'with --json, stdout is the status alone');
+  assert.deepEqual(
+    status.recipients.map((r) => r.state),
+    ['rejected'],
+    'with --json, stdout is the status alone',
+  );
 });
 
 test('doctor ends with a verdict counting warnings; relay quarantine lists, shows and dismisses (kept in the store)', async () => {
@@ -40,15 +44,26 @@ test('doctor ends with a verdict counting warnings; relay quarantine lists, show
   node.store.relay.pin(CLOSED_ADDR, generateSigningKey().publicKey, clock.now);
   const wire = JSON.stringify({ v: 3, id: 'bounced-typo' });
   node.store.relay.quarantine({
-    relay_url: CLOSED_ADDR, epoch: 'e1', seq: 7, kind: 'envelope', item_id: '01M8VA0EG03SCBNH2J40G54J8A', sender_pubkey: generateSigningKey().publicKey,
-    reason: 'sender is not a paired host', wire_b64: Buffer.from(wire).toString('base64'), at: clock.now,
+    relay_url: CLOSED_ADDR,
+    epoch: 'e1',
+    seq: 7,
+    kind: 'envelope',
+    item_id: '01M8VA0EG03SCBNH2J40G54J8A',
+    sender_pubkey: generateSigningKey().publicKey,
+    reason: 'sender is not a paired host',
+    wire_b64: Buffer.from(wire).toString('base64'),
+    at: clock.now,
   });
   const env = { MBX_HOME: node.home };
 
   // independent commands run side by side: the test stays short on a loaded machine
   const [before, strict, jsonRun, listed, shown, missing] = await Promise.all([
-    runCli(['doctor'], env), runCli(['doctor', '--strict'], env), runCli(['doctor', '--json'], env),
-    runCli(['relay', 'quarantine'], env), runCli(['relay', 'quarantine', 'show', '7'], env), runCli(['relay', 'quarantine', 'dismiss', '8'], env),
+    runCli(['doctor'], env),
+    runCli(['doctor', '--strict'], env),
+    runCli(['doctor', '--json'], env),
+    runCli(['relay', 'quarantine'], env),
+    runCli(['relay', 'quarantine', 'show', '7'], env),
+    runCli(['relay', 'quarantine', 'dismiss', '8'], env),
   ]);
   assert.equal(before.code, 0, 'warnings alone exit 0');
   assert.match(before.stdout, /WARN {2}relay quarantine: 1 refused item\(s\): agentmbx relay quarantine/);
@@ -69,7 +84,9 @@ test('doctor ends with a verdict counting warnings; relay quarantine lists, show
   assert.deepEqual(JSON.parse(dismissed.stdout), { seq: 7, epoch: 'e1', dismissed: true, already: false });
 
   const [after, undismissed, all] = await Promise.all([
-    runCli(['doctor'], env), runCli(['relay', 'quarantine'], env), runCli(['relay', 'quarantine', '--all'], env),
+    runCli(['doctor'], env),
+    runCli(['relay', 'quarantine'], env),
+    runCli(['relay', 'quarantine', '--all'], env),
   ]);
   assert.match(after.stdout, /ok {4}relay quarantine: empty/);
   assert.equal(after.stdout.trimEnd().split('\n').at(-1), warnings - 1 === 1 ? '1 warning' : `${warnings - 1} warnings`);

@@ -14,7 +14,9 @@ function answering(host: CliHost, agent: string, other: string): Child {
   return spawnCli(['watch', '--agent', agent, '--exec', command, '--debounce', '50ms', '--json'], { env: { ...process.env, ...host.env } });
 }
 
-test('watch --exec ping-pong: wakes stop at the loop guard\'s budget, every message delivered, the owner alerted once', { timeout: E2E_TIMEOUT_MS }, async () => {
+test("watch --exec ping-pong: wakes stop at the loop guard's budget, every message delivered, the owner alerted once", {
+  timeout: E2E_TIMEOUT_MS,
+}, async () => {
   const host = await newCliHost('pp', ['ann', 'bo']);
   await cli(host, ['guard', 'config', '--budget', '4', '--window', '10m']);
   const ann = answering(host, 'ann', 'bo');
@@ -24,14 +26,14 @@ test('watch --exec ping-pong: wakes stop at the loop guard\'s budget, every mess
     const root = (await cli(host, ['send', '--from', 'bo', '--to', 'ann', '--subject', 'ping', '--body', 'start'])).trim();
     // bo 1 → ann 2 → bo 3 → ann 4 → bo 5: the 5th of the pair passes the budget of 4
     let alert: { subject: string; thread: string } | undefined;
-    await waitUntil('the owner\'s loop guard alert', 120_000, async () => {
+    await waitUntil("the owner's loop guard alert", 120_000, async () => {
       alert = (await inboxMessages<{ kind: string; subject: string; thread: string }>(host, 'owner')).find((m) => m.kind === 'alert');
       return alert === undefined ? 'no alert yet' : null;
     });
     assert.equal(alert?.subject, `loop guard: wakes stopped for thread ${root}`);
     assert.equal(alert?.thread, root);
     // ann's watcher looked at the 5th and recorded it held: nothing more is sent after this
-    await waitUntil('ann\'s watcher to record the 5th message held', 60_000, async () => {
+    await waitUntil("ann's watcher to record the 5th message held", 60_000, async () => {
       const fromBo = (await cliJson<{ messages: Array<{ id: string }> }>(host, ['inbox', '--agent', 'ann', '--all'])).messages;
       const last = fromBo.at(-1);
       if (fromBo.length < 3 || last === undefined) return `${fromBo.length} messages to ann`;
@@ -41,8 +43,19 @@ test('watch --exec ping-pong: wakes stop at the loop guard\'s budget, every mess
     const annMail = await cliJson<{ total: number }>(host, ['inbox', '--agent', 'ann', '--all']);
     const boMail = await cliJson<{ total: number }>(host, ['inbox', '--agent', 'bo', '--all']);
     assert.deepEqual([annMail.total, boMail.total], [3, 2], 'all five delivered: bo wrote 3 to ann, ann 2 to bo');
-    const runs = ann.stdout().trim().split('\n').map((l) => JSON.parse(l) as { exit: number; messages: string[]; duration_ms: number });
-    assert.deepEqual(runs.map((r) => [r.exit, r.messages.length]), [[0, 1], [0, 1]], 'ann ran twice, once per message it was woken for');
+    const runs = ann
+      .stdout()
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { exit: number; messages: string[]; duration_ms: number });
+    assert.deepEqual(
+      runs.map((r) => [r.exit, r.messages.length]),
+      [
+        [0, 1],
+        [0, 1],
+      ],
+      'ann ran twice, once per message it was woken for',
+    );
     assert.ok(runs.every((r) => r.duration_ms >= 0));
     const list = await cliJson<{ budget: number; held: Array<{ thread: string; count: number }> }>(host, ['guard', 'list']);
     assert.deepEqual([list.budget, list.held.map((h) => [h.thread, h.count])], [4, [[root, 5]]]);

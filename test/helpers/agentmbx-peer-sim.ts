@@ -31,7 +31,12 @@ export interface SimPeerRow {
   enc_pub: string | null;
 }
 
-interface Party { host: string; host_pubkey: string; owner_pubkey: string | null; nonce: string }
+interface Party {
+  host: string;
+  host_pubkey: string;
+  owner_pubkey: string | null;
+  nonce: string;
+}
 
 export interface PeerSim {
   host: string;
@@ -127,9 +132,22 @@ export async function startPeerSim(options: { host: string; ownerPubkey?: string
   const helloNonces = new Set<string>();
 
   const sim: PeerSim = {
-    host: options.host, url: '', key: generateSigningKey(), enc: generateEncKeyPair(), ownerPubkey: options.ownerPubkey ?? null,
-    oldShapes: false, peers: new Map(), received: new Map(), receipts: new Map(), calls: [],
-    openToken, join, send, sendReceipt, rotate, unpair,
+    host: options.host,
+    url: '',
+    key: generateSigningKey(),
+    enc: generateEncKeyPair(),
+    ownerPubkey: options.ownerPubkey ?? null,
+    oldShapes: false,
+    peers: new Map(),
+    received: new Map(),
+    receipts: new Map(),
+    calls: [],
+    openToken,
+    join,
+    send,
+    sendReceipt,
+    rotate,
+    unpair,
   };
   const sent = new Map<string, string>(); // msg id → peer host, for receipts
 
@@ -164,8 +182,12 @@ export async function startPeerSim(options: { host: string; ownerPubkey?: string
   async function fetchEncKey(peer: SimPeerRow): Promise<string> {
     const answer = await call(peer.addr, 'GET', '/v1/enc-key', undefined, true);
     const b = answer.body;
-    if (!isObject(b) || b.host !== peer.host || typeof b.enc_pub !== 'string'
-      || !verifySignature(peer.host_pubkey, canonicalJson({ v: 1, host: peer.host, enc_pub: b.enc_pub }), b.sig)) {
+    if (
+      !isObject(b) ||
+      b.host !== peer.host ||
+      typeof b.enc_pub !== 'string' ||
+      !verifySignature(peer.host_pubkey, canonicalJson({ v: 1, host: peer.host, enc_pub: b.enc_pub }), b.sig)
+    ) {
       throw new Error(`sim: ${peer.host} answered no enc key signed by its pinned key (${answer.status})`);
     }
     peer.enc_pub = b.enc_pub;
@@ -177,8 +199,14 @@ export async function startPeerSim(options: { host: string; ownerPubkey?: string
     if (normalised === null) throw new Error('sim: not a token');
     const hello = await call(addr, 'GET', '/v1/pair/hello', undefined, false);
     const a = hello.body;
-    if (hello.status !== 200 || !isObject(a) || typeof a.host !== 'string' || typeof a.host_pubkey !== 'string' || typeof a.nonce !== 'string'
-      || !(a.owner_pubkey === null || typeof a.owner_pubkey === 'string')) {
+    if (
+      hello.status !== 200 ||
+      !isObject(a) ||
+      typeof a.host !== 'string' ||
+      typeof a.host_pubkey !== 'string' ||
+      typeof a.nonce !== 'string' ||
+      !(a.owner_pubkey === null || typeof a.owner_pubkey === 'string')
+    ) {
       throw new Error(`sim: no valid hello from ${addr} (${hello.status})`);
     }
     const aParty: Party = { host: a.host, host_pubkey: a.host_pubkey, owner_pubkey: a.owner_pubkey, nonce: a.nonce };
@@ -202,11 +230,24 @@ export async function startPeerSim(options: { host: string; ownerPubkey?: string
   async function send(to: string, subject: string, body: string): Promise<{ id: string; result: unknown }> {
     const host = to.split('@')[1] ?? '';
     const peer = peerOf(host);
-    const encPub = peer.enc_pub ?? await fetchEncKey(peer);
+    const encPub = peer.enc_pub ?? (await fetchEncKey(peer));
     const id = newUlid(Date.now());
     const unsigned: UnsignedEnvelopeV3 = {
-      v: 3, id, ts: new Date().toISOString(), from: `sam@${sim.host}`, to: [to], thread: id, reply_to: null, kind: 'message',
-      subject, body, needs_reply: false, refs: [], meta: { mentions: [], directives: [], tags: [], task_refs: [] }, authority: null, enc: null,
+      v: 3,
+      id,
+      ts: new Date().toISOString(),
+      from: `sam@${sim.host}`,
+      to: [to],
+      thread: id,
+      reply_to: null,
+      kind: 'message',
+      subject,
+      body,
+      needs_reply: false,
+      refs: [],
+      meta: { mentions: [], directives: [], tags: [], task_refs: [] },
+      authority: null,
+      enc: null,
     };
     const envelope = signEnvelope(sealEnvelopeBody(unsigned, encPub), sim.host, sim.key);
     sent.set(id, host);
@@ -227,9 +268,19 @@ export async function startPeerSim(options: { host: string; ownerPubkey?: string
   async function rotate(): Promise<Record<string, unknown>> {
     const newKey = generateSigningKey();
     const newEnc = generateEncKeyPair();
-    const record = signRotation({
-      v: 1, type: 'host-rotation', host: sim.host, old_pub: sim.key.publicKey, new_pub: newKey.publicKey, new_enc_pub: newEnc.publicKey, iat: new Date().toISOString(),
-    }, sim.key, newKey);
+    const record = signRotation(
+      {
+        v: 1,
+        type: 'host-rotation',
+        host: sim.host,
+        old_pub: sim.key.publicKey,
+        new_pub: newKey.publicKey,
+        new_enc_pub: newEnc.publicKey,
+        iat: new Date().toISOString(),
+      },
+      sim.key,
+      newKey,
+    );
     sim.key = newKey;
     sim.enc = newEnc;
     const out: Record<string, unknown> = {};
@@ -254,8 +305,13 @@ export async function startPeerSim(options: { host: string; ownerPubkey?: string
     const sig = req.headers['x-mbx-sig'];
     const peer = typeof host === 'string' ? sim.peers.get(host) : undefined;
     const time = typeof ts === 'string' ? Date.parse(ts) : NaN;
-    if (peer === undefined || typeof ts !== 'string' || !Number.isFinite(time) || Math.abs(time - Date.now()) > 5 * 60_000
-      || !verifySignature(peer.host_pubkey, hopString(req.method ?? '', path, ts, raw), sig)) {
+    if (
+      peer === undefined ||
+      typeof ts !== 'string' ||
+      !Number.isFinite(time) ||
+      Math.abs(time - Date.now()) > 5 * 60_000 ||
+      !verifySignature(peer.host_pubkey, hopString(req.method ?? '', path, ts, raw), sig)
+    ) {
       throw new SimHttpError(401, 'bad hop');
     }
     return peer;
@@ -263,9 +319,18 @@ export async function startPeerSim(options: { host: string; ownerPubkey?: string
 
   function acceptJoin(body: unknown): unknown {
     const b = body;
-    if (!isObject(b) || b.v !== 1 || typeof b.host !== 'string' || !/^[a-z0-9][a-z0-9-]{1,39}$/.test(b.host) || typeof b.host_pubkey !== 'string'
-      || !(b.owner_pubkey === null || typeof b.owner_pubkey === 'string') || typeof b.nonce !== 'string' || typeof b.addr !== 'string'
-      || typeof b.nonce_a !== 'string' || typeof b.mac !== 'string') {
+    if (
+      !isObject(b) ||
+      b.v !== 1 ||
+      typeof b.host !== 'string' ||
+      !/^[a-z0-9][a-z0-9-]{1,39}$/.test(b.host) ||
+      typeof b.host_pubkey !== 'string' ||
+      !(b.owner_pubkey === null || typeof b.owner_pubkey === 'string') ||
+      typeof b.nonce !== 'string' ||
+      typeof b.addr !== 'string' ||
+      typeof b.nonce_a !== 'string' ||
+      typeof b.mac !== 'string'
+    ) {
       throw new SimHttpError(400, 'bad join request');
     }
     if (b.host === sim.host) throw new SimHttpError(409, 'same host name');
@@ -377,7 +442,8 @@ export async function startPeerSim(options: { host: string; ownerPubkey?: string
       const field = (name: string): unknown => (isObject(body) ? body[name] : undefined);
       if (route === 'POST /v2/envelopes' || route === 'POST /v1/envelopes') answer = batch(field('envelopes'), (x) => takeEnvelope(peer, x), envelopeId, true);
       else if (route === 'POST /v1/receipts') answer = batch(field('receipts'), (x) => takeReceipt(peer, x), receiptId, false);
-      else if (route === 'GET /v1/enc-key') answer = { v: 1, host: sim.host, enc_pub: sim.enc.publicKey, sig: sim.key.sign(canonicalJson({ v: 1, host: sim.host, enc_pub: sim.enc.publicKey })) };
+      else if (route === 'GET /v1/enc-key')
+        answer = { v: 1, host: sim.host, enc_pub: sim.enc.publicKey, sig: sim.key.sign(canonicalJson({ v: 1, host: sim.host, enc_pub: sim.enc.publicKey })) };
       else if (route === 'GET /v1/agents') answer = { host: sim.host, agents: [{ name: 'sam', role: null, cli: null, description: null, last_seen: null }] };
       else if (route === 'POST /v1/presence') [status, answer] = [202, { ok: true }];
       else if (route === 'POST /v1/unpair') {
@@ -398,6 +464,12 @@ export async function startPeerSim(options: { host: string; ownerPubkey?: string
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   sim.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  after(() => new Promise<void>((resolve) => { server.close(() => resolve()); server.closeAllConnections(); }));
+  after(
+    () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  );
   return sim;
 }

@@ -22,7 +22,12 @@ export function handTicker(): { ticker: Ticker; fire(): void; stopped(): boolean
   let tick: (() => void) | null = null;
   let stopped = false;
   return {
-    ticker: (fn) => { tick = fn; return () => { stopped = true; }; },
+    ticker: (fn) => {
+      tick = fn;
+      return () => {
+        stopped = true;
+      };
+    },
     fire: () => tick?.(),
     stopped: () => stopped,
   };

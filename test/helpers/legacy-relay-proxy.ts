@@ -95,9 +95,12 @@ export async function startLegacyRelayProxy(relayUrl: string, keepInfo = false):
   const address = server.address();
   if (typeof address !== 'object' || address === null) throw new Error('proxy did not bind');
   proxy.url = `http://127.0.0.1:${address.port}`;
-  after(() => new Promise<void>((resolve) => {
-    server.close(() => resolve());
-    server.closeAllConnections();
-  }));
+  after(
+    () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  );
   return proxy;
 }

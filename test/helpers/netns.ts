@@ -95,7 +95,9 @@ export function makeTwoNetworks(): TwoNetworks | string {
   uplink(cloud.netns, work, 2);
   setForwarding(cloud.netns, true);
   return {
-    cloud, home, work,
+    cloud,
+    home,
+    work,
     cutLan(how = 'reject') {
       if (how === 'drop') {
         // Cloud keeps forwarding, but discards what goes between home and work without a word

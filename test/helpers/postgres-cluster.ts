@@ -113,11 +113,24 @@ export async function startPostgresCluster(options: ClusterOptions = {}): Promis
   let lastFailure = '';
   for (let attempt = 0; attempt < PORT_ATTEMPTS; attempt += 1) {
     const port = await freePort();
-    const args = ['-D', data, '-p', String(port), '-k', socketDir, '-c', 'listen_addresses=127.0.0.1',
-      ...Object.entries(settings).flatMap(([name, value]) => ['-c', `${name}=${value}`])];
+    const args = [
+      '-D',
+      data,
+      '-p',
+      String(port),
+      '-k',
+      socketDir,
+      '-c',
+      'listen_addresses=127.0.0.1',
+      ...Object.entries(settings).flatMap(([name, value]) => ['-c', `${name}=${value}`]),
+    ];
     const child = spawn(join(bin, 'postgres'), args, { ...asOwner, detached: true, stdio: ['ignore', 'ignore', 'pipe'] });
     const killGroup = (): void => {
-      try { if (child.pid !== undefined) process.kill(-child.pid, 'SIGKILL'); } catch { /* already gone */ }
+      try {
+        if (child.pid !== undefined) process.kill(-child.pid, 'SIGKILL');
+      } catch {
+        /* already gone */
+      }
     };
     process.on('exit', killGroup);
     const ready = await waitReady(child);
@@ -181,7 +194,11 @@ function runningCluster(child: ChildProcess, port: number, version: string, root
     stop() {
       stopping ??= (async () => {
         // SIGINT is PostgreSQL's fast shutdown: backends end, shared memory is released
-        try { process.kill(child.pid as number, 'SIGINT'); } catch { /* already gone */ }
+        try {
+          process.kill(child.pid as number, 'SIGINT');
+        } catch {
+          /* already gone */
+        }
         const timer = setTimeout(killGroup, CLUSTER_STOP_DEADLINE_MS);
         await exited;
         clearTimeout(timer);

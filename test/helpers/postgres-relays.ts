@@ -15,11 +15,12 @@ export interface RelayGroup {
 
 export async function spawnPostgresRelays(url: string, count: number): Promise<RelayGroup> {
   const keySeed = generateSigningKey().exportSeed();
-  const spawn = (failpoint?: string): Promise<RelayProcess> => spawnRelay(tempDir('agentmbx-pg-relay-'), {
-    env: { MBX_RELAY_KEY: keySeed },
-    args: ['--store', url, '--workers', '1'],
-    ...(failpoint === undefined ? {} : { failpoint }),
-  });
+  const spawn = (failpoint?: string): Promise<RelayProcess> =>
+    spawnRelay(tempDir('agentmbx-pg-relay-'), {
+      env: { MBX_RELAY_KEY: keySeed },
+      args: ['--store', url, '--workers', '1'],
+      ...(failpoint === undefined ? {} : { failpoint }),
+    });
   const relays: RelayProcess[] = [];
   // one after the other: the first creates the schema (the others would wait on its lock anyway)
   for (let i = 0; i < count; i += 1) relays.push(await spawn());

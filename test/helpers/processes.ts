@@ -106,8 +106,13 @@ export function spawnProcess(command: string[], options: NodeSpawnOptions = {}):
       }
     }
   };
-  child.stdout?.setEncoding('utf8').on('data', (chunk: string) => { out += chunk; check(); });
-  child.stderr?.setEncoding('utf8').on('data', (chunk: string) => { err += chunk; });
+  child.stdout?.setEncoding('utf8').on('data', (chunk: string) => {
+    out += chunk;
+    check();
+  });
+  child.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
+    err += chunk;
+  });
   return {
     process: child,
     stdout: () => out,
@@ -123,7 +128,9 @@ export function spawnProcess(command: string[], options: NodeSpawnOptions = {}):
       });
     },
     exited,
-    kill(signal = 'SIGKILL') { killGroup(child, signal); },
+    kill(signal = 'SIGKILL') {
+      killGroup(child, signal);
+    },
   };
 }
 

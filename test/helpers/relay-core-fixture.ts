@@ -36,7 +36,9 @@ export interface TestCore {
   transactions(): number;
 }
 
-export interface TestCoreOptions extends Pick<TestRelayOptions, 'clock' | 'limits' | 'config' | 'authority' | 'maxLiveEnrolments'>, Pick<RelayCoreOptions, 'heldPulls'> {
+export interface TestCoreOptions
+  extends Pick<TestRelayOptions, 'clock' | 'limits' | 'config' | 'authority' | 'maxLiveEnrolments'>,
+    Pick<RelayCoreOptions, 'heldPulls'> {
   /** count the push rate in the store, as relay processes sharing a PostgreSQL store do (default: in memory) */
   pushRateInStore?: boolean;
 }
@@ -55,7 +57,10 @@ export async function startTestCore(options: TestCoreOptions & { openStore?: Ope
   const relayKey = generateSigningKey();
   let commits = 0;
   let transactions = 0;
-  const onGroupCommit = (size: number): void => { commits += 1; transactions += size; };
+  const onGroupCommit = (size: number): void => {
+    commits += 1;
+    transactions += size;
+  };
   const storeOptions = { relayPubkey: relayKey.publicKey, nowMs: clock.nowMs, onGroupCommit };
   const store = openStore === undefined ? await openRelayStore({ location: tempDir('agentmbx-core-'), ...storeOptions }) : await openStore(storeOptions);
   after(() => store.close());
@@ -78,7 +83,7 @@ export interface CoreHost extends HostKeys {
 }
 
 function answer(body: unknown): RelayAnswer {
-  const parsed = body instanceof EncodedJson ? JSON.parse(body.bytes.toString('utf8')) as Record<string, unknown> : body as Record<string, unknown>;
+  const parsed = body instanceof EncodedJson ? (JSON.parse(body.bytes.toString('utf8')) as Record<string, unknown>) : (body as Record<string, unknown>);
   return { status: 200, body: parsed, refusalCode: null, date: null, retryAfter: null };
 }
 
@@ -92,11 +97,22 @@ export async function enrolledAtCore(relay: TestCore, name: string): Promise<Cor
   const enrolment = await relay.context.store.read((tx) => tx.enrolments.get(key.publicKey));
   if (enrolment === null) throw new Error(`enrol ${name}: no enrolment stored`);
   return {
-    ...host, enrolment,
+    ...host,
+    enrolment,
     api: {
       push: async (items) => answer(await relay.core.push(enrolment, takeParsed(parsePushRequest({ items }, relay.context.config.limits.max_batch)))),
-      pull: async (after, limit, wait) => answer(await relay.core.pull(enrolment, takeParsed(parsePullQuery(
-        { after: String(after), ...(limit === undefined ? {} : { limit: String(limit) }), ...(wait === undefined ? {} : { wait: String(wait) }) }, { epoch: relay.context.epoch, maxPull: relay.context.config.limits.max_pull, maxWaitS: relay.context.config.limits.max_wait_s })))),
+      pull: async (after, limit, wait) =>
+        answer(
+          await relay.core.pull(
+            enrolment,
+            takeParsed(
+              parsePullQuery(
+                { after: String(after), ...(limit === undefined ? {} : { limit: String(limit) }), ...(wait === undefined ? {} : { wait: String(wait) }) },
+                { epoch: relay.context.epoch, maxPull: relay.context.config.limits.max_pull, maxWaitS: relay.context.config.limits.max_wait_s },
+              ),
+            ),
+          ),
+        ),
       ack: async (through, epoch) => answer(await relay.core.ack(enrolment, parseAckRequest({ through, epoch }, relay.context.epoch))),
     },
   };

@@ -20,7 +20,12 @@ import { freshPostgresDatabase, testPostgres } from './postgres-test-cluster.ts'
 import { roundRobinProxy } from './round-robin-proxy.ts';
 
 /** What a test may set of the service beyond its store, clock and settings. */
-type ServiceExtras = Partial<Pick<RelayServiceOptions, 'authority' | 'maxLiveEnrolments' | 'heartbeatIntervalMs' | 'requestLog' | 'metricsBind' | 'pollSummaryTicker' | 'store' | 'lockCheckTicker'>>;
+type ServiceExtras = Partial<
+  Pick<
+    RelayServiceOptions,
+    'authority' | 'maxLiveEnrolments' | 'heartbeatIntervalMs' | 'requestLog' | 'metricsBind' | 'pollSummaryTicker' | 'store' | 'lockCheckTicker'
+  >
+>;
 
 export interface TestRelayOptions extends ServiceExtras {
   dir?: string;
@@ -59,7 +64,8 @@ export const TEST_RELAY_SETUPS: readonly TestRelaySetup[] = ['single', 'sqlite-w
 
 function testRelaySetup(): TestRelaySetup {
   const setup = process.env['AGENTMBX_TEST_RELAY_SETUP'] ?? 'single';
-  if (!(TEST_RELAY_SETUPS as readonly string[]).includes(setup)) throw new Error(`AGENTMBX_TEST_RELAY_SETUP=${setup}: not one of ${TEST_RELAY_SETUPS.join(', ')}`);
+  if (!(TEST_RELAY_SETUPS as readonly string[]).includes(setup))
+    throw new Error(`AGENTMBX_TEST_RELAY_SETUP=${setup}: not one of ${TEST_RELAY_SETUPS.join(', ')}`);
   return setup as TestRelaySetup;
 }
 
@@ -94,7 +100,17 @@ export async function startTestRelay(options: TestRelayOptions = {}): Promise<Te
   const { dir = tempDir('agentmbx-relay-'), clock = new TestClock(), limits, config: settings, port = 0, ...extras } = options;
   const config = testConfig(settings, limits);
   const log: string[] = [];
-  const common = { storeDir: dir, bind: '127.0.0.1', config, env: {}, nowMs: clock.nowMs, log: (line: string) => { log.push(line); }, ...extras };
+  const common = {
+    storeDir: dir,
+    bind: '127.0.0.1',
+    config,
+    env: {},
+    nowMs: clock.nowMs,
+    log: (line: string) => {
+      log.push(line);
+    },
+    ...extras,
+  };
   const setup = testRelaySetup();
   const closers: Array<() => Promise<void>> = [];
   let stopped = false;
@@ -119,7 +135,10 @@ export async function startTestRelay(options: TestRelayOptions = {}): Promise<Te
     for (let i = 0; i < 2; i += 1) services.push(await startRelayService({ ...common, port: 0, store }));
   }
   for (const service of services) closers.push(() => service.close());
-  const proxy = await roundRobinProxy(services.map((s) => s.url), port);
+  const proxy = await roundRobinProxy(
+    services.map((s) => s.url),
+    port,
+  );
   closers.push(() => proxy.close());
   return { service: services[0] as RelayService, url: proxy.url, dir, clock, log, stop };
 }
@@ -160,10 +179,30 @@ export async function enrolledHost(relay: RelayAddress, name: string): Promise<T
 }
 
 /** The wire text of a sealed, signed v3 envelope from `from` to an agent on `to`. */
-export function sealedEnvelope(from: HostKeys, to: HostKeys, nowMs: number, subject = 'hello', body = 'secret body', id = newUlid(nowMs)): { id: string; wire: string } {
+export function sealedEnvelope(
+  from: HostKeys,
+  to: HostKeys,
+  nowMs: number,
+  subject = 'hello',
+  body = 'secret body',
+  id = newUlid(nowMs),
+): { id: string; wire: string } {
   const unsigned: UnsignedEnvelopeV3 = {
-    v: 3, id, ts: new Date(nowMs).toISOString(), from: `alice@${from.name}`, to: [`bob@${to.name}`], thread: id,
-    reply_to: null, kind: 'message', subject, body, needs_reply: false, refs: [], meta: deriveMeta(body), authority: null, enc: null,
+    v: 3,
+    id,
+    ts: new Date(nowMs).toISOString(),
+    from: `alice@${from.name}`,
+    to: [`bob@${to.name}`],
+    thread: id,
+    reply_to: null,
+    kind: 'message',
+    subject,
+    body,
+    needs_reply: false,
+    refs: [],
+    meta: deriveMeta(body),
+    authority: null,
+    enc: null,
   };
   const signed = signEnvelope(sealEnvelopeBody(unsigned, to.enc.publicKey), from.name, from.key);
   return { id, wire: JSON.stringify(signed) };
@@ -200,7 +239,12 @@ export async function pushOne(host: PushingHost, item: unknown): Promise<PushRes
 export type PushedEnvelope = PushResult & ReturnType<typeof envelopeItemTo>;
 
 /** Pushes a fresh sealed envelope from `from` to `to` (or `envelope`) alone. */
-export async function pushEnvelope(from: PushingHost, to: HostKeys, nowMs: number, envelope: { id: string; wire: string } = sealedEnvelope(from, to, nowMs)): Promise<PushedEnvelope> {
+export async function pushEnvelope(
+  from: PushingHost,
+  to: HostKeys,
+  nowMs: number,
+  envelope: { id: string; wire: string } = sealedEnvelope(from, to, nowMs),
+): Promise<PushedEnvelope> {
   const sent = envelopeItemTo(from, to, nowMs, envelope);
   return { ...(await pushOne(from, sent.item)), ...sent };
 }
@@ -220,15 +264,37 @@ export function receiptItem(recipientHost: HostKeys, senderHost: HostKeys, msg: 
 }
 
 /** A v2 enc-key ad of `host` for its own enc key (or `encPub`), with its signature; 30 days of life by default. */
-export function signedEncAd(host: HostKeys, iatMs: number, expMs = iatMs + ENC_AD_PUBLISH_LIFETIME_MS, encPub = host.enc.publicKey): { ad: EncAdV2; sig: string } {
-  const ad: EncAdV2 = { v: 2, type: 'enc-ad', host: host.name, host_pubkey: host.key.publicKey, enc_pub: encPub, iat: new Date(iatMs).toISOString(), exp: new Date(expMs).toISOString() };
+export function signedEncAd(
+  host: HostKeys,
+  iatMs: number,
+  expMs = iatMs + ENC_AD_PUBLISH_LIFETIME_MS,
+  encPub = host.enc.publicKey,
+): { ad: EncAdV2; sig: string } {
+  const ad: EncAdV2 = {
+    v: 2,
+    type: 'enc-ad',
+    host: host.name,
+    host_pubkey: host.key.publicKey,
+    enc_pub: encPub,
+    iat: new Date(iatMs).toISOString(),
+    exp: new Date(expMs).toISOString(),
+  };
   return { ad, sig: signEncAdV2(ad, host.key) };
 }
 
 /** A host rotation record from `oldKey` to `newKey`, signed by both (a fresh enc key). */
 export function signedRotation(host: string, oldKey: SigningKey, newKey: SigningKey, nowMs: number): HostRotation {
-  return signRotation({
-    v: 1, type: 'host-rotation', host, old_pub: oldKey.publicKey, new_pub: newKey.publicKey,
-    new_enc_pub: generateEncKeyPair().publicKey, iat: new Date(nowMs).toISOString(),
-  }, oldKey, newKey);
+  return signRotation(
+    {
+      v: 1,
+      type: 'host-rotation',
+      host,
+      old_pub: oldKey.publicKey,
+      new_pub: newKey.publicKey,
+      new_enc_pub: generateEncKeyPair().publicKey,
+      iat: new Date(nowMs).toISOString(),
+    },
+    oldKey,
+    newKey,
+  );
 }

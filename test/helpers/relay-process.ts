@@ -35,8 +35,10 @@ export async function spawnRelay(dir: string, options: SpawnRelayOptions = {}): 
   if (options.env?.['MBX_RELAY_KEY'] !== undefined) env['MBX_RELAY_KEY'] = options.env['MBX_RELAY_KEY'];
   if (options.failpoint !== undefined) env['MBX_FAILPOINT'] = options.failpoint;
   else delete env['MBX_FAILPOINT'];
-  const child = spawnNode([CLI_MAIN, 'relay', 'serve', '--store-dir', dir, '--port', '0', '--bind', '127.0.0.1',
-    '--workers', String(options.workers ?? 1), ...(options.args ?? [])], { env, netns: options.netns });
+  const child = spawnNode(
+    [CLI_MAIN, 'relay', 'serve', '--store-dir', dir, '--port', '0', '--bind', '127.0.0.1', '--workers', String(options.workers ?? 1), ...(options.args ?? [])],
+    { env, netns: options.netns },
+  );
   const line = await child.waitForLine(READY);
   const [, url, fingerprint, epoch] = READY.exec(line) as RegExpExecArray;
   return { child, url: url as string, fingerprint: fingerprint as string, epoch: epoch as string, clock: { nowMs: () => Date.now() } };
@@ -58,7 +60,9 @@ export async function diesAtFailpoint(relay: RelayProcess, call: Promise<unknown
     assert.equal(await relay.child.exited, 'SIGKILL');
     return;
   }
-  await waitUntil('the worker to die at the fault point', 60_000, async () => (/worker pid \d+ died \(signal SIGKILL\)/.test(relay.child.stderr()) ? null : relay.child.stderr().slice(-300)));
+  await waitUntil('the worker to die at the fault point', 60_000, async () =>
+    /worker pid \d+ died \(signal SIGKILL\)/.test(relay.child.stderr()) ? null : relay.child.stderr().slice(-300),
+  );
   relay.child.kill('SIGKILL');
   await relay.child.exited;
 }

@@ -24,7 +24,10 @@ export async function roundRobinProxy(backendUrls: string[], port = 0): Promise<
     // a side that fails ends the other after what it already passed on (a relay refusing a body
     // too large answers, then resets the connection while the client still sends)
     client.on('error', () => backend.end());
-    backend.on('error', () => { client.unpipe(backend); client.end(); });
+    backend.on('error', () => {
+      client.unpipe(backend);
+      client.end();
+    });
     client.pipe(backend).pipe(client);
   });
   await new Promise<void>((resolve, reject) => {
@@ -35,9 +38,10 @@ export async function roundRobinProxy(backendUrls: string[], port = 0): Promise<
   if (address === null || typeof address === 'string') throw new Error('the proxy has no TCP address');
   return {
     url: `http://127.0.0.1:${address.port}`,
-    close: () => new Promise<void>((resolve) => {
-      for (const socket of sockets) socket.destroy();
-      server.close(() => resolve());
-    }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const socket of sockets) socket.destroy();
+        server.close(() => resolve());
+      }),
   };
 }

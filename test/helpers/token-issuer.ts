@@ -58,7 +58,9 @@ export class TokenIssuer {
         response.writeHead(503, { 'content-type': 'text/plain' }).end('down for maintenance');
         return;
       }
-      response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ keys: [...[...this.keys.values()].map((k) => k.jwk), ...this.foreignJwks] }));
+      response
+        .writeHead(200, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ keys: [...[...this.keys.values()].map((k) => k.jwk), ...this.foreignJwks] }));
     });
   }
 
@@ -90,7 +92,15 @@ export class TokenIssuer {
   claims(audience: string | string[], base: JWTPayload, options: MintOptions = {}): JWTPayload {
     const iat = Math.floor(this.#nowMs() / 1000) + (options.iatOffsetS ?? 0);
     this.#jti += 1;
-    const claims: Record<string, unknown> = { iss: ISSUER, aud: audience, iat, exp: iat + (options.lifetimeS ?? 600), jti: `jti-${this.#jti}`, ...base, ...options.claims };
+    const claims: Record<string, unknown> = {
+      iss: ISSUER,
+      aud: audience,
+      iat,
+      exp: iat + (options.lifetimeS ?? 600),
+      jti: `jti-${this.#jti}`,
+      ...base,
+      ...options.claims,
+    };
     for (const [name, value] of Object.entries(claims)) if (value === undefined) delete claims[name];
     return claims;
   }

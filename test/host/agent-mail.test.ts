@@ -20,12 +20,23 @@ const NO_TIMER_MS = 3_600_000;
 test('the search index commits and rolls back with the mail it indexes', () => {
   const a = makeHost('alpha', new TestClock(), ['ann', 'al']);
   const sent = sendMail(a, { from: 'ann', to: ['al'], subject: 'quarterly numbers', body: 'the walrus budget is fine' });
-  assert.deepEqual(searchMail(a, 'al', 'walrus budget').map((m) => m.id), [sent.id]);
-  assert.deepEqual(searchMail(a, 'ann', 'QUARTERLY').map((m) => m.id), [sent.id], 'the sender finds its own mail');
-  assert.throws(() => a.store.transaction(() => {
-    sendMail(a, { from: 'ann', to: ['al'], subject: 'never', body: 'pelican' });
-    throw new Error('crash before commit');
-  }), /crash before commit/);
+  assert.deepEqual(
+    searchMail(a, 'al', 'walrus budget').map((m) => m.id),
+    [sent.id],
+  );
+  assert.deepEqual(
+    searchMail(a, 'ann', 'QUARTERLY').map((m) => m.id),
+    [sent.id],
+    'the sender finds its own mail',
+  );
+  assert.throws(
+    () =>
+      a.store.transaction(() => {
+        sendMail(a, { from: 'ann', to: ['al'], subject: 'never', body: 'pelican' });
+        throw new Error('crash before commit');
+      }),
+    /crash before commit/,
+  );
   assert.deepEqual(searchMail(a, 'al', 'pelican'), [], 'nothing indexed for mail that was rolled back');
   assert.deepEqual(searchMail(a, 'al', 'walrus AND OR "('), [], 'query syntax is taken as words, never an FTS error');
   assert.throws(() => searchMail(a, 'al', '"*"'), /no words/);
@@ -44,7 +55,10 @@ test('mail stored before the search migration is searchable after it', () => {
   raw.close();
   const store = HostStore.open(path);
   try {
-    assert.deepEqual(store.agentMail.search('ann', 'ann@alpha', '"aardvark"', 10).map((m) => m.id), ['01OLD']);
+    assert.deepEqual(
+      store.agentMail.search('ann', 'ann@alpha', '"aardvark"', 10).map((m) => m.id),
+      ['01OLD'],
+    );
   } finally {
     store.close();
   }
@@ -73,7 +87,13 @@ test('an agent sees the threads and search hits of its own mail only, each with 
   const a = makeHost('alpha', new TestClock(), ['ann', 'al', 'eve']);
   const first = sendMail(a, { from: 'ann', to: ['al'], subject: 'plan', body: 'secret otter' });
   const reply = sendMail(a, { from: 'al', to: ['ann'], subject: 're: plan', body: 'ok', replyTo: first.id });
-  assert.deepEqual(threadOf(a, 'ann', reply.id).map((m) => [m.id, m.trust]), [[first.id, 'local'], [reply.id, 'local']]);
+  assert.deepEqual(
+    threadOf(a, 'ann', reply.id).map((m) => [m.id, m.trust]),
+    [
+      [first.id, 'local'],
+      [reply.id, 'local'],
+    ],
+  );
   assert.throws(() => threadOf(a, 'eve', first.id), /no message .* sent or received by eve/);
   assert.deepEqual(searchMail(a, 'eve', 'otter'), []);
   const message = a.store.mail.message(first.id);
@@ -89,7 +109,10 @@ test('agent names and settings: created when new, refused when bad, nothing stor
   assert.throws(() => ensureAgent(a, 'owner'), /reserved/);
   assert.throws(() => ensureAgent(a, 'Bad Name'), /bad agent name/);
   assert.throws(() => ensureAgent(a, 'bo', { role: 'Not Ok' }), /bad role/);
-  assert.deepEqual(a.store.mail.agents().map((x) => x.name), ['ann']);
+  assert.deepEqual(
+    a.store.mail.agents().map((x) => x.name),
+    ['ann'],
+  );
 });
 
 test('the store watch reports deliveries made after it started, once each, from this or another connection', async () => {
@@ -129,7 +152,9 @@ test('the store watch reports deliveries made after it started, once each, from 
 test('a watch hears of mail another connection commits through the WAL file, without its timer', { timeout: 30_000 }, async () => {
   const b = makeHost('beta', new TestClock(), ['bob']);
   let heard: (ids: string[]) => void = () => {};
-  const seen = new Promise<string[]>((resolve) => { heard = resolve; });
+  const seen = new Promise<string[]>((resolve) => {
+    heard = resolve;
+  });
   const watch = watchDeliveries(b, 'bob', (ids) => heard(ids), NO_TIMER_MS);
   const other = openNode(b.home);
   try {

@@ -66,13 +66,14 @@ test('mail the loop guard holds wakes nobody through the hooks', () => {
   const a = makeHost('alpha', clock, ['ann', 'bo']);
   setGuardSettings(a.store, { budget: 2 });
   let last = sendMail(a, { from: 'bo', to: ['ann'], subject: 'p', body: 'x', kind: 'request' }).id;
-  for (let i = 0; i < 3; i++) last = sendMail(a, { from: i % 2 === 0 ? 'ann' : 'bo', to: [i % 2 === 0 ? 'bo' : 'ann'], subject: 'p', body: 'x', kind: 'request', replyTo: last }).id;
+  for (let i = 0; i < 3; i++)
+    last = sendMail(a, { from: i % 2 === 0 ? 'ann' : 'bo', to: [i % 2 === 0 ? 'bo' : 'ann'], subject: 'p', body: 'x', kind: 'request', replyTo: last }).id;
   const start = context(runClaudeHook(a, 'ann', 'SessionStart', input('s1')));
   assert.match(start, /1 unread message/, 'only the first, under the budget');
   assert.ok(!start.includes(last));
 });
 
-test('hook event names: ours and Claude Code\'s own; hostile input reads as absent', () => {
+test("hook event names: ours and Claude Code's own; hostile input reads as absent", () => {
   assert.equal(claudeHookEvent('session-start'), 'SessionStart');
   assert.equal(claudeHookEvent('UserPromptSubmit'), 'UserPromptSubmit');
   assert.equal(claudeHookEvent('stop'), 'Stop');

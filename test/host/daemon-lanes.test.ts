@@ -35,8 +35,13 @@ async function deadPeer(answer: 'hang' | 'cut'): Promise<{ url: string; connecti
     socket.on('error', () => {});
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const release = (): void => { for (const s of sockets) s.destroy(); };
-  after(() => { release(); server.close(); });
+  const release = (): void => {
+    for (const s of sockets) s.destroy();
+  };
+  after(() => {
+    release();
+    server.close();
+  });
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     connections: () => connections,
@@ -102,7 +107,10 @@ test('a LAN attempt cut short by a stop counts as failed: the next daemon sends 
   assert.equal(peer.lan_error_at, startedAt);
   assert.equal(peer.lan_attempt_at, null);
   assert.ok(peerLanUnreachable(peer, world.clock.now));
-  assert.ok(log.some((l) => l === 'LAN attempts cut short by the last stop count as failed: beta'), log.join(' | '));
+  assert.ok(
+    log.some((l) => l === 'LAN attempts cut short by the last stop count as failed: beta'),
+    log.join(' | '),
+  );
 });
 
 test('a delivery whose LAN call gets no answer fails every batch with one call', async () => {
@@ -116,7 +124,10 @@ test('a delivery whose LAN call gets no answer fails every batch with one call',
   }
   const rows = a.store.outbox.due(clock.now, 10);
   const results = await new LanTransport(a).deliver(a.store.peers.get('beta') ?? assert.fail(), rows);
-  assert.deepEqual(results.map((r) => r.outcome), ['failed', 'failed']);
+  assert.deepEqual(
+    results.map((r) => r.outcome),
+    ['failed', 'failed'],
+  );
   assert.equal(results[0]?.detail, results[1]?.detail);
   assert.match(results[0]?.detail ?? '', /^cannot reach http:\/\/127\.0\.0\.1:\d+: /);
   // one connect check and one request; the receipt batch is not tried against the same dead path

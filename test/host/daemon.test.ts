@@ -19,7 +19,11 @@ function logWaiter(): { log: (line: string) => void; next: (pattern: RegExp) => 
   return {
     log(line) {
       lines.push(line);
-      for (const w of [...waiters]) if (w.pattern.test(line)) { waiters.splice(waiters.indexOf(w), 1); w.resolve(line); }
+      for (const w of [...waiters])
+        if (w.pattern.test(line)) {
+          waiters.splice(waiters.indexOf(w), 1);
+          w.resolve(line);
+        }
     },
     next(pattern) {
       const seen = lines.find((l) => pattern.test(l));
@@ -35,7 +39,7 @@ async function daemon(node: HostNode, log: (line: string) => void): Promise<Runn
   return d;
 }
 
-test('a peer\'s verified call wakes the tick, and rows waiting out a backoff leave at once', { timeout: 30_000 }, async () => {
+test("a peer's verified call wakes the tick, and rows waiting out a backoff leave at once", { timeout: 30_000 }, async () => {
   const clock = new TestClock();
   const a = makeHost('alpha', clock, ['ann']);
   const b = makeHost('beta', clock, ['bob']);
@@ -58,7 +62,10 @@ test('a peer\'s verified call wakes the tick, and rows waiting out a backoff lea
   await db.tick();
   assert.match(await logB.next(new RegExp(`envelope ${toAnn.id} -> alpha`)), /accepted$/);
   assert.match(await logA.next(new RegExp(`envelope ${toBob.id} -> beta`)), /accepted$/);
-  assert.deepEqual(listInbox(b, 'bob').map((m) => m.subject), ['waiting']);
+  assert.deepEqual(
+    listInbox(b, 'bob').map((m) => m.subject),
+    ['waiting'],
+  );
 });
 
 test('a local send wakes the daemon at once through the socket in its home (the tick is an hour away)', { timeout: 30_000 }, async () => {
@@ -74,5 +81,8 @@ test('a local send wakes the daemon at once through the socket in its home (the 
   const sent = sendMail(a, { from: 'ann', to: ['bob@beta'], subject: 'now', body: 'x' });
   await wakeDaemon(a.home);
   assert.match(await withDeadline('the message to leave without a tick', 10_000, logA.next(new RegExp(`envelope ${sent.id} -> beta`))), /accepted$/);
-  assert.deepEqual(listInbox(b, 'bob').map((m) => m.id), [sent.id]);
+  assert.deepEqual(
+    listInbox(b, 'bob').map((m) => m.id),
+    [sent.id],
+  );
 });

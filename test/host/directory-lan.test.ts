@@ -22,7 +22,10 @@ function tickOf(node: ConstructorParameters<typeof DaemonTick>[0]): DaemonTick {
   return tick;
 }
 
-const peerAddresses = (node: Parameters<typeof directory>[0]): string[] => directory(node).filter((e) => e.where === 'peer').map((e) => e.address);
+const peerAddresses = (node: Parameters<typeof directory>[0]): string[] =>
+  directory(node)
+    .filter((e) => e.where === 'peer')
+    .map((e) => e.address);
 
 test('a fresh agent on the peer reaches mbx_agents and agents --all within a minute, without any mail', { timeout: 60_000 }, async () => {
   const clock = new TestClock();
@@ -37,12 +40,15 @@ test('a fresh agent on the peer reaches mbx_agents and agents --all within a min
   clock.advance(DIRECTORY_EVERY_MS);
   await tick.tick();
   assert.deepEqual(peerAddresses(a), ['bea@beta', 'bob@beta', 'carl@beta']);
-  assert.equal(a.store.db.get<{ n: number }>("SELECT COUNT(*) AS n FROM messages")?.n, 0, 'no mail moved');
+  assert.equal(a.store.db.get<{ n: number }>('SELECT COUNT(*) AS n FROM messages')?.n, 0, 'no mail moved');
 
   const carl = { address: 'carl@beta', host: 'beta', where: 'peer', role: 'tester', cli: null, description: 'runs the tests', last_seen: null };
   const listed = await runCli(['agents', '--all', '--json'], { MBX_HOME: a.home });
   assert.equal(listed.code, 0, listed.stderr);
-  assert.deepEqual((JSON.parse(listed.stdout) as Array<{ address: string }>).find((e) => e.address === 'carl@beta'), carl);
+  assert.deepEqual(
+    (JSON.parse(listed.stdout) as Array<{ address: string }>).find((e) => e.address === 'carl@beta'),
+    carl,
+  );
   const text = await runCli(['agents', '--all'], { MBX_HOME: a.home });
   assert.match(text.stdout, /^carl@beta {2}peer {2}role:tester {2}last seen never {2}runs the tests$/m);
 
@@ -50,7 +56,10 @@ test('a fresh agent on the peer reaches mbx_agents and agents --all within a min
   const ann = await startMcp(host, 'ann');
   try {
     const { agents } = await call<{ agents: Array<{ address: string }> }>(ann, 'mbx_agents');
-    assert.deepEqual(agents.find((e) => e.address === 'carl@beta'), carl);
+    assert.deepEqual(
+      agents.find((e) => e.address === 'carl@beta'),
+      carl,
+    );
     // the session's client names the agent's `cli`, which peers then see in our directory
     assert.equal((agents as Array<{ address: string; cli?: string | null }>).find((e) => e.address === 'ann@alpha')?.cli, 'agentmbx-e2e');
   } finally {
@@ -73,7 +82,13 @@ test('a peer that answers 404 to /v1/agents (an older host) is ignored: nothing 
     res.writeHead(404, { 'content-type': 'application/json' }).end('{"error":"not found"}');
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  after(() => new Promise<void>((resolve) => { server.close(() => resolve()); server.closeAllConnections(); }));
+  after(
+    () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  );
   pin(a, old, `http://127.0.0.1:${(server.address() as AddressInfo).port}`);
   const tick = tickOf(a);
   await tick.tick();

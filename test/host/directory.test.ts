@@ -9,7 +9,7 @@ import { lanCall } from '../../src/host/transport/lan/client.ts';
 import { pairedHosts } from './fixtures.ts';
 import { TestClock } from '../helpers/clock.ts';
 
-test('GET /v1/agents answers an approved peer with this host\'s own agents; others get 401', async () => {
+test("GET /v1/agents answers an approved peer with this host's own agents; others get 401", async () => {
   const clock = new TestClock();
   const { a, b, aUrl } = await pairedHosts(clock);
   ensureAgent(a, 'ann', { role: 'planner', description: 'plans the work' });
@@ -24,22 +24,29 @@ test('GET /v1/agents answers an approved peer with this host\'s own agents; othe
       { name: 'ann', role: 'planner', cli: 'claude-code', description: 'plans the work', last_seen: new Date(clock.now).toISOString() },
     ],
   });
-  assert.equal(a.store.peerLinks.get('beta')?.served_at, clock.now, 'the peer\'s read is noted');
+  assert.equal(a.store.peerLinks.get('beta')?.served_at, clock.now, "the peer's read is noted");
   assert.equal((await lanCall(aUrl, 'GET', '/v1/agents', undefined, null)).status, 401);
 });
 
-test('a peer\'s directory is read as hostile input: bad entries skipped, fields bounded, another host\'s list refused', () => {
+test("a peer's directory is read as hostile input: bad entries skipped, fields bounded, another host's list refused", () => {
   assert.equal(readDirectory({ host: 'gamma', agents: [] }, 'beta'), null);
   assert.equal(readDirectory({ host: 'beta', agents: {} }, 'beta'), null);
   assert.equal(readDirectory([], 'beta'), null);
   const long = 'd'.repeat(DIRECTORY_DESCRIPTION_MAX_CHARS + 10);
-  const read = readDirectory({
-    host: 'beta',
-    agents: [
-      { name: 'Bad Name' }, 7, null, { name: 'bob', role: 'x'.repeat(65), cli: 'codex', description: `${long}`, last_seen: 'never' },
-      { name: 'bob', role: 'dup' }, { name: 'bea', role: 'rev\u0000iewer', cli: 42, description: 'a\u0007b\nc', last_seen: 1_700_000_000_000 },
-    ],
-  }, 'beta');
+  const read = readDirectory(
+    {
+      host: 'beta',
+      agents: [
+        { name: 'Bad Name' },
+        7,
+        null,
+        { name: 'bob', role: 'x'.repeat(65), cli: 'codex', description: `${long}`, last_seen: 'never' },
+        { name: 'bob', role: 'dup' },
+        { name: 'bea', role: 'rev\u0000iewer', cli: 42, description: 'a\u0007b\nc', last_seen: 1_700_000_000_000 },
+      ],
+    },
+    'beta',
+  );
   assert.deepEqual(read, [
     { name: 'bob', role: null, cli: 'codex', description: 'd'.repeat(DIRECTORY_DESCRIPTION_MAX_CHARS), last_seen: null },
     { name: 'bea', role: null, cli: null, description: 'a b\nc', last_seen: new Date(1_700_000_000_000).toISOString() },
@@ -48,17 +55,22 @@ test('a peer\'s directory is read as hostile input: bad entries skipped, fields 
   assert.equal(many?.length, DIRECTORY_AGENTS_MAX);
 });
 
-test('the listing shows a peer\'s listed agents with role, client, description and host, merged with senders seen', async () => {
+test("the listing shows a peer's listed agents with role, client, description and host, merged with senders seen", async () => {
   const clock = new TestClock();
   const { a } = await pairedHosts(clock);
-  a.store.peerLinks.replaceAgents('beta', [
-    { name: 'bob', role: 'reviewer', cli: 'codex', description: 'reviews', last_seen: '2026-12-01T00:00:00.000Z' },
-  ], clock.now);
+  a.store.peerLinks.replaceAgents(
+    'beta',
+    [{ name: 'bob', role: 'reviewer', cli: 'codex', description: 'reviews', last_seen: '2026-12-01T00:00:00.000Z' }],
+    clock.now,
+  );
   const peers = directory(a).filter((e) => e.where === 'peer');
   assert.deepEqual(peers, [
     { address: 'bob@beta', host: 'beta', where: 'peer', role: 'reviewer', cli: 'codex', description: 'reviews', last_seen: '2026-12-01T00:00:00.000Z' },
   ]);
   // A host that is no longer paired: its agents leave the listing.
   a.store.peers.remove('beta');
-  assert.deepEqual(directory(a).filter((e) => e.where === 'peer'), []);
+  assert.deepEqual(
+    directory(a).filter((e) => e.where === 'peer'),
+    [],
+  );
 });

@@ -35,8 +35,14 @@ test('sizes read as people write them', () => {
 
 test('a host names a full disk with its home, the free space and the fix; other errors stay unnamed', () => {
   const home = tempDir('agentmbx-home-');
-  assert.match(nameDiskError({ errcode: SQLITE_FULL }, home) ?? '', new RegExp(`^the disk holding ${home} is full \\(.+ free\\): free some space on it, then try again \\(nothing was half-written\\)$`));
-  assert.equal(nameDiskError({ errcode: SQLITE_IOERR_WRITE }, home), `the disk holding ${home} failed a read or write (I/O error): check the disk, then try again (nothing was half-written)`);
+  assert.match(
+    nameDiskError({ errcode: SQLITE_FULL }, home) ?? '',
+    new RegExp(`^the disk holding ${home} is full \\(.+ free\\): free some space on it, then try again \\(nothing was half-written\\)$`),
+  );
+  assert.equal(
+    nameDiskError({ errcode: SQLITE_IOERR_WRITE }, home),
+    `the disk holding ${home} failed a read or write (I/O error): check the disk, then try again (nothing was half-written)`,
+  );
   // the home is writable and has room: a file that cannot be opened is some other problem
   assert.equal(nameDiskError({ errcode: SQLITE_CANTOPEN }, home), null);
   assert.equal(nameDiskError({ errcode: SQLITE_READONLY }, home), null);
@@ -50,8 +56,13 @@ test('one sentence table: the host, the relay store and the relay CLI say a faul
     assert.ok(diskFaultText(fault, home).includes(`: ${fix[fault]}`), diskFaultText(fault, home));
     assert.ok(diskFaultSentence(fault, { disk: 'the disk', afterwards: ', then try again' }).startsWith('the disk '));
   }
-  assert.equal(new StoreDiskError('io', home).message,
-    'the disk holding the relay store failed a read or write (I/O error): check the disk (or remount it read-write if it turned read-only); writes resume once one succeeds');
-  assert.match(new StoreDiskError('full', home).message, /^the disk holding the relay store is full \(.+ free\): free some space on it; writes resume by themselves$/);
+  assert.equal(
+    new StoreDiskError('io', home).message,
+    'the disk holding the relay store failed a read or write (I/O error): check the disk (or remount it read-write if it turned read-only); writes resume once one succeeds',
+  );
+  assert.match(
+    new StoreDiskError('full', home).message,
+    /^the disk holding the relay store is full \(.+ free\): free some space on it; writes resume by themselves$/,
+  );
   assert.equal(diskFaultSentence('full', { disk: 'the disk', afterwards: ', then try again' }), 'the disk is full: free some space on it, then try again');
 });

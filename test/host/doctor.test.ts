@@ -51,7 +51,7 @@ test('open key files fail doctor, and the CLI exits 1', async () => {
   assert.equal((JSON.parse(r.stdout) as { ok: boolean }).ok, false);
 });
 
-test('a host.db that is missing, empty or another host\'s fails doctor\'s store check, naming the cause and agentmbx restore FILE; nothing is made in its place', async () => {
+test("a host.db that is missing, empty or another host's fails doctor's store check, naming the cause and agentmbx restore FILE; nothing is made in its place", async () => {
   const newHome = (host: string): string => {
     const home = join(tempDir(`mbx-${host}-`), 'home');
     initHome(home, host, 0);

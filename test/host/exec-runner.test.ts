@@ -6,7 +6,15 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { messageStatus } from '../../src/host/core/receipts.ts';
 import { sendMail } from '../../src/host/send.ts';
-import { backoffMs, EXEC_BACKOFF_MAX_MS, startExecRunner, type ExecLogEntry, type ExecResult, type ExecRun, type ExecTimers } from '../../src/host/wake/exec-runner.ts';
+import {
+  backoffMs,
+  EXEC_BACKOFF_MAX_MS,
+  startExecRunner,
+  type ExecLogEntry,
+  type ExecResult,
+  type ExecRun,
+  type ExecTimers,
+} from '../../src/host/wake/exec-runner.ts';
 import { setGuardSettings } from '../../src/host/wake/loop-guard.ts';
 import { pendingWake } from '../../src/host/wake/wake.ts';
 import { makeHost } from './fixtures.ts';
@@ -51,7 +59,9 @@ function handCommand(): { runCommand: (run: ExecRun) => Promise<ExecResult>; run
     runs,
     runCommand: (run) => {
       runs.push(run);
-      return new Promise((resolve) => { finish = resolve; });
+      return new Promise((resolve) => {
+        finish = resolve;
+      });
     },
     async end(code) {
       assert.ok(finish !== null, 'a run is in progress');
@@ -87,12 +97,26 @@ test('new mail runs the command once after the debounce window, with the batch o
   const run = command.runs[0] as ExecRun;
   assert.equal(run.command, 'notify-me');
   assert.deepEqual(
-    [run.env['MBX_AGENT'], run.env['MBX_ADDRESS'], run.env['MBX_COUNT'], run.env['MBX_MESSAGE_IDS'], run.env['MBX_SENDERS'], run.env['MBX_THREADS'], run.env['MBX_NEEDS_REPLY']],
+    [
+      run.env['MBX_AGENT'],
+      run.env['MBX_ADDRESS'],
+      run.env['MBX_COUNT'],
+      run.env['MBX_MESSAGE_IDS'],
+      run.env['MBX_SENDERS'],
+      run.env['MBX_THREADS'],
+      run.env['MBX_NEEDS_REPLY'],
+    ],
     ['ann', 'ann@alpha', '2', `${m1} ${m2}`, 'bo@alpha cy@alpha', `${m1} ${m2}`, '1'],
   );
   const stdin = JSON.parse(run.stdin) as { agent: string; messages: Array<Record<string, unknown>> };
   assert.equal(stdin.agent, 'ann@alpha');
-  assert.deepEqual(stdin.messages.map((m) => [m['id'], m['from'], m['subject'], m['needs_reply'], 'body' in m]), [[m1, 'bo@alpha', 'one', true, false], [m2, 'cy@alpha', 'two', false, false]]);
+  assert.deepEqual(
+    stdin.messages.map((m) => [m['id'], m['from'], m['subject'], m['needs_reply'], 'body' in m]),
+    [
+      [m1, 'bo@alpha', 'one', true, false],
+      [m2, 'cy@alpha', 'two', false, false],
+    ],
+  );
   await command.end(0);
   assert.equal(pendingWake(node, 'ann', 'exec').woken.length, 0, 'marked once the run succeeded');
   assert.equal(messageStatus(node, m1)?.recipients[0]?.wake, 'exec');
@@ -117,7 +141,13 @@ test('one run at a time: mail arriving during a run goes into the next run, toge
   await command.end(0);
   timers.advance(60_000);
   assert.equal(command.runs.length, 2, 'nothing new: no run');
-  assert.deepEqual(log.map((e) => [e.messages.length, e.exit]), [[1, 0], [2, 0]]);
+  assert.deepEqual(
+    log.map((e) => [e.messages.length, e.exit]),
+    [
+      [1, 0],
+      [2, 0],
+    ],
+  );
   await runner.stop();
 });
 

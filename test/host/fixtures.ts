@@ -25,16 +25,29 @@ export function makeHost(name: string, clock: TestClock, agents: string[] = []):
 export async function serveLan(node: HostNode): Promise<string> {
   const server = createLanServer(node);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  after(() => new Promise<void>((resolve) => { server.close(() => resolve()); server.closeAllConnections(); }));
+  after(
+    () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  );
   return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 }
 
 /** Pins `peer` on `node` as pairing would (keys, signed enc key, address). */
 export function pin(node: HostNode, peer: HostNode, addr: string): void {
-  node.store.peers.pin({
-    host: peer.config.host, host_pubkey: peer.keys.hostKey.publicKey, owner_pubkey: peer.keys.hostKey.publicKey, addr,
-    enc_pub: peer.keys.enc.publicKey, enc_sig: signEncAdV1(peer.config.host, peer.keys.enc.publicKey, peer.keys.hostKey),
-  }, node.nowMs());
+  node.store.peers.pin(
+    {
+      host: peer.config.host,
+      host_pubkey: peer.keys.hostKey.publicKey,
+      owner_pubkey: peer.keys.hostKey.publicKey,
+      addr,
+      enc_pub: peer.keys.enc.publicKey,
+      enc_sig: signEncAdV1(peer.config.host, peer.keys.enc.publicKey, peer.keys.hostKey),
+    },
+    node.nowMs(),
+  );
 }
 
 /** Two hosts, paired, each serving LAN on 127.0.0.1. */

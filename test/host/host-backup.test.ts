@@ -37,11 +37,20 @@ test('a restore names when the backup was taken and counts the mail that came af
   assert.deepEqual(receipt.not_restored, { mailbox_messages: 3, unsent_messages: 1 });
   // the restored store: the backup's mail, without the backup's own time in its meta
   assert.ok(a.store.mail.message(before) !== undefined);
-  assert.deepEqual([...received, local].map((id) => a.store.mail.message(id)), [undefined, undefined, undefined]);
+  assert.deepEqual(
+    [...received, local].map((id) => a.store.mail.message(id)),
+    [undefined, undefined, undefined],
+  );
   assert.equal(a.store.getMeta(META_BACKUP_TAKEN_AT), undefined);
 
   const text = restoreText(receipt);
-  assert.match(text, new RegExp(`^LOST: mail this host received after the backup was taken \\(${takenAt.replace(/\./g, '\\.')}\\), and mail between its own agents since then, is not in the restored mailboxes and will not come again: `, 'm'));
+  assert.match(
+    text,
+    new RegExp(
+      `^LOST: mail this host received after the backup was taken \\(${takenAt.replace(/\./g, '\\.')}\\), and mail between its own agents since then, is not in the restored mailboxes and will not come again: `,
+      'm',
+    ),
+  );
   assert.ok(text.includes(`\n  3 such message(s) are only in ${receipt.rollback}\n`), text);
   assert.match(text, /^LOST: 1 message\(s\) written here after the backup were still waiting to go: no peer has them; send them again$/m);
   assert.match(text, /^not lost: mail this host sent that reached a peer or the relay; what the backup still had waiting goes again/m);

@@ -77,7 +77,10 @@ test('the store is WAL, at the current schema, and refuses a newer one', () => {
   assert.equal((raw.prepare('PRAGMA journal_mode').get() as { journal_mode: string }).journal_mode, 'wal');
   raw.exec(`PRAGMA user_version = ${SCHEMA_VERSION + 1}`);
   raw.close();
-  assert.throws(() => HostStore.open(homePaths(home).store), new RegExp(`schema version ${SCHEMA_VERSION + 1}, newer than this agentmbx \\(${SCHEMA_VERSION}\\): upgrade agentmbx`));
+  assert.throws(
+    () => HostStore.open(homePaths(home).store),
+    new RegExp(`schema version ${SCHEMA_VERSION + 1}, newer than this agentmbx \\(${SCHEMA_VERSION}\\): upgrade agentmbx`),
+  );
 });
 
 test('migration 4 fills meta_json of received mail from its stored wire; older sent mail stays NULL', () => {

@@ -29,14 +29,26 @@ test('the server answers envelopes {id, result} on /v2 and /v1, receipts and rot
   const { a, b, aUrl } = await pairedHosts(clock);
   const { id } = sendMail(b, { from: 'bob', to: ['ann@alpha'], subject: 's', body: 'x' });
   const wire = JSON.parse(b.store.outbox.forMessage(id)[0]?.wire ?? 'null') as unknown;
-  for (const [path, result] of [['/v2/envelopes', 'accepted'], ['/v1/envelopes', 'duplicate']] as const) {
+  for (const [path, result] of [
+    ['/v2/envelopes', 'accepted'],
+    ['/v1/envelopes', 'duplicate'],
+  ] as const) {
     const answer = await lanCall(aUrl, 'POST', path, { envelopes: [wire, { v: 2 }] }, b);
     assert.equal(answer.status, 200);
     const results = (answer.body as { results: Array<Record<string, unknown>> }).results;
-    assert.deepEqual(results.map((r) => [r.id, r.result]), [[id, result], [null, 'rejected:bad envelope: not version 3']]);
+    assert.deepEqual(
+      results.map((r) => [r.id, r.result]),
+      [
+        [id, result],
+        [null, 'rejected:bad envelope: not version 3'],
+      ],
+    );
   }
   const mine = sendMail(a, { from: 'ann', to: ['bob@beta'], subject: 's', body: 'x' }).id;
-  const receipt = signReceipt({ v: 1, type: 'receipt', msg: mine, recipient: 'bob@beta', state: 'read', at: new Date(clock.now).toISOString(), seq: 1 }, b.keys.hostKey);
+  const receipt = signReceipt(
+    { v: 1, type: 'receipt', msg: mine, recipient: 'bob@beta', state: 'read', at: new Date(clock.now).toISOString(), seq: 1 },
+    b.keys.hostKey,
+  );
   const receipts = await lanCall(aUrl, 'POST', '/v1/receipts', { receipts: [receipt, receipt, 'junk'] }, b);
   assert.deepEqual(receipts.body, { results: ['accepted', 'duplicate', 'rejected:bad receipt'] });
   const rotation = rotateHost(b);
@@ -49,28 +61,79 @@ test('the server answers envelopes {id, result} on /v2 and /v1, receipts and rot
 test('the client reads §5 answers and our older {id, status} answers alike', () => {
   const rows = [row(1, 'envelope', 'E1'), row(2, 'envelope', 'E2'), row(3, 'envelope', 'E3')];
   const outcomes = (results: unknown[], r = rows) => readBatchAnswer(r, results).map((x) => [x.outcome, x.detail]);
-  assert.deepEqual(outcomes([{ id: 'E1', result: 'accepted' }, { id: 'E2', result: 'duplicate' }, { id: 'E3', result: 'rejected:bad envelope: x' }]),
-    [['taken', 'accepted'], ['taken', 'duplicate'], ['rejected', 'rejected:bad envelope: x']]);
-  assert.deepEqual(outcomes([{ id: 'E1', status: 'accepted' }, { id: 'E2', status: 'duplicate' }, { id: 'E3', status: 'rejected:r' }]),
-    [['taken', 'accepted'], ['taken', 'duplicate'], ['rejected', 'rejected:r']], 'older builds of ours');
+  assert.deepEqual(
+    outcomes([
+      { id: 'E1', result: 'accepted' },
+      { id: 'E2', result: 'duplicate' },
+      { id: 'E3', result: 'rejected:bad envelope: x' },
+    ]),
+    [
+      ['taken', 'accepted'],
+      ['taken', 'duplicate'],
+      ['rejected', 'rejected:bad envelope: x'],
+    ],
+  );
+  assert.deepEqual(
+    outcomes([
+      { id: 'E1', status: 'accepted' },
+      { id: 'E2', status: 'duplicate' },
+      { id: 'E3', status: 'rejected:r' },
+    ]),
+    [
+      ['taken', 'accepted'],
+      ['taken', 'duplicate'],
+      ['rejected', 'rejected:r'],
+    ],
+    'older builds of ours',
+  );
   const receipts = [row(1, 'receipt', 'receipt:m:a@b:1'), row(2, 'receipt', 'receipt:m:a@b:2'), row(3, 'receipt', 'receipt:m:a@b:3')];
-  assert.deepEqual(outcomes(['accepted', 'stale', 'rejected:bad receipt'], receipts).map(([o]) => o), ['taken', 'taken', 'rejected']);
-  assert.deepEqual(outcomes([{ id: 'receipt:m:a@b:1', status: 'accepted' }], receipts.slice(0, 1)).map(([o]) => o), ['taken'], 'older receipt answer');
+  assert.deepEqual(
+    outcomes(['accepted', 'stale', 'rejected:bad receipt'], receipts).map(([o]) => o),
+    ['taken', 'taken', 'rejected'],
+  );
+  assert.deepEqual(
+    outcomes([{ id: 'receipt:m:a@b:1', status: 'accepted' }], receipts.slice(0, 1)).map(([o]) => o),
+    ['taken'],
+    'older receipt answer',
+  );
   const rotations = [row(1, 'rotation', 'rotation:K1'), row(2, 'rotation', 'rotation:K2'), row(3, 'rotation', 'rotation:K3')];
-  assert.deepEqual(outcomes(['rotated', 'current', 'rejected:old key is not the pinned key'], rotations).map(([o]) => o), ['taken', 'taken', 'rejected']);
-  assert.deepEqual(outcomes([{ id: 'rotation:K1', status: 'accepted' }, { id: 'rotation:K2', status: 'duplicate' }], rotations.slice(0, 2)).map(([o]) => o), ['taken', 'taken'], 'older rotation answer');
+  assert.deepEqual(
+    outcomes(['rotated', 'current', 'rejected:old key is not the pinned key'], rotations).map(([o]) => o),
+    ['taken', 'taken', 'rejected'],
+  );
+  assert.deepEqual(
+    outcomes(
+      [
+        { id: 'rotation:K1', status: 'accepted' },
+        { id: 'rotation:K2', status: 'duplicate' },
+      ],
+      rotations.slice(0, 2),
+    ).map(([o]) => o),
+    ['taken', 'taken'],
+    'older rotation answer',
+  );
 });
 
 test('an answer that cannot be read leaves its row pending with the reason, never rejected', () => {
   const rows = [row(1, 'envelope', 'E1'), row(2, 'envelope', 'E2'), row(3, 'envelope', 'E3'), row(4, 'envelope', 'E4'), row(5, 'envelope', 'E5')];
   const results = readBatchAnswer(rows, [{ id: 'E1', result: 7 }, 42, { id: 'E9', result: 'accepted' }, { id: 'E4', result: 'maybe' }]);
-  assert.deepEqual(results.map((r) => r.outcome), ['failed', 'failed', 'failed', 'failed', 'failed']);
-  assert.deepEqual(results.map((r) => r.detail), [
-    'unreadable answer: the result for this item carries no result string',
-    'unreadable answer: the result for this item is neither a string nor an object',
-    'unreadable answer: the result in this item\'s place names another item (E9)',
-    'unreadable answer: unknown result "maybe"',
-    'unreadable answer: the answer has no result for this item',
-  ]);
-  assert.deepEqual(readBatchAnswer([row(1, 'envelope', 'E1')], ['rotated']).map((r) => r.outcome), ['failed'], 'a rotation word does not settle an envelope');
+  assert.deepEqual(
+    results.map((r) => r.outcome),
+    ['failed', 'failed', 'failed', 'failed', 'failed'],
+  );
+  assert.deepEqual(
+    results.map((r) => r.detail),
+    [
+      'unreadable answer: the result for this item carries no result string',
+      'unreadable answer: the result for this item is neither a string nor an object',
+      "unreadable answer: the result in this item's place names another item (E9)",
+      'unreadable answer: unknown result "maybe"',
+      'unreadable answer: the answer has no result for this item',
+    ],
+  );
+  assert.deepEqual(
+    readBatchAnswer([row(1, 'envelope', 'E1')], ['rotated']).map((r) => r.outcome),
+    ['failed'],
+    'a rotation word does not settle an envelope',
+  );
 });

@@ -18,14 +18,20 @@ test('an answer over the response cap is refused', async () => {
     const pump = (): void => {
       while (sent <= LAN_MAX_RESPONSE_BYTES) {
         sent += chunk.length;
-        if (!res.write(chunk)) { res.once('drain', pump); return; }
+        if (!res.write(chunk)) {
+          res.once('drain', pump);
+          return;
+        }
       }
       res.end();
     };
     pump();
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  after(() => { server.closeAllConnections(); server.close(); });
+  after(() => {
+    server.closeAllConnections();
+    server.close();
+  });
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   await assert.rejects(lanCall(url, 'GET', '/v1/status', undefined, null), /larger than/);
 });

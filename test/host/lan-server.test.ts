@@ -14,11 +14,14 @@ import { LAN_MAX_BATCH, LAN_MAX_BODY_BYTES, PEER_CALLS_PER_MINUTE } from '../../
 import { pairedHosts } from './fixtures.ts';
 import { TestClock } from '../helpers/clock.ts';
 
-test('signed routes need a fresh hop by a paired host\'s pinned key', async () => {
+test("signed routes need a fresh hop by a paired host's pinned key", async () => {
   const clock = new TestClock();
   const { b, aUrl } = await pairedHosts(clock);
   assert.equal((await lanCall(aUrl, 'GET', '/v1/enc-key', undefined, b)).status, 200);
-  assert.deepEqual(await lanCall(aUrl, 'GET', '/v1/enc-key', undefined, null), { status: 401, body: { error: 'bad hop: not a paired host, a stale time or a bad signature' } });
+  assert.deepEqual(await lanCall(aUrl, 'GET', '/v1/enc-key', undefined, null), {
+    status: 401,
+    body: { error: 'bad hop: not a paired host, a stale time or a bad signature' },
+  });
   const forged = signLanHop('GET', '/v1/enc-key', '', 'beta', generateSigningKey(), clock.now);
   const res = await fetch(`${aUrl}/v1/enc-key`, { headers: { ...forged } });
   assert.equal(res.status, 401);
@@ -38,7 +41,12 @@ test('bodies over the cap answer 413 JSON, decided while streaming', async () =>
   const answer = await new Promise<{ status: number; body: string }>((resolve, reject) => {
     const req = request({ host: '127.0.0.1', port, method: 'POST', path: '/v2/envelopes', headers: { 'content-type': 'application/json' } }, (res) => {
       let body = '';
-      res.setEncoding('utf8').on('data', (c: string) => { body += c; }).on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+      res
+        .setEncoding('utf8')
+        .on('data', (c: string) => {
+          body += c;
+        })
+        .on('end', () => resolve({ status: res.statusCode ?? 0, body }));
     });
     req.on('error', reject);
     const chunk = Buffer.alloc(1024 * 1024, 0x20);
@@ -46,7 +54,10 @@ test('bodies over the cap answer 413 JSON, decided while streaming', async () =>
     const pump = (): void => {
       while (sent <= LAN_MAX_BODY_BYTES) {
         sent += chunk.length;
-        if (!req.write(chunk)) { req.once('drain', pump); return; }
+        if (!req.write(chunk)) {
+          req.once('drain', pump);
+          return;
+        }
       }
       req.end();
     };
@@ -85,8 +96,13 @@ test('GET /v1/status: the §5 fields and our features; with ?challenge= signed b
   const { a, aUrl } = await pairedHosts(clock);
   const plain = await lanCall(aUrl, 'GET', '/v1/status', undefined, null);
   assert.deepEqual(plain.body, {
-    service: 'agentmbx', v: 1, host: 'alpha', host_pubkey: a.keys.hostKey.publicKey, version: LAN_VERSION,
-    started_at: new Date(clock.now).toISOString(), features: [...HOST_FEATURES],
+    service: 'agentmbx',
+    v: 1,
+    host: 'alpha',
+    host_pubkey: a.keys.hostKey.publicKey,
+    version: LAN_VERSION,
+    started_at: new Date(clock.now).toISOString(),
+    features: [...HOST_FEATURES],
   });
   const signed = (await lanCall(aUrl, 'GET', '/v1/status?challenge=abc', undefined, null)).body as Record<string, unknown>;
   const { sig, ...rest } = signed;
@@ -100,7 +116,13 @@ test('a malformed request line gets a JSON 400', async () => {
   const text = await new Promise<string>((resolve, reject) => {
     const socket = connect(Number(new URL(aUrl).port), '127.0.0.1', () => socket.write('NOT A REQUEST\r\n\r\n'));
     let out = '';
-    socket.setEncoding('utf8').on('data', (c: string) => { out += c; }).on('end', () => resolve(out)).on('error', reject);
+    socket
+      .setEncoding('utf8')
+      .on('data', (c: string) => {
+        out += c;
+      })
+      .on('end', () => resolve(out))
+      .on('error', reject);
   });
   assert.match(text, /^HTTP\/1\.1 400 /);
   assert.match(text, /\{"error":"malformed request"\}$/);

@@ -36,7 +36,13 @@ test('mail goes sealed over the LAN, receipts come back, the sender sees acked',
 
   await flushOutbox(b, new LanTransport(b));
   const status = messageStatus(a, sent.id);
-  assert.deepEqual(status?.recipients.map((r) => [r.recipient, r.state]), [['al@alpha', 'delivered'], ['bob@beta', 'acked']]);
+  assert.deepEqual(
+    status?.recipients.map((r) => [r.recipient, r.state]),
+    [
+      ['al@alpha', 'delivered'],
+      ['bob@beta', 'acked'],
+    ],
+  );
   assert.equal(status?.recipients[1]?.note, 'done');
 });
 
@@ -65,21 +71,40 @@ test('needs_reply and refs read the same for a local recipient, a remote one and
     const m = messageView(node, visibleMessage(node, agent, id));
     return [m.needs_reply, m.refs];
   };
-  for (const [id, expected] of [[asked.id, [true, ['https://x.example/pr/7', 'T12']]], [request.id, [false, []]], [plain.id, [true, []]]] as const) {
+  for (const [id, expected] of [
+    [asked.id, [true, ['https://x.example/pr/7', 'T12']]],
+    [request.id, [false, []]],
+    [plain.id, [true, []]],
+  ] as const) {
     assert.deepEqual(seen(b, 'bob', id), expected, 'remote recipient');
     assert.deepEqual(seen(a, 'al', id), expected, 'local recipient');
     assert.deepEqual(seen(a, 'ann', id), expected, 'sender');
   }
   // a wake (hook, channel, exec) tells the local agent the same
-  assert.deepEqual(pendingWake(a, 'al', 'hook').woken.map((w) => w.notice.needs_reply), [true, false, true]);
+  assert.deepEqual(
+    pendingWake(a, 'al', 'hook').woken.map((w) => w.notice.needs_reply),
+    [true, false, true],
+  );
 });
 
 test('status shows queued, then handed-over before any receipt', async () => {
   const clock = new TestClock();
   const { a, b } = await pairedHosts(clock);
   const sent = sendMail(a, { from: 'ann', to: ['*'], subject: 's', body: 'b' });
-  assert.deepEqual(messageStatus(a, sent.id)?.recipients.map((r) => [r.recipient, r.state]), [['al@alpha', 'delivered'], ['*@beta', 'queued']]);
+  assert.deepEqual(
+    messageStatus(a, sent.id)?.recipients.map((r) => [r.recipient, r.state]),
+    [
+      ['al@alpha', 'delivered'],
+      ['*@beta', 'queued'],
+    ],
+  );
   await flushOutbox(a, new LanTransport(a));
-  assert.deepEqual(messageStatus(a, sent.id)?.recipients.map((r) => [r.recipient, r.state]), [['al@alpha', 'delivered'], ['*@beta', 'handed-over']]);
+  assert.deepEqual(
+    messageStatus(a, sent.id)?.recipients.map((r) => [r.recipient, r.state]),
+    [
+      ['al@alpha', 'delivered'],
+      ['*@beta', 'handed-over'],
+    ],
+  );
   assert.deepEqual(listInbox(b, 'bob').length + listInbox(b, 'bea').length, 2, 'broadcast reaches every agent on beta');
 });

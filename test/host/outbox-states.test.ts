@@ -35,11 +35,17 @@ test('each move goes from the states the table lists to its one state, and is re
     for (const state of OUTBOX_STATES) {
       for (const kind of OUTBOX_KINDS) {
         for (const accepted of [null, 1_000]) {
-          const rule = LEGAL.find(([m, from, , kinds, relayOnly]) => m === move && from === state
-            && (kinds === undefined || kinds.includes(kind)) && (relayOnly !== true || accepted !== null));
+          const rule = LEGAL.find(
+            ([m, from, , kinds, relayOnly]) =>
+              m === move && from === state && (kinds === undefined || kinds.includes(kind)) && (relayOnly !== true || accepted !== null),
+          );
           const expected = rule?.[2] ?? null;
           if (expected !== null) legal++;
-          assert.equal(nextState(move, { state, kind, relay_accepted_at: accepted }), expected, `${move} from ${state} (${kind}, relay_accepted_at ${accepted})`);
+          assert.equal(
+            nextState(move, { state, kind, relay_accepted_at: accepted }),
+            expected,
+            `${move} from ${state} (${kind}, relay_accepted_at ${accepted})`,
+          );
         }
       }
     }
@@ -58,16 +64,24 @@ test('illegal moves by name: what each refusal protects', () => {
   assert.equal(nextState('giveUp', { kind: 'envelope', state: 'relay-accepted', relay_accepted_at: 1 }), null, 'a relay row has the relay deadline instead');
 });
 
-test('which states end a row\'s journey: all but queued and relay-accepted, except that a receipt may be sent again', () => {
+test("which states end a row's journey: all but queued and relay-accepted, except that a receipt may be sent again", () => {
   for (const state of OUTBOX_STATES) {
     assert.equal(canStillMove(state, 'envelope'), state === 'queued' || state === 'relay-accepted', `envelope ${state}`);
     assert.equal(canStillMove(state, 'receipt'), ['queued', 'relay-accepted', 'handed-over', 'undelivered'].includes(state), `receipt ${state}`);
   }
 });
 
-test('a peer\'s rows leave rotation first, then envelopes, then receipts, each oldest first; rotations take the LAN only', () => {
-  const rows = [{ kind: 'receipt', id: 1 }, { kind: 'envelope', id: 5 }, { kind: 'rotation', id: 9 }, { kind: 'envelope', id: 2 }] as const;
-  assert.deepEqual([...rows].sort(inSendingOrder).map((r) => r.id), [9, 2, 5, 1]);
+test("a peer's rows leave rotation first, then envelopes, then receipts, each oldest first; rotations take the LAN only", () => {
+  const rows = [
+    { kind: 'receipt', id: 1 },
+    { kind: 'envelope', id: 5 },
+    { kind: 'rotation', id: 9 },
+    { kind: 'envelope', id: 2 },
+  ] as const;
+  assert.deepEqual(
+    [...rows].sort(inSendingOrder).map((r) => r.id),
+    [9, 2, 5, 1],
+  );
   assert.deepEqual(OUTBOX_KINDS.filter(lanOnly), ['rotation']);
 });
 

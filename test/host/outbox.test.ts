@@ -50,7 +50,7 @@ test('failed deliveries back off, and after 72 h the sender gets an alert from m
   assert.equal(alerts[0]?.kind, 'alert');
 });
 
-test('a peer\'s verified call makes its waiting rows due at once', async () => {
+test("a peer's verified call makes its waiting rows due at once", async () => {
   const clock = new TestClock();
   const { a, b, aUrl } = await pairedHosts(clock);
   const peer = a.store.peers.get('beta') ?? assert.fail();
@@ -72,7 +72,10 @@ test('a rejected envelope settles its row and alerts its sender', async () => {
   assert.equal(row?.state, 'rejected');
   assert.equal(row?.last_error, 'rejected:unknown recipient nobody@beta');
   const alerts = listInbox(a, 'ann');
-  assert.deepEqual(alerts.map((m) => [m.from_addr, m.subject]), [['mbx@alpha', 'Rejected by beta: hi']]);
+  assert.deepEqual(
+    alerts.map((m) => [m.from_addr, m.subject]),
+    [['mbx@alpha', 'Rejected by beta: hi']],
+  );
   assert.equal(await flushOutbox(a, new LanTransport(a)), 0, 'a rejected row is not retried');
 });
 
@@ -84,7 +87,11 @@ test('receipts still queued are superseded by newer ones for the same delivery',
   listInbox(b, 'bob');
   ackMessage(b, id, 'bob', null);
   const due = b.store.outbox.due(clock.now, 100).filter((r) => r.kind === 'receipt');
-  assert.deepEqual(due.map((r) => r.item_id), [`receipt:${id}:bob@beta:3`], 'delivered (1) and notified (2) were superseded by acked (3)');
+  assert.deepEqual(
+    due.map((r) => r.item_id),
+    [`receipt:${id}:bob@beta:3`],
+    'delivered (1) and notified (2) were superseded by acked (3)',
+  );
   await flushOutbox(b, new LanTransport(b));
   assert.equal(messageStatus(a, id)?.recipients[0]?.state, 'acked');
 });
@@ -95,5 +102,8 @@ test('rows for a host that was unpaired are rejected and their senders alerted',
   sendMail(a, { from: 'ann', to: ['bob@beta'], subject: 'gone', body: 'x' });
   a.store.peers.remove('beta');
   await flushOutbox(a, new LanTransport(a));
-  assert.deepEqual(listInbox(a, 'ann').map((m) => m.subject), ['Rejected by beta: gone']);
+  assert.deepEqual(
+    listInbox(a, 'ann').map((m) => m.subject),
+    ['Rejected by beta: gone'],
+  );
 });

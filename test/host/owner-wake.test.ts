@@ -12,12 +12,20 @@ import { takeWake } from '../../src/host/wake/wake.ts';
 import { makeHost } from './fixtures.ts';
 import { TestClock } from '../helpers/clock.ts';
 
-test('the owner\'s view shows the wake paths per mailbox, how each recipient was woken, and the threads the loop guard holds; resume lifts one', () => {
+test("the owner's view shows the wake paths per mailbox, how each recipient was woken, and the threads the loop guard holds; resume lifts one", () => {
   const clock = new TestClock();
   const a = makeHost('alpha', clock, ['ann', 'al']);
   setGuardSettings(a.store, { budget: 1, windowMs: 60_000 });
   const before = ownerView(a, null);
-  assert.deepEqual(before.mailboxes.map((m) => [m.name, m.wake]), [['owner', []], ['al', []], ['ann', []]], 'no wake path has looked yet');
+  assert.deepEqual(
+    before.mailboxes.map((m) => [m.name, m.wake]),
+    [
+      ['owner', []],
+      ['al', []],
+      ['ann', []],
+    ],
+    'no wake path has looked yet',
+  );
   assert.deepEqual(before.guard, { budget: 1, window_ms: 60_000, held: [] });
 
   const root = sendMail(a, { from: 'al', to: ['ann'], subject: 'ping', body: 'x' }).id;
@@ -39,12 +47,18 @@ test('the owner\'s view shows the wake paths per mailbox, how each recipient was
   assert.deepEqual(wakeTo(root), [['ann@alpha', 'hook']]);
   assert.match(String((wakeTo(reply) as string[][])[0]?.[1]), new RegExp(`^none \\(held by the loop guard: thread ${root} tripped`));
   assert.deepEqual(view.guard, guardOverview(a.store), 'the page shows what guard list shows');
-  assert.deepEqual(view.guard.held.map((t) => [t.thread, t.pair, t.count, t.message]), [[root, 'al@alpha <-> ann@alpha', 2, reply]]);
+  assert.deepEqual(
+    view.guard.held.map((t) => [t.thread, t.pair, t.count, t.message]),
+    [[root, 'al@alpha <-> ann@alpha', 2, reply]],
+  );
 
   // the page's resume is guard resume's operation: it lifts the thread once, then refuses as the CLI does
-  const lifted = resumeThread(a, root, 'the owner (the owner\'s page)');
+  const lifted = resumeThread(a, root, "the owner (the owner's page)");
   assert.equal(lifted.thread, root);
   assert.deepEqual(ownerView(a, null).guard.held, []);
-  assert.equal(a.store.db.get<{ by: string }>('SELECT lifted_by AS by FROM wake_guard_trips WHERE thread = ?', root)?.by, 'the owner (the owner\'s page)');
-  assert.throws(() => resumeThread(a, root, 'the owner (the owner\'s page)'), (err: unknown) => err instanceof HostError && err.kind === 'not-found');
+  assert.equal(a.store.db.get<{ by: string }>('SELECT lifted_by AS by FROM wake_guard_trips WHERE thread = ?', root)?.by, "the owner (the owner's page)");
+  assert.throws(
+    () => resumeThread(a, root, "the owner (the owner's page)"),
+    (err: unknown) => err instanceof HostError && err.kind === 'not-found',
+  );
 });

@@ -14,7 +14,7 @@ import { TestClock } from '../helpers/clock.ts';
 
 const B_ADDR = 'http://127.0.0.1:7999';
 
-test('a good token pairs both sides, each pinning the other\'s keys and enc key; the token is single use', async () => {
+test("a good token pairs both sides, each pinning the other's keys and enc key; the token is single use", async () => {
   const clock = new TestClock();
   const a = makeHost('alpha', clock);
   const b = makeHost('beta', clock);
@@ -105,11 +105,16 @@ test('join refusals: 400 bad join request for the shape, 409 for a name clash, 4
   const hello = (await lanCall(aUrl, 'GET', '/v1/pair/hello', undefined, null)).body as PairParty;
   const bParty: PairParty = { host: 'beta', host_pubkey: b.keys.hostKey.publicKey, owner_pubkey: null, nonce: newPairNonce() };
   const good = { v: 1, ...bParty, addr: B_ADDR, nonce_a: hello.nonce, mac: pairMac(pairTokenKey(token), 'join', pairTranscript(hello, bParty, B_ADDR)) };
-  for (const bad of [{ ...good, v: undefined }, { ...good, nonce_a: undefined, a_nonce: hello.nonce }, { ...good, owner_pubkey: 'x' }, { ...good, addr: 'ftp://x' }]) {
+  for (const bad of [
+    { ...good, v: undefined },
+    { ...good, nonce_a: undefined, a_nonce: hello.nonce },
+    { ...good, owner_pubkey: 'x' },
+    { ...good, addr: 'ftp://x' },
+  ]) {
     const r = await lanCall(aUrl, 'POST', '/v1/pair/join', bad, null);
     assert.deepEqual([r.status, r.body], [400, { error: 'bad join request' }]);
   }
-  assert.equal((await lanCall(aUrl, 'POST', '/v1/pair/join', { ...good, host: 'alpha' }, null)).status, 409, 'A\'s own name');
+  assert.equal((await lanCall(aUrl, 'POST', '/v1/pair/join', { ...good, host: 'alpha' }, null)).status, 409, "A's own name");
   assert.equal((await lanCall(aUrl, 'POST', '/v1/pair/join', { ...good, nonce_a: newPairNonce() }, null)).status, 401, 'unknown hello nonce');
   // "beta" is already paired on A under another key: a valid MAC still gets 409 and pins nothing
   pin(a, makeHost('beta', clock), 'http://127.0.0.1:7997');
@@ -128,7 +133,10 @@ test('a hello from an older build of ours (its host key as owner key) stops join
     res.end(JSON.stringify({ v: 1, host: 'alpha', host_pubkey: old.keys.hostKey.publicKey, owner_pubkey: old.keys.hostKey.publicKey, nonce: newPairNonce() }));
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  after(() => { server.close(); server.closeAllConnections(); });
+  after(() => {
+    server.close();
+    server.closeAllConnections();
+  });
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   await assert.rejects(joinPeer(b, url, 'ABCD-EFGH-JKMN', B_ADDR), /runs an older agentmbx build .*upgrade agentmbx there/);
   assert.equal(b.store.peers.list().length, 0);

@@ -34,11 +34,17 @@ async function statusServer(answer: (challenge: string) => Record<string, unknow
     res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(answer(challenge)));
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  after(() => new Promise<void>((resolve) => { server.close(() => resolve()); server.closeAllConnections(); }));
+  after(
+    () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  );
   return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 }
 
-test('POST /v1/presence takes a peer\'s beacon (202), keeps the highest seq, refuses a malformed one', async () => {
+test("POST /v1/presence takes a peer's beacon (202), keeps the highest seq, refuses a malformed one", async () => {
   const clock = new TestClock();
   const a = makeHost('alpha', clock);
   const b = makeHost('beta', clock);
@@ -51,7 +57,13 @@ test('POST /v1/presence takes a peer\'s beacon (202), keeps the highest seq, ref
   assert.equal((await lanCall(aUrl, 'POST', '/v1/presence', { ...beacon, seq: 999, addrs: ['192.0.2.1'] }, b)).status, 202);
   assert.equal(a.store.peerLinks.get('beta')?.presence_seq, 1000, 'an older beacon changes nothing');
   assert.deepEqual(kept(), ['http://127.0.0.1:7373', 'http://192.0.2.7:7373', 'http://192.0.2.8:7400', 'http://192.0.2.9:7500']);
-  for (const bad of [{ ...beacon, v: 2 }, { ...beacon, seq: -1 }, { ...beacon, port: 70_000 }, { ...beacon, addrs: 'x' }, { ...beacon, addrs: Array(17).fill('a') }]) {
+  for (const bad of [
+    { ...beacon, v: 2 },
+    { ...beacon, seq: -1 },
+    { ...beacon, port: 70_000 },
+    { ...beacon, addrs: 'x' },
+    { ...beacon, addrs: Array(17).fill('a') },
+  ]) {
     const answer = await lanCall(aUrl, 'POST', '/v1/presence', bad, b);
     assert.equal(answer.status, 400, JSON.stringify(bad));
   }
@@ -76,7 +88,7 @@ test('a beacon from a new address moves the pin after the address proves the key
   assert.ok(logA.includes(`beta moved: its address is now ${bUrl} (it proved its key there; was ${OLD_ADDR})`), logA.join(' | '));
 });
 
-test('a verified call\'s x-mbx-port names where the peer listens', async () => {
+test("a verified call's x-mbx-port names where the peer listens", async () => {
   const clock = new TestClock();
   const a = makeHost('alpha', clock);
   const b = makeHost('beta', clock);
@@ -122,7 +134,10 @@ test('an address that cannot prove the pinned key is never pinned: another key, 
   const tick = tickOf(a, log);
   await tick.tick();
   assert.equal(a.store.peers.get('beta')?.addr, bUrl, log.join(' | '));
-  assert.deepEqual(log.filter((l) => l.includes(' moved: ')), [`beta moved: its address is now ${bUrl} (it proved its key there; was ${OLD_ADDR})`]);
+  assert.deepEqual(
+    log.filter((l) => l.includes(' moved: ')),
+    [`beta moved: its address is now ${bUrl} (it proved its key there; was ${OLD_ADDR})`],
+  );
   // Probed again only after PROBE_RETRY_MS, and never pinned.
   a.store.peerLinks.moveAddr('beta', OLD_ADDR);
   clock.advance(PROBE_RETRY_MS);

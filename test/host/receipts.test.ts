@@ -25,7 +25,10 @@ test('receipts: higher rank wins, then higher seq; the same one is a duplicate, 
   assert.equal(acceptReceipt(a, sign(rec(id, 'read', 2)), via), 'stale', 'same rank, lower seq');
   assert.equal(acceptReceipt(a, sign(rec(id, 'read', 4)), via), 'accepted', 'same rank, higher seq');
   assert.equal(acceptReceipt(a, sign(rec(id, 'acked', 5)), null), 'accepted', 'without a transport caller the record proves itself');
-  assert.deepEqual(messageStatus(a, id)?.recipients.map((r) => [r.recipient, r.state]), [['bob@beta', 'acked']]);
+  assert.deepEqual(
+    messageStatus(a, id)?.recipients.map((r) => [r.recipient, r.state]),
+    [['bob@beta', 'acked']],
+  );
 });
 
 test('receipts are refused for mail this host did not send to that host, or not signed by it', async () => {

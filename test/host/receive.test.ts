@@ -54,7 +54,10 @@ test('shape limits are refused', async () => {
   assert.equal(receive(b, manyTo, viaOf(a)), 'rejected:bad envelope: too many to addresses');
   const ctl = signEnvelope({ ...unsigned(env), subject: 'a\u0007b' }, 'alpha', a.keys.hostKey);
   assert.equal(receive(b, ctl, viaOf(a)), 'rejected:bad envelope: control characters in subject');
-  assert.throws(() => sendMail(a, { from: 'ann', to: ['bob@beta'], subject: 'x'.repeat(201), body: '' }), /the subject is 201 characters: a subject is 1 to 200 characters/);
+  assert.throws(
+    () => sendMail(a, { from: 'ann', to: ['bob@beta'], subject: 'x'.repeat(201), body: '' }),
+    /the subject is 201 characters: a subject is 1 to 200 characters/,
+  );
   assert.throws(() => sendMail(a, { from: 'ann', to: ['bob@beta'], subject: 's', body: 'x'.repeat(256 * 1024 + 1) }), /over the 262144-byte limit/);
 });
 
@@ -65,8 +68,14 @@ test('over the LAN, an envelope carrying every optional meta member is accepted 
   const env = wireOf(a, id);
   assert.deepEqual(env.meta, { mentions: ['bob'], directives: [], tags: ['ops'], task_refs: [] });
   const meta: EnvelopeV3['meta'] = {
-    ...env.meta, origin: 'external', hop: 3, project: 'agentmbx', project_key: 'p-1', local_names: ['ann', 'al'],
-    sender_verification: 'leased', x_future: { kept: true },
+    ...env.meta,
+    origin: 'external',
+    hop: 3,
+    project: 'agentmbx',
+    project_key: 'p-1',
+    local_names: ['ann', 'al'],
+    sender_verification: 'leased',
+    x_future: { kept: true },
   };
   const signed = signEnvelope({ ...unsigned(env), meta }, 'alpha', a.keys.hostKey);
   const answer = await lanCall(a.store.peers.get('beta')?.addr ?? '', 'POST', '/v2/envelopes', { envelopes: [signed] }, a);
@@ -140,7 +149,12 @@ test('recipients here: unknown names are refused; roles and * with no match reac
   const { a, b } = await pairedHosts(clock);
   const { id } = sendMail(a, { from: 'ann', to: ['bob@beta'], subject: 's', body: 'x' });
   const env = wireOf(a, id);
-  const reroute = (to: string[]): EnvelopeV3 => signEnvelope(sealEnvelopeBody({ ...unsigned(env), id: `${id.slice(0, 25)}${to.length}`, to, body: 'x', enc: null }, b.keys.enc.publicKey), 'alpha', a.keys.hostKey);
+  const reroute = (to: string[]): EnvelopeV3 =>
+    signEnvelope(
+      sealEnvelopeBody({ ...unsigned(env), id: `${id.slice(0, 25)}${to.length}`, to, body: 'x', enc: null }, b.keys.enc.publicKey),
+      'alpha',
+      a.keys.hostKey,
+    );
   assert.equal(receive(b, reroute(['nobody@beta']), viaOf(a)), 'rejected:unknown recipient nobody@beta');
   assert.equal(receive(b, reroute(['role:ops', 'ann@alpha']), viaOf(a)), 'accepted');
   assert.equal(listInbox(b, 'owner').length, 1);

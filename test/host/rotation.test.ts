@@ -32,7 +32,10 @@ test('a receiver rotates: mail sealed to its old enc key before the rotation sti
   // The envelope sealed before the rotation now arrives and opens with the retired enc key.
   await flushOutbox(a, new LanTransport(a));
   assert.equal(a.store.outbox.forMessage(before.id)[0]?.state, 'handed-over');
-  assert.deepEqual(listInbox(b, 'bob').map((m) => [m.subject, m.body]), [['before', 'sealed to the old key']]);
+  assert.deepEqual(
+    listInbox(b, 'bob').map((m) => [m.subject, m.body]),
+    [['before', 'sealed to the old key']],
+  );
   // New mail is sealed to the new key; beta's receipts, signed by its new key, are accepted.
   const after = sendMail(a, { from: 'ann', to: ['bob@beta'], subject: 'after', body: 'new key' });
   await flushOutbox(a, new LanTransport(a));
@@ -50,7 +53,10 @@ test('a sender rotates: its envelopes signed by the old key before the rotation 
   await flushOutbox(a, new LanTransport(a));
   assert.equal(b.store.peers.get('alpha')?.host_pubkey, a.keys.hostKey.publicKey);
   assert.equal(a.store.outbox.forMessage(before.id)[0]?.state, 'handed-over');
-  assert.deepEqual(listInbox(b, 'bob').map((m) => m.subject), ['old-signed']);
+  assert.deepEqual(
+    listInbox(b, 'bob').map((m) => m.subject),
+    ['old-signed'],
+  );
   // The receipt travels back to alpha, whose hop check now knows beta signs to its new pin.
   await flushOutbox(b, new LanTransport(b));
   assert.equal(messageStatus(a, before.id)?.recipients[0]?.state, 'notified');
@@ -89,7 +95,11 @@ test('a rotation killed half way finishes on the next start', async () => {
     const pub = (JSON.parse(next.stdout) as { host_pubkey: string }).host_pubkey;
     assert.notEqual(readFileSync(paths.hostKey, 'utf8'), before, `${point}: a new key is installed`);
     assert.equal(b.store.rotations.get(pub)?.origin, 'own');
-    assert.equal(b.store.outbox.due(Number.MAX_SAFE_INTEGER, 100).filter((r) => r.kind === 'rotation' && r.item_id === `rotation:${pub}`).length, 1, `${point}: queued to the peer once`);
+    assert.equal(
+      b.store.outbox.due(Number.MAX_SAFE_INTEGER, 100).filter((r) => r.kind === 'rotation' && r.item_id === `rotation:${pub}`).length,
+      1,
+      `${point}: queued to the peer once`,
+    );
   }
   assert.notEqual(readFileSync(paths.hostKey, 'utf8'), oldKey);
 });

@@ -14,7 +14,7 @@ import { isoTime } from '../../src/host/core/node.ts';
 
 const CLOSED_ADDR = 'http://127.0.0.1:9';
 
-test('after an outage, send probes the peer\'s LAN before refusing a body too large for the relay', async () => {
+test("after an outage, send probes the peer's LAN before refusing a body too large for the relay", async () => {
   const clock = new TestClock(Date.now());
   const { a, b } = await pairedHosts(clock);
   a.store.relay.pin(CLOSED_ADDR, generateSigningKey().publicKey, clock.now); // max_item_bytes: the default 512 KiB
@@ -27,8 +27,12 @@ test('after an outage, send probes the peer\'s LAN before refusing a body too la
 
   const big: SendRequest = { from: 'ann', to: ['bob@beta'], subject: 'big', body: 'x'.repeat(200_000) };
   // without the probe the old failure decides, and the sentence says on what it rests
-  assert.throws(() => sendMail(a, big), (err: unknown) => err instanceof RouteError
-    && err.message.includes(`beta is not known up on the LAN, not seen on the LAN since ${isoTime(seen)}: send a body of at most about`));
+  assert.throws(
+    () => sendMail(a, big),
+    (err: unknown) =>
+      err instanceof RouteError &&
+      err.message.includes(`beta is not known up on the LAN, not seen on the LAN since ${isoTime(seen)}: send a body of at most about`),
+  );
   // with it, beta answers: the copy goes over the LAN only, and so does the largest body there is
   for (const body of ['x'.repeat(200_000), 'y'.repeat(MAX_BODY_BYTES)]) {
     const { id } = sendMail(a, await withLanProbe(a, { ...big, body }));
@@ -40,8 +44,11 @@ test('after an outage, send probes the peer\'s LAN before refusing a body too la
   a.store.peers.noteReachable('beta', seen);
   a.store.peers.noteError('beta', 'connection refused', seen + 1_000);
   const started = Date.now();
-  await assert.rejects(async () => sendMail(a, await withLanProbe(a, big)), (err: unknown) => err instanceof RouteError
-    && err.message.includes(`beta is not reachable on the LAN now (probed), not seen on the LAN since ${isoTime(seen)}`));
+  await assert.rejects(
+    async () => sendMail(a, await withLanProbe(a, big)),
+    (err: unknown) =>
+      err instanceof RouteError && err.message.includes(`beta is not reachable on the LAN now (probed), not seen on the LAN since ${isoTime(seen)}`),
+  );
   assert.ok(Date.now() - started < 5_000, 'the probe is bounded');
   // a body the relay takes is not held up by a probe
   const small = await withLanProbe(a, { ...big, body: 'small' });

@@ -48,16 +48,23 @@ test('a home store written by agentmbx 0.6.0 (schema 5) opens with every row kep
   assert.equal(store.schemaVersion(), SCHEMA_VERSION);
   assert.equal(store.quickCheck(), 'ok');
   // its mail reads as before, the search index included
-  assert.deepEqual(store.agentMail.search('bob', 'bob@beta', '"quarterly"', 10).map((m) => m.subject).sort(), ['quarterly figures', 're: quarterly figures']);
+  assert.deepEqual(
+    store.agentMail
+      .search('bob', 'bob@beta', '"quarterly"', 10)
+      .map((m) => m.subject)
+      .sort(),
+    ['quarterly figures', 're: quarterly figures'],
+  );
   assert.equal(store.agentMail.description('bob'), 'reads the reports');
   assert.equal(store.relay.receivedThrough('https://relay.example', 'epoch-1'), 42);
   store.close();
   const after = snapshot(old);
   // schema 6 keeps each body as its UTF-8 bytes: the same bytes, a BLOB instead of TEXT
-  const asText = (rows: unknown[] | undefined): unknown[] => (rows ?? []).map((r) => {
-    const row = r as Record<string, unknown>;
-    return Object.assign(Object.create(null) as object, row, { body: row.body instanceof Uint8Array ? Buffer.from(row.body).toString('utf8') : row.body });
-  });
+  const asText = (rows: unknown[] | undefined): unknown[] =>
+    (rows ?? []).map((r) => {
+      const row = r as Record<string, unknown>;
+      return Object.assign(Object.create(null) as object, row, { body: row.body instanceof Uint8Array ? Buffer.from(row.body).toString('utf8') : row.body });
+    });
   assert.ok((after.rows.messages ?? []).every((r) => (r as { body: unknown }).body instanceof Uint8Array));
   // schema 6 adds the agents' client (null until an MCP session names it) and two empty tables;
   // schema 9 how a remote recipient's agent was woken (null until its receipt says) and the wake tables;
@@ -78,8 +85,19 @@ test('a home store written by agentmbx 0.6.0 (schema 5) opens with every row kep
   // 9 (wake) and 10 (needs_reply, refs) add; 7, bodies as bytes, changes no schema
   const added = after.schema.filter((o) => !before.schema.includes(o));
   assert.deepEqual(added.map((o) => o.replace(/:.*/, '')).sort(), [
-    'index wake_guard_active', 'index wake_guard_by_thread', 'index wake_hook_sessions_age', 'table agents', 'table messages', 'table peer_agents', 'table peer_links',
-    'table receipts', 'table relay_quarantine', 'table wake_cursors', 'table wake_guard_trips', 'table wake_hook_sessions', 'table wake_outcomes',
+    'index wake_guard_active',
+    'index wake_guard_by_thread',
+    'index wake_hook_sessions_age',
+    'table agents',
+    'table messages',
+    'table peer_agents',
+    'table peer_links',
+    'table receipts',
+    'table relay_quarantine',
+    'table wake_cursors',
+    'table wake_guard_trips',
+    'table wake_hook_sessions',
+    'table wake_outcomes',
   ]);
   assert.match(added.find((o) => o.startsWith('table relay_quarantine')) ?? '', / dismissed_at INTEGER,/);
   assert.match(added.find((o) => o.startsWith('table messages')) ?? '', / needs_reply INTEGER NOT NULL DEFAULT 0, refs_json TEXT NOT NULL DEFAULT '\[\]'\)$/);
@@ -89,8 +107,10 @@ test('schema 10 takes each message\'s needs_reply and refs from its received wir
   const path = storeFrom(HOME_V5_SQL);
   const raw = new DatabaseSync(path);
   const copy = (from: string, id: string, kind: string, set = 'wire'): void => {
-    raw.prepare(`INSERT INTO messages (id, direction, from_addr, sender_host, to_json, thread, reply_to, kind, subject, body, ts, wire, created_at, meta_json)
-      SELECT ?1, direction, from_addr, sender_host, to_json, ?1, NULL, ?2, subject, body, ts, ${set}, created_at, meta_json FROM messages WHERE id = ?3`).run(id, kind, from);
+    raw
+      .prepare(`INSERT INTO messages (id, direction, from_addr, sender_host, to_json, thread, reply_to, kind, subject, body, ts, wire, created_at, meta_json)
+      SELECT ?1, direction, from_addr, sender_host, to_json, ?1, NULL, ?2, subject, body, ts, ${set}, created_at, meta_json FROM messages WHERE id = ?3`)
+      .run(id, kind, from);
   };
   const received = '01M8VA0EG03SCBNH2J40G54J8A';
   const sent = '01M8VA0GEG4S9YAD2Y4S8THNXC';
@@ -100,9 +120,11 @@ test('schema 10 takes each message\'s needs_reply and refs from its received wir
   copy(sent, '01M8VA0GEG4S9YAD2Y4S8THN9A', 'request');
   // written here to a peer as a request that needs no reply, with a ref: its outbox copy says so
   copy(sent, '01M8VA0GEG4S9YAD2Y4S8THN9B', 'request');
-  raw.prepare(`INSERT INTO outbox (kind, item_id, msg_id, peer_host, wire, state, attempts, next_at, created_at)
+  raw
+    .prepare(`INSERT INTO outbox (kind, item_id, msg_id, peer_host, wire, state, attempts, next_at, created_at)
     SELECT kind, ?1, ?1, peer_host, json_set(wire, '$.id', ?1, '$.kind', 'request', '$.needs_reply', json('false'), '$.refs', json('["y"]')), state, attempts, next_at, created_at
-    FROM outbox WHERE msg_id = ?2 AND kind = 'envelope'`).run('01M8VA0GEG4S9YAD2Y4S8THN9B', sent);
+    FROM outbox WHERE msg_id = ?2 AND kind = 'envelope'`)
+    .run('01M8VA0GEG4S9YAD2Y4S8THN9B', sent);
   raw.close();
   const store = HostStore.open(path);
   try {
@@ -125,7 +147,8 @@ test('a body holding U+0000 that schema 5 stored as TEXT reads back whole after 
   const path = storeFrom(HOME_V5_SQL);
   const raw = new DatabaseSync(path);
   // a new row (the insert trigger indexes it), as 0.6.0 wrote one: the whole body went into the TEXT column
-  raw.prepare(`INSERT INTO messages (id, direction, from_addr, sender_host, to_json, thread, reply_to, kind, subject, body, ts, wire, created_at, meta_json)
+  raw
+    .prepare(`INSERT INTO messages (id, direction, from_addr, sender_host, to_json, thread, reply_to, kind, subject, body, ts, wire, created_at, meta_json)
     SELECT ?1, direction, from_addr, sender_host, to_json, ?1, NULL, kind, 'zeroes', ?2, ts, wire, created_at, meta_json FROM messages WHERE subject = 'quarterly figures'`)
     .run('01M8VA0EG03SCBNH2J40G54J8Z', body);
   raw.prepare("INSERT INTO deliveries (msg_id, agent, state, receipt_seq, updated_at) VALUES (?, 'bob', 'delivered', 1, 0)").run('01M8VA0EG03SCBNH2J40G54J8Z');
@@ -144,18 +167,31 @@ test('a body holding U+0000 that schema 5 stored as TEXT reads back whole after 
 test('a store of a newer schema is refused with one clear sentence, and left as it was', () => {
   const path = storeFrom(`${HOME_V5_SQL}\nPRAGMA user_version = ${SCHEMA_VERSION + 1};`);
   const before = snapshot(path);
-  assert.throws(() => HostStore.open(path), (err: unknown) => {
-    assert.ok(err instanceof StoreError);
-    assert.equal(err.message, `the host store has schema version ${SCHEMA_VERSION + 1}, newer than this agentmbx (${SCHEMA_VERSION}): upgrade agentmbx (${path})`);
-    return true;
-  });
+  assert.throws(
+    () => HostStore.open(path),
+    (err: unknown) => {
+      assert.ok(err instanceof StoreError);
+      assert.equal(
+        err.message,
+        `the host store has schema version ${SCHEMA_VERSION + 1}, newer than this agentmbx (${SCHEMA_VERSION}): upgrade agentmbx (${path})`,
+      );
+      return true;
+    },
+  );
   assert.deepEqual(snapshot(path), before);
 });
 
 test('the shared runner applies every missing step in one transaction: a failing step leaves the database as it was', () => {
   const steps: Migration[] = [
     { version: 1, name: 'one table', up: (db) => db.exec('CREATE TABLE a (x INTEGER)') },
-    { version: 2, name: 'half done', up: (db) => { db.exec('CREATE TABLE b (x INTEGER)'); throw new Error('boom'); } },
+    {
+      version: 2,
+      name: 'half done',
+      up: (db) => {
+        db.exec('CREATE TABLE b (x INTEGER)');
+        throw new Error('boom');
+      },
+    },
   ];
   const db = new DatabaseSync(':memory:');
   const run = {
@@ -164,8 +200,11 @@ test('the shared runner applies every missing step in one transaction: a failing
     writeVersion: (tx: DatabaseSync, version: number) => tx.exec(`PRAGMA user_version = ${version}`),
     newError: (message: string, options: ErrorOptions) => new StoreError(message, options),
   };
-  assert.throws(() => applyMigrations(db, steps, run), (err: unknown) => err instanceof StoreError
-    && err.message === 'creating the test store failed at schema 2 (half done): boom; the test store was not changed');
+  assert.throws(
+    () => applyMigrations(db, steps, run),
+    (err: unknown) =>
+      err instanceof StoreError && err.message === 'creating the test store failed at schema 2 (half done): boom; the test store was not changed',
+  );
   assert.equal(db.isTransaction, false);
   assert.deepEqual(db.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").all(), []);
   assert.equal(applyMigrations(db, steps.slice(0, 1), run), 0, 'it reports the version it found');
@@ -179,19 +218,30 @@ test('a nested transaction is a savepoint: its failure takes back only its own w
   try {
     store.transaction(() => {
       store.setMeta('outer', '1');
-      assert.throws(() => store.transaction(() => {
-        store.setMeta('inner', '1');
-        throw new Error('inner fails');
-      }), /inner fails/);
+      assert.throws(
+        () =>
+          store.transaction(() => {
+            store.setMeta('inner', '1');
+            throw new Error('inner fails');
+          }),
+        /inner fails/,
+      );
       assert.equal(store.db.inTransaction, true, 'the outer transaction is still open');
       store.transaction(() => store.setMeta('second', '1'));
     });
-    assert.deepEqual(['outer', 'inner', 'second'].map((k) => store.getMeta(k)), ['1', undefined, '1']);
+    assert.deepEqual(
+      ['outer', 'inner', 'second'].map((k) => store.getMeta(k)),
+      ['1', undefined, '1'],
+    );
     // an outer failure takes back what its savepoints released
-    assert.throws(() => store.transaction(() => {
-      store.transaction(() => store.setMeta('released', '1'));
-      throw new Error('outer fails');
-    }), /outer fails/);
+    assert.throws(
+      () =>
+        store.transaction(() => {
+          store.transaction(() => store.setMeta('released', '1'));
+          throw new Error('outer fails');
+        }),
+      /outer fails/,
+    );
     assert.equal(store.getMeta('released'), undefined);
     assert.equal(store.db.inTransaction, false);
   } finally {
@@ -202,8 +252,10 @@ test('a nested transaction is a savepoint: its failure takes back only its own w
 test('assertTransaction() refuses a write that must join a transaction when none is open', () => {
   const store = HostStore.open(join(tempDir('mbx-store-'), 'store.db'));
   try {
-    assert.throws(() => store.assertTransaction('queueing a receipt'), (err: unknown) => err instanceof NoTransactionError
-      && err.message === 'queueing a receipt must run inside a store transaction');
+    assert.throws(
+      () => store.assertTransaction('queueing a receipt'),
+      (err: unknown) => err instanceof NoTransactionError && err.message === 'queueing a receipt must run inside a store transaction',
+    );
     store.transaction(() => store.assertTransaction('queueing a receipt'));
     store.transaction(() => store.transaction(() => store.assertTransaction('queueing a receipt')));
   } finally {

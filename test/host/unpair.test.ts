@@ -16,7 +16,10 @@ import { TestClock } from '../helpers/clock.ts';
 async function serveWithLog(node: HostNode, lines: string[]): Promise<string> {
   const server = createLanServer(node, { log: (line) => lines.push(line) });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  after(() => { server.close(); server.closeAllConnections(); });
+  after(() => {
+    server.close();
+    server.closeAllConnections();
+  });
   return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 }
 
@@ -33,7 +36,10 @@ test('peers remove tells the peer: it removes us, logs one line and alerts its o
   assert.equal(b.store.peers.get('alpha'), undefined);
   assert.deepEqual(bLog, ['alpha unpaired from this host (its signed /v1/unpair): its pinned keys are forgotten']);
   const alerts = listInbox(b, 'owner');
-  assert.deepEqual(alerts.map((m) => [m.from_addr, m.kind, m.subject]), [['mbx@beta', 'alert', 'alpha unpaired from this host']]);
+  assert.deepEqual(
+    alerts.map((m) => [m.from_addr, m.kind, m.subject]),
+    [['mbx@beta', 'alert', 'alpha unpaired from this host']],
+  );
   assert.equal(await unpairPeer(a, 'beta'), null, 'not paired any more');
 });
 

@@ -18,7 +18,10 @@ test('each wake path tells an agent of new unread mail once; the outcome and not
   const a = makeHost('alpha', clock, ['ann', 'al']);
   const first = sendMail(a, { from: 'al', to: ['ann'], subject: 'one', body: 'secret body', kind: 'request' }).id;
   const peeked = pendingWake(a, 'ann', 'exec');
-  assert.deepEqual(peeked.woken.map((w) => w.notice.id), [first]);
+  assert.deepEqual(
+    peeked.woken.map((w) => w.notice.id),
+    [first],
+  );
   assert.equal(peeked.woken[0]?.notice.needs_reply, true);
   assert.equal(JSON.stringify(peeked).includes('secret body') && 'body' in (peeked.woken[0]?.notice ?? {}), false, 'a notice never carries the body');
   // nothing is marked before the commit: the same mail is pending again
@@ -34,7 +37,13 @@ test('each wake path tells an agent of new unread mail once; the outcome and not
   const second = sendMail(a, { from: 'al', to: ['ann'], subject: 'two', body: 'x' }).id;
   listInbox(a, 'ann');
   a.store.mail.advanceDelivery(second, 'ann', 'read', null, clock.now);
-  assert.equal(takeWake(a, 'ann', 'channel').woken.map((w) => w.notice.id).join(), first, 'unread only');
+  assert.equal(
+    takeWake(a, 'ann', 'channel')
+      .woken.map((w) => w.notice.id)
+      .join(),
+    first,
+    'unread only',
+  );
   assert.equal(takeWake(a, 'ann', 'channel').woken.length, 0);
   // a new session is told of every unread message, whatever the cursor says
   assert.equal(takeWake(a, 'ann', 'hook', 'unread').woken.length, 1);
@@ -45,13 +54,27 @@ test('a remote recipient host says in its notified receipt how its agent was wok
   const { a, b } = await pairedHosts(clock);
   const { id } = sendMail(a, { from: 'ann', to: ['bob@beta'], subject: 's', body: 'x' });
   const via = { transport: 'test', peerPubkey: b.keys.hostKey.publicKey };
-  const rec = (state: 'notified' | 'read', seq: number, note?: string) => signReceipt({
-    v: 1, type: 'receipt', msg: id, recipient: 'bob@beta', state, at: '2026-12-02T12:00:00.000Z', seq, ...(note === undefined ? {} : { note }),
-  }, b.keys.hostKey);
+  const rec = (state: 'notified' | 'read', seq: number, note?: string) =>
+    signReceipt(
+      {
+        v: 1,
+        type: 'receipt',
+        msg: id,
+        recipient: 'bob@beta',
+        state,
+        at: '2026-12-02T12:00:00.000Z',
+        seq,
+        ...(note === undefined ? {} : { note }),
+      },
+      b.keys.hostKey,
+    );
   assert.equal(acceptReceipt(a, rec('notified', 2, 'woken by channel'), via), 'accepted');
   assert.equal(messageStatus(a, id)?.recipients[0]?.wake, 'channel');
   assert.equal(acceptReceipt(a, rec('read', 3), via), 'accepted');
-  assert.deepEqual(messageStatus(a, id)?.recipients.map((r) => [r.state, r.wake]), [['read', 'channel']]);
+  assert.deepEqual(
+    messageStatus(a, id)?.recipients.map((r) => [r.state, r.wake]),
+    [['read', 'channel']],
+  );
 });
 
 test('the wake queues the notified receipt with "woken by <path>" for a remote sender', async () => {
@@ -90,7 +113,10 @@ test('the loop guard: a ping-pong past the budget stops waking, mail still deliv
   assert.equal(alerts.length, 1, 'the owner is alerted once');
   assert.match(alerts[0]?.subject ?? '', new RegExp(`loop guard: wakes stopped for thread ${root}`));
   assert.equal(alerts[0]?.thread, root, 'the alert is in the thread: a reply to it lifts the guard');
-  assert.deepEqual(heldThreads(a.store).map((t) => t.thread), [root]);
+  assert.deepEqual(
+    heldThreads(a.store).map((t) => t.thread),
+    [root],
+  );
   takeWake(a, 'ann', 'exec');
   assert.match(messageStatus(a, last)?.recipients[0]?.wake ?? '', /^none \(held by the loop guard/);
   // the owner resumes: the next message wakes again, and counting starts afresh
@@ -99,7 +125,8 @@ test('the loop guard: a ping-pong past the budget stops waking, mail still deliv
   last = sendMail(a, { from: 'al', to: ['ann'], subject: 'again', body: 'x', replyTo: last }).id;
   assert.equal(takeWake(a, 'ann', 'hook').woken.at(-1)?.notice.id, last);
   // trip again, then a message from the owner in the thread lifts it
-  for (let i = 0; i < 5; i++) last = sendMail(a, { from: i % 2 === 0 ? 'ann' : 'al', to: [i % 2 === 0 ? 'al' : 'ann'], subject: 'p', body: 'x', replyTo: last }).id;
+  for (let i = 0; i < 5; i++)
+    last = sendMail(a, { from: i % 2 === 0 ? 'ann' : 'al', to: [i % 2 === 0 ? 'al' : 'ann'], subject: 'p', body: 'x', replyTo: last }).id;
   takeWake(a, 'al', 'hook');
   assert.equal(heldThreads(a.store).length, 1);
   sendMail(a, { from: 'owner', to: ['ann', 'al'], subject: 'enough, carry on', body: 'x', replyTo: last });

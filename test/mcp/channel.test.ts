@@ -6,7 +6,10 @@ import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { channelWanted } from '../../src/mcp/channel.ts';
 
 function client(name: string, experimental?: Record<string, object>): Server {
-  return { getClientVersion: () => ({ name, version: '1' }), getClientCapabilities: () => (experimental === undefined ? {} : { experimental }) } as unknown as Server;
+  return {
+    getClientVersion: () => ({ name, version: '1' }),
+    getClientCapabilities: () => (experimental === undefined ? {} : { experimental }),
+  } as unknown as Server;
 }
 
 test('channel notices go to Claude Code under auto, to every client under on, to none under off', () => {

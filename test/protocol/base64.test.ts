@@ -29,7 +29,10 @@ describe('strict base64 (protocol §7.17)', () => {
     const grammar = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
     const alphabet = 'AQgw+/=-_ \n.é';
     let seed = 7;
-    const next = (n: number): number => { seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31; return seed % n; };
+    const next = (n: number): number => {
+      seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31;
+      return seed % n;
+    };
     for (let round = 0; round < 20_000; round += 1) {
       const text = Array.from({ length: next(13) }, () => alphabet[next(alphabet.length)]).join('');
       const decoded = fromBase64(text);

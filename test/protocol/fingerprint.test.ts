@@ -26,8 +26,15 @@ describe('fingerprint (protocol §1)', () => {
   });
 
   it('accepts forgiving input: any case, with or without dashes, padded by spaces, or the whole key', () => {
-    for (const input of [expected, expected.toUpperCase(), expected.replaceAll('-', ''), ` ${expected} `, key, `${key}\n`,
-      `${expected.slice(0, 9)}${expected.slice(10)}`]) {
+    for (const input of [
+      expected,
+      expected.toUpperCase(),
+      expected.replaceAll('-', ''),
+      ` ${expected} `,
+      key,
+      `${key}\n`,
+      `${expected.slice(0, 9)}${expected.slice(10)}`,
+    ]) {
       assert.equal(parseFingerprintInput(input), expected, input);
       assert.equal(fingerprintMatches(input, key), true);
     }

@@ -19,7 +19,6 @@ export function iso(ms: number): string {
   return new Date(ms).toISOString();
 }
 
-
 /** Texts that are not a 32-byte strict base64 key: short, padded wrongly, url alphabet, whitespace. */
 export const BAD_KEYS: unknown[] = ['', 'AAAA', `${'A'.repeat(43)}`, `${'_'.repeat(43)}=`, ` ${Buffer.alloc(32, 1).toString('base64')}`, 42, null];
 

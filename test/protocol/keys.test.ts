@@ -1,7 +1,13 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import {
-  encPublicFromPrivate, generateEncKeyPair, generateSigningKey, isEncPublicKey, isPublicKey, signingKeyFromSeed, verifySignature,
+  encPublicFromPrivate,
+  generateEncKeyPair,
+  generateSigningKey,
+  isEncPublicKey,
+  isPublicKey,
+  signingKeyFromSeed,
+  verifySignature,
 } from '../../src/protocol/keys.ts';
 import { BAD_KEYS } from './fixtures.ts';
 
@@ -49,10 +55,54 @@ it('a public key has one spelling: non-canonical and off-curve encodings are ref
     fill(raw);
     return raw.toString('base64');
   };
-  assert.equal(isPublicKey(key((b) => { b.fill(0xff); b[31] = 0x7f; })), false, 'y ≥ p is a second spelling of y − p');
-  assert.equal(isPublicKey(key((b) => { b[0] = 0xee; b.fill(0xff, 1); b[31] = 0x7f; })), false, 'y = p');
-  assert.equal(isPublicKey(key((b) => { b[0] = 2; })), false, 'y = 2 has no x on the curve');
-  assert.equal(isPublicKey(key((b) => { b[0] = 1; })), true, 'the neutral point is a point');
-  assert.equal(isPublicKey(key((b) => { b[0] = 1; b[31] = 0x80; })), false, 'x = 0 with the sign bit set');
+  assert.equal(
+    isPublicKey(
+      key((b) => {
+        b.fill(0xff);
+        b[31] = 0x7f;
+      }),
+    ),
+    false,
+    'y ≥ p is a second spelling of y − p',
+  );
+  assert.equal(
+    isPublicKey(
+      key((b) => {
+        b[0] = 0xee;
+        b.fill(0xff, 1);
+        b[31] = 0x7f;
+      }),
+    ),
+    false,
+    'y = p',
+  );
+  assert.equal(
+    isPublicKey(
+      key((b) => {
+        b[0] = 2;
+      }),
+    ),
+    false,
+    'y = 2 has no x on the curve',
+  );
+  assert.equal(
+    isPublicKey(
+      key((b) => {
+        b[0] = 1;
+      }),
+    ),
+    true,
+    'the neutral point is a point',
+  );
+  assert.equal(
+    isPublicKey(
+      key((b) => {
+        b[0] = 1;
+        b[31] = 0x80;
+      }),
+    ),
+    false,
+    'x = 0 with the sign bit set',
+  );
   for (let i = 0; i < 50; i += 1) assert.equal(isPublicKey(generateSigningKey().publicKey), true);
 });

@@ -2,7 +2,16 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { generateSigningKey } from '../../src/protocol/keys.ts';
 import {
-  checkPairJoin, checkPairParty, newPairNonce, newPairToken, normalizePairToken, pairMac, pairTokenKey, pairTranscript, verifyPairMac, type PairParty,
+  checkPairJoin,
+  checkPairParty,
+  newPairNonce,
+  newPairToken,
+  normalizePairToken,
+  pairMac,
+  pairTokenKey,
+  pairTranscript,
+  verifyPairMac,
+  type PairParty,
 } from '../../src/protocol/pairing.ts';
 
 function party(host: string, ownerPubkey: string | null = null): PairParty {
@@ -12,7 +21,10 @@ function party(host: string, ownerPubkey: string | null = null): PairParty {
 test('tokens are 60-bit Crockford XXXX-XXXX-XXXX and typed input is forgiving', () => {
   const fixed = newPairToken(() => new Uint8Array(8).fill(0xff));
   assert.equal(fixed, 'ZZZZ-ZZZZ-ZZZZ');
-  assert.equal(newPairToken(() => new Uint8Array(8)), '0000-0000-0000');
+  assert.equal(
+    newPairToken(() => new Uint8Array(8)),
+    '0000-0000-0000',
+  );
   assert.equal(normalizePairToken('abcd efgh jkmn'), 'ABCD-EFGH-JKMN');
   assert.equal(normalizePairToken('ilo0-0000-0000'), '1100-0000-0000');
   assert.equal(normalizePairToken('ABCD-EFGH-JKM'), null);
@@ -28,12 +40,14 @@ const GOLDEN = {
   bAddr: 'http://10.0.0.2:7373',
   owner: 'AwMDAwMDAwMDAwMDAwMDAwMDAwMDAwMDAwMDAwMDAwM=',
   nullOwner: {
-    transcript: '{"a":{"host":"alpha","host_pubkey":"AQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQE=","nonce":"AAECAwQFBgcICQoLDA0ODw","owner_pubkey":null},"b":{"addr":"http://10.0.0.2:7373","host":"beta","host_pubkey":"AgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgI=","nonce":"EBESExQVFhcYGRobHB0eHw","owner_pubkey":null},"proto":"agentmbx-pair-token-v1"}',
+    transcript:
+      '{"a":{"host":"alpha","host_pubkey":"AQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQE=","nonce":"AAECAwQFBgcICQoLDA0ODw","owner_pubkey":null},"b":{"addr":"http://10.0.0.2:7373","host":"beta","host_pubkey":"AgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgI=","nonce":"EBESExQVFhcYGRobHB0eHw","owner_pubkey":null},"proto":"agentmbx-pair-token-v1"}',
     join: '8djCBpMY9FvKpDddxt9WphnpZCcMAq-7PrNZxYtSvoY',
     accept: 'X2Ysxe9SPseEy9Ad6J-Sf4bqvK1KOmZKoYNk2rbYVI4',
   },
   withOwner: {
-    transcript: '{"a":{"host":"alpha","host_pubkey":"AQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQE=","nonce":"AAECAwQFBgcICQoLDA0ODw","owner_pubkey":"AwMDAwMDAwMDAwMDAwMDAwMDAwMDAwMDAwMDAwMDAwM="},"b":{"addr":"http://10.0.0.2:7373","host":"beta","host_pubkey":"AgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgI=","nonce":"EBESExQVFhcYGRobHB0eHw","owner_pubkey":null},"proto":"agentmbx-pair-token-v1"}',
+    transcript:
+      '{"a":{"host":"alpha","host_pubkey":"AQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQE=","nonce":"AAECAwQFBgcICQoLDA0ODw","owner_pubkey":"AwMDAwMDAwMDAwMDAwMDAwMDAwMDAwMDAwMDAwMDAwM="},"b":{"addr":"http://10.0.0.2:7373","host":"beta","host_pubkey":"AgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgI=","nonce":"EBESExQVFhcYGRobHB0eHw","owner_pubkey":null},"proto":"agentmbx-pair-token-v1"}',
     join: 'qVgWvxiUQFoRgVNvs6EqF61GKoRD-vIzzsbSfYrnCXw',
     accept: 'l8DFfmTxPpanShVh13GRnKhrwFNmlb7rabz4lpzBDJw',
   },
@@ -46,7 +60,10 @@ test('golden: the token key is scrypt over the 12 characters without dashes', ()
   assert.notDeepEqual(pairTokenKey('ABCD-EFGH-JKMP'), key);
 });
 
-for (const [name, owner, vectors] of [['null', null, GOLDEN.nullOwner], ['a key', GOLDEN.owner, GOLDEN.withOwner]] as const) {
+for (const [name, owner, vectors] of [
+  ['null', null, GOLDEN.nullOwner],
+  ['a key', GOLDEN.owner, GOLDEN.withOwner],
+] as const) {
   test(`golden: transcript and both MACs with A's owner_pubkey ${name}`, () => {
     const a: PairParty = { ...GOLDEN.a, owner_pubkey: owner };
     const transcript = pairTranscript(a, GOLDEN.b, GOLDEN.bAddr);

@@ -1,7 +1,13 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import {
-  HOP_MAX_SKEW_MS, relayHopString, relayHopTimeIsFresh, signRelayHop, signedHopPath, verifyRelayHopSignature, type RelayHopRequest,
+  HOP_MAX_SKEW_MS,
+  relayHopString,
+  relayHopTimeIsFresh,
+  signRelayHop,
+  signedHopPath,
+  verifyRelayHopSignature,
+  type RelayHopRequest,
 } from '../../src/protocol/relay-hop.ts';
 import { fixedKey, NOW_MS } from './fixtures.ts';
 
@@ -11,8 +17,10 @@ const request: RelayHopRequest = { method: 'post', path: '/v2/relay/items?x=1', 
 describe('relay hop (protocol §2)', () => {
   it('signs the canonical {method, path, ts, body} with the query string and raw body inside', () => {
     const ts = String(NOW_MS);
-    assert.equal(relayHopString('post', '/v2/relay/items?x=1', ts, 'B'),
-      `{"body":"POST:/v2/relay/items?x=1:${ts}:B","method":"POST","path":"/v2/relay/items?x=1","ts":"${ts}"}`);
+    assert.equal(
+      relayHopString('post', '/v2/relay/items?x=1', ts, 'B'),
+      `{"body":"POST:/v2/relay/items?x=1:${ts}:B","method":"POST","path":"/v2/relay/items?x=1","ts":"${ts}"}`,
+    );
   });
 
   it('round-trips: headers carry host, key, ms timestamp and a verifying signature', () => {

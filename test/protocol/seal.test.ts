@@ -41,8 +41,16 @@ describe('sealing an envelope body (protocol §4.1)', () => {
     const sealed = sealEnvelopeBody(plain, recipient.publicKey);
     const enc = sealedEnc(sealed);
     const shared = diffieHellman({
-      privateKey: createPrivateKey({ key: Buffer.concat([Buffer.from('302e020100300506032b656e04220420', 'hex'), Buffer.from(recipient.privateKey, 'base64')]), format: 'der', type: 'pkcs8' }),
-      publicKey: createPublicKey({ key: Buffer.concat([Buffer.from('302a300506032b656e032100', 'hex'), Buffer.from(enc.epk, 'base64')]), format: 'der', type: 'spki' }),
+      privateKey: createPrivateKey({
+        key: Buffer.concat([Buffer.from('302e020100300506032b656e04220420', 'hex'), Buffer.from(recipient.privateKey, 'base64')]),
+        format: 'der',
+        type: 'pkcs8',
+      }),
+      publicKey: createPublicKey({
+        key: Buffer.concat([Buffer.from('302a300506032b656e032100', 'hex'), Buffer.from(enc.epk, 'base64')]),
+        format: 'der',
+        type: 'spki',
+      }),
     });
     const key = new Uint8Array(hkdfSync('sha256', shared, Buffer.from(enc.epk, 'base64'), `agentmbx-enc-1:${plain.id}`, 32));
     const opened = xchacha20poly1305(key, Buffer.from(enc.nonce, 'base64')).decrypt(Buffer.from(enc.body, 'base64'));

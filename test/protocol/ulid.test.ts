@@ -4,7 +4,10 @@ import { isUlid, newUlid, ulidTimeMs } from '../../src/protocol/ulid.ts';
 import { NOW_MS } from './fixtures.ts';
 
 const zeros = (n: number): Uint8Array => new Uint8Array(n);
-const fill = (value: number) => (n: number): Uint8Array => new Uint8Array(n).fill(value);
+const fill =
+  (value: number) =>
+  (n: number): Uint8Array =>
+    new Uint8Array(n).fill(value);
 
 // The module keeps the last id's state, so each test uses its own, later, millisecond range.
 describe('ULID (protocol §1)', () => {
@@ -61,9 +64,18 @@ describe('ULID (protocol §1)', () => {
 
   it('isUlid refuses wrong length, lowercase, I/L/O/U and a first character above 7', () => {
     assert.equal(isUlid('01ARZ3NDEKTSV4RRFFQ69G5FAV'), true);
-    for (const s of ['01ARZ3NDEKTSV4RRFFQ69G5FA', '01ARZ3NDEKTSV4RRFFQ69G5FAVX', '01arz3ndektsv4rrffq69g5fav',
-      '01ARZ3NDEKTSV4RRFFQ69G5FAI', '01ARZ3NDEKTSV4RRFFQ69G5FAL', '01ARZ3NDEKTSV4RRFFQ69G5FAO', '01ARZ3NDEKTSV4RRFFQ69G5FAU',
-      '81ARZ3NDEKTSV4RRFFQ69G5FAV', 42, null]) {
+    for (const s of [
+      '01ARZ3NDEKTSV4RRFFQ69G5FA',
+      '01ARZ3NDEKTSV4RRFFQ69G5FAVX',
+      '01arz3ndektsv4rrffq69g5fav',
+      '01ARZ3NDEKTSV4RRFFQ69G5FAI',
+      '01ARZ3NDEKTSV4RRFFQ69G5FAL',
+      '01ARZ3NDEKTSV4RRFFQ69G5FAO',
+      '01ARZ3NDEKTSV4RRFFQ69G5FAU',
+      '81ARZ3NDEKTSV4RRFFQ69G5FAV',
+      42,
+      null,
+    ]) {
       assert.equal(isUlid(s), false, String(s));
     }
     assert.equal(ulidTimeMs('nope'), null);

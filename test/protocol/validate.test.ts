@@ -1,8 +1,17 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import {
-  hasControlCharacters, hasExactKeys, isIsoTime, isPlainObject, isPositiveSafeInteger, isSha256Hex, isStringOfLength,
-  parseIsoMs, parseJsonWire, signCanonical, verifyCanonical,
+  hasControlCharacters,
+  hasExactKeys,
+  isIsoTime,
+  isPlainObject,
+  isPositiveSafeInteger,
+  isSha256Hex,
+  isStringOfLength,
+  parseIsoMs,
+  parseJsonWire,
+  signCanonical,
+  verifyCanonical,
 } from '../../src/protocol/validate.ts';
 import { fixedKey, NOW_MS } from './fixtures.ts';
 
@@ -10,9 +19,19 @@ describe('record validation helpers', () => {
   it('isIsoTime takes exactly toISOString output', () => {
     assert.equal(isIsoTime(new Date(NOW_MS).toISOString()), true);
     assert.equal(parseIsoMs('2026-12-02T12:00:00.000Z'), NOW_MS);
-    for (const s of ['2026-12-02T12:00:00Z', '2026-12-02T12:00:00.000+00:00', '2026-12-02', '2026-12-02t12:00:00.000z',
-      '2026-02-30T00:00:00.000Z', '2026-12-02T24:00:00.000Z', ' 2026-12-02T12:00:00.000Z', '+012026-12-02T12:00:00.000Z',
-      String(NOW_MS), NOW_MS, null]) {
+    for (const s of [
+      '2026-12-02T12:00:00Z',
+      '2026-12-02T12:00:00.000+00:00',
+      '2026-12-02',
+      '2026-12-02t12:00:00.000z',
+      '2026-02-30T00:00:00.000Z',
+      '2026-12-02T24:00:00.000Z',
+      ' 2026-12-02T12:00:00.000Z',
+      '+012026-12-02T12:00:00.000Z',
+      String(NOW_MS),
+      NOW_MS,
+      null,
+    ]) {
       assert.equal(isIsoTime(s), false, String(s));
       assert.equal(parseIsoMs(s), null);
     }

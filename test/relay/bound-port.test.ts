@@ -25,7 +25,17 @@ test('a relay waiting for the store holds its port already and answers 503 "star
   const port = await closedPort();
   // its own log lines are kept, not printed, as for every in-process test relay (relay-fixture.ts)
   const log: string[] = [];
-  const waiting = startRelayService({ storeDir: dir, bind: '127.0.0.1', port, config: DEFAULT_CONFIG, env: {}, lockWaitMs: 60_000, log: (line) => { log.push(line); } });
+  const waiting = startRelayService({
+    storeDir: dir,
+    bind: '127.0.0.1',
+    port,
+    config: DEFAULT_CONFIG,
+    env: {},
+    lockWaitMs: 60_000,
+    log: (line) => {
+      log.push(line);
+    },
+  });
   t.after(async () => (await waiting).close());
   const url = `http://127.0.0.1:${port}`;
   let early: { status: number; retryAfter: string | null; body: unknown } | null = null;

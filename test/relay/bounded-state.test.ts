@@ -59,14 +59,16 @@ test('a full challenge table makes the challenge route answer 503', async () => 
   const challenges = relay.service.core.context.challenges;
   for (let i = 0; i < MAX_OPEN_CHALLENGES; i++) assert.notEqual(await challenges.issue(keyOf(i), relay.clock.now), null);
   const answer = await fetch(`${relay.url}/v1/relay/challenge`, {
-    method: 'POST', headers: { 'content-type': 'application/json' },
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
     body: JSON.stringify({ host: 'laptop', pubkey: generateSigningKey().publicKey }),
   });
   assert.equal(answer.status, 503);
   assert.match(((await answer.json()) as { error: string }).error, /too many open enrolment challenges/);
   relay.clock.advance(CHALLENGE_LIFE_MS);
   const later = await fetch(`${relay.url}/v1/relay/challenge`, {
-    method: 'POST', headers: { 'content-type': 'application/json' },
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
     body: JSON.stringify({ host: 'laptop', pubkey: toBase64(Buffer.alloc(32, 9)) }),
   });
   assert.equal(later.status, 200, 'expired challenges make room');

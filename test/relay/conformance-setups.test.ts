@@ -12,8 +12,20 @@ import { spawnNode } from '../helpers/processes.ts';
 import type { TestRelaySetup } from '../helpers/relay-fixture.ts';
 
 const CONFORMANCE_FILES = [
-  'info', 'hop', 'enrolment', 'push', 'push-rejections', 'pull-ack', 'senders', 'rotation', 'v1-messages',
-  'enc-ads', 'refusal-codes', 'hosted-relay', 'bounded-state', 'sweep',
+  'info',
+  'hop',
+  'enrolment',
+  'push',
+  'push-rejections',
+  'pull-ack',
+  'senders',
+  'rotation',
+  'v1-messages',
+  'enc-ads',
+  'refusal-codes',
+  'hosted-relay',
+  'bounded-state',
+  'sweep',
 ].map((name) => `test/relay/${name}.test.ts`);
 
 const SETUPS: Array<{ setup: TestRelaySetup; label: string; missing: string | null }> = [
@@ -29,7 +41,12 @@ for (const { setup, label, missing } of SETUPS) {
       env: { ...env, AGENTMBX_TEST_RELAY_SETUP: setup },
     });
     const code = await run.exited;
-    const failures = run.stdout().split('\n').filter((line) => line.includes('✖')).slice(0, 40).join('\n');
+    const failures = run
+      .stdout()
+      .split('\n')
+      .filter((line) => line.includes('✖'))
+      .slice(0, 40)
+      .join('\n');
     assert.equal(code, 0, `${setup}: ${failures || run.stderr().slice(-3000)}`);
   });
 }

@@ -8,7 +8,16 @@ import { generateSigningKey, type SigningKey } from '../../src/protocol/keys.ts'
 import type { EnrolmentAuthority, EnrolmentDecision, EnrolmentRequest } from '../../src/relay/authority/enrolment-authority.ts';
 import { CHALLENGE_LIFE_MS, ENROL_BODY_MAX_BYTES } from '../../src/relay/config.ts';
 import { tempDir } from '../helpers/processes.ts';
-import { PER_PROCESS_ENROLMENT_RATE, enrolledHost, envelopeItem, testHost, sealedEnvelope, signedRotation, startTestRelay, type TestRelay } from '../helpers/relay-fixture.ts';
+import {
+  PER_PROCESS_ENROLMENT_RATE,
+  enrolledHost,
+  envelopeItem,
+  testHost,
+  sealedEnvelope,
+  signedRotation,
+  startTestRelay,
+  type TestRelay,
+} from '../helpers/relay-fixture.ts';
 import { TestClock } from '../helpers/clock.ts';
 
 type Answer = { status: number; body: Record<string, unknown> };
@@ -153,7 +162,10 @@ test('enrolling an enrolled key again is idempotent and keeps its queue', async 
   assert.equal((await enrol(relay, 'desk', b.key)).status, 200);
   assert.equal((await enrol(relay, 'desk', b.key)).status, 200);
   const page = (await b.api.pull(0)).body as { items: Array<{ item_id: string }> };
-  assert.deepEqual(page.items.map((i) => i.item_id), [env.id]);
+  assert.deepEqual(
+    page.items.map((i) => i.item_id),
+    [env.id],
+  );
 });
 
 test('names are labels shared across owners: each key receives only its own mail', async () => {
@@ -166,7 +178,7 @@ test('names are labels shared across owners: each key receives only its own mail
   assert.equal(result?.status, 'accepted');
   assert.equal(((await mine.api.pull(0)).body['items'] as unknown[]).length, 1);
   const theirs = (await squatter.api.pull(0)).body as { items: unknown[]; head_seq: number };
-  assert.deepEqual([theirs.items.length, theirs.head_seq], [0, 0], 'the squatter never sees another host\'s mail');
+  assert.deepEqual([theirs.items.length, theirs.head_seq], [0, 0], "the squatter never sees another host's mail");
   // a third enrolment of the name is not refused either (names are never locked out without an account)
   assert.equal((await enrol(relay, 'MacBook', generateSigningKey())).status, 200);
 });
@@ -313,7 +325,8 @@ test('live enrolments are capped: a new key over the cap → 503, a known key st
   assert.match(String(refused.body['error']), /capacity/);
   assert.equal((await one.api.enrol()).status, 200, 're-enrolling a live key needs no new place');
   const rotated = await fetch(`${relay.url}/v2/relay/rotate`, {
-    method: 'POST', headers: { 'content-type': 'application/json' },
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
     body: JSON.stringify({ rotation: signedRotation('two', two.key, third.key, relay.clock.now) }),
   });
   assert.equal(rotated.status, 200, 'a rotation moves a place, it does not take one');

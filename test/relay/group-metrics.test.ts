@@ -13,11 +13,18 @@ function scrape(url: string): Promise<string> {
   return new Promise((resolve, reject) => {
     request(new URL('/metrics', url), { agent: false }, (response) => {
       let body = '';
-      response.setEncoding('utf8').on('data', (chunk: string) => { body += chunk; }).on('end', () => {
-        if (response.statusCode === 200) resolve(body);
-        else reject(new Error(`/metrics answered ${response.statusCode}: ${body}`));
-      });
-    }).on('error', reject).end();
+      response
+        .setEncoding('utf8')
+        .on('data', (chunk: string) => {
+          body += chunk;
+        })
+        .on('end', () => {
+          if (response.statusCode === 200) resolve(body);
+          else reject(new Error(`/metrics answered ${response.statusCode}: ${body}`));
+        });
+    })
+      .on('error', reject)
+      .end();
   });
 }
 
@@ -26,7 +33,7 @@ function value(exposition: string, series: string): number {
   return line === undefined ? 0 : Number(line.slice(series.length + 1));
 }
 
-test('every worker answers /metrics with the whole group\'s figures: summed counters, the store\'s queue once, the primary\'s sweeps', async () => {
+test("every worker answers /metrics with the whole group's figures: summed counters, the store's queue once, the primary's sweeps", async () => {
   const relay: RelayProcess = await spawnRelay(tempDir('agentmbx-group-metrics-'), { workers: 2 });
   try {
     const a = await enrolledHost(relay, 'laptop');
@@ -34,10 +41,14 @@ test('every worker answers /metrics with the whole group\'s figures: summed coun
     await Promise.all(Array.from({ length: 10 }, () => pushAccepted(a, b, Date.now())));
     for (let i = 0; i < 6; i += 1) {
       const figures = await scrape(relay.url);
-      assert.equal(value(figures, 'agentmbx_http_requests_total{route="/metrics",status="200"}'), i, `scrape ${i + 1} counts every earlier scrape, on either worker`);
+      assert.equal(
+        value(figures, 'agentmbx_http_requests_total{route="/metrics",status="200"}'),
+        i,
+        `scrape ${i + 1} counts every earlier scrape, on either worker`,
+      );
       assert.equal(value(figures, 'agentmbx_push_items_total{outcome="accepted",reason=""}'), 10);
-      assert.equal(value(figures, 'agentmbx_queue_items'), 10, 'the store\'s queue, not one count per worker');
-      assert.ok(value(figures, 'agentmbx_sweeps_total{result="ok"}') >= 1, 'the primary\'s sweeps are counted too');
+      assert.equal(value(figures, 'agentmbx_queue_items'), 10, "the store's queue, not one count per worker");
+      assert.ok(value(figures, 'agentmbx_sweeps_total{result="ok"}') >= 1, "the primary's sweeps are counted too");
     }
   } finally {
     relay.child.kill('SIGKILL');

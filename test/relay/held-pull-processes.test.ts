@@ -28,7 +28,9 @@ function via(relay: RelayProcess, host: TestHost): TestHost {
   return { ...testHost(relay, host.name, host.key), enc: host.enc };
 }
 
-test('a --workers 2 group: one item for six hosts, committed by one worker, answers every held pull, those held by the other worker too', { timeout: 60_000 }, async () => {
+test('a --workers 2 group: one item for six hosts, committed by one worker, answers every held pull, those held by the other worker too', {
+  timeout: 60_000,
+}, async () => {
   const relay = await spawnRelay(tempDir('agentmbx-held-group-'), { workers: 2 });
   const sender = await enrolledHost(relay, 'laptop');
   const targets = await Promise.all(Array.from({ length: 6 }, (_, i) => enrolledHost(relay, `desk${i}`)));
@@ -39,10 +41,18 @@ test('a --workers 2 group: one item for six hosts, committed by one worker, answ
     return held === 6 ? null : `${held} held`;
   });
   const env = sealedEnvelope(sender, targets[0] as TestHost, Date.now());
-  const pushed = await sender.api.push([envelopeItem(env.id, targets.map((host) => ({ host, wire: env.wire })))]);
+  const pushed = await sender.api.push([
+    envelopeItem(
+      env.id,
+      targets.map((host) => ({ host, wire: env.wire })),
+    ),
+  ]);
   assert.equal((pushed.body['results'] as Array<{ status: string }>)[0]?.status, 'accepted');
   const pages = await withDeadline('every held pull to answer', WOKEN_WITHIN_MS, Promise.all(pulls));
-  assert.deepEqual(pages.map((p) => (p.body as Page).items.map((i) => i.item_id)), targets.map(() => [env.id]));
+  assert.deepEqual(
+    pages.map((p) => (p.body as Page).items.map((i) => i.item_id)),
+    targets.map(() => [env.id]),
+  );
 });
 
 const cluster = await testPostgres();
@@ -51,7 +61,9 @@ describe('two relays on one PostgreSQL database', { skip: cluster.available ? fa
   test('a pull held by one relay is answered when the item commits through the other', { timeout: 60_000 }, async () => {
     const database = await freshPostgresDatabase();
     if ('skip' in database) throw new Error(database.skip);
-    const { relays: [first, second] } = await spawnPostgresRelays(database.url, 2);
+    const {
+      relays: [first, second],
+    } = await spawnPostgresRelays(database.url, 2);
     const one = first as RelayProcess;
     const two = second as RelayProcess;
     const sender = await enrolledHost(two, 'laptop');
@@ -65,13 +77,20 @@ describe('two relays on one PostgreSQL database', { skip: cluster.available ? fa
     const pushed = await via(two, sender).api.push([envelopeItem(env.id, [{ host: target, wire: env.wire }])]);
     assert.equal((pushed.body['results'] as Array<{ status: string }>)[0]?.status, 'accepted');
     const page = (await withDeadline('the held pull to answer', WOKEN_WITHIN_MS, held)).body as Page;
-    assert.deepEqual(page.items.map((i) => i.item_id), [env.id]);
+    assert.deepEqual(
+      page.items.map((i) => i.item_id),
+      [env.id],
+    );
   });
 
-  test('an item committed while a relay has lost its notification connection still answers the pull it holds, once the connection is back', { timeout: 60_000 }, async () => {
+  test('an item committed while a relay has lost its notification connection still answers the pull it holds, once the connection is back', {
+    timeout: 60_000,
+  }, async () => {
     const database = await freshPostgresDatabase();
     if ('skip' in database) throw new Error(database.skip);
-    const { relays: [first, second] } = await spawnPostgresRelays(database.url, 2);
+    const {
+      relays: [first, second],
+    } = await spawnPostgresRelays(database.url, 2);
     const one = first as RelayProcess;
     const two = second as RelayProcess;
     const sender = await enrolledHost(two, 'laptop');
@@ -92,7 +111,10 @@ describe('two relays on one PostgreSQL database', { skip: cluster.available ? fa
     const env = sealedEnvelope(sender, target, Date.now());
     await via(two, sender).api.push([envelopeItem(env.id, [{ host: target, wire: env.wire }])]);
     const page = (await withDeadline('the held pull to answer after the reconnect', WOKEN_WITHIN_MS, held)).body as Page;
-    assert.deepEqual(page.items.map((i) => i.item_id), [env.id]);
+    assert.deepEqual(
+      page.items.map((i) => i.item_id),
+      [env.id],
+    );
     assert.match(one.child.stderr(), /held-pull notification connection .* is back/);
   });
 });

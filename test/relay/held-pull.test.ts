@@ -27,7 +27,11 @@ test('info advertises max_wait_s; a pull with items answers at once, one without
   const b = await enrolledHost(relay, 'desk');
   const first = await pushAccepted(a, b, relay.clock.now);
   const ready = (await b.api.pull(0, undefined, undefined, 50)).body as Page;
-  assert.deepEqual(ready.items.map((i) => i.seq), [first], 'items present: no hold');
+  assert.deepEqual(
+    ready.items.map((i) => i.seq),
+    [first],
+    'items present: no hold',
+  );
 
   const held = b.api.pull(first, undefined, undefined, 50);
   await waitUntil('the pull to be held', 5_000, async () => (relay.service.core.context.heldPulls.size === 1 ? null : 'not held'));
@@ -36,7 +40,10 @@ test('info advertises max_wait_s; a pull with items answers at once, one without
   assert.equal(relay.service.core.context.heldPulls.size, 1, 'an item for another host does not answer it');
   const pushed = await pushEnvelope(a, b, relay.clock.now);
   const page = (await withDeadline('the held pull to answer', WOKEN_WITHIN_MS, held)).body as Page;
-  assert.deepEqual(page.items.map((i) => i.item_id), [pushed.id]);
+  assert.deepEqual(
+    page.items.map((i) => i.item_id),
+    [pushed.id],
+  );
   assert.equal(page.last_seq, pushed.targets[0]?.seq);
   assert.equal(relay.service.core.context.heldPulls.size, 0);
 });
@@ -71,7 +78,10 @@ test('the hop is checked when the pull arrives: a pull held past the hop skew is
   const pushed = await pushEnvelope(a, b, relay.clock.now);
   const answer = await withDeadline('the held pull to answer', WOKEN_WITHIN_MS, held);
   assert.equal(answer.status, 200);
-  assert.deepEqual((answer.body as Page).items.map((i) => i.item_id), [pushed.id]);
+  assert.deepEqual(
+    (answer.body as Page).items.map((i) => i.item_id),
+    [pushed.id],
+  );
   // the same hop sent now is refused: freshness is judged on arrival only
   assert.equal((await late.pull(0, undefined, undefined, 50)).status, 401);
 });
@@ -102,7 +112,11 @@ test('one held pull per host key: a second pull of the same host answers the fir
 
 test('an item committed between the first read and the subscription is not missed (the pull reads again once subscribed)', async () => {
   let inWindow: (() => Promise<void>) | null = null;
-  const heldPulls = new HeldPulls<EncodedJson>({ beforeSubscribe: async () => { await inWindow?.(); } });
+  const heldPulls = new HeldPulls<EncodedJson>({
+    beforeSubscribe: async () => {
+      await inWindow?.();
+    },
+  });
   const relay = await startTestCore({ heldPulls });
   const a = await enrolledAtCore(relay, 'laptop');
   const b = await enrolledAtCore(relay, 'desk');
@@ -113,7 +127,10 @@ test('an item committed between the first read and the subscription is not misse
     pushedId = (await pushEnvelope(a, b, relay.clock.now)).id;
   };
   const page = (await withDeadline('the pull to find the item of the window', WOKEN_WITHIN_MS, b.api.pull(0, undefined, 50))).body as Page;
-  assert.deepEqual(page.items.map((i) => i.item_id), [pushedId]);
+  assert.deepEqual(
+    page.items.map((i) => i.item_id),
+    [pushedId],
+  );
 });
 
 test('past the cap of held pulls, and while the relay stops, a pull is answered at once', async () => {
@@ -127,7 +144,10 @@ test('past the cap of held pulls, and while the relay stops, a pull is answered 
   const overCap = await withDeadline('the pull past the cap to answer at once', WOKEN_WITHIN_MS, c.api.pull(0, undefined, 50));
   assert.deepEqual((overCap.body as Page).items, []);
   const pushed = await pushEnvelope(a, b, relay.clock.now);
-  assert.deepEqual(((await held).body as Page).items.map((i) => i.item_id), [pushed.id]);
+  assert.deepEqual(
+    ((await held).body as Page).items.map((i) => i.item_id),
+    [pushed.id],
+  );
   const again = b.api.pull(pushed.targets[0]?.seq ?? 0, undefined, 50);
   await waitUntil('the pull to be held', 5_000, async () => (heldPulls.size === 1 ? null : 'not held'));
   heldPulls.close();
@@ -145,6 +165,9 @@ test('SIGTERM answers every held pull, then the relay exits', { timeout: 60_000 
   });
   relay.child.kill('SIGTERM');
   const answers = await withDeadline('SIGTERM to answer the held pulls', WOKEN_WITHIN_MS, Promise.all(pulls));
-  assert.deepEqual(answers.map((a) => a.status), [200, 200, 200]);
+  assert.deepEqual(
+    answers.map((a) => a.status),
+    [200, 200, 200],
+  );
   assert.equal(await relay.child.exited, 0);
 });

@@ -77,7 +77,11 @@ test('hop strings of at most MAX_PENDING_HOP_CHARS wait for the threads; a body 
 
 test('a worker that dies: its waiting checks are answered on the event loop, once told, and the pool goes on without threads', async () => {
   const failures: string[] = [];
-  const pool = hopVerifyPool({ threads: 1, onFailure: (reason) => failures.push(reason), workerUrl: new URL('../helpers/exiting-hop-worker.ts', import.meta.url) });
+  const pool = hopVerifyPool({
+    threads: 1,
+    onFailure: (reason) => failures.push(reason),
+    workerUrl: new URL('../helpers/exiting-hop-worker.ts', import.meta.url),
+  });
   try {
     const checks = mixedChecks();
     assert.deepEqual(await Promise.all(checks.map((check) => pool.verify(check))), checks.map(verifyHopInline));

@@ -19,7 +19,12 @@ async function send(relay: TestRelay, method: 'GET' | 'POST', path: string, head
 }
 
 /** Hop headers for `signed` (what the signature covers), with any header overridden afterwards. */
-function hop(key: SigningKey, host: string, signed: { method: string; path: string; body?: string; ts: string }, override: Record<string, string | undefined> = {}): Record<string, string> {
+function hop(
+  key: SigningKey,
+  host: string,
+  signed: { method: string; path: string; body?: string; ts: string },
+  override: Record<string, string | undefined> = {},
+): Record<string, string> {
   const headers: Record<string, string | undefined> = {
     'x-mbx-host': host,
     'x-mbx-key': key.publicKey,
@@ -114,7 +119,12 @@ test('an unknown key or a revoked key → 401', async () => {
   const revoked = await old.api.pull(0);
   assert.deepEqual([revoked.status, revoked.body], [401, BAD_HOP]);
   // nor by name on v1: the revoked key no longer carries the name
-  const byName = await send(relay, 'GET', '/v1/relay/enc-key?host=desk', hop(old.key, 'desk', { method: 'GET', path: '/v1/relay/enc-key', ts }, { 'x-mbx-key': undefined }));
+  const byName = await send(
+    relay,
+    'GET',
+    '/v1/relay/enc-key?host=desk',
+    hop(old.key, 'desk', { method: 'GET', path: '/v1/relay/enc-key', ts }, { 'x-mbx-key': undefined }),
+  );
   assert.deepEqual([byName.status, byName.body], [401, BAD_HOP]);
   // the new key is the host now
   const rotated = testHost(relay, 'desk', next);
@@ -144,7 +154,8 @@ test(`a name carried by ${CROWDED_NAME_HOSTS + 1} live enrolments refuses v1 hop
   await publishAd(relay, target);
   const crowd: TestHost[] = [];
   for (let i = 0; i < CROWDED_NAME_HOSTS; i++) crowd.push(await enrolledHost(relay, 'macbook'));
-  const v1 = (host: TestHost) => hop(host.key, 'macbook', { method: 'GET', path: '/v1/relay/enc-key', ts: String(relay.clock.now) }, { 'x-mbx-key': undefined });
+  const v1 = (host: TestHost) =>
+    hop(host.key, 'macbook', { method: 'GET', path: '/v1/relay/enc-key', ts: String(relay.clock.now) }, { 'x-mbx-key': undefined });
   const last = crowd.at(-1) as TestHost;
   assert.equal((await send(relay, 'GET', '/v1/relay/enc-key?host=desk', v1(last))).status, 200, `${CROWDED_NAME_HOSTS} still resolve`);
 
@@ -157,14 +168,20 @@ test(`a name carried by ${CROWDED_NAME_HOSTS + 1} live enrolments refuses v1 hop
   assert.equal((await extra.api.pull(0)).status, 200);
 });
 
-test('a caller found by x-mbx-key is that key\'s host whatever x-mbx-host says', async () => {
+test("a caller found by x-mbx-key is that key's host whatever x-mbx-host says", async () => {
   const relay = await startTestRelay();
   const a = await enrolledHost(relay, 'laptop');
   await enrolledHost(relay, 'desk');
   const ts = String(relay.clock.now);
   const headers = { ...signRelayHop({ method: 'GET', path: '/v2/relay/info', rawBody: '' }, 'desk', a.key, relay.clock.now) };
   const answer = await send(relay, 'GET', '/v2/relay/info', headers);
-  assert.deepEqual((answer.body['you'] as { host: string; pubkey: string }), { host: 'laptop', pubkey: a.key.publicKey, head_seq: 0, acked_through: 0, enc_ad: null });
+  assert.deepEqual(answer.body['you'] as { host: string; pubkey: string }, {
+    host: 'laptop',
+    pubkey: a.key.publicKey,
+    head_seq: 0,
+    acked_through: 0,
+    enc_ad: null,
+  });
   // and a name that is not enrolled at all changes nothing either
   const unenrolledName = await send(relay, 'GET', PULL, hop(a.key, 'nobody', { method: 'GET', path: PULL, ts }));
   assert.equal(unenrolledName.status, 200);

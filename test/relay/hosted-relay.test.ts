@@ -42,9 +42,11 @@ interface Hosted {
 
 async function startHosted(options: { dir?: string; clock?: TestClock; issuer?: TokenIssuer; limits?: Partial<RelayLimits> } = {}): Promise<Hosted> {
   const clock = options.clock ?? new TestClock();
-  const issuer = options.issuer ?? await startTokenIssuer(clock.nowMs);
+  const issuer = options.issuer ?? (await startTokenIssuer(clock.nowMs));
   const relay = await startTestRelay({
-    clock, ...(options.dir ? { dir: options.dir } : {}), ...(options.limits ? { limits: options.limits } : {}),
+    clock,
+    ...(options.dir ? { dir: options.dir } : {}),
+    ...(options.limits ? { limits: options.limits } : {}),
     config: { account_token: { token_issuer: ISSUER, token_jwks_url: issuer.jwksUrl, token_audience: AUDIENCE } },
   });
   return { relay, issuer, clock };
@@ -52,7 +54,7 @@ async function startHosted(options: { dir?: string; clock?: TestClock; issuer?: 
 
 async function post(url: string, path: string, body: unknown, headers: Record<string, string> = {}): Promise<Answer> {
   const response = await fetch(new URL(path, url), { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
-  return { status: response.status, body: await response.json() as Record<string, unknown> };
+  return { status: response.status, body: (await response.json()) as Record<string, unknown> };
 }
 
 /** challenge, then enrol with the account-token proof of design §8 */
@@ -61,7 +63,13 @@ async function enrolWithToken(relayUrl: string, name: string, key: SigningKey, i
   assert.equal(challenged.status, 200);
   const challenge = challenged.body['challenge'] as string;
   const sig = key.sign(canonicalJson({ v: 1, challenge, host: name, pubkey: key.publicKey, owner_fp: '' }));
-  return post(relayUrl, '/v1/relay/enrol', { host: name, pubkey: key.publicKey, owner_fp: '', sig, proof: accountTokenProof(key, id.cloudKey, id.jkt, token, challenge) });
+  return post(relayUrl, '/v1/relay/enrol', {
+    host: name,
+    pubkey: key.publicKey,
+    owner_fp: '',
+    sig,
+    proof: accountTokenProof(key, id.cloudKey, id.jkt, token, challenge),
+  });
 }
 
 /** An enrolled host whose relay client sends its current `token` with every signed call. */
@@ -83,7 +91,7 @@ async function hop(h: Hosted, host: HostedHost, method: 'GET' | 'POST', path: st
   if (rawBody !== '') headers['content-type'] = 'application/json';
   if (token !== null) headers['authorization'] = `Bearer ${token}`;
   const response = await fetch(new URL(path, h.relay.url), { method, headers, ...(rawBody === '' ? {} : { body: rawBody }) });
-  return { status: response.status, body: await response.json() as Record<string, unknown> };
+  return { status: response.status, body: (await response.json()) as Record<string, unknown> };
 }
 
 const pull = (h: Hosted, host: HostedHost) => hop(h, host, 'GET', '/v2/relay/items?after=0');
@@ -120,7 +128,10 @@ test('an issuer signing with RS256 and ES256 keys beside its EdDSA one: hosts en
   const ed = await hostedHost(h, 'macbook', 'acct-1', { kid: 'k1' });
   const rs = await hostedHost(h, 'desk', 'acct-1', { kid: 'rs' });
   const es = await hostedHost(h, 'tablet', 'acct-2', { kid: 'es' });
-  assert.deepEqual([ed, rs, es].map((host) => JSON.parse(Buffer.from(host.token.split('.')[0] ?? '', 'base64url').toString()).alg), ['EdDSA', 'RS256', 'ES256']);
+  assert.deepEqual(
+    [ed, rs, es].map((host) => JSON.parse(Buffer.from(host.token.split('.')[0] ?? '', 'base64url').toString()).alg),
+    ['EdDSA', 'RS256', 'ES256'],
+  );
   assert.equal((await pushEnvelope(ed, rs, h.clock.now)).status, 'accepted');
   assert.equal((await pushEnvelope(rs, es, h.clock.now)).status, 'accepted');
   assert.equal((await pushEnvelope(es, ed, h.clock.now)).status, 'accepted');
@@ -134,7 +145,13 @@ test('an issuer signing with RS256 and ES256 keys beside its EdDSA one: hosts en
   const mismatched = await hop(h, rs, 'GET', '/v2/relay/items?after=0', undefined, await h.issuer.mint(AUDIENCE, rs.id.claims, { kid: 'rs', alg: 'PS256' }));
   assert.deepEqual([mismatched.status, mismatched.body['code']], [401, 'TOKEN_INVALID'], 'the RS256 key signing PS256');
   const id = await cloudIdentity('acct-1', 'forger');
-  const forged = await enrolWithToken(h.relay.url, 'forger', generateSigningKey(), id, await h.issuer.mint(AUDIENCE, id.claims, { kid: 'es', headerKid: 'k1' }));
+  const forged = await enrolWithToken(
+    h.relay.url,
+    'forger',
+    generateSigningKey(),
+    id,
+    await h.issuer.mint(AUDIENCE, id.claims, { kid: 'es', headerKid: 'k1' }),
+  );
   assert.deepEqual([forged.status, forged.body['code']], [403, 'DENIED']);
   assert.match(forged.body['error'] as string, /alg is not the one its signing key \(kid\) allows \(EdDSA\)/);
 });
@@ -261,11 +278,17 @@ test('the deny route wants an operator token with relay:deny for this relay, and
   assert.equal((await refused({ authorization: `Bearer ${a.token}` })).status, 401, "a host's access token has no scope");
   const auth = { authorization: `Bearer ${await adminToken(h, 'openid relay:deny')}` };
   const soon = new Date(h.clock.now + 10 * MINUTE).toISOString();
-  assert.match((await refused(auth, { entries: [{ host_fp: fingerprint(a.key.publicKey), reason: 'x', until: soon }] })).body['error'] as string, /at least 15 minutes/);
+  assert.match(
+    (await refused(auth, { entries: [{ host_fp: fingerprint(a.key.publicKey), reason: 'x', until: soon }] })).body['error'] as string,
+    /at least 15 minutes/,
+  );
   assert.equal((await refused(auth, { entries: [{ reason: 'x', until: soon }] })).status, 400);
   assert.equal((await refused(auth, denyBody([{ host_fp: 'zz' }], h))).status, 400);
   assert.equal((await refused(auth, { entries: [] })).status, 400);
-  const many = denyBody(Array.from({ length: MAX_DENY_ENTRIES_PER_REQUEST + 1 }, (_, i) => ({ client_id: `c${i}` })), h);
+  const many = denyBody(
+    Array.from({ length: MAX_DENY_ENTRIES_PER_REQUEST + 1 }, (_, i) => ({ client_id: `c${i}` })),
+    h,
+  );
   assert.match((await refused(auth, many)).body['error'] as string, /at most 1000 entries/);
   const forever = new Date(h.clock.now + MAX_DENY_MS + MINUTE).toISOString();
   assert.match((await refused(auth, { entries: [{ client_id: 'c', reason: 'x', until: forever }] })).body['error'] as string, /ten years/);
@@ -298,7 +321,10 @@ test('`relay serve --config` with enrolment_authority "account-token" runs the h
   const issuer = await startTokenIssuer(Date.now);
   const dir = tempDir('agentmbx-hosted-');
   const config = join(dir, 'relay.json');
-  writeFileSync(config, JSON.stringify({ enrolment_authority: 'account-token', token_issuer: ISSUER, token_jwks_url: issuer.jwksUrl, token_audience: AUDIENCE }));
+  writeFileSync(
+    config,
+    JSON.stringify({ enrolment_authority: 'account-token', token_issuer: ISSUER, token_jwks_url: issuer.jwksUrl, token_audience: AUDIENCE }),
+  );
   const relay = await spawnRelay(join(dir, 'store'), { args: ['--config', config] });
   const id = await cloudIdentity('acct-1');
   const key = generateSigningKey();

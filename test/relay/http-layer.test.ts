@@ -20,7 +20,12 @@ const DEEP = 100_000;
 
 async function raw(relay: TestRelay, method: string, path: string, body?: string) {
   const response = await fetch(`${relay.url}${path}`, { method, ...(body === undefined ? {} : { body, headers: { 'content-type': 'application/json' } }) });
-  return { status: response.status, type: response.headers.get('content-type'), allow: response.headers.get('allow'), body: (await response.json()) as Record<string, unknown> };
+  return {
+    status: response.status,
+    type: response.headers.get('content-type'),
+    allow: response.headers.get('allow'),
+    body: (await response.json()) as Record<string, unknown>,
+  };
 }
 
 /** Sends `text` over a raw TCP socket and resolves with everything the server wrote before closing. */
@@ -29,7 +34,9 @@ function rawSocket(relay: TestRelay, text: string): Promise<string> {
   return new Promise((resolve, reject) => {
     const socket = connect(Number(port), hostname, () => socket.end(text));
     let answer = '';
-    socket.setEncoding('utf8').on('data', (chunk: string) => { answer += chunk; });
+    socket.setEncoding('utf8').on('data', (chunk: string) => {
+      answer += chunk;
+    });
     socket.on('close', () => resolve(answer));
     socket.on('error', (err: NodeJS.ErrnoException) => (err.code === 'ECONNRESET' || err.code === 'EPIPE' ? resolve(answer) : reject(err)));
   });
@@ -47,19 +54,33 @@ async function stillServing(relay: TestRelay): Promise<void> {
 
 test('an unknown path → 404 JSON; a known path with the wrong method → 405 JSON', async () => {
   const relay = await startTestRelay();
-  for (const [method, path] of [['GET', '/'], ['GET', '/v2/relay/nope'], ['POST', '/v1/relay/items'], ['GET', '/v2/relay/info/extra']]) {
+  for (const [method, path] of [
+    ['GET', '/'],
+    ['GET', '/v2/relay/nope'],
+    ['POST', '/v1/relay/items'],
+    ['GET', '/v2/relay/info/extra'],
+  ]) {
     const answer = await raw(relay, method as string, path as string);
     assert.deepEqual([answer.status, answer.body], [404, { error: 'not found' }], `${method} ${path}`);
     assert.match(answer.type ?? '', /application\/json/);
   }
-  for (const [method, path, allow] of [['POST', '/v2/relay/info', 'GET'], ['GET', '/v1/relay/challenge', 'POST'], ['PUT', '/v2/relay/items', 'POST, GET'], ['DELETE', '/v2/relay/ack', 'POST']]) {
+  for (const [method, path, allow] of [
+    ['POST', '/v2/relay/info', 'GET'],
+    ['GET', '/v1/relay/challenge', 'POST'],
+    ['PUT', '/v2/relay/items', 'POST, GET'],
+    ['DELETE', '/v2/relay/ack', 'POST'],
+  ]) {
     const answer = await raw(relay, method as string, path as string);
     assert.deepEqual([answer.status, answer.body], [405, { error: 'method not allowed' }], `${method} ${path}`);
     assert.match(answer.type ?? '', /application\/json/);
     assert.equal(answer.allow, allow);
   }
   // methods no route takes at all (fetch cannot send TRACE)
-  for (const [method, path, status] of [['TRACE', '/v2/relay/info', 405], ['PROPFIND', '/v1/relay/enrol', 405], ['TRACE', '/v2/relay/nope', 404]] as const) {
+  for (const [method, path, status] of [
+    ['TRACE', '/v2/relay/info', 405],
+    ['PROPFIND', '/v1/relay/enrol', 405],
+    ['TRACE', '/v2/relay/nope', 404],
+  ] as const) {
     const answer = parseHttp(await rawSocket(relay, `${method} ${path} HTTP/1.1\r\nHost: x\r\n\r\n`));
     assert.deepEqual(answer, { status, body: { error: status === 405 ? 'method not allowed' : 'not found' } }, `${method} ${path}`);
   }
@@ -73,17 +94,37 @@ test('a push body over max_body_bytes sent chunked without content-length → 41
   const answer = await new Promise<{ status: number; headers: Record<string, unknown>; body: string; sent: number }>((resolve, reject) => {
     let sent = 0;
     let answered = false;
-    const req = request({ host: hostname, port: Number(port), method: 'POST', path: '/v2/relay/items', headers: { 'content-type': 'application/json', 'transfer-encoding': 'chunked' } }, (res) => {
-      answered = true;
-      let body = '';
-      res.setEncoding('utf8').on('data', (c: string) => { body += c; });
-      res.on('end', () => { req.destroy(); resolve({ status: res.statusCode ?? 0, headers: res.headers, body, sent }); });
+    const req = request(
+      {
+        host: hostname,
+        port: Number(port),
+        method: 'POST',
+        path: '/v2/relay/items',
+        headers: { 'content-type': 'application/json', 'transfer-encoding': 'chunked' },
+      },
+      (res) => {
+        answered = true;
+        let body = '';
+        res.setEncoding('utf8').on('data', (c: string) => {
+          body += c;
+        });
+        res.on('end', () => {
+          req.destroy();
+          resolve({ status: res.statusCode ?? 0, headers: res.headers, body, sent });
+        });
+      },
+    );
+    req.on('error', (err: NodeJS.ErrnoException) => {
+      if (!answered) reject(err);
     });
-    req.on('error', (err: NodeJS.ErrnoException) => { if (!answered) reject(err); });
     // keep sending until the relay answers; a relay that buffered everything first would never answer
     const pump = (): void => {
       if (answered || req.destroyed) return;
-      if (sent > cap * 64) { reject(new Error('the relay read far past its cap without answering')); req.destroy(); return; }
+      if (sent > cap * 64) {
+        reject(new Error('the relay read far past its cap without answering'));
+        req.destroy();
+        return;
+      }
       sent += chunk.length;
       if (req.write(chunk)) setImmediate(pump);
       else req.once('drain', pump);
@@ -114,7 +155,11 @@ test('a malformed request line or header over a raw socket → a JSON 4xx', asyn
     ['HTTP/1.1 without Host', 'GET /v2/relay/info HTTP/1.1\r\n\r\n', 400],
     ['CONNECT (the relay is no proxy)', 'CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n', 405],
     ['bad percent-encoding in the path', 'GET /v2/relay/%zz HTTP/1.1\r\nHost: x\r\n\r\n', 400],
-    ['chunk extension too large', `POST /v2/relay/items HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n1;${'a'.repeat(32 * 1024)}\r\nx\r\n0\r\n\r\n`, 413],
+    [
+      'chunk extension too large',
+      `POST /v2/relay/items HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n1;${'a'.repeat(32 * 1024)}\r\nx\r\n0\r\n\r\n`,
+      413,
+    ],
   ];
   for (const [name, text, status] of cases) {
     const answer = parseHttp(await rawSocket(relay, text));
@@ -144,7 +189,9 @@ test('a request that times out in the HTTP layer is answered 408 JSON', async ()
   const accepted = new Promise<Socket>((resolve) => app.server.once('connection', resolve));
   const client = connect(port, '127.0.0.1');
   let answer = '';
-  client.setEncoding('utf8').on('data', (chunk: string) => { answer += chunk; });
+  client.setEncoding('utf8').on('data', (chunk: string) => {
+    answer += chunk;
+  });
   const closed = new Promise((resolve) => client.on('close', resolve));
   // Node raises this when its request timeout fires (after minutes); raise it on the real socket now
   app.server.emit('clientError', Object.assign(new Error('request timeout'), { code: 'ERR_HTTP_REQUEST_TIMEOUT' }), await accepted);
@@ -158,7 +205,9 @@ test('a stop while a request is in flight answers it with connection: close and 
   const arrived = new Promise((resolve) => app.server.once('request', resolve));
   const client = connect(port, '127.0.0.1');
   let answer = '';
-  client.setEncoding('utf8').on('data', (chunk: string) => { answer += chunk; });
+  client.setEncoding('utf8').on('data', (chunk: string) => {
+    answer += chunk;
+  });
   const clientClosed = new Promise((resolve) => client.on('close', resolve));
   // headers and half the body now: the request is in flight; the rest only once the stop has begun
   client.write(`POST /v1/relay/challenge HTTP/1.1\r\nHost: x\r\ncontent-type: application/json\r\ncontent-length: ${body.length}\r\n\r\n${body.slice(0, 10)}`);
@@ -182,7 +231,11 @@ test('hostile nesting 100,000 deep, in a wire or in the body, is a 4xx or a reje
   const inEnvelope = env.wire.replace('"meta":{', `"meta":{"deep":${deepObject},`);
   assert.notEqual(inEnvelope, env.wire);
 
-  for (const [name, wire] of [['array', deepArray], ['object', deepObject], ['inside an envelope', inEnvelope]]) {
+  for (const [name, wire] of [
+    ['array', deepArray],
+    ['object', deepObject],
+    ['inside an envelope', inEnvelope],
+  ]) {
     for (const kind of ['envelope', 'receipt']) {
       const item = { kind, item_id: env.id, targets: [{ host_pubkey: b.key.publicKey, wire_b64: toBase64(Buffer.from(wire as string)) }] };
       const answer = await a.api.push([item]);
@@ -192,7 +245,13 @@ test('hostile nesting 100,000 deep, in a wire or in the body, is a 4xx or a reje
     }
   }
 
-  for (const body of [deepArray, deepObject, `{"items":${deepArray}}`, `{"items":[${deepObject}]}`, `{"items":[{"kind":"envelope","item_id":${deepArray},"targets":[]}]}`]) {
+  for (const body of [
+    deepArray,
+    deepObject,
+    `{"items":${deepArray}}`,
+    `{"items":[${deepObject}]}`,
+    `{"items":[{"kind":"envelope","item_id":${deepArray},"targets":[]}]}`,
+  ]) {
     for (const path of ['/v2/relay/items', '/v2/relay/ack', '/v2/relay/senders', '/v2/relay/enc-key', '/v1/relay/enc-key']) {
       const answer = await a.api.call('POST', path, body);
       assert.ok(answer.status < 500, `${path} ${body.slice(0, 30)}: ${answer.status}`);
@@ -225,10 +284,17 @@ test('a store whose transaction queue is full answers 503 with retry-after; call
   const store = relay.service.core.context.store;
   // hold the single writer, then fill the queue behind it: the real store, really full
   let release = (): void => {};
-  const gate = new Promise<void>((resolve) => { release = resolve; });
+  const gate = new Promise<void>((resolve) => {
+    release = resolve;
+  });
   let holding = (): void => {};
-  const held = new Promise<void>((resolve) => { holding = resolve; });
-  const blocker = store.transaction(async () => { holding(); await gate; });
+  const held = new Promise<void>((resolve) => {
+    holding = resolve;
+  });
+  const blocker = store.transaction(async () => {
+    holding();
+    await gate;
+  });
   await held;
   // writes wait behind the held writer (reads have their own connection and would not)
   const queued = Array.from({ length: MAX_QUEUED_TRANSACTIONS }, () => store.transaction(async () => 0).catch(() => 0));

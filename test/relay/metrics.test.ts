@@ -50,7 +50,9 @@ test('GET /metrics: requests, push outcomes, commit groups, queue depth and age,
   assert.equal(sample(text, 'agentmbx_queue_items'), 1);
   assert.equal(sample(text, 'agentmbx_queue_oldest_item_age_seconds'), 10);
   assert.equal(sample(text, 'agentmbx_sweeps_total{result="ok"}'), 1, 'the sweep at start');
-  assert.ok(text.includes('agentmbx_rate_limit_refusals_total') && text.includes('agentmbx_epoch_rotations_total') && text.includes('agentmbx_key_rotations_total'));
+  assert.ok(
+    text.includes('agentmbx_rate_limit_refusals_total') && text.includes('agentmbx_epoch_rotations_total') && text.includes('agentmbx_key_rotations_total'),
+  );
 });
 
 test('GET /healthz: 200 while the store commits and the heartbeat is fresh, 503 with the reason when it is stale', async () => {
@@ -66,7 +68,12 @@ test('GET /healthz: 200 while the store commits and the heartbeat is fresh, 503 
 test('the health check fails when the store does not commit a write in time, or refuses it', async () => {
   const { store } = await freshStore();
   let release = (): void => {};
-  const blocking = store.transaction(() => new Promise<void>((resolve) => { release = resolve; }));
+  const blocking = store.transaction(
+    () =>
+      new Promise<void>((resolve) => {
+        release = resolve;
+      }),
+  );
   // The timeout fires when the test says: at once while the write is held, never once it is free.
   let timerFires = true;
   const startTimer = (fire: () => void): (() => void) => {
@@ -107,10 +114,28 @@ test('--metrics-bind is parsed as HOST:PORT or [IPv6]:PORT', () => {
 });
 
 /** A request log collected in memory: its lines parsed, and its raw text. */
-function memoryLog(level: RelayLogLevel = 'info'): { logger: ReturnType<typeof createRelayLogger>; lines: () => Array<Record<string, unknown>>; text: () => string } {
+function memoryLog(level: RelayLogLevel = 'info'): {
+  logger: ReturnType<typeof createRelayLogger>;
+  lines: () => Array<Record<string, unknown>>;
+  text: () => string;
+} {
   const lines: string[] = [];
-  const sink = new Writable({ write(chunk: Buffer, _encoding, done) { lines.push(...chunk.toString('utf8').split('\n').filter((l) => l !== '')); done(); } });
-  return { logger: createRelayLogger(sink, level), lines: () => lines.map((line) => JSON.parse(line) as Record<string, unknown>), text: () => lines.join('\n') };
+  const sink = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      lines.push(
+        ...chunk
+          .toString('utf8')
+          .split('\n')
+          .filter((l) => l !== ''),
+      );
+      done();
+    },
+  });
+  return {
+    logger: createRelayLogger(sink, level),
+    lines: () => lines.map((line) => JSON.parse(line) as Record<string, unknown>),
+    text: () => lines.join('\n'),
+  };
 }
 
 test('request logs are JSON lines with id, route, status, latency and host fingerprint, never a key, signature or body', async () => {
@@ -159,7 +184,11 @@ test('successful polls are summarised once per window at info, on the timer (no 
   const summaries = () => log.lines().filter((l) => l['msg'] === 'polls');
   assert.deepEqual(summaries(), [], 'nothing before the window ends');
   timer.fire(); // the window ends on an idle relay: no request follows
-  assert.deepEqual(log.lines().filter((l) => l['route'] === '/v2/relay/items'), [], 'no line per successful poll at info');
+  assert.deepEqual(
+    log.lines().filter((l) => l['route'] === '/v2/relay/items'),
+    [],
+    'no line per successful poll at info',
+  );
   const summary = summaries()[0] ?? {};
   assert.deepEqual([summary['polls'], summary['hosts'], summary['level'], summary['window_ms']], [6, 2, 30, POLL_SUMMARY_WINDOW_MS]);
   timer.fire();
@@ -169,7 +198,9 @@ test('successful polls are summarised once per window at info, on the timer (no 
   const verbose = await startTestRelay({ clock, requestLog: debug.logger, pollSummaryTicker: handTicker().ticker });
   const host = await enrolledHost(verbose, 'laptop');
   await host.api.pull(0);
-  await waitUntil('the debug poll line', 10_000, async () => (debug.lines().some((l) => l['route'] === '/v2/relay/items') ? null : JSON.stringify(debug.lines())));
+  await waitUntil('the debug poll line', 10_000, async () =>
+    debug.lines().some((l) => l['route'] === '/v2/relay/items') ? null : JSON.stringify(debug.lines()),
+  );
 });
 
 test('a relay that stops writes the poll summary of its last window and stops the timer', async () => {
@@ -183,5 +214,8 @@ test('a relay that stops writes the poll summary of its last window and stops th
   await relay.stop();
   assert.equal(timer.stopped(), true);
   const summaries = log.lines().filter((l) => l['msg'] === 'polls');
-  assert.deepEqual(summaries.map((l) => [l['polls'], l['hosts'], l['window_ms']]), [[2, 1, 1_000]]);
+  assert.deepEqual(
+    summaries.map((l) => [l['polls'], l['hosts'], l['window_ms']]),
+    [[2, 1, 1_000]],
+  );
 });

@@ -9,8 +9,10 @@ const READY = /agentmbx relay listening on (\S+) fingerprint/;
 test('a SIGTERM to the pid of `npm start` stops the relay and frees its port', async () => {
   const env: NodeJS.ProcessEnv = { ...process.env };
   delete env['MBX_RELAY_KEY'];
-  const npm = spawnProcess(['npm', 'start', '--silent', '--', '--store-dir', tempDir('agentmbx-npm-start-'), '--port', '0', '--bind', '127.0.0.1', '--workers', '1'],
-    { cwd: REPO_ROOT, env });
+  const npm = spawnProcess(
+    ['npm', 'start', '--silent', '--', '--store-dir', tempDir('agentmbx-npm-start-'), '--port', '0', '--bind', '127.0.0.1', '--workers', '1'],
+    { cwd: REPO_ROOT, env },
+  );
   const url = READY.exec(await npm.waitForLine(READY))?.[1] ?? assert.fail('no URL');
   assert.equal((await fetch(`${url}/v2/relay/info`)).status, 200);
   process.kill(npm.process.pid ?? assert.fail('no pid'), 'SIGTERM'); // npm's own pid, not its group

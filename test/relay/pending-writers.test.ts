@@ -17,10 +17,15 @@ const NOW = 1_800_000_000_000;
 function heldVerifier(): HopVerifier & { release(): void } {
   const held: Array<() => void> = [];
   return {
-    verify: (check: HopCheck) => new Promise<boolean>((resolve) => { held.push(() => resolve(verifyHopInline(check))); }),
+    verify: (check: HopCheck) =>
+      new Promise<boolean>((resolve) => {
+        held.push(() => resolve(verifyHopInline(check)));
+      }),
     pending: () => held.length,
     close: async () => {},
-    release: () => { for (const answer of held.splice(0)) answer(); },
+    release: () => {
+      for (const answer of held.splice(0)) answer();
+    },
   };
 }
 
@@ -29,9 +34,18 @@ test('a POST caller is a pending writer until identified; a GET caller never is'
   const host = generateSigningKey();
   const store = await openSqliteRelayStore({ dir: tempDir(), relayPubkey: relayKey.publicKey });
   after(() => store.close());
-  await store.transaction((tx) => tx.enrolments.put({
-    hostPubkey: host.publicKey, hostName: 'laptop', ownerFp: 'owner', account: null, org: null, authorizedBy: 'host-key', enrolledAt: NOW, revokedAt: null,
-  }));
+  await store.transaction((tx) =>
+    tx.enrolments.put({
+      hostPubkey: host.publicKey,
+      hostName: 'laptop',
+      ownerFp: 'owner',
+      account: null,
+      org: null,
+      authorizedBy: 'host-key',
+      enrolledAt: NOW,
+      revokedAt: null,
+    }),
+  );
   const verifier = heldVerifier();
   const pendingWriters = new PendingWriters();
   const core = await createRelayCore({ store, relayKey, config: DEFAULT_CONFIG, version: 'test', nowMs: () => NOW, hopVerifier: verifier, pendingWriters });
@@ -40,7 +54,10 @@ test('a POST caller is a pending writer until identified; a GET caller never is'
     const headers = { host: 'laptop', key: host.publicKey, ts, sig: host.sign(relayHopString(method, path, ts, rawBody)) };
     const caller = core.caller(headers, { method, path, rawBody });
     // the lookup runs first (a read transaction), then the check goes out
-    for (let turn = 0; turn < 1_000 && verifier.pending() === 0; turn += 1) await new Promise<void>((resolve) => { setImmediate(resolve); });
+    for (let turn = 0; turn < 1_000 && verifier.pending() === 0; turn += 1)
+      await new Promise<void>((resolve) => {
+        setImmediate(resolve);
+      });
     assert.equal(verifier.pending(), 1, `${method}: the hop check went out`);
     assert.equal(pendingWriters.any(), method === 'POST', `${method} while its hop check is out`);
     verifier.release();

@@ -116,7 +116,11 @@ test('a v2 ack that names no epoch is refused with the current one and deletes n
     assert.deepEqual(refused.body, { error: 'an ack must name the relay epoch: pull again from 0', code: 'EPOCH', epoch: relay.service.epoch, head_seq: head });
   }
   const still = (await b.api.pull(0)).body as Page;
-  assert.deepEqual(still.items.map((i) => i.item_id), ids, 'every item is still pullable');
-  assert.equal((((await b.api.info()).body['you']) as Record<string, unknown>)['acked_through'], 0);
+  assert.deepEqual(
+    still.items.map((i) => i.item_id),
+    ids,
+    'every item is still pullable',
+  );
+  assert.equal(((await b.api.info()).body['you'] as Record<string, unknown>)['acked_through'], 0);
   assert.deepEqual((await b.api.ack(head, relay.service.epoch)).body, { acked_through: head, deleted: 2, head_seq: head }, 'the same ack naming the epoch');
 });

@@ -32,5 +32,8 @@ test('items with awkward ids and wires of every length mod 3 encode exactly as J
   const fields = { epoch: 'ep"och', headSeq: 99, lastSeq: 1_700_000_000_006, more: true };
   const bytes = encodePullPage(fields, items).bytes;
   assert.equal(bytes.toString('utf8'), expected(fields, items));
-  assert.deepEqual(JSON.parse(bytes.toString('utf8')).items.map((i: { item_id: string }) => i.item_id), ids.map((id) => JSON.parse(JSON.stringify(id)) as string));
+  assert.deepEqual(
+    JSON.parse(bytes.toString('utf8')).items.map((i: { item_id: string }) => i.item_id),
+    ids.map((id) => JSON.parse(JSON.stringify(id)) as string),
+  );
 });

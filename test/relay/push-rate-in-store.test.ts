@@ -48,10 +48,12 @@ test('a first item refused before the store still counts its request, and the ot
 /** How many requests the store's window of `sender` holds (counting one more, in a transaction rolled back). */
 async function windowCount(relay: Awaited<ReturnType<typeof startTestCore>>, sender: string): Promise<number> {
   let seen = 0;
-  await relay.context.store.transaction(async (tx) => {
-    seen = (await tx.rateWindows.count(pushRateKey(sender), relay.clock.now, RATE_WINDOW_MS)) - 1;
-    throw new Error('roll back the probe');
-  }).catch(() => {});
+  await relay.context.store
+    .transaction(async (tx) => {
+      seen = (await tx.rateWindows.count(pushRateKey(sender), relay.clock.now, RATE_WINDOW_MS)) - 1;
+      throw new Error('roll back the probe');
+    })
+    .catch(() => {});
   return seen;
 }
 
@@ -63,14 +65,16 @@ test('an item that runs before the first one has counted (a deadlock rerun reord
   assert.equal(await windowCount(relay, 'sender'), 1);
 });
 
-test('the counting item\'s transaction rolled back: the next item to run counts in its place, and the rerun does not count again', async () => {
+test("the counting item's transaction rolled back: the next item to run counts in its place, and the rerun does not count again", async () => {
   const relay = await startTestCore();
   const gate = storePushRate(1).open('sender', relay.clock.now);
-  await assert.rejects(relay.context.store.transaction(async (tx) => {
-    await gate.admits(tx, 0);
-    gate.rolledBack(0);
-    throw new Error('deadlock victim');
-  }));
+  await assert.rejects(
+    relay.context.store.transaction(async (tx) => {
+      await gate.admits(tx, 0);
+      gate.rolledBack(0);
+      throw new Error('deadlock victim');
+    }),
+  );
   assert.equal(gate.known(), null, 'the rolled-back verdict is forgotten');
   assert.equal(await relay.context.store.transaction((tx) => gate.admits(tx, 1)), true, 'item 1 counts: the window holds this request once');
   assert.equal(await relay.context.store.transaction((tx) => gate.admits(tx, 0)), true, 'the rerun reads that verdict');
@@ -82,11 +86,13 @@ test('over the limit after a rollback: the items that run next are refused by a 
   const first = storePushRate(1).open('sender', relay.clock.now);
   assert.equal(await relay.context.store.transaction((tx) => first.admits(tx, 0)), true, 'an earlier request fills the window');
   const gate = storePushRate(1).open('sender', relay.clock.now);
-  await assert.rejects(relay.context.store.transaction(async (tx) => {
-    await gate.admits(tx, 0);
-    gate.rolledBack(0);
-    throw new Error('deadlock victim');
-  }));
+  await assert.rejects(
+    relay.context.store.transaction(async (tx) => {
+      await gate.admits(tx, 0);
+      gate.rolledBack(0);
+      throw new Error('deadlock victim');
+    }),
+  );
   assert.equal(await relay.context.store.transaction((tx) => gate.admits(tx, 1)), false);
   assert.equal(await windowCount(relay, 'sender'), 2);
 });

@@ -6,7 +6,18 @@ import { toBase64 } from '../../src/protocol/base64.ts';
 import { signEnvelope, type EnvelopeV3, type UnsignedEnvelopeV3 } from '../../src/protocol/records/envelope.ts';
 import { signSenderList } from '../../src/protocol/records/sender-list.ts';
 import type { EnrolmentAuthority } from '../../src/relay/authority/enrolment-authority.ts';
-import { enrolledHost, envelopeItem, hostKeys, pushEnvelope, pushOne, receiptItem, sealedEnvelope, startTestRelay, type HostKeys, type PushingHost } from '../helpers/relay-fixture.ts';
+import {
+  enrolledHost,
+  envelopeItem,
+  hostKeys,
+  pushEnvelope,
+  pushOne,
+  receiptItem,
+  sealedEnvelope,
+  startTestRelay,
+  type HostKeys,
+  type PushingHost,
+} from '../helpers/relay-fixture.ts';
 import { enrolledAtCore, startTestCore, type CoreHost } from '../helpers/relay-core-fixture.ts';
 import { T0 } from '../helpers/clock.ts';
 
@@ -36,7 +47,11 @@ test('each check of protocol §3.3 has its rejection string, checked in order', 
   assert.equal(await statusOf(a, item({ targets: [target(ghost, 'not json')] })), 'rejected:target not enrolled', 'enrolment before wire');
   assert.equal(await statusOf(a, item({ targets: [target(b), target(b, 'not json')] })), 'rejected:duplicate target', 'duplicate before wire');
   assert.equal(await statusOf(a, item({ targets: [{ host_pubkey: b.key.publicKey, wire_b64: '***' }] })), 'rejected:bad wire');
-  assert.equal(await statusOf(a, item({ targets: [{ host_pubkey: b.key.publicKey, wire_b64: 'aGVsbG8' }] })), 'rejected:bad wire', 'unpadded base64 is malformed');
+  assert.equal(
+    await statusOf(a, item({ targets: [{ host_pubkey: b.key.publicKey, wire_b64: 'aGVsbG8' }] })),
+    'rejected:bad wire',
+    'unpadded base64 is malformed',
+  );
   assert.equal(await statusOf(a, item({ targets: [target(b, 'hello')] })), 'rejected:bad wire');
   const parsed = JSON.parse(env.wire) as EnvelopeV3;
   const big = JSON.stringify({ ...parsed, meta: { ...parsed.meta, pad: 'x'.repeat(5000) } });
@@ -71,11 +86,24 @@ test('a target that published a sender list refuses other senders, before later 
   const a = await enrolledHost(relay, 'laptop');
   const b = await enrolledHost(relay, 'desk');
   const c = await enrolledHost(relay, 'server');
-  const list = { v: 1 as const, type: 'relay-senders' as const, host_pubkey: b.key.publicKey, senders: [c.key.publicKey], iat: new Date(relay.clock.now).toISOString() };
+  const list = {
+    v: 1 as const,
+    type: 'relay-senders' as const,
+    host_pubkey: b.key.publicKey,
+    senders: [c.key.publicKey],
+    iat: new Date(relay.clock.now).toISOString(),
+  };
   assert.equal((await b.api.call('POST', '/v2/relay/senders', { list, sig: signSenderList(list, b.key) })).status, 200);
   const env = sealedEnvelope(a, b, relay.clock.now);
   const wire = b64(env.wire);
-  const twice = { kind: 'envelope', item_id: env.id, targets: [{ host_pubkey: b.key.publicKey, wire_b64: wire }, { host_pubkey: b.key.publicKey, wire_b64: wire }] };
+  const twice = {
+    kind: 'envelope',
+    item_id: env.id,
+    targets: [
+      { host_pubkey: b.key.publicKey, wire_b64: wire },
+      { host_pubkey: b.key.publicKey, wire_b64: wire },
+    ],
+  };
   assert.equal(await statusOf(a, twice), 'rejected:sender not accepted by target', 'sender list before duplicate target');
   assert.equal(await statusOf(a, envelopeItem(env.id, [{ host: b, wire: env.wire }])), 'rejected:sender not accepted by target');
   const fromC = sealedEnvelope(c, b, relay.clock.now);
@@ -91,7 +119,10 @@ test('pushes over the per-minute rate answer 200 with every item rejected:rate',
   const two = sealedEnvelope(a, b, relay.clock.now);
   const answer = await a.api.push([envelopeItem(two.id, [{ host: b, wire: two.wire }]), { kind: 'bad' }]);
   assert.equal(answer.status, 200);
-  assert.deepEqual((answer.body['results'] as Array<{ status: string }>).map((r) => r.status), ['rejected:rate', 'rejected:rate']);
+  assert.deepEqual(
+    (answer.body['results'] as Array<{ status: string }>).map((r) => r.status),
+    ['rejected:rate', 'rejected:rate'],
+  );
   relay.clock.advance(60_000);
   assert.equal(await statusOf(a, envelopeItem(two.id, [{ host: b, wire: two.wire }])), 'accepted', 'a new minute, a new budget');
 });
@@ -128,7 +159,8 @@ test('byte quotas count raw wire bytes', async () => {
 
 test('account quotas span the hosts of one proven account, never an owner_fp claim', async () => {
   const byName: EnrolmentAuthority = {
-    name: 'test-accounts', strength: 1,
+    name: 'test-accounts',
+    strength: 1,
     authorize: async (request) => ({ ok: true, account: request.host_name.startsWith('acme-') ? 'acme' : null, org: null }),
   };
   const relay = await startTestCore({ authority: byName, limits: { max_owner_items: 2, max_owner_bytes: 1_000_000 } });

@@ -9,7 +9,12 @@ import { enrolledHost, envelopeItem, pushOne, receiptItem, sealedEnvelope, start
 async function pulled(host: TestHost) {
   const answer = await host.api.pull(0);
   assert.equal(answer.status, 200);
-  return answer.body as { head_seq: number; items: Array<{ seq: number; item_id: string; wire_b64: string; kind: string; sender_pubkey: string }>; last_seq: number; more: boolean };
+  return answer.body as {
+    head_seq: number;
+    items: Array<{ seq: number; item_id: string; wire_b64: string; kind: string; sender_pubkey: string }>;
+    last_seq: number;
+    more: boolean;
+  };
 }
 
 test('an accepted item carries a valid accept receipt; a retry is a duplicate with the original seq and at', async () => {
@@ -60,14 +65,26 @@ test('a failing target rejects the whole item and stores nothing (partial fan-ou
   const stranger = { ...c, key: { ...c.key, publicKey: toBase64(Buffer.alloc(32, 7)) } } as TestHost;
 
   const env = sealedEnvelope(a, b, relay.clock.now);
-  const partial = await pushOne(a, envelopeItem(env.id, [{ host: b, wire: env.wire }, { host: stranger, wire: env.wire }]));
+  const partial = await pushOne(
+    a,
+    envelopeItem(env.id, [
+      { host: b, wire: env.wire },
+      { host: stranger, wire: env.wire },
+    ]),
+  );
   assert.equal(partial.status, 'rejected:target not enrolled');
   assert.equal((await pulled(b)).head_seq, 0, 'nothing was stored for the good target');
 
   const filler = sealedEnvelope(a, c, relay.clock.now);
   assert.equal((await pushOne(a, envelopeItem(filler.id, [{ host: c, wire: filler.wire }]))).status, 'accepted');
   const both = sealedEnvelope(a, b, relay.clock.now);
-  const quota = await pushOne(a, envelopeItem(both.id, [{ host: b, wire: both.wire }, { host: c, wire: sealedEnvelope(a, c, relay.clock.now, 'hello', 'secret body', both.id).wire }]));
+  const quota = await pushOne(
+    a,
+    envelopeItem(both.id, [
+      { host: b, wire: both.wire },
+      { host: c, wire: sealedEnvelope(a, c, relay.clock.now, 'hello', 'secret body', both.id).wire },
+    ]),
+  );
   assert.equal(quota.status, 'rejected:quota:queue_items');
   assert.equal((await pulled(b)).head_seq, 0, 'the quota failure on one target stored nothing on the other');
 });
@@ -81,7 +98,13 @@ test('some targets already stored, others new: the new ones are stored and at is
   const forC = sealedEnvelope(a, c, relay.clock.now, 'hello', 'secret body', env.id).wire;
   const first = await pushOne(a, envelopeItem(env.id, [{ host: b, wire: env.wire }]));
   relay.clock.advance(5_000);
-  const second = await pushOne(a, envelopeItem(env.id, [{ host: b, wire: env.wire }, { host: c, wire: forC }]));
+  const second = await pushOne(
+    a,
+    envelopeItem(env.id, [
+      { host: b, wire: env.wire },
+      { host: c, wire: forC },
+    ]),
+  );
   assert.equal(second.status, 'accepted');
   assert.equal(second.targets[0]?.seq, first.targets[0]?.seq);
   assert.equal(second.accept?.['at'], first.accept?.['at']);
@@ -95,7 +118,13 @@ test('several addresses on one host are one target; a repeated target is refused
   const b = await enrolledHost(relay, 'desk');
   const env = sealedEnvelope(a, b, relay.clock.now);
   const twoAgents = JSON.stringify({ ...JSON.parse(env.wire), to: ['bob@desk', 'carol@desk'] });
-  const repeated = await pushOne(a, envelopeItem(env.id, [{ host: b, wire: env.wire }, { host: b, wire: env.wire }]));
+  const repeated = await pushOne(
+    a,
+    envelopeItem(env.id, [
+      { host: b, wire: env.wire },
+      { host: b, wire: env.wire },
+    ]),
+  );
   assert.equal(repeated.status, 'rejected:duplicate target');
   assert.equal((await pulled(b)).head_seq, 0);
   // the relay does not verify envelope signatures; one target per host is the rule it enforces

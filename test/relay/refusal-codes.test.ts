@@ -44,7 +44,7 @@ function expectRefusal(code: RefusalCode, answer: Seen): void {
 
 async function fetched(relay: TestRelay, method: string, path: string, body?: string): Promise<Seen> {
   const response = await fetch(`${relay.url}${path}`, { method, ...(body === undefined ? {} : { body, headers: { 'content-type': 'application/json' } }) });
-  return { status: response.status, header: response.headers.get(REFUSAL_HEADER), body: await response.json() as Record<string, unknown> };
+  return { status: response.status, header: response.headers.get(REFUSAL_HEADER), body: (await response.json()) as Record<string, unknown> };
 }
 
 async function viaApi(call: Promise<{ status: number; body: unknown; refusalCode: string | null }>): Promise<Seen> {
@@ -58,7 +58,9 @@ function rawExchange(relay: TestRelay, bytes: string): Promise<Seen> {
   return new Promise((resolve, reject) => {
     const socket = connect(Number(port), '127.0.0.1');
     let text = '';
-    socket.setEncoding('utf8').on('data', (chunk: string) => { text += chunk; });
+    socket.setEncoding('utf8').on('data', (chunk: string) => {
+      text += chunk;
+    });
     socket.on('error', reject);
     socket.on('close', () => {
       const [head = '', body = ''] = text.split('\r\n\r\n');
@@ -93,12 +95,19 @@ test('the HTTP layer, the hop, enrolment, push, pull, ack, sender lists, rotatio
   // enrolment
   expectRefusal('BAD_ENROLMENT', await fetched(relay, 'POST', '/v1/relay/challenge', JSON.stringify({ host: 'no spaces allowed', pubkey: a.key.publicKey })));
   const stranger = testHost(relay, 'stranger');
-  const enrolBody = (host: TestHost, challenge: string, signer = host.key) => JSON.stringify({
-    host: host.name, pubkey: host.key.publicKey, owner_fp: '', sig: signer.sign(canonicalJson({ v: 1, challenge, host: host.name, pubkey: host.key.publicKey, owner_fp: '' })),
-  });
+  const enrolBody = (host: TestHost, challenge: string, signer = host.key) =>
+    JSON.stringify({
+      host: host.name,
+      pubkey: host.key.publicKey,
+      owner_fp: '',
+      sig: signer.sign(canonicalJson({ v: 1, challenge, host: host.name, pubkey: host.key.publicKey, owner_fp: '' })),
+    });
   expectRefusal('NO_CHALLENGE', await fetched(relay, 'POST', '/v1/relay/enrol', enrolBody(stranger, 'never issued')));
   const challenged = await fetched(relay, 'POST', '/v1/relay/challenge', JSON.stringify({ host: stranger.name, pubkey: stranger.key.publicKey }));
-  expectRefusal('BAD_ENROLMENT_SIGNATURE', await fetched(relay, 'POST', '/v1/relay/enrol', enrolBody(stranger, String(challenged.body['challenge']), generateSigningKey())));
+  expectRefusal(
+    'BAD_ENROLMENT_SIGNATURE',
+    await fetched(relay, 'POST', '/v1/relay/enrol', enrolBody(stranger, String(challenged.body['challenge']), generateSigningKey())),
+  );
 
   // push, pull, ack, v1 ack
   expectRefusal('BAD_PUSH', await viaApi(a.api.call('POST', '/v2/relay/items', {})));
@@ -142,7 +151,10 @@ test('the HTTP layer, the hop, enrolment, push, pull, ack, sender lists, rotatio
   for (let from = 0; from < MAX_OPEN_CHALLENGES; from += 1_000) {
     await Promise.all(Array.from({ length: 1_000 }, (_, i) => challenges.issue(`filler-${from + i}`, relay.clock.nowMs())));
   }
-  expectRefusal('CHALLENGES_FULL', await fetched(relay, 'POST', '/v1/relay/challenge', JSON.stringify({ host: 'late', pubkey: generateSigningKey().publicKey })));
+  expectRefusal(
+    'CHALLENGES_FULL',
+    await fetched(relay, 'POST', '/v1/relay/challenge', JSON.stringify({ host: 'late', pubkey: generateSigningKey().publicKey })),
+  );
   // the per-address budget (enrol_per_minute) runs out; no clock moves, so it stays out
   let rate: Seen | null = null;
   for (let i = 0; i < 100 && rate === null; i++) {

@@ -21,7 +21,10 @@ test('a restart keeps enrolments, queues, epoch and the sequence', async () => {
   const s2 = await pushAccepted(a2, b2, clock.now);
   assert.ok(s2 > s1, 'seqs never restart');
   const page = (await b2.api.pull(0)).body as { items: Array<{ seq: number }>; head_seq: number };
-  assert.deepEqual(page.items.map((i) => i.seq), [s1, s2]);
+  assert.deepEqual(
+    page.items.map((i) => i.seq),
+    [s1, s2],
+  );
 });
 
 test('a restore that kept its epoch: head_seq goes below what the receiver processed, new seqs stay above', async () => {

@@ -5,7 +5,16 @@ import { generateSigningKey, type SigningKey } from '../../src/protocol/keys.ts'
 import { signRotation, type HostRotation } from '../../src/protocol/records/rotation.ts';
 import { signSenderList } from '../../src/protocol/records/sender-list.ts';
 import type { EnrolmentAuthority } from '../../src/relay/authority/enrolment-authority.ts';
-import { enrolledHost, pushEnvelope, signedRotation, startTestRelay, testHost, type PushedEnvelope, type TestHost, type TestRelay } from '../helpers/relay-fixture.ts';
+import {
+  enrolledHost,
+  pushEnvelope,
+  signedRotation,
+  startTestRelay,
+  testHost,
+  type PushedEnvelope,
+  type TestHost,
+  type TestRelay,
+} from '../helpers/relay-fixture.ts';
 
 type Page = { items: Array<{ seq: number; item_id: string; sender_pubkey: string; wire_b64: string }>; head_seq: number };
 
@@ -15,7 +24,9 @@ function rotation(relay: TestRelay, host: string, oldKey: SigningKey, newKey: Si
 
 async function rotate(relay: TestRelay, record: unknown) {
   const response = await fetch(`${relay.url}/v2/relay/rotate`, {
-    method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ rotation: record }),
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ rotation: record }),
   });
   return { status: response.status, body: (await response.json()) as Record<string, unknown> };
 }
@@ -44,9 +55,17 @@ test('the queue moves to the new key in order, re-sequenced; dedup rows follow; 
 
   const renewed = { ...testHost(relay, 'desk', newKey), enc: old.enc };
   const queue = await page(renewed);
-  assert.deepEqual(queue.items.map((i) => i.item_id), pushed.map((p) => p.id), 'same order');
+  assert.deepEqual(
+    queue.items.map((i) => i.item_id),
+    pushed.map((p) => p.id),
+    'same order',
+  );
   const newSeqs = queue.items.map((i) => i.seq);
-  assert.deepEqual([...newSeqs].sort((x, y) => x - y), newSeqs, 'ascending');
+  assert.deepEqual(
+    [...newSeqs].sort((x, y) => x - y),
+    newSeqs,
+    'ascending',
+  );
   assert.ok((newSeqs[0] ?? 0) > Math.max(...oldSeqs), 're-sequenced above the old seqs');
   assert.ok(queue.items.every((i) => i.sender_pubkey === sender.key.publicKey));
   assert.equal(Buffer.from(queue.items[0]?.wire_b64 ?? '', 'base64').toString(), pushed[0]?.wire, 'wire bytes unchanged');
@@ -66,7 +85,7 @@ test('the queue moves to the new key in order, re-sequenced; dedup rows follow; 
   assert.deepEqual([reenrol.status, reenrol.body['code']], [403, 'REVOKED']);
 });
 
-test('allowlists: the target\'s own list moves; other targets\' lists have the old key swapped for the new', async () => {
+test("allowlists: the target's own list moves; other targets' lists have the old key swapped for the new", async () => {
   const relay = await startTestRelay();
   const friend = await enrolledHost(relay, 'laptop');
   const stranger = await enrolledHost(relay, 'server');
@@ -92,7 +111,7 @@ test('allowlists: the target\'s own list moves; other targets\' lists have the o
   assert.equal((await renewed.api.call('POST', '/v2/relay/senders', { list: stale, sig: signSenderList(stale, newKey) })).status, 409);
 });
 
-test('the old queue is appended after the new key\'s existing items', async () => {
+test("the old queue is appended after the new key's existing items", async () => {
   const relay = await startTestRelay();
   const sender = await enrolledHost(relay, 'laptop');
   const old = await enrolledHost(relay, 'desk');
@@ -106,7 +125,10 @@ test('the old queue is appended after the new key\'s existing items', async () =
   const moved = await rotate(relay, rotation(relay, 'desk', old.key, fresh.key));
   assert.deepEqual(moved.body, { moved: 2 });
   const queue = await page(fresh);
-  assert.deepEqual(queue.items.map((i) => i.item_id), [onNew.id, early.id, late.id]);
+  assert.deepEqual(
+    queue.items.map((i) => i.item_id),
+    [onNew.id, early.id, late.id],
+  );
   assert.equal(queue.items[0]?.seq, onNew.targets[0]?.seq, "the new key's own item keeps its seq");
   assert.ok((queue.items[1]?.seq ?? 0) > (queue.items[0]?.seq ?? 0));
   assert.equal(queue.head_seq, queue.items[2]?.seq);
@@ -158,7 +180,8 @@ test('refusals: 404 unknown old key, 409 revoked new key, 400 BAD_ROTATION', asy
 
 test('name and account move to a new key that enrolled on its own before the rotation arrived', async () => {
   const byOwner: EnrolmentAuthority = {
-    name: 'test-accounts', strength: 1,
+    name: 'test-accounts',
+    strength: 1,
     authorize: async (request) => ({ ok: true, account: request.owner_fp === 'acme' ? 'acme' : null, org: null }),
   };
   const relay = await startTestRelay({ authority: byOwner, limits: { max_owner_items: 1 } });

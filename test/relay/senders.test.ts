@@ -56,13 +56,16 @@ test('an iat more than 5 minutes ahead → 400 "sender list iat is in the future
   assert.equal((await publish(target, list(target, [], relay.clock.now + SENDER_LIST_MAX_FUTURE_MS))).status, 200, 'exactly 5 minutes is fine');
 });
 
-test('a bad signature → 401; another host\'s list → 403', async () => {
+test("a bad signature → 401; another host's list → 403", async () => {
   const relay = await startTestRelay();
   const target = await enrolledHost(relay, 'desk');
   const other = await enrolledHost(relay, 'laptop');
   const forged = await publish(target, list(target, [], relay.clock.now), other);
   assert.equal(forged.status, 401);
-  const theirs = await target.api.call('POST', '/v2/relay/senders', { list: list(other, [], relay.clock.now), sig: signSenderList(list(other, [], relay.clock.now), other.key) });
+  const theirs = await target.api.call('POST', '/v2/relay/senders', {
+    list: list(other, [], relay.clock.now),
+    sig: signSenderList(list(other, [], relay.clock.now), other.key),
+  });
   assert.equal(theirs.status, 403);
   assert.equal((await pushEnvelope(target, other, relay.clock.now)).status, 'accepted', 'nothing was stored for the other host');
 });

@@ -49,7 +49,11 @@ test('SIGTERM writes the poll summary of the last window before the stop line', 
   const lines = relay.child.stdout().trim().split('\n');
   assert.equal(lines.at(-1), 'agentmbx relay stopped');
   const summary = lines.filter((line) => line.includes('"msg":"polls"')).map((line) => JSON.parse(line) as Record<string, unknown>);
-  assert.deepEqual(summary.map((l) => [l['polls'], l['hosts']]), [[3, 1]], relay.child.stdout());
+  assert.deepEqual(
+    summary.map((l) => [l['polls'], l['hosts']]),
+    [[3, 1]],
+    relay.child.stdout(),
+  );
 });
 
 test('a second serve on the same store dir exits non-zero with one line naming the store', async () => {
@@ -86,7 +90,7 @@ test('relay keygen prints a base64 key on stdout and its fingerprint on stderr',
   assert.match(result.stderr, /^fingerprint [0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}\n$/);
 });
 
-test('MBX_RELAY_KEY of another key than the store\'s → exit 1, and the message holds no key', async () => {
+test("MBX_RELAY_KEY of another key than the store's → exit 1, and the message holds no key", async () => {
   const dir = tempDir('agentmbx-serve-');
   const first = await spawnRelay(dir);
   const storeKey = ((await (await fetch(`${first.url}/v2/relay/info`)).json()) as { relay_pubkey: string }).relay_pubkey;
@@ -129,7 +133,10 @@ test('the store survives SIGKILL: committed items are there after the restart', 
   assert.equal(second.epoch, first.epoch);
   const b2: TestHost = { ...testHost(second, 'desk', b.key), enc: b.enc };
   const page = (await b2.api.pull(0)).body as { items: Array<{ item_id: string }> };
-  assert.deepEqual(page.items.map((i) => i.item_id), ids);
+  assert.deepEqual(
+    page.items.map((i) => i.item_id),
+    ids,
+  );
 });
 
 test('a busy port refuses the start before the store is touched: one line, exit 1, the store directory unchanged', async () => {
@@ -137,7 +144,17 @@ test('a busy port refuses the start before the store is touched: one line, exit 
   const first = await spawnRelay(dir);
   first.child.kill('SIGTERM');
   assert.equal(await first.child.exited, 0);
-  const snapshot = (): Record<string, string> => Object.fromEntries(readdirSync(dir).sort().map((name) => [name, createHash('sha256').update(readFileSync(join(dir, name))).digest('hex')]));
+  const snapshot = (): Record<string, string> =>
+    Object.fromEntries(
+      readdirSync(dir)
+        .sort()
+        .map((name) => [
+          name,
+          createHash('sha256')
+            .update(readFileSync(join(dir, name)))
+            .digest('hex'),
+        ]),
+    );
   const before = snapshot();
   const busy = createServer();
   await new Promise<void>((resolve) => busy.listen(0, '127.0.0.1', resolve));

@@ -38,7 +38,10 @@ test('a --workers group forks its workers with the heap flags and MALLOC_ARENA_M
   const relay = await spawnRelay(tempDir('agentmbx-mem-group-'), { workers: 2, env: bareEnv() });
   await waitUntil('two workers serving', 10_000, async () => (servingWorkers(relay).length === 2 ? null : relay.child.stderr()));
   for (const pid of servingWorkers(relay)) {
-    assert.ok(RELAY_HEAP_FLAGS.every((flag) => cmdline(pid).includes(flag)), cmdline(pid).join(' '));
+    assert.ok(
+      RELAY_HEAP_FLAGS.every((flag) => cmdline(pid).includes(flag)),
+      cmdline(pid).join(' '),
+    );
     assert.ok(environ(pid).includes('MALLOC_ARENA_MAX=2'));
   }
 });

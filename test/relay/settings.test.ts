@@ -13,10 +13,33 @@ const OPERATOR_DOCS = readFileSync(new URL('../../docs/relay-operator.md', impor
 
 /** Every config-file key as it was before the table, written out by hand. */
 const CONFIG_KEYS = [
-  'max_item_bytes', 'max_batch', 'max_pull', 'max_pull_bytes', 'max_wait_s', 'max_targets', 'retention_days', 'max_queue_items', 'max_queue_bytes',
-  'max_sender_items', 'max_sender_bytes', 'max_owner_items', 'max_owner_bytes', 'pushes_per_minute', 'enrol_per_minute', 'max_body_bytes',
-  'sweep_interval_ms', 'trust_proxy', 'group_commit_max_items', 'group_commit_max_wait_ms', 'hop_verify_threads', 'enrolment_authority',
-  'token_issuer', 'token_jwks_url', 'token_audience', 'max_account_items', 'max_account_bytes',
+  'max_item_bytes',
+  'max_batch',
+  'max_pull',
+  'max_pull_bytes',
+  'max_wait_s',
+  'max_targets',
+  'retention_days',
+  'max_queue_items',
+  'max_queue_bytes',
+  'max_sender_items',
+  'max_sender_bytes',
+  'max_owner_items',
+  'max_owner_bytes',
+  'pushes_per_minute',
+  'enrol_per_minute',
+  'max_body_bytes',
+  'sweep_interval_ms',
+  'trust_proxy',
+  'group_commit_max_items',
+  'group_commit_max_wait_ms',
+  'hop_verify_threads',
+  'enrolment_authority',
+  'token_issuer',
+  'token_jwks_url',
+  'token_audience',
+  'max_account_items',
+  'max_account_bytes',
 ];
 
 test('the config file takes exactly the keys it took before', () => {
@@ -33,9 +56,19 @@ test('the config file takes exactly the keys it took before', () => {
 
 test('relay serve has exactly the flags it had (plus --store and --workers of issue 17), and the variable behind each setting flag', () => {
   const serve = addServeFlags(new Command('serve'));
-  assert.deepEqual(serve.options.map((o) => o.flags), [
-    '--store-dir <dir>', '--store <url>', '--port <n>', '--bind <addr>', '--config <file>', '--trust-proxy <mode>', '--metrics-bind <host:port>', '--workers <n>',
-  ]);
+  assert.deepEqual(
+    serve.options.map((o) => o.flags),
+    [
+      '--store-dir <dir>',
+      '--store <url>',
+      '--port <n>',
+      '--bind <addr>',
+      '--config <file>',
+      '--trust-proxy <mode>',
+      '--metrics-bind <host:port>',
+      '--workers <n>',
+    ],
+  );
   const withVariables = SETTING_ENTRIES.filter(([, s]) => s.env !== undefined || s.flag !== undefined).map(([key, s]) => [key, s.env, s.flag]);
   assert.deepEqual(withVariables, [['trust_proxy', 'MBX_RELAY_TRUST_PROXY', '--trust-proxy <mode>']]);
   const trust = serve.options.find((o) => o.long === '--trust-proxy');

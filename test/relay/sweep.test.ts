@@ -7,7 +7,18 @@ import { expiredItemId, verifyExpiredNotice } from '../../src/protocol/records/e
 import { sweepDedupStep } from '../../src/relay/store/rules/dedup-sweep.ts';
 import { dedupHorizonMs, retentionMs } from '../../src/relay/config.ts';
 import { sweep } from '../../src/relay/core/sweep.ts';
-import { enrolledHost, pushEnvelope, pushOne, receiptItem, startTestRelay, testHost, type HostKeys, type PushedEnvelope, type PushingHost, type TestHost } from '../helpers/relay-fixture.ts';
+import {
+  enrolledHost,
+  pushEnvelope,
+  pushOne,
+  receiptItem,
+  startTestRelay,
+  testHost,
+  type HostKeys,
+  type PushedEnvelope,
+  type PushingHost,
+  type TestHost,
+} from '../helpers/relay-fixture.ts';
 import { enrolledAtCore, startTestCore, type CoreHost, type TestCore } from '../helpers/relay-core-fixture.ts';
 import { TestClock } from '../helpers/clock.ts';
 import { tempDir } from '../helpers/processes.ts';
@@ -32,10 +43,20 @@ async function keepPastHorizon(relay: TestCore, a: HostKeys, b: HostKeys, itemId
     assert.ok(row);
     await tx.items.delete(b.key.publicKey, row.seq);
     await sweepDedupStep(tx.items, Number.MAX_SAFE_INTEGER, Number.MAX_SAFE_INTEGER, { after: 0, limit: 10, maxWalk: 10 });
-    await tx.items.insert({
-      targetPubkey: b.key.publicKey, kind: 'envelope', itemId, senderPubkey: a.key.publicKey, wire: new TextEncoder().encode('{}'),
-      wireHash: row.wireHash, acceptedAt: row.acceptedAt, expiresAt: row.acceptedAt + 100 * DAY_MS, account: null,
-    }, relay.clock.now);
+    await tx.items.insert(
+      {
+        targetPubkey: b.key.publicKey,
+        kind: 'envelope',
+        itemId,
+        senderPubkey: a.key.publicKey,
+        wire: new TextEncoder().encode('{}'),
+        wireHash: row.wireHash,
+        acceptedAt: row.acceptedAt,
+        expiresAt: row.acceptedAt + 100 * DAY_MS,
+        account: null,
+      },
+      relay.clock.now,
+    );
   });
 }
 
@@ -65,10 +86,14 @@ test('an expired envelope vanishes, its sender pulls a signed notice, a late ret
   assert.equal(notice?.sender_pubkey, relay.relayPubkey);
   const verified = verifyExpiredNotice(fromBase64(notice?.wire_b64 ?? '') ?? new Uint8Array(), relay.relayPubkey);
   assert.deepEqual(verified, {
-    v: 1, type: 'relay-expired', item_id: sent.id, target_pubkey: b.key.publicKey,
-    accepted_at: new Date(acceptedAt).toISOString(), expired_at: new Date(relay.clock.now).toISOString(),
+    v: 1,
+    type: 'relay-expired',
+    item_id: sent.id,
+    target_pubkey: b.key.publicKey,
+    accepted_at: new Date(acceptedAt).toISOString(),
+    expired_at: new Date(relay.clock.now).toISOString(),
   });
-  assert.equal(Date.parse(verified?.accepted_at ?? ''), Date.parse(String(sent.accept?.['at'])), 'accepted_at is the accept receipt\'s at');
+  assert.equal(Date.parse(verified?.accepted_at ?? ''), Date.parse(String(sent.accept?.['at'])), "accepted_at is the accept receipt's at");
 
   const retry = await pushOne(a, sent.item);
   assert.equal(retry?.status, 'duplicate', 'the dedup row stayed as a tombstone');
@@ -90,7 +115,7 @@ test('receipts expire silently, and a revoked sender gets no notice', async () =
   relay.clock.advance(retentionMs(relay.context.config));
   assert.deepEqual(await sweep(relay.context), { expired: 2, notices: 0, dedupSwept: 0 });
   assert.equal(((await a.api.pull(0)).body as Page).items.length, 0);
-  assert.equal(((await c.api.pull(0)).body as Page).head_seq, 0, 'no notice for the receipt\'s sender');
+  assert.equal(((await c.api.pull(0)).body as Page).head_seq, 0, "no notice for the receipt's sender");
   const bQueue = await relay.context.store.read((tx) => tx.items.headSeq(b.key.publicKey));
   assert.equal(bQueue, 0, 'none for the revoked sender');
 });
@@ -145,12 +170,12 @@ test('the running relay sweeps at start and then on every interval', async () =>
   const second = await startTestRelay({ dir, clock, config: { sweep_interval_ms: 100 } });
   const [a2, b2] = [a, b].map((h) => ({ ...testHost(second, h.name, h.key), enc: h.enc }));
   const queued = async (host: TestHost): Promise<number> => ((await host.api.pull(0)).body as Page).items.length;
-  await eventually(async () => await queued(a2 as TestHost) === 1);
+  await eventually(async () => (await queued(a2 as TestHost)) === 1);
   assert.equal(await queued(b2 as TestHost), 0, 'the sweep at start expired it');
 
   const later = await pushAcceptedEnvelope(second, a2 as TestHost, b2 as TestHost);
   clock.advance(retentionMs(second.service.core.context.config));
-  await eventually(async () => await queued(b2 as TestHost) === 0);
+  await eventually(async () => (await queued(b2 as TestHost)) === 0);
   const notices = ((await (a2 as TestHost).api.pull(0)).body as Page).items.map((i) => i.item_id);
   assert.deepEqual(notices, [expiredItemId(later.id, b.key.publicKey)], 'the periodic sweep expired it (and the first notice, now old too)');
 });

@@ -31,7 +31,7 @@ async function startGroup(settings: Partial<RelayConfig> = {}) {
 
 async function post(url: string, path: string, body: unknown): Promise<{ status: number; body: Record<string, unknown> }> {
   const answer = await fetch(new URL(path, url), { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
-  return { status: answer.status, body: await answer.json() as Record<string, unknown> };
+  return { status: answer.status, body: (await answer.json()) as Record<string, unknown> };
 }
 
 /** The same host (same key) talking to another worker. */
@@ -84,10 +84,18 @@ test('concurrent pushes through both workers: one seq each, pulled in increasing
   const seqs = first.map((r) => r.targets[0]?.seq as number);
   assert.equal(new Set(seqs).size, items.length, 'no seq given twice');
   const retries = await Promise.all(items.map((item, i) => push(i % 2 === 0 ? b : a, item)));
-  assert.deepEqual(retries.map((r) => [r.status, r.targets[0]?.seq]), first.map((r) => ['duplicate', r.targets[0]?.seq]), 'the other worker knows every item');
+  assert.deepEqual(
+    retries.map((r) => [r.status, r.targets[0]?.seq]),
+    first.map((r) => ['duplicate', r.targets[0]?.seq]),
+    'the other worker knows every item',
+  );
   const page = (await via(a, target).api.pull(0, 500)).body as { items: Array<{ seq: number }> };
   const pulled = page.items.map((i) => i.seq);
-  assert.deepEqual(pulled, [...seqs].sort((x, y) => x - y), 'every item once, in seq order');
+  assert.deepEqual(
+    pulled,
+    [...seqs].sort((x, y) => x - y),
+    'every item once, in seq order',
+  );
 });
 
 test('the leader holds the one writer lock of the group: another relay on the store is refused', async () => {

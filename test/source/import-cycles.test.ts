@@ -47,11 +47,18 @@ function cycles(graph: ReadonlyMap<string, readonly string[]>): string[][] {
 test('no import cycle under src/ has more than two files', () => {
   const graph = importGraph(sourceFiles(SRC));
   assert.ok(graph.size > 100, 'it read the source tree');
-  const long = cycles(graph).filter((c) => c.length > MAX_CYCLE_FILES).map((c) => c.map((f) => relative(SRC, f)));
+  const long = cycles(graph)
+    .filter((c) => c.length > MAX_CYCLE_FILES)
+    .map((c) => c.map((f) => relative(SRC, f)));
   assert.deepEqual(long, [], `import cycles of more than ${MAX_CYCLE_FILES} files:\n${long.map((c) => c.join(', ')).join('\n')}`);
 });
 
 test('the cycle finder sees a ring of three files, and a ring through one file alone is none', () => {
-  const ring = new Map([['a', ['b']], ['b', ['c']], ['c', ['a']], ['d', ['d', 'a']]]);
+  const ring = new Map([
+    ['a', ['b']],
+    ['b', ['c']],
+    ['c', ['a']],
+    ['d', ['d', 'a']],
+  ]);
   assert.deepEqual(cycles(ring), [['a', 'b', 'c']]);
 });

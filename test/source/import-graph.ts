@@ -19,7 +19,13 @@ export function importGraph(files: readonly string[]): Map<string, string[]> {
   const graph = new Map<string, string[]>();
   for (const file of files) {
     const info = ts.preProcessFile(readFileSync(file, 'utf8'), true, true);
-    graph.set(file, info.importedFiles.map((f) => f.fileName).filter((name) => name.startsWith('.')).map((name) => resolve(dirname(file), name)));
+    graph.set(
+      file,
+      info.importedFiles
+        .map((f) => f.fileName)
+        .filter((name) => name.startsWith('.'))
+        .map((name) => resolve(dirname(file), name)),
+    );
   }
   return graph;
 }

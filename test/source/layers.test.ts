@@ -14,7 +14,10 @@ interface LayerRule {
   forbidden: (imported: string) => boolean;
 }
 
-const under = (folder: string) => (path: string): boolean => path.startsWith(`${folder}/`);
+const under =
+  (folder: string) =>
+  (path: string): boolean =>
+    path.startsWith(`${folder}/`);
 const BACKENDS = ['relay/store/sqlite', 'relay/store/postgres'];
 const isBackend = (path: string): boolean => BACKENDS.some((b) => under(b)(path));
 
@@ -25,9 +28,7 @@ const isHostRoot = (path: string): boolean => under('host')(path) && !path.slice
  * alert through send.ts (queueOutgoing, with the send-time size check, belongs in core/). The list
  * may only shrink.
  */
-const LOWER_TO_HOST_ROOT_LEFT: ReadonlySet<string> = new Set([
-  'host/core/bounce.ts → host/send.ts',
-]);
+const LOWER_TO_HOST_ROOT_LEFT: ReadonlySet<string> = new Set(['host/core/bounce.ts → host/send.ts']);
 
 export const LAYER_RULES: readonly LayerRule[] = [
   { rule: 'protocol imports nothing of ours outside protocol/', from: under('protocol'), forbidden: (i) => !under('protocol')(i) },
@@ -37,35 +38,39 @@ export const LAYER_RULES: readonly LayerRule[] = [
     forbidden: (i) => under('relay/http')(i) || under('relay/ops')(i) || isBackend(i) || under('relay/store/sql')(i),
   },
   {
-    rule: 'nothing outside relay/store/ imports a store backend or the backends\' shared floor',
+    rule: "nothing outside relay/store/ imports a store backend or the backends' shared floor",
     from: (f) => !under('relay/store')(f),
     forbidden: (i) => isBackend(i) || under('relay/store/sql')(i),
   },
   { rule: 'the SQLite backend never imports the PostgreSQL one', from: under('relay/store/sqlite'), forbidden: under('relay/store/postgres') },
   { rule: 'the PostgreSQL backend never imports the SQLite one', from: under('relay/store/postgres'), forbidden: under('relay/store/sqlite') },
-  { rule: 'the backends\' shared floor imports no backend', from: under('relay/store/sql'), forbidden: isBackend },
+  { rule: "the backends' shared floor imports no backend", from: under('relay/store/sql'), forbidden: isBackend },
   { rule: 'the host never imports the relay', from: under('host'), forbidden: under('relay') },
   { rule: 'the relay never imports the host', from: under('relay'), forbidden: under('host') },
-  { rule: 'the host never imports the owner\'s page', from: under('host'), forbidden: under('ui') },
-  { rule: 'the owner\'s page never imports the relay', from: under('ui'), forbidden: under('relay') },
-  { rule: 'a transport never imports the host\'s root (src/host/*.ts)', from: under('host/transport'), forbidden: isHostRoot },
-  { rule: 'the host\'s relay client never imports a transport', from: under('host/relay-client'), forbidden: under('host/transport') },
+  { rule: "the host never imports the owner's page", from: under('host'), forbidden: under('ui') },
+  { rule: "the owner's page never imports the relay", from: under('ui'), forbidden: under('relay') },
+  { rule: "a transport never imports the host's root (src/host/*.ts)", from: under('host/transport'), forbidden: isHostRoot },
+  { rule: "the host's relay client never imports a transport", from: under('host/relay-client'), forbidden: under('host/transport') },
   {
     rule: 'the LAN transport never imports the relay transport nor the relay client',
     from: under('host/transport/lan'),
     forbidden: (i) => under('host/transport/relay')(i) || under('host/relay-client')(i),
   },
   {
-    rule: 'the host\'s core never imports a transport nor the relay client',
+    rule: "the host's core never imports a transport nor the relay client",
     from: under('host/core'),
     forbidden: (i) => under('host/transport')(i) || under('host/relay-client')(i),
   },
   {
-    rule: 'the host\'s core and relay client never import the host\'s root',
+    rule: "the host's core and relay client never import the host's root",
     from: (f) => under('host/core')(f) || under('host/relay-client')(f),
     forbidden: isHostRoot,
   },
-  { rule: 'the host\'s store imports nothing of the host outside store/', from: under('host/store'), forbidden: (i) => under('host')(i) && !under('host/store')(i) },
+  {
+    rule: "the host's store imports nothing of the host outside store/",
+    from: under('host/store'),
+    forbidden: (i) => under('host')(i) && !under('host/store')(i),
+  },
 ];
 
 /** Every import that breaks a rule, as "rule: file → imported". */

@@ -33,7 +33,7 @@ test('the login link works once, sets an HttpOnly SameSite=Strict cookie, and ex
   assert.equal(late.redeem(tokenOf(late)), null, 'an expired link is refused');
 });
 
-test('a session cookie is honoured only with its MAC under this home\'s secret and within its life', () => {
+test("a session cookie is honoured only with its MAC under this home's secret and within its life", () => {
   const clock = new TestClock();
   const secret = randomBytes(32);
   const g = gate(clock, secret);
@@ -41,7 +41,7 @@ test('a session cookie is honoured only with its MAC under this home\'s secret a
   const value = cookie.slice(cookie.indexOf('=') + 1);
   assert.equal(g.session(request({ cookie: `other=1; ${cookie}` })), value);
   assert.equal(gate(clock, secret).session(request({ cookie })), value, 'a restarted page of the same home knows it');
-  assert.equal(gate(clock).session(request({ cookie })), null, 'another home\'s secret does not');
+  assert.equal(gate(clock).session(request({ cookie })), null, "another home's secret does not");
   assert.equal(g.session(request({ cookie: cookie.replace(/.$/, (c) => (c === 'A' ? 'B' : 'A')) })), null, 'a changed MAC is refused');
   assert.equal(g.session(request({ cookie: cookie.replace(/=\d/, '=9') })), null, 'a changed issue time is refused');
   assert.equal(g.session(request({})), null);
@@ -76,8 +76,10 @@ test('Host, Origin and Sec-Fetch-Site must say the request comes from this page 
 
 test('interpolated text never becomes markup; controls and bidi characters show as in the CLI', () => {
   const hostile = '<img src=x onerror="alert(1)"> & \'q\' \u202edecoy\u202c\x1b[31m\nnext';
-  assert.equal(html`<b title="${hostile}">${hostile}</b>`.text,
-    '<b title="&lt;img src=x onerror=&quot;alert(1)&quot;&gt; &amp; &#39;q&#39; \\u202edecoy\\u202c\\x1b[31m\\x0anext">&lt;img src=x onerror=&quot;alert(1)&quot;&gt; &amp; &#39;q&#39; \\u202edecoy\\u202c\\x1b[31m\\x0anext</b>');
+  assert.equal(
+    html`<b title="${hostile}">${hostile}</b>`.text,
+    '<b title="&lt;img src=x onerror=&quot;alert(1)&quot;&gt; &amp; &#39;q&#39; \\u202edecoy\\u202c\\x1b[31m\\x0anext">&lt;img src=x onerror=&quot;alert(1)&quot;&gt; &amp; &#39;q&#39; \\u202edecoy\\u202c\\x1b[31m\\x0anext</b>',
+  );
   assert.equal(multiline('a\n\tb <i>\u2066').text, 'a\n\tb &lt;i&gt;\\u2066', 'a body keeps its lines');
   assert.equal(html`<p>${[html`<i>${'<x>'}</i>`, '<y>']}</p>`.text, '<p><i>&lt;x&gt;</i>&lt;y&gt;</p>');
 });

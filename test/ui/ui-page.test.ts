@@ -29,9 +29,12 @@ test('held threads, pairs and wake reasons render as text, and the resume form g
   assert.equal(page.split('\u202e').length, 2, 'the raw bidi override is only in the hidden form value (never shown)');
   assert.match(page, /<code class="thread">&lt;img src=x onerror=alert\(1\)&gt;\\u202eevil&quot;&#39;&amp;<\/code>/, 'the thread shown as the CLI shows it');
   assert.match(page, /<span class="pair">&lt;b&gt;x&lt;\/b&gt;@beta &lt;-&gt; ann@alpha<\/span>/);
-  assert.match(page, /<span class="wake" data-wake="[^"]*">woken: none \(held: thread &lt;img src=x onerror=alert\(1\)&gt;\\u202eevil&quot;&#39;&amp;\)<\/span>/);
+  assert.match(
+    page,
+    /<span class="wake" data-wake="[^"]*">woken: none \(held: thread &lt;img src=x onerror=alert\(1\)&gt;\\u202eevil&quot;&#39;&amp;\)<\/span>/,
+  );
   assert.match(page, /<b class="messages">30<\/b> messages per thread and agent pair in <b class="window">10 min<\/b>/);
   const value = /<input type="hidden" name="thread" value="([^"]*)">/.exec(page)?.[1] ?? assert.fail('no resume form');
   assert.equal(unescapeAttribute(value), HOSTILE);
-  assert.equal(resumeThread(a, unescapeAttribute(value)).thread, HOSTILE, 'the form\'s value is the thread the guard holds');
+  assert.equal(resumeThread(a, unescapeAttribute(value)).thread, HOSTILE, "the form's value is the thread the guard holds");
 });

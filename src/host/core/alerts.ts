@@ -20,10 +20,22 @@ export function alertLocal(node: HostNode, agent: string, subject: string, body:
   const id = newUlid(now);
   node.store.transaction(() => {
     node.store.mail.insertMessage({
-      id, direction: 'out', from_addr: localAddress(node, SYSTEM_SENDER), sender_host: node.config.host,
-      to_json: JSON.stringify([localAddress(node, to)]), thread: about ?? id, reply_to: about, kind: 'alert',
-      subject: subject.slice(0, 200), body, ts: isoTime(now), wire: null, meta_json: null, created_at: now,
-      needs_reply: 0, refs_json: '[]',
+      id,
+      direction: 'out',
+      from_addr: localAddress(node, SYSTEM_SENDER),
+      sender_host: node.config.host,
+      to_json: JSON.stringify([localAddress(node, to)]),
+      thread: about ?? id,
+      reply_to: about,
+      kind: 'alert',
+      subject: subject.slice(0, 200),
+      body,
+      ts: isoTime(now),
+      wire: null,
+      meta_json: null,
+      created_at: now,
+      needs_reply: 0,
+      refs_json: '[]',
     });
     node.store.mail.insertDelivery(id, to, now);
   });

@@ -56,13 +56,26 @@ export function queueBounce(node: HostNode, wire: Buffer, peerHost: string, reas
   const since = node.nowMs() - HOUR_MS;
   if (node.store.outbox.countSentBy(localAddress(node, SYSTEM_SENDER), peerHost, since) >= BOUNCES_PER_PEER_PER_HOUR) return false;
   const subject = `Undeliverable: ${env.subject}`.slice(0, 200);
-  const body = `${node.config.host} refused message ${env.id} ("${env.subject}"): ${reason}.\n`
-    + `It was not delivered here and will not be retried. Check the address (agentmbx agents on ${node.config.host} lists its agents).\n`;
+  const body =
+    `${node.config.host} refused message ${env.id} ("${env.subject}"): ${reason}.\n` +
+    `It was not delivered here and will not be retried. Check the address (agentmbx agents on ${node.config.host} lists its agents).\n`;
   try {
-    queueOutgoing(node, {
-      id, from: localAddress(node, SYSTEM_SENDER), to: [env.from], thread: env.thread, reply_to: env.id, kind: 'alert', subject, body,
-      refs: [env.id, WIRE_REF_PREFIX + sha256Hex(wire)],
-    }, [], [peerHost]);
+    queueOutgoing(
+      node,
+      {
+        id,
+        from: localAddress(node, SYSTEM_SENDER),
+        to: [env.from],
+        thread: env.thread,
+        reply_to: env.id,
+        kind: 'alert',
+        subject,
+        body,
+        refs: [env.id, WIRE_REF_PREFIX + sha256Hex(wire)],
+      },
+      [],
+      [peerHost],
+    );
   } catch (err) {
     // No enc key for the peer (or a relay too small for a few hundred bytes): the sender's own deadline tells it.
     if (err instanceof RouteError) return false;

@@ -74,9 +74,15 @@ export function initHome(home: string, host: string, port: number, listen: Pick<
   const paths = homePaths(home);
   ensurePrivateDir(home);
   if (readPrivateFile(paths.config) !== null) throw new HomeError(`${home} already holds a host (config.json exists)`);
-  for (const [path, what] of [[paths.hostKey, 'keys/host.key'], [paths.encKey, 'keys/enc.key'], [paths.store, 'host.db']] as const) {
+  for (const [path, what] of [
+    [paths.hostKey, 'keys/host.key'],
+    [paths.encKey, 'keys/enc.key'],
+    [paths.store, 'host.db'],
+  ] as const) {
     if (checkPrivateFile(path)) {
-      throw new HomeError(`${home} already holds part of a host (${what} exists, config.json does not): put its config.json back, or move the home away before agentmbx init`);
+      throw new HomeError(
+        `${home} already holds part of a host (${what} exists, config.json does not): put its config.json back, or move the home away before agentmbx init`,
+      );
     }
   }
   ensurePrivateDir(paths.keysDir);
@@ -99,7 +105,8 @@ export function initHome(home: string, host: string, port: number, listen: Pick<
 
 export function readConfig(home: string): HostConfig {
   const paths = homePaths(home);
-  if (!checkPrivateDir(home)) throw new HomeError(`no host at ${home}: run agentmbx init --host <name>, or set MBX_HOME to the home of an existing host`, 'not-found');
+  if (!checkPrivateDir(home))
+    throw new HomeError(`no host at ${home}: run agentmbx init --host <name>, or set MBX_HOME to the home of an existing host`, 'not-found');
   const text = readPrivateFile(paths.config);
   if (text === null) throw new HomeError(`no host at ${home}: run agentmbx init --host <name>, or set MBX_HOME to the home of an existing host`, 'not-found');
   let parsed: unknown;
@@ -109,8 +116,15 @@ export function readConfig(home: string): HostConfig {
     throw new HomeError(`${paths.config} is not valid JSON`);
   }
   const c = parsed as Partial<HostConfig> | null;
-  if (c === null || typeof c !== 'object' || c.v !== 1 || typeof c.host !== 'string' || !NAME_RE.test(c.host)
-    || typeof c.port !== 'number' || !isValidPort(c.port)) {
+  if (
+    c === null ||
+    typeof c !== 'object' ||
+    c.v !== 1 ||
+    typeof c.host !== 'string' ||
+    !NAME_RE.test(c.host) ||
+    typeof c.port !== 'number' ||
+    !isValidPort(c.port)
+  ) {
     throw new HomeError(`${paths.config} is malformed`);
   }
   return c as HostConfig;
@@ -157,7 +171,10 @@ export function loadKeys(home: string): HostKeys {
   const retiredEnc: string[] = [];
   if (checkPrivateDir(paths.retiredDir)) {
     // File names start with the retirement time in ms, so a reverse sort is newest first.
-    const names = readdirSync(paths.retiredDir).filter((n) => n.startsWith('enc-') && n.endsWith('.key')).sort().reverse();
+    const names = readdirSync(paths.retiredDir)
+      .filter((n) => n.startsWith('enc-') && n.endsWith('.key'))
+      .sort()
+      .reverse();
     for (const name of names) retiredEnc.push(loadEncKey(join(paths.retiredDir, name)).privateKey);
   }
   return { hostKey: loadSigningKey(paths.hostKey), enc: loadEncKey(paths.encKey), retiredEnc };

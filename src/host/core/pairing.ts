@@ -102,7 +102,11 @@ export function checkEncAd(x: unknown, host: string, hostPubkey: string): { enc_
  * or a name paired here with another key; 401 for an unknown hello nonce, no live token or a wrong
  * MAC (five burn the token). B is pinned only after its MAC verified, then A answers its own MAC.
  */
-export function pairAcceptJoin(node: HostNode, nonces: PairNonces, body: Record<string, unknown>): { v: 1; host: string; mac: string; enc: ReturnType<typeof encAdOf> } {
+export function pairAcceptJoin(
+  node: HostNode,
+  nonces: PairNonces,
+  body: Record<string, unknown>,
+): { v: 1; host: string; mac: string; enc: ReturnType<typeof encAdOf> } {
   const now = node.nowMs();
   const join = checkPairJoin(body);
   let bAddr: string | null = null;
@@ -113,7 +117,7 @@ export function pairAcceptJoin(node: HostNode, nonces: PairNonces, body: Record<
   }
   if (join === null || bAddr === null || !NAME_RE.test(join.party.host)) throw new PairError(BAD_JOIN_REQUEST, 400);
   const b = join.party;
-  if (b.host === node.config.host) throw new PairError('the joining host has this host\'s name: rename one of them', 409);
+  if (b.host === node.config.host) throw new PairError("the joining host has this host's name: rename one of them", 409);
   const token = node.store.pairTokens.live(now);
   if (token === undefined) throw new PairError('no pairing token is open on this host (expired, used or burned)', 401);
   if (!nonces.consume(join.nonce_a, now)) throw new PairError('unknown or expired hello nonce: start again', 401);
@@ -129,7 +133,10 @@ export function pairAcceptJoin(node: HostNode, nonces: PairNonces, body: Record<
   }
   if (!node.store.pairTokens.markUsed(token.id)) throw new PairError('the token was used meanwhile', 401);
   const enc = checkEncAd(body.enc, b.host, b.host_pubkey);
-  node.store.peers.pin({ host: b.host, host_pubkey: b.host_pubkey, owner_pubkey: b.owner_pubkey, addr: bAddr, enc_pub: enc?.enc_pub ?? null, enc_sig: enc?.sig ?? null }, now);
+  node.store.peers.pin(
+    { host: b.host, host_pubkey: b.host_pubkey, owner_pubkey: b.owner_pubkey, addr: bAddr, enc_pub: enc?.enc_pub ?? null, enc_sig: enc?.sig ?? null },
+    now,
+  );
   return { v: 1, host: node.config.host, mac: pairMac(tokenKey, 'accept', transcript), enc: encAdOf(node) };
 }
 
@@ -137,8 +144,13 @@ export function pairAcceptJoin(node: HostNode, nonces: PairNonces, body: Record<
 export function acceptUnpair(node: HostNode, peer: PeerRow): string {
   node.store.peers.remove(peer.host);
   const line = `${peer.host} unpaired from this host (its signed /v1/unpair): its pinned keys are forgotten`;
-  alertLocal(node, OWNER, `${peer.host} unpaired from this host`,
-    `The host ${peer.host} removed its pairing with this host and told us so with a signed call, so this host removed ${peer.host} too. `
-    + `Mail still queued for it will not be delivered. To exchange mail again, pair the two hosts anew (agentmbx pair / agentmbx join).`, null);
+  alertLocal(
+    node,
+    OWNER,
+    `${peer.host} unpaired from this host`,
+    `The host ${peer.host} removed its pairing with this host and told us so with a signed call, so this host removed ${peer.host} too. ` +
+      `Mail still queued for it will not be delivered. To exchange mail again, pair the two hosts anew (agentmbx pair / agentmbx join).`,
+    null,
+  );
   return line;
 }

@@ -2,7 +2,16 @@
 // signed receipt for the sending host. As sender: acceptReceipt keeps the best receipt per
 // (message, recipient) for mail this host sent to that host, and status reports it.
 import { splitQualifiedAddress } from '../../protocol/records/envelope.ts';
-import { compareReceipts, parseReceiptWire, parseSignedReceipt, receiptItemId, receiptWire, signReceipt, verifyReceipt, type DeliveryReceipt } from '../../protocol/records/receipt.ts';
+import {
+  compareReceipts,
+  parseReceiptWire,
+  parseSignedReceipt,
+  receiptItemId,
+  receiptWire,
+  signReceipt,
+  verifyReceipt,
+  type DeliveryReceipt,
+} from '../../protocol/records/receipt.ts';
 import { isoTime, localAddress, type HostNode } from './node.ts';
 import type { DeliveryState, MessageRow } from '../store/mail-tables.ts';
 import type { OutboxRow } from '../store/outbox-table.ts';
@@ -14,19 +23,38 @@ export type ReceiptResult = 'accepted' | 'duplicate' | 'stale' | `rejected:${str
  * Queues the signed receipt of a delivery's state change number `seq` (call inside the transaction
  * that moved the delivery). Only remote mail gets receipts; older queued ones for it are superseded.
  */
-export function queueReceipt(node: HostNode, msg: Pick<MessageRow, 'id' | 'direction' | 'sender_host'>, agent: string, state: DeliveryState, note: string | null, seq: number): void {
+export function queueReceipt(
+  node: HostNode,
+  msg: Pick<MessageRow, 'id' | 'direction' | 'sender_host'>,
+  agent: string,
+  state: DeliveryState,
+  note: string | null,
+  seq: number,
+): void {
   node.store.assertTransaction('queueing a receipt');
   if (msg.direction !== 'in') return;
   const now = node.nowMs();
   const rec: DeliveryReceipt = {
-    v: 1, type: 'receipt', msg: msg.id, recipient: localAddress(node, agent), state, at: isoTime(now), seq,
+    v: 1,
+    type: 'receipt',
+    msg: msg.id,
+    recipient: localAddress(node, agent),
+    state,
+    at: isoTime(now),
+    seq,
     ...(note !== null ? { note } : {}),
   };
   node.store.outbox.supersedeReceipts(`receipt:${rec.msg}:${rec.recipient}:`, msg.sender_host, now);
-  node.store.outbox.enqueue({
-    kind: 'receipt', item_id: receiptItemId(rec), msg_id: msg.id, peer_host: msg.sender_host,
-    wire: receiptWire(signReceipt(rec, node.keys.hostKey)),
-  }, now);
+  node.store.outbox.enqueue(
+    {
+      kind: 'receipt',
+      item_id: receiptItemId(rec),
+      msg_id: msg.id,
+      peer_host: msg.sender_host,
+      wire: receiptWire(signReceipt(rec, node.keys.hostKey)),
+    },
+    now,
+  );
 }
 
 /**
@@ -50,12 +78,20 @@ export function acceptReceipt(node: HostNode, signed: unknown, via: { transport:
   if (!sentThere) return `rejected:not mail this host sent to ${host}`;
   return store.transaction((): ReceiptResult => {
     const current = store.receipts.get(rec.msg, rec.recipient);
-    const currentRec = current === undefined ? null : parseReceiptWire(current.wire)?.rec ?? null;
+    const currentRec = current === undefined ? null : (parseReceiptWire(current.wire)?.rec ?? null);
     const verdict = compareReceipts(currentRec, rec);
     if (verdict === 'accepted') {
       store.receipts.put({
-        msg_id: rec.msg, recipient: rec.recipient, peer_host: host, state: rec.state, seq: rec.seq, at: rec.at,
-        note: rec.note ?? null, wire: receiptWire(parsed), received_at: node.nowMs(), wake: wakeFromReceiptNote(rec.state, rec.note),
+        msg_id: rec.msg,
+        recipient: rec.recipient,
+        peer_host: host,
+        state: rec.state,
+        seq: rec.seq,
+        at: rec.at,
+        note: rec.note ?? null,
+        wire: receiptWire(parsed),
+        received_at: node.nowMs(),
+        wake: wakeFromReceiptNote(rec.state, rec.note),
       });
     }
     // Every receipt state is delivered or later: the host has the mail, so a row a relay accepted
@@ -105,7 +141,12 @@ function pathOf(row: OutboxRow): string | null {
 /** The mailboxes of this host that got message `id`, each with its delivery state and how its agent was woken. */
 export function localRecipients(node: HostNode, id: string, via: 'local' | null): RecipientStatus[] {
   return node.store.mail.deliveriesOf(id).map((d) => ({
-    recipient: localAddress(node, d.agent), host: node.config.host, state: d.state, at: isoTime(d.updated_at), note: d.note, via,
+    recipient: localAddress(node, d.agent),
+    host: node.config.host,
+    state: d.state,
+    at: isoTime(d.updated_at),
+    note: d.note,
+    via,
     wake: wakeText(node, id, d.agent),
   }));
 }

@@ -13,7 +13,6 @@ import type { HostNode } from './node.ts';
 import { META_HOST_PUB, type HostStore } from '../store/host-store.ts';
 import { retryQuarantined } from './inbound-items.ts';
 
-
 interface PendingRotation {
   rotation: HostRotation;
   host_seed: string;
@@ -29,10 +28,19 @@ export function rotateHost(node: HostNode): HostRotation {
   if (readPrivateFile(paths.pendingRotation) !== null) throw new HomeError('a rotation is already in progress: run the command again after restarting');
   const newHost = generateSigningKey();
   const newEnc = generateEncKeyPair();
-  const rotation = signRotation({
-    v: 1, type: 'host-rotation', host: node.config.host, old_pub: node.keys.hostKey.publicKey,
-    new_pub: newHost.publicKey, new_enc_pub: newEnc.publicKey, iat: new Date(node.nowMs()).toISOString(),
-  }, node.keys.hostKey, newHost);
+  const rotation = signRotation(
+    {
+      v: 1,
+      type: 'host-rotation',
+      host: node.config.host,
+      old_pub: node.keys.hostKey.publicKey,
+      new_pub: newHost.publicKey,
+      new_enc_pub: newEnc.publicKey,
+      iat: new Date(node.nowMs()).toISOString(),
+    },
+    node.keys.hostKey,
+    newHost,
+  );
   const pending: PendingRotation = { rotation, host_seed: newHost.exportSeed(), enc_private: newEnc.privateKey };
   writePrivateFile(paths.pendingRotation, `${JSON.stringify(pending)}\n`);
   failPoint('rotate-after-pending');

@@ -32,7 +32,9 @@ export function expandRoute(node: HostNode, fromAgent: string, addresses: readon
   const to = new Set<string>();
   const local = new Set<string>();
   const remote = new Set<string>();
-  const allPeers = (): void => { for (const p of node.store.peers.list()) remote.add(p.host); };
+  const allPeers = (): void => {
+    for (const p of node.store.peers.list()) remote.add(p.host);
+  };
   for (const raw of addresses) {
     const a = parseAddress(raw);
     if (a === null) throw new RouteError(`bad address "${raw}": use name@host, name, role:<role>, * or owner`);

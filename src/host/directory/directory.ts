@@ -39,7 +39,11 @@ export interface DirectoryAnswer {
 export function ownDirectory(node: HostNode): DirectoryAnswer {
   const { store } = node;
   const agents = store.peerLinks.ownAgents(DIRECTORY_AGENTS_MAX).map((a) => ({
-    name: a.name, role: a.role, cli: a.cli, description: a.description, last_seen: store.agentMail.lastSent(localAddress(node, a.name)),
+    name: a.name,
+    role: a.role,
+    cli: a.cli,
+    description: a.description,
+    last_seen: store.agentMail.lastSent(localAddress(node, a.name)),
   }));
   return { host: node.config.host, agents };
 }
@@ -84,7 +88,13 @@ export function readDirectory(body: unknown, host: string): NewPeerAgent[] | nul
     if (agents.length >= DIRECTORY_AGENTS_MAX) break;
     if (!isPlainObject(entry) || typeof entry.name !== 'string' || !NAME_RE.test(entry.name) || seen.has(entry.name)) continue;
     seen.add(entry.name);
-    agents.push({ name: entry.name, role: shortLabel(entry.role), cli: shortLabel(entry.cli), description: description(entry.description), last_seen: seenAt(entry.last_seen) });
+    agents.push({
+      name: entry.name,
+      role: shortLabel(entry.role),
+      cli: shortLabel(entry.cli),
+      description: description(entry.description),
+      last_seen: seenAt(entry.last_seen),
+    });
   }
   return agents;
 }
@@ -112,7 +122,13 @@ function later(a: string | null, b: string | null): string | null {
 export function directory(node: HostNode): DirectoryEntry[] {
   const { store } = node;
   const here: DirectoryEntry[] = ownDirectory(node).agents.map((a) => ({
-    address: localAddress(node, a.name), host: node.config.host, where: 'here', role: a.role, cli: a.cli, description: a.description, last_seen: a.last_seen,
+    address: localAddress(node, a.name),
+    host: node.config.host,
+    where: 'here',
+    role: a.role,
+    cli: a.cli,
+    description: a.description,
+    last_seen: a.last_seen,
   }));
   const peers = new Map<string, DirectoryEntry>();
   for (const a of store.peerLinks.peerAgents(DIRECTORY_LIST_MAX)) {
@@ -130,6 +146,8 @@ export function directory(node: HostNode): DirectoryEntry[] {
 
 /** One entry as a line of text (mbx_agents, `agents --all`): address, where, role, client, last seen, description. */
 export function directoryLine(a: DirectoryEntry): string {
-  return `${a.address}  ${a.where}${a.role === null ? '' : `  role:${a.role}`}${a.cli === null ? '' : `  cli:${a.cli}`}`
-    + `  last seen ${a.last_seen ?? 'never'}${a.description === null ? '' : `  ${a.description}`}`;
+  return (
+    `${a.address}  ${a.where}${a.role === null ? '' : `  role:${a.role}`}${a.cli === null ? '' : `  cli:${a.cli}`}` +
+    `  last seen ${a.last_seen ?? 'never'}${a.description === null ? '' : `  ${a.description}`}`
+  );
 }

@@ -10,7 +10,12 @@ import type { EnvelopeV3 } from '../../protocol/records/envelope.ts';
 import { DIRECTORY_AGENTS_MAX, directoryDigest, ownDirectory, readDirectory, type DirectoryAgent } from './directory.ts';
 import { peerFeatures, readFeatures } from './peer-features.ts';
 import {
-  DIRECTORY_MAIL_FEATURE, DIRECTORY_MAIL_KIND, DIRECTORY_MAIL_MAX_BYTES, DIRECTORY_MAIL_SUBJECT, DIRECTORY_MAIL_TYPE, readDirectoryMailBody,
+  DIRECTORY_MAIL_FEATURE,
+  DIRECTORY_MAIL_KIND,
+  DIRECTORY_MAIL_MAX_BYTES,
+  DIRECTORY_MAIL_SUBJECT,
+  DIRECTORY_MAIL_TYPE,
+  readDirectoryMailBody,
   type DirectoryMailBody,
 } from './wire.ts';
 import { localAddress, type HostNode } from '../core/node.ts';
@@ -67,10 +72,22 @@ export function queueDirectoryMail(node: HostNode): string[] {
     const id = newUlid(now);
     try {
       node.store.transaction(() => {
-        queueOutgoing(node, {
-          id, from: localAddress(node, SYSTEM_SENDER), to: [`${SYSTEM_SENDER}@${peer.host}`], thread: id, reply_to: null, kind: DIRECTORY_MAIL_KIND,
-          subject: DIRECTORY_MAIL_SUBJECT, body: mailBody(node, seq), refs: [],
-        }, [], [peer.host]);
+        queueOutgoing(
+          node,
+          {
+            id,
+            from: localAddress(node, SYSTEM_SENDER),
+            to: [`${SYSTEM_SENDER}@${peer.host}`],
+            thread: id,
+            reply_to: null,
+            kind: DIRECTORY_MAIL_KIND,
+            subject: DIRECTORY_MAIL_SUBJECT,
+            body: mailBody(node, seq),
+            refs: [],
+          },
+          [],
+          [peer.host],
+        );
         node.store.peerLinks.noteMailSent(peer.host, digest, seq);
       });
       sent.push(peer.host);

@@ -10,7 +10,8 @@ export const FEATURE_MAX_CHARS = 64;
 /** The `features` of a status answer (hostile input): short strings only, at most FEATURES_MAX. */
 export function readFeatures(x: unknown): string[] {
   if (!Array.isArray(x)) return [];
-  return x.filter((f): f is string => typeof f === 'string' && f.length > 0 && f.length <= FEATURE_MAX_CHARS && !hasControlCharacters(f))
+  return x
+    .filter((f): f is string => typeof f === 'string' && f.length > 0 && f.length <= FEATURE_MAX_CHARS && !hasControlCharacters(f))
     .slice(0, FEATURES_MAX);
 }
 

@@ -34,8 +34,13 @@ export interface MailHead {
 }
 
 export function isDirectoryMail(head: MailHead, senderHost: string, recipientHost: string): boolean {
-  return head.from === `${SYSTEM_SENDER}@${senderHost}` && head.to.length === 1 && head.to[0] === `${SYSTEM_SENDER}@${recipientHost}`
-    && head.subject === DIRECTORY_MAIL_SUBJECT && head.kind === DIRECTORY_MAIL_KIND;
+  return (
+    head.from === `${SYSTEM_SENDER}@${senderHost}` &&
+    head.to.length === 1 &&
+    head.to[0] === `${SYSTEM_SENDER}@${recipientHost}` &&
+    head.subject === DIRECTORY_MAIL_SUBJECT &&
+    head.kind === DIRECTORY_MAIL_KIND
+  );
 }
 
 /** Whether a message this host stored (`from_addr`, `to_json`…) is directory mail it sent: it never alerts anyone. */
@@ -55,5 +60,12 @@ export function readDirectoryMailBody(text: string, host: string): DirectoryMail
   }
   if (!isPlainObject(x) || x.type !== DIRECTORY_MAIL_TYPE || x.v !== 1 || x.host !== host) return null;
   if (typeof x.seq !== 'number' || !Number.isSafeInteger(x.seq) || x.seq < 1 || !Array.isArray(x.agents)) return null;
-  return { type: DIRECTORY_MAIL_TYPE, v: 1, seq: x.seq, host, features: Array.isArray(x.features) ? x.features as unknown[] : [], agents: x.agents as unknown[] };
+  return {
+    type: DIRECTORY_MAIL_TYPE,
+    v: 1,
+    seq: x.seq,
+    host,
+    features: Array.isArray(x.features) ? (x.features as unknown[]) : [],
+    agents: x.agents as unknown[],
+  };
 }

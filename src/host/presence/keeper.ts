@@ -45,8 +45,12 @@ export async function proveAddress(peer: PeerRow, addr: string, random: (n: numb
   const answer = await lanCall(addr, 'GET', `/v1/status?challenge=${challenge}`, undefined, null, PROBE_TIMEOUT_MS);
   if (answer.status !== 200 || !isPlainObject(answer.body)) return false;
   const { sig, ...signed } = answer.body;
-  return signed.host === peer.host && signed.host_pubkey === peer.host_pubkey && signed.challenge === challenge
-    && verifySignature(peer.host_pubkey, canonicalJson(signed), sig);
+  return (
+    signed.host === peer.host &&
+    signed.host_pubkey === peer.host_pubkey &&
+    signed.challenge === challenge &&
+    verifySignature(peer.host_pubkey, canonicalJson(signed), sig)
+  );
 }
 
 /** Whether the pinned address looks wrong: the last LAN call failed, or the peer shows up at other IPs than the pinned one. */

@@ -80,8 +80,11 @@ export function relayAccess(node: HostNode, relay: Pick<RelayRow, 'url' | 'token
       const { jwk, jkt } = await cloudKeyOf(node);
       const hostKey = node.keys.hostKey;
       return {
-        type: 'account-token', token, cloud_key: jwk,
-        cloud_key_sig: signCloudKeyCert(hostKey, jkt), cloud_pop: signCloudKeyPop(cloudKey, challenge, hostKey.publicKey),
+        type: 'account-token',
+        token,
+        cloud_key: jwk,
+        cloud_key_sig: signCloudKeyCert(hostKey, jkt),
+        cloud_pop: signCloudKeyPop(cloudKey, challenge, hostKey.publicKey),
       };
     },
   };

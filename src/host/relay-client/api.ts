@@ -54,20 +54,30 @@ export class RelayApi {
 
   /** A call with the relay hop (`signed`) or without; `body` is sent as the exact text given or as JSON. */
   /** `extraTimeoutMs` lengthens the call's timeout (a held pull); `stop` aborts it (the daemon stopping). */
-  async call<T = Record<string, unknown>>(method: 'GET' | 'POST', path: string, body?: unknown, signed = true, extraTimeoutMs = 0, stop?: AbortSignal): Promise<RelayAnswer<T>> {
+  async call<T = Record<string, unknown>>(
+    method: 'GET' | 'POST',
+    path: string,
+    body?: unknown,
+    signed = true,
+    extraTimeoutMs = 0,
+    stop?: AbortSignal,
+  ): Promise<RelayAnswer<T>> {
     const rawBody = body === undefined ? '' : typeof body === 'string' ? body : JSON.stringify(body);
     const headers: Record<string, string> = rawBody === '' ? {} : { 'content-type': 'application/json' };
     // the token first: getting it may run the token command, and the hop's time should be fresh
     if (signed && this.#options.bearer !== undefined) headers['authorization'] = `Bearer ${await this.#options.bearer()}`;
     const now = (this.#options.nowMs ?? Date.now)();
     if (signed) Object.assign(headers, signRelayHop({ method, path, rawBody }, this.#options.hostName, this.#options.key, now));
-    const send = (): Promise<Response> => fetch(new URL(path, this.#options.baseUrl), {
-      method,
-      headers,
-      ...(rawBody === '' ? {} : { body: rawBody }),
-      signal: stop === undefined ? AbortSignal.timeout((this.#options.timeoutMs ?? 30_000) + extraTimeoutMs)
-        : AbortSignal.any([AbortSignal.timeout((this.#options.timeoutMs ?? 30_000) + extraTimeoutMs), stop]),
-    });
+    const send = (): Promise<Response> =>
+      fetch(new URL(path, this.#options.baseUrl), {
+        method,
+        headers,
+        ...(rawBody === '' ? {} : { body: rawBody }),
+        signal:
+          stop === undefined
+            ? AbortSignal.timeout((this.#options.timeoutMs ?? 30_000) + extraTimeoutMs)
+            : AbortSignal.any([AbortSignal.timeout((this.#options.timeoutMs ?? 30_000) + extraTimeoutMs), stop]),
+      });
     let response: Response;
     try {
       try {

@@ -17,9 +17,16 @@ async function liveCheck(node: HostNode, timeoutMs: number): Promise<DoctorCheck
   const waiting = (node.store.outbox.relayCountsByState()['relay-accepted'] ?? 0) + (node.store.outbox.relayCountsByState()['queued'] ?? 0);
   const pinned = fingerprint(relay.relay_pubkey);
   const epochNote = relay.epoch_changed_at === null ? '' : `; epoch last changed ${new Date(relay.epoch_changed_at).toISOString()}`;
-  const fail = (state: string, detail: string): DoctorCheck => ({ check: 'relay', level: 'fail', detail: `${state}: ${detail} (${relay.url}, pinned ${pinned})` });
+  const fail = (state: string, detail: string): DoctorCheck => ({
+    check: 'relay',
+    level: 'fail',
+    detail: `${state}: ${detail} (${relay.url}, pinned ${pinned})`,
+  });
   if (relay.seen_pubkey !== null) {
-    return fail('key-mismatch', `the relay presents key ${fingerprint(relay.seen_pubkey)}; relay use is stopped until you confirm it with agentmbx relay set ${relay.url} --key ${fingerprint(relay.seen_pubkey)}`);
+    return fail(
+      'key-mismatch',
+      `the relay presents key ${fingerprint(relay.seen_pubkey)}; relay use is stopped until you confirm it with agentmbx relay set ${relay.url} --key ${fingerprint(relay.seen_pubkey)}`,
+    );
   }
   const access = relayAccess(node, relay);
   let info: RelayAnswer;
@@ -34,14 +41,22 @@ async function liveCheck(node: HostNode, timeoutMs: number): Promise<DoctorCheck
   if (!reply.ok) return fail('unreachable', `answers ${reply.error}, not as a v2 relay`);
   const body = reply.value;
   if (body.relay_pubkey !== relay.relay_pubkey) {
-    return fail('key-mismatch', `the relay presents another key (${fingerprint(body.relay_pubkey)}); confirm it with agentmbx relay set ${relay.url} --key <fingerprint>`);
+    return fail(
+      'key-mismatch',
+      `the relay presents another key (${fingerprint(body.relay_pubkey)}); confirm it with agentmbx relay set ${relay.url} --key <fingerprint>`,
+    );
   }
   const hostPub = node.keys.hostKey.publicKey;
   const you = body.you ?? null;
   // Without `you` the relay did not take our signed call: the Date header tells whether clocks are why.
   const skew = clockSkewMs(info, node.nowMs());
-  if (you === null && skew !== null && Math.abs(skew) > CLOCK_SKEW_MAX_MS) return fail('clock-skew', `the relay's clock is ${Math.round(skew / 1000)} s from ours`);
-  if (you?.pubkey !== hostPub) return fail(relay.state === 'ok' || relay.state === 'new' ? 'enrol-failed' : relay.state, `not enrolled under this host's key ${fingerprint(hostPub)}${relay.detail === null ? ' (the daemon enrols on its next tick)' : `: ${relay.detail}`}`);
+  if (you === null && skew !== null && Math.abs(skew) > CLOCK_SKEW_MAX_MS)
+    return fail('clock-skew', `the relay's clock is ${Math.round(skew / 1000)} s from ours`);
+  if (you?.pubkey !== hostPub)
+    return fail(
+      relay.state === 'ok' || relay.state === 'new' ? 'enrol-failed' : relay.state,
+      `not enrolled under this host's key ${fingerprint(hostPub)}${relay.detail === null ? ' (the daemon enrols on its next tick)' : `: ${relay.detail}`}`,
+    );
   if (relay.state !== 'ok') return fail(relay.state, relay.detail ?? 'the daemon has not used the relay yet');
   // A relay that predates signed enc-key ads has no `enc_ad` in `you` at all (`null` is "holds none"):
   // the session published the v1 ad there, which such a relay does not report back.
@@ -49,17 +64,27 @@ async function liveCheck(node: HostNode, timeoutMs: number): Promise<DoctorCheck
   if (!predatesAds && you.enc_ad?.enc_pub !== node.keys.enc.publicKey) return fail('enc-ad-failed', 'the relay holds no current enc-key ad for this host');
   const via = access === null ? '' : ', account token via command';
   const adNote = predatesAds ? '; relay predates signed enc-key ads (v1 ad published)' : '';
-  return { check: 'relay', level: 'ok', detail: `ok: ${relay.url}, key ${pinned}, enrolled as ${fingerprint(hostPub)}${via}, epoch ${String(body.epoch)}${epochNote}${adNote}` };
+  return {
+    check: 'relay',
+    level: 'ok',
+    detail: `ok: ${relay.url}, key ${pinned}, enrolled as ${fingerprint(hostPub)}${via}, epoch ${String(body.epoch)}${epochNote}${adNote}`,
+  };
 }
 
 function rowsCheck(node: HostNode): DoctorCheck {
   const counts = node.store.outbox.relayCountsByState();
-  const text = Object.entries(counts).map(([state, n]) => `${n} ${state}`).join(', ');
+  const text = Object.entries(counts)
+    .map(([state, n]) => `${n} ${state}`)
+    .join(', ');
   const oldest = node.store.outbox.oldestIn(['relay-accepted']);
-  const oldestText = oldest === undefined ? '' : `; oldest waiting: ${oldest.kind} ${oldest.item_id} -> ${oldest.peer_host}, accepted by the relay (seq ${oldest.relay_seq}) ${ageText(node.nowMs() - (oldest.relay_accepted_at ?? oldest.created_at))} ago, waiting for its delivery receipt`;
+  const oldestText =
+    oldest === undefined
+      ? ''
+      : `; oldest waiting: ${oldest.kind} ${oldest.item_id} -> ${oldest.peer_host}, accepted by the relay (seq ${oldest.relay_seq}) ${ageText(node.nowMs() - (oldest.relay_accepted_at ?? oldest.created_at))} ago, waiting for its delivery receipt`;
   const givenUp = (counts['unconfirmed'] ?? 0) + (counts['expired'] ?? 0);
   return {
-    check: 'relay rows', level: givenUp > 0 ? 'warn' : 'ok',
+    check: 'relay rows',
+    level: givenUp > 0 ? 'warn' : 'ok',
     detail: `${text === '' ? 'none' : text}${oldestText}${givenUp > 0 ? ' (senders of unconfirmed/expired mail were alerted)' : ''}`,
   };
 }
@@ -70,6 +95,10 @@ export async function relayChecks(node: HostNode, timeoutMs: number): Promise<Do
   const checks = [await liveCheck(node, timeoutMs)];
   checks.push(rowsCheck(node));
   const quarantined = node.store.relay.quarantineCount();
-  checks.push({ check: 'relay quarantine', level: quarantined > 0 ? 'warn' : 'ok', detail: quarantined > 0 ? `${quarantined} refused item(s): agentmbx relay quarantine (show or dismiss each)` : 'empty' });
+  checks.push({
+    check: 'relay quarantine',
+    level: quarantined > 0 ? 'warn' : 'ok',
+    detail: quarantined > 0 ? `${quarantined} refused item(s): agentmbx relay quarantine (show or dismiss each)` : 'empty',
+  });
   return checks;
 }

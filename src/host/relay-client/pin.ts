@@ -61,8 +61,10 @@ export async function setRelay(node: HostNode, urlText: string, keyInput?: strin
   if (wanted !== null && wanted !== fp) throw new RelayPinError(`the relay at ${url} presents key ${fp}, not ${wanted}: not pinned`);
   const current = node.store.relay.get();
   if (wanted === null && current !== undefined && current.url === url && current.relay_pubkey !== key) {
-    throw new RelayPinError(`the relay at ${url} changed its key from ${fingerprint(current.relay_pubkey)} to ${fp}: `
-      + `if that is expected, confirm with agentmbx relay set ${url} --key ${fp}`);
+    throw new RelayPinError(
+      `the relay at ${url} changed its key from ${fingerprint(current.relay_pubkey)} to ${fp}: ` +
+        `if that is expected, confirm with agentmbx relay set ${url} --key ${fp}`,
+    );
   }
   // the cloud key exists before any command is stored, so a running daemon does not race us to make it
   if (typeof tokenCommand === 'string') await cloudKeyOf(node);

@@ -44,7 +44,11 @@ export type SessionResult = { ok: true; session: RelaySession } | { ok: false; s
 /** A client of the relay at `url` speaking as this host; with `access`, signed calls carry its token. */
 export function relayApiFor(node: HostNode, url: string, timeoutMs = RELAY_CALL_TIMEOUT_MS, access: RelayAccess | null = null): RelayApi {
   return new RelayApi({
-    baseUrl: url, hostName: node.config.host, key: node.keys.hostKey, nowMs: node.nowMs, timeoutMs,
+    baseUrl: url,
+    hostName: node.config.host,
+    key: node.keys.hostKey,
+    nowMs: node.nowMs,
+    timeoutMs,
     ...(access === null ? {} : { bearer: access.bearer }),
   });
 }
@@ -140,7 +144,11 @@ export async function ensureSession(node: HostNode): Promise<SessionResult> {
   const relay = node.store.relay.get();
   if (relay === undefined) return { ok: false, state: 'unset', reason: 'no relay set (agentmbx relay set <url>)' };
   if (relay.seen_pubkey !== null) {
-    return { ok: false, state: 'key-mismatch', reason: `the relay now presents another key: confirm it with agentmbx relay set ${relay.url} --key <fingerprint>` };
+    return {
+      ok: false,
+      state: 'key-mismatch',
+      reason: `the relay now presents another key: confirm it with agentmbx relay set ${relay.url} --key <fingerprint>`,
+    };
   }
   if (relay.retry_at > node.nowMs()) return { ok: false, state: relay.state, reason: relay.detail ?? 'waiting before trying the relay again' };
   const access = relayAccess(node, relay);
@@ -182,7 +190,12 @@ async function openSession(node: HostNode, api: RelayApi, access: RelayAccess | 
     you = again.ok ? again.value.you : undefined;
   }
   store.relay.update({
-    state: 'ok', detail: null, failures: 0, retry_at: 0, session: sessionKey(relay, info.value.epoch, hostPub), session_host_pubkey: hostPub,
+    state: 'ok',
+    detail: null,
+    failures: 0,
+    retry_at: 0,
+    session: sessionKey(relay, info.value.epoch, hostPub),
+    session_host_pubkey: hostPub,
     // an ad the relay does not hold (a restore, a wipe) is published again now
     ...(you?.enc_ad?.enc_pub === node.keys.enc.publicKey ? {} : { enc_ad_at: null }),
   });
@@ -210,8 +223,10 @@ function recordInfo(node: HostNode, relay: RelayRow, info: InfoAnswer): RelayRow
 function enrolRefused(node: HostNode, relay: RelayRow, access: RelayAccess | null, refused: Refused): SessionResult {
   if (access !== null) dropRelayToken(node);
   const why = refusalState(refused, node.nowMs(), 'enrol-failed');
-  const hint = why.state === 'denied' && access === null
-    ? `; this relay enrols hosts with account tokens: run agentmbx relay set ${relay.url} --token-command "<cmd>"` : '';
+  const hint =
+    why.state === 'denied' && access === null
+      ? `; this relay enrols hosts with account tokens: run agentmbx relay set ${relay.url} --token-command "<cmd>"`
+      : '';
   return fail(node, relay, why.state, `enrolment refused: ${why.reason}${hint}`);
 }
 
@@ -224,8 +239,13 @@ async function publishOwnEncAd(node: HostNode, { relay, api }: RelaySession, now
   const { hostKey, enc } = node.keys;
   if (relay.enc_ad_v1_only === 0) {
     const ad: EncAdV2 = {
-      v: 2, type: 'enc-ad', host: node.config.host, host_pubkey: hostKey.publicKey, enc_pub: enc.publicKey,
-      iat: isoTime(now), exp: isoTime(now + ENC_AD_PUBLISH_LIFETIME_MS),
+      v: 2,
+      type: 'enc-ad',
+      host: node.config.host,
+      host_pubkey: hostKey.publicKey,
+      enc_pub: enc.publicKey,
+      iat: isoTime(now),
+      exp: isoTime(now + ENC_AD_PUBLISH_LIFETIME_MS),
     };
     const answer = await api.publishEncAd(ad, signEncAdV2(ad, hostKey));
     const refusal = readEncAdPublishAnswer(answer);
@@ -263,7 +283,10 @@ async function maintain(node: HostNode, session: RelaySession, mayFallBack = fal
     }
     store.relay.update({ enc_ad_at: now, enc_ad_pub: encPub });
   }
-  const senders = store.peers.list().map((p) => p.host_pubkey).sort();
+  const senders = store.peers
+    .list()
+    .map((p) => p.host_pubkey)
+    .sort();
   const published = sha256Hex(`${relay.epoch ?? ''}\n${node.keys.hostKey.publicKey}\n${senders.join('\n')}`);
   if (relay.senders_published !== published) {
     const list: SenderListRecord = { v: 1, type: 'relay-senders', host_pubkey: node.keys.hostKey.publicKey, senders, iat: isoTime(now) };

@@ -64,7 +64,10 @@ export function parseTokenOutput(stdout: string, nowMs: number): TokenRun {
 const ESCAPE_SEQUENCE = /\x1b\[[0-9;?]*[ -/]*[@-~]/g;
 
 function exitReason(code: number | null, signal: NodeJS.Signals | null, stderr: string): string {
-  const lines = stderr.split(/[\r\n]/).map((l) => l.replace(ESCAPE_SEQUENCE, '').replace(UNSHOWABLE, ' ').trim()).filter((l) => l !== '');
+  const lines = stderr
+    .split(/[\r\n]/)
+    .map((l) => l.replace(ESCAPE_SEQUENCE, '').replace(UNSHOWABLE, ' ').trim())
+    .filter((l) => l !== '');
   const last = lines[lines.length - 1];
   if (last !== undefined) return redactTokens(last).slice(0, TOKEN_REASON_MAX_CHARS);
   return code !== null ? `exited with status ${code}` : `was killed by ${signal ?? 'a signal'}`;
@@ -85,7 +88,9 @@ export function runTokenCommand(options: TokenCommandOptions): Promise<TokenRun>
     let child: ChildProcessByStdio<null, Readable, Readable>;
     try {
       child = spawn('/bin/sh', ['-c', options.command], {
-        env: { ...process.env, ...options.env }, stdio: ['ignore', 'pipe', 'pipe'], detached: true,
+        env: { ...process.env, ...options.env },
+        stdio: ['ignore', 'pipe', 'pipe'],
+        detached: true,
       });
     } catch (e) {
       // spawn refuses some input at once (a NUL byte); its message quotes the command, so only the code is shown
@@ -126,7 +131,11 @@ export function runTokenCommand(options: TokenCommandOptions): Promise<TokenRun>
       if (err.length > TOKEN_STDERR_MAX_BYTES) err = err.subarray(err.length - TOKEN_STDERR_MAX_BYTES);
     });
     child.on('close', (code, signal) => {
-      finish(code === 0 ? parseTokenOutput(Buffer.concat(out).toString('utf8'), options.nowMs()) : { ok: false, reason: exitReason(code, signal, err.toString('utf8')) });
+      finish(
+        code === 0
+          ? parseTokenOutput(Buffer.concat(out).toString('utf8'), options.nowMs())
+          : { ok: false, reason: exitReason(code, signal, err.toString('utf8')) },
+      );
     });
   });
 }
@@ -151,14 +160,17 @@ export class TokenCache {
     if (this.#running?.key === key) return this.#running.run;
     const current = {
       key,
-      run: Promise.resolve().then(run).then((result) => {
-        if (result.ok) this.#cached = { key, token: result.token };
-        else if (this.#cached?.key === key) this.#cached = null;
-        return result;
-      }).finally(() => {
-        // a run that threw is not kept either: the next caller runs the command again
-        if (this.#running === current) this.#running = null;
-      }),
+      run: Promise.resolve()
+        .then(run)
+        .then((result) => {
+          if (result.ok) this.#cached = { key, token: result.token };
+          else if (this.#cached?.key === key) this.#cached = null;
+          return result;
+        })
+        .finally(() => {
+          // a run that threw is not kept either: the next caller runs the command again
+          if (this.#running === current) this.#running = null;
+        }),
     };
     this.#running = current;
     return current.run;

@@ -36,15 +36,16 @@ export class AgentMailTables {
   /** Deliveries to `agent` newer than `mark`, oldest first, at most `limit`. */
   deliveriesAfter(agent: string, mark: number, limit: number): NewDeliveryRow[] {
     return this.#db.all<NewDeliveryRow>(
-      'SELECT rowid AS mark, msg_id FROM deliveries WHERE agent = ? AND rowid > ? ORDER BY rowid LIMIT ?', agent, mark, limit,
+      'SELECT rowid AS mark, msg_id FROM deliveries WHERE agent = ? AND rowid > ? ORDER BY rowid LIMIT ?',
+      agent,
+      mark,
+      limit,
     );
   }
 
   /** How many deliveries to `agent` it has not read yet. */
   unreadCount(agent: string): number {
-    return this.#db.get<{ n: number }>(
-      "SELECT COUNT(*) AS n FROM deliveries WHERE agent = ? AND state IN ('delivered', 'notified')", agent,
-    )?.n ?? 0;
+    return this.#db.get<{ n: number }>("SELECT COUNT(*) AS n FROM deliveries WHERE agent = ? AND state IN ('delivered', 'notified')", agent)?.n ?? 0;
   }
 
   /** Changes SQLite reports when another connection committed to the file since the last look. */
@@ -59,18 +60,29 @@ export class AgentMailTables {
 
   /** The thread's messages the agent sent or received, oldest first. */
   thread(agent: string, address: string, thread: string, limit: number): AgentMessageRow[] {
-    return this.#db.all<StoredMessageRow<AgentMessageRow>>(
-      `SELECT ${WITH_STATE} FROM messages m WHERE m.thread = ?3 AND ${VISIBLE} ORDER BY m.id LIMIT ?4`, agent, address, thread, limit,
-    ).map(withBodyText);
+    return this.#db
+      .all<StoredMessageRow<AgentMessageRow>>(
+        `SELECT ${WITH_STATE} FROM messages m WHERE m.thread = ?3 AND ${VISIBLE} ORDER BY m.id LIMIT ?4`,
+        agent,
+        address,
+        thread,
+        limit,
+      )
+      .map(withBodyText);
   }
 
   /** Best matches first for an FTS5 query over subject and body, among the agent's mail. */
   search(agent: string, address: string, ftsQuery: string, limit: number): AgentMessageRow[] {
-    return this.#db.all<StoredMessageRow<AgentMessageRow>>(
-      `SELECT ${WITH_STATE} FROM messages_fts f JOIN messages m ON m.rowid = f.rowid
+    return this.#db
+      .all<StoredMessageRow<AgentMessageRow>>(
+        `SELECT ${WITH_STATE} FROM messages_fts f JOIN messages m ON m.rowid = f.rowid
        WHERE messages_fts MATCH ?3 AND ${VISIBLE} ORDER BY f.rank LIMIT ?4`,
-      agent, address, ftsQuery, limit,
-    ).map(withBodyText);
+        agent,
+        address,
+        ftsQuery,
+        limit,
+      )
+      .map(withBodyText);
   }
 
   /** When the agent last sent mail (an ISO time), or null. */
@@ -82,7 +94,8 @@ export class AgentMailTables {
   sendersSeen(limit: number): SenderSeenRow[] {
     return this.#db.all<SenderSeenRow>(
       `SELECT from_addr AS address, sender_host AS host, MAX(ts) AS last_seen FROM messages WHERE direction = 'in'
-       GROUP BY from_addr ORDER BY last_seen DESC LIMIT ?`, limit,
+       GROUP BY from_addr ORDER BY last_seen DESC LIMIT ?`,
+      limit,
     );
   }
 
@@ -109,9 +122,10 @@ export class AgentMailTables {
   idsWithPrefix(prefix: string, limit: number, agent: { name: string; address: string } | null): string[] {
     // '~' sorts after every character of an id, so [prefix, prefix~) holds exactly the ids it starts
     const range = 'm.id >= ?3 AND m.id < ?4';
-    const sql = agent === null
-      ? `SELECT m.id FROM messages m WHERE ${range} ORDER BY m.id LIMIT ?5`
-      : `SELECT m.id FROM messages m WHERE ${range} AND ${VISIBLE} ORDER BY m.id LIMIT ?5`;
+    const sql =
+      agent === null
+        ? `SELECT m.id FROM messages m WHERE ${range} ORDER BY m.id LIMIT ?5`
+        : `SELECT m.id FROM messages m WHERE ${range} AND ${VISIBLE} ORDER BY m.id LIMIT ?5`;
     return this.#db.all<{ id: string }>(sql, agent?.name ?? null, agent?.address ?? null, prefix, `${prefix}~`, limit).map((r) => r.id);
   }
 }

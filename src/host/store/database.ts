@@ -112,8 +112,9 @@ export class Database {
 /** SQLite's words for a file that is not, or no longer, a whole database. */
 const DAMAGED_RE = /not a database|malformed|corrupt/i;
 /** What to do about a damaged store, after the reason. */
-const DAMAGED_FIX = '; stop the daemon, move the file aside (mv host.db host.db.damaged) and put back your last copy of it; '
-  + 'without one, the next command makes an empty store and this host must pair again';
+const DAMAGED_FIX =
+  '; stop the daemon, move the file aside (mv host.db host.db.damaged) and put back your last copy of it; ' +
+  'without one, the next command makes an empty store and this host must pair again';
 
 export function openDatabase(path: string): Database {
   let raw: DatabaseSync;

@@ -33,7 +33,9 @@ export function homeDiskState(home: string): Exclude<DiskFault, 'io'> | null {
 /** The sentence for a disk fault under `home`: what it is, the free space, and what to do. */
 export function diskFaultText(fault: DiskFault, home: string): string {
   return diskFaultSentence(fault, {
-    disk: `the disk holding ${home}`, freeOn: home, afterwards: ', then try again (nothing was half-written)',
+    disk: `the disk holding ${home}`,
+    freeOn: home,
+    afterwards: ', then try again (nothing was half-written)',
     ...(fault === 'read-only' ? { fixHint: ' (or point MBX_HOME elsewhere)' } : {}),
   });
 }
@@ -46,7 +48,6 @@ export function diskFaultText(fault: DiskFault, home: string): string {
 export function nameDiskError(error: unknown, home: string): string | null {
   const fault = diskFaultOf(error);
   if (fault === null && !ASK_THE_DISK.has(sqliteResultCode(error) ?? 0)) return null;
-  const state = fault === 'full' ? 'full' : homeDiskState(home) ?? fault;
+  const state = fault === 'full' ? 'full' : (homeDiskState(home) ?? fault);
   return state === null ? null : diskFaultText(state, home);
 }
-

@@ -72,7 +72,10 @@ export class HostStore {
 
   /** SQLite's own integrity check ('ok' when healthy). */
   quickCheck(): string {
-    return this.db.all<{ quick_check: string }>('PRAGMA quick_check').map((r) => r.quick_check).join('; ');
+    return this.db
+      .all<{ quick_check: string }>('PRAGMA quick_check')
+      .map((r) => r.quick_check)
+      .join('; ');
   }
 
   close(): void {

@@ -54,12 +54,30 @@ export interface DeliveryRow {
  * wire kept: each host's copy is sealed apart) and mail received (`in`, its wire kept as it came).
  */
 export function envelopeRow(
-  env: UnsignedEnvelopeV3, direction: MessageDirection, senderHost: string, body: string, wire: string | null, nowMs: number,
+  env: UnsignedEnvelopeV3,
+  direction: MessageDirection,
+  senderHost: string,
+  body: string,
+  wire: string | null,
+  nowMs: number,
 ): MessageRow {
   return {
-    id: env.id, direction, from_addr: env.from, sender_host: senderHost, to_json: JSON.stringify(env.to), thread: env.thread,
-    reply_to: env.reply_to, kind: env.kind, subject: env.subject, body, ts: env.ts, wire, meta_json: JSON.stringify(env.meta),
-    created_at: nowMs, needs_reply: env.needs_reply ? 1 : 0, refs_json: JSON.stringify(env.refs),
+    id: env.id,
+    direction,
+    from_addr: env.from,
+    sender_host: senderHost,
+    to_json: JSON.stringify(env.to),
+    thread: env.thread,
+    reply_to: env.reply_to,
+    kind: env.kind,
+    subject: env.subject,
+    body,
+    ts: env.ts,
+    wire,
+    meta_json: JSON.stringify(env.meta),
+    created_at: nowMs,
+    needs_reply: env.needs_reply ? 1 : 0,
+    refs_json: JSON.stringify(env.refs),
   };
 }
 
@@ -107,8 +125,22 @@ export class MailTables {
     this.#db.run(
       `INSERT INTO messages (id, direction, from_addr, sender_host, to_json, thread, reply_to, kind, subject, body, ts, wire, meta_json, created_at, needs_reply, refs_json)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      m.id, m.direction, m.from_addr, m.sender_host, m.to_json, m.thread, m.reply_to, m.kind, m.subject, Buffer.from(m.body, 'utf8'), m.ts, m.wire, m.meta_json, m.created_at,
-      m.needs_reply, m.refs_json,
+      m.id,
+      m.direction,
+      m.from_addr,
+      m.sender_host,
+      m.to_json,
+      m.thread,
+      m.reply_to,
+      m.kind,
+      m.subject,
+      Buffer.from(m.body, 'utf8'),
+      m.ts,
+      m.wire,
+      m.meta_json,
+      m.created_at,
+      m.needs_reply,
+      m.refs_json,
     );
   }
 
@@ -119,10 +151,7 @@ export class MailTables {
 
   /** A new delivery in state 'delivered': its first state change, so receipt_seq 1. */
   insertDelivery(msgId: string, agent: string, nowMs: number): void {
-    this.#db.run(
-      "INSERT INTO deliveries (msg_id, agent, state, receipt_seq, updated_at) VALUES (?, ?, 'delivered', 1, ?)",
-      msgId, agent, nowMs,
-    );
+    this.#db.run("INSERT INTO deliveries (msg_id, agent, state, receipt_seq, updated_at) VALUES (?, ?, 'delivered', 1, ?)", msgId, agent, nowMs);
   }
 
   delivery(msgId: string, agent: string): DeliveryRow | undefined {
@@ -137,7 +166,11 @@ export class MailTables {
   advanceDelivery(msgId: string, agent: string, state: DeliveryState, note: string | null, nowMs: number): number {
     this.#db.run(
       'UPDATE deliveries SET state = ?, note = COALESCE(?, note), receipt_seq = receipt_seq + 1, updated_at = ? WHERE msg_id = ? AND agent = ?',
-      state, note, nowMs, msgId, agent,
+      state,
+      note,
+      nowMs,
+      msgId,
+      agent,
     );
     return this.delivery(msgId, agent)?.receipt_seq ?? 0;
   }
@@ -149,17 +182,20 @@ export class MailTables {
    */
   inbox(agent: string, limit: number, includeAcked: boolean, cursor: { after: string } | { before: string } = { after: '' }): InboxRow[] {
     const ascending = 'after' in cursor;
-    return this.#db.all<StoredMessageRow<InboxRow>>(
-      `SELECT m.*, d.state AS state, d.note AS note, d.agent AS agent FROM deliveries d JOIN messages m ON m.id = d.msg_id
-       WHERE d.agent = ? AND (? OR d.state != 'acked') AND ${ascending ? 'm.id > ?' : '(? = \'\' OR m.id < ?)'}
+    return this.#db
+      .all<StoredMessageRow<InboxRow>>(
+        `SELECT m.*, d.state AS state, d.note AS note, d.agent AS agent FROM deliveries d JOIN messages m ON m.id = d.msg_id
+       WHERE d.agent = ? AND (? OR d.state != 'acked') AND ${ascending ? 'm.id > ?' : "(? = '' OR m.id < ?)"}
        ORDER BY m.id ${ascending ? 'ASC' : 'DESC'} LIMIT ?`,
-      agent, includeAcked ? 1 : 0, ...(ascending ? [cursor.after] : [cursor.before, cursor.before]), limit,
-    ).map(withBodyText);
+        agent,
+        includeAcked ? 1 : 0,
+        ...(ascending ? [cursor.after] : [cursor.before, cursor.before]),
+        limit,
+      )
+      .map(withBodyText);
   }
 
   inboxCount(agent: string, includeAcked: boolean): number {
-    return this.#db.get<{ n: number }>(
-      `SELECT COUNT(*) AS n FROM deliveries WHERE agent = ? AND (? OR state != 'acked')`, agent, includeAcked ? 1 : 0,
-    )?.n ?? 0;
+    return this.#db.get<{ n: number }>(`SELECT COUNT(*) AS n FROM deliveries WHERE agent = ? AND (? OR state != 'acked')`, agent, includeAcked ? 1 : 0)?.n ?? 0;
   }
 }

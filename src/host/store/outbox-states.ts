@@ -19,9 +19,7 @@
 // when the row last left `queued`.
 import type { OutboxKind } from './outbox-kinds.ts';
 
-export const OUTBOX_STATES = [
-  'queued', 'handed-over', 'rejected', 'undelivered', 'superseded', 'relay-accepted', 'settled', 'unconfirmed', 'expired',
-] as const;
+export const OUTBOX_STATES = ['queued', 'handed-over', 'rejected', 'undelivered', 'superseded', 'relay-accepted', 'settled', 'unconfirmed', 'expired'] as const;
 export type OutboxState = (typeof OUTBOX_STATES)[number];
 
 export interface OutboxMove {

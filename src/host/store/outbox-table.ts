@@ -74,22 +74,30 @@ export class OutboxTable {
     this.#db.run(
       `INSERT OR IGNORE INTO outbox (kind, item_id, msg_id, peer_host, wire, state, next_at, created_at, relay_refused)
        VALUES (?, ?, ?, ?, ?, 'queued', ?, ?, ?)`,
-      row.kind, row.item_id, row.msg_id, row.peer_host, row.wire, nowMs, nowMs, row.relay_refused ?? null,
+      row.kind,
+      row.item_id,
+      row.msg_id,
+      row.peer_host,
+      row.wire,
+      nowMs,
+      nowMs,
+      row.relay_refused ?? null,
     );
   }
 
   /** Queued rows whose time has come, oldest first. */
   due(nowMs: number, limit: number): OutboxRow[] {
-    return this.#db.all<OutboxRow>(
-      "SELECT * FROM outbox WHERE state = 'queued' AND next_at <= ? ORDER BY id LIMIT ?", nowMs, limit,
-    );
+    return this.#db.all<OutboxRow>("SELECT * FROM outbox WHERE state = 'queued' AND next_at <= ? ORDER BY id LIMIT ?", nowMs, limit);
   }
 
   /** Queued rows created before `cutoffMs` (for the delivery deadline). */
   queuedBefore(kind: OutboxKind, cutoffMs: number, limit: number): OutboxRow[] {
     return this.#db.all<OutboxRow>(
       // A row a relay once accepted has the relay's deadline instead (relay-deadlines.ts).
-      "SELECT * FROM outbox WHERE state = 'queued' AND kind = ? AND created_at < ? AND relay_accepted_at IS NULL ORDER BY id LIMIT ?", kind, cutoffMs, limit,
+      "SELECT * FROM outbox WHERE state = 'queued' AND kind = ? AND created_at < ? AND relay_accepted_at IS NULL ORDER BY id LIMIT ?",
+      kind,
+      cutoffMs,
+      limit,
     );
   }
 
@@ -122,17 +130,17 @@ export class OutboxTable {
 
   /** Records a failed attempt and when to try again. */
   retryLater(id: number, error: string, nextAtMs: number): void {
-    this.#db.run(
-      "UPDATE outbox SET attempts = attempts + 1, last_error = ?, next_at = ? WHERE id = ? AND state = 'queued'",
-      error, nextAtMs, id,
-    );
+    this.#db.run("UPDATE outbox SET attempts = attempts + 1, last_error = ?, next_at = ? WHERE id = ? AND state = 'queued'", error, nextAtMs, id);
   }
 
   /** The relay refused a queued row for good: it is due again now, for the LAN only. */
   refuseOnRelay(id: number, reason: string, nowMs: number): void {
     this.#db.run(
       "UPDATE outbox SET relay_refused = ?, last_error = ?, next_at = ? WHERE id = ? AND state = 'queued'",
-      reason, `relay refused it: ${reason}`, nowMs, id,
+      reason,
+      `relay refused it: ${reason}`,
+      nowMs,
+      id,
     );
   }
 
@@ -141,11 +149,15 @@ export class OutboxTable {
    * `mbx`). It walks the outbox: run only when a bounce is about to be queued, never per message.
    */
   countSentBy(fromAddr: string, host: string, sinceMs: number): number {
-    return this.#db.get<{ n: number }>(
-      `SELECT COUNT(*) AS n FROM outbox o JOIN messages m ON m.id = o.msg_id
+    return (
+      this.#db.get<{ n: number }>(
+        `SELECT COUNT(*) AS n FROM outbox o JOIN messages m ON m.id = o.msg_id
          WHERE o.kind = 'envelope' AND o.peer_host = ? AND o.created_at >= ? AND m.from_addr = ?`,
-      host, sinceMs, fromAddr,
-    )?.n ?? 0;
+        host,
+        sinceMs,
+        fromAddr,
+      )?.n ?? 0
+    );
   }
 
   /** Another relay was pinned: rows the old one refused for good may go to the relay again. */
@@ -160,7 +172,8 @@ export class OutboxTable {
    */
   requeueLatestReceipts(msgId: string, nowMs: number): number {
     const rows = this.#db.all<{ id: number; item_id: string; state: OutboxState; kind: OutboxKind; relay_accepted_at: number | null }>(
-      "SELECT id, item_id, state, kind, relay_accepted_at FROM outbox WHERE kind = 'receipt' AND msg_id = ? ORDER BY id", msgId,
+      "SELECT id, item_id, state, kind, relay_accepted_at FROM outbox WHERE kind = 'receipt' AND msg_id = ? ORDER BY id",
+      msgId,
     );
     // item_id = receipt:<msg>:<recipient>:<seq>; later rows of one recipient are newer receipts
     const newest = new Map<string, (typeof rows)[number]>();
@@ -171,7 +184,12 @@ export class OutboxTable {
       if (nextState('resend', r) === null) continue;
       requeued += this.#db.run(
         `UPDATE outbox SET state = ?, next_at = ?, created_at = ?, settled_at = NULL, attempts = 0, last_error = NULL
-           WHERE id = ? AND ${where.sql}`, OUTBOX_MOVES.resend.to, nowMs, nowMs, r.id, ...where.params,
+           WHERE id = ? AND ${where.sql}`,
+        OUTBOX_MOVES.resend.to,
+        nowMs,
+        nowMs,
+        r.id,
+        ...where.params,
       ).changes;
     }
     return requeued;
@@ -200,25 +218,40 @@ export class OutboxTable {
     const where = guard('supersede');
     this.#db.run(
       `UPDATE outbox SET state = ?, settled_at = ? WHERE peer_host = ? AND substr(item_id, 1, length(?)) = ? AND ${where.sql}`,
-      OUTBOX_MOVES.supersede.to, nowMs, host, itemPrefix, itemPrefix, ...where.params,
+      OUTBOX_MOVES.supersede.to,
+      nowMs,
+      host,
+      itemPrefix,
+      itemPrefix,
+      ...where.params,
     );
   }
 
   /** Queued rows grouped by age, for doctor. */
   queuedAges(nowMs: number): Array<{ kind: string; peer_host: string; count: number; oldest: number }> {
-    return this.#db.all(
-      "SELECT kind, peer_host, COUNT(*) AS count, MIN(created_at) AS oldest FROM outbox WHERE state = 'queued' GROUP BY kind, peer_host ORDER BY oldest",
-    ).map((r) => r as { kind: string; peer_host: string; count: number; oldest: number }).map((r) => ({ ...r, oldest: nowMs - r.oldest }));
+    return this.#db
+      .all("SELECT kind, peer_host, COUNT(*) AS count, MIN(created_at) AS oldest FROM outbox WHERE state = 'queued' GROUP BY kind, peer_host ORDER BY oldest")
+      .map((r) => r as { kind: string; peer_host: string; count: number; oldest: number })
+      .map((r) => ({ ...r, oldest: nowMs - r.oldest }));
   }
 
   /** A queued row the relay accepted: it waits in relay-accepted for the target's delivery receipt. */
   relayAccept(id: number, a: RelayAcceptance, nowMs: number): boolean {
     const where = guard('relayAccept');
-    return this.#db.run(
-      `UPDATE outbox SET state = ?, transport = 'relay', last_error = NULL, settled_at = ?,
+    return (
+      this.#db.run(
+        `UPDATE outbox SET state = ?, transport = 'relay', last_error = NULL, settled_at = ?,
          relay_seq = ?, relay_epoch = ?, relay_accept = ?, relay_accepted_at = ? WHERE id = ? AND ${where.sql}`,
-      OUTBOX_MOVES.relayAccept.to, nowMs, a.seq, a.epoch, a.accept, a.acceptedAtMs, id, ...where.params,
-    ).changes > 0;
+        OUTBOX_MOVES.relayAccept.to,
+        nowMs,
+        a.seq,
+        a.epoch,
+        a.accept,
+        a.acceptedAtMs,
+        id,
+        ...where.params,
+      ).changes > 0
+    );
   }
 
   /**
@@ -229,23 +262,28 @@ export class OutboxTable {
     const where = guard('settle');
     return this.#db.run(
       `UPDATE outbox SET state = ?, settled_at = ? WHERE msg_id = ? AND peer_host = ? AND ${where.sql}`,
-      OUTBOX_MOVES.settle.to, nowMs, msgId, host, ...where.params,
+      OUTBOX_MOVES.settle.to,
+      nowMs,
+      msgId,
+      host,
+      ...where.params,
     ).changes;
   }
 
   /** Rows a relay accepted that still wait for their receipt (the ones `unconfirm` takes), accepted at or before `cutoffMs`. */
   relayAcceptedBy(cutoffMs: number, limit: number): OutboxRow[] {
     const where = guard('unconfirm');
-    return this.#db.all<OutboxRow>(
-      `SELECT * FROM outbox WHERE relay_accepted_at <= ? AND ${where.sql} ORDER BY id LIMIT ?`, cutoffMs, ...where.params, limit,
-    );
+    return this.#db.all<OutboxRow>(`SELECT * FROM outbox WHERE relay_accepted_at <= ? AND ${where.sql} ORDER BY id LIMIT ?`, cutoffMs, ...where.params, limit);
   }
 
   /** The envelope row of `itemId` for `host` that a relay accepted and that still waits for its receipt (the one `expire` takes). */
   relayAcceptedRow(itemId: string, host: string): OutboxRow | undefined {
     const where = guard('expire');
     return this.#db.get<OutboxRow>(
-      `SELECT * FROM outbox WHERE kind = 'envelope' AND item_id = ? AND peer_host = ? AND ${where.sql}`, itemId, host, ...where.params,
+      `SELECT * FROM outbox WHERE kind = 'envelope' AND item_id = ? AND peer_host = ? AND ${where.sql}`,
+      itemId,
+      host,
+      ...where.params,
     );
   }
 
@@ -255,7 +293,8 @@ export class OutboxTable {
    */
   requeueRelayAccepted(nowMs: number): number {
     const where = guard('repush');
-    return this.#db.run(`UPDATE outbox SET state = ?, next_at = ?, settled_at = NULL WHERE ${where.sql}`, OUTBOX_MOVES.repush.to, nowMs, ...where.params).changes;
+    return this.#db.run(`UPDATE outbox SET state = ?, next_at = ?, settled_at = NULL WHERE ${where.sql}`, OUTBOX_MOVES.repush.to, nowMs, ...where.params)
+      .changes;
   }
 
   /** Rows per kind and state: a message's copies, receipts and rotations are counted apart. */
@@ -272,15 +311,14 @@ export class OutboxTable {
     const out: Record<string, number> = {};
     for (const r of this.#db.all<{ state: string; n: number }>(
       "SELECT state, COUNT(*) AS n FROM outbox WHERE relay_accepted_at IS NOT NULL OR transport = 'relay' GROUP BY state",
-    )) out[r.state] = r.n;
+    ))
+      out[r.state] = r.n;
     return out;
   }
 
   /** The longest-waiting row in `states` (oldest creation), for doctor. */
   oldestIn(states: readonly OutboxState[]): OutboxRow | undefined {
-    return this.#db.get<OutboxRow>(
-      `SELECT * FROM outbox WHERE state IN (${states.map(() => '?').join(', ')}) ORDER BY created_at, id LIMIT 1`, ...states,
-    );
+    return this.#db.get<OutboxRow>(`SELECT * FROM outbox WHERE state IN (${states.map(() => '?').join(', ')}) ORDER BY created_at, id LIMIT 1`, ...states);
   }
 
   countByState(state: OutboxState, kind: OutboxKind): number {

@@ -24,7 +24,8 @@ export class OverviewTables {
       `SELECT (SELECT COUNT(*) FROM deliveries WHERE agent = ?1 AND state IN ('delivered', 'notified')) AS unread,
               (SELECT MAX(m.created_at) FROM deliveries d JOIN messages m ON m.id = d.msg_id WHERE d.agent = ?1) AS last_in,
               (SELECT MAX(created_at) FROM messages WHERE from_addr = ?2) AS last_out`,
-      agent, address,
+      agent,
+      address,
     );
     const times = [row?.last_in ?? null, row?.last_out ?? null].filter((t): t is number => t !== null);
     return { agent, unread: row?.unread ?? 0, last_activity: times.length === 0 ? null : Math.max(...times) };
@@ -35,10 +36,15 @@ export class OverviewTables {
     if (agent === null) {
       return this.#db.all<{ thread: string }>('SELECT thread FROM messages GROUP BY thread ORDER BY MAX(id) DESC LIMIT ?', limit).map((r) => r.thread);
     }
-    return this.#db.all<{ thread: string }>(
-      `SELECT m.thread FROM messages m WHERE m.from_addr = ?2 OR EXISTS (SELECT 1 FROM deliveries d WHERE d.msg_id = m.id AND d.agent = ?1)
-       GROUP BY m.thread ORDER BY MAX(m.id) DESC LIMIT ?3`, agent.name, agent.address, limit,
-    ).map((r) => r.thread);
+    return this.#db
+      .all<{ thread: string }>(
+        `SELECT m.thread FROM messages m WHERE m.from_addr = ?2 OR EXISTS (SELECT 1 FROM deliveries d WHERE d.msg_id = m.id AND d.agent = ?1)
+       GROUP BY m.thread ORDER BY MAX(m.id) DESC LIMIT ?3`,
+        agent.name,
+        agent.address,
+        limit,
+      )
+      .map((r) => r.thread);
   }
 
   /** A thread's messages, oldest first (the newest `limit` of them). */

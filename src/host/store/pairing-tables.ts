@@ -40,7 +40,11 @@ export class PairTokensTable {
 
   /** Counts a wrong MAC; the token burns at `maxFailures`. Returns the failures so far. */
   noteFailure(id: number, maxFailures: number): number {
-    this.#db.run("UPDATE pair_tokens SET failures = failures + 1, state = CASE WHEN failures + 1 >= ? THEN 'burned' ELSE state END WHERE id = ?", maxFailures, id);
+    this.#db.run(
+      "UPDATE pair_tokens SET failures = failures + 1, state = CASE WHEN failures + 1 >= ? THEN 'burned' ELSE state END WHERE id = ?",
+      maxFailures,
+      id,
+    );
     return this.#db.get<{ failures: number }>('SELECT failures FROM pair_tokens WHERE id = ?', id)?.failures ?? maxFailures;
   }
 
@@ -61,10 +65,17 @@ export class RotationsTable {
 
   /** Records a rotation once; false when it was already there. */
   insert(r: RotationRow): boolean {
-    return this.#db.run(
-      'INSERT OR IGNORE INTO rotations (new_pub, old_pub, host, origin, record, at) VALUES (?, ?, ?, ?, ?, ?)',
-      r.new_pub, r.old_pub, r.host, r.origin, r.record, r.at,
-    ).changes > 0;
+    return (
+      this.#db.run(
+        'INSERT OR IGNORE INTO rotations (new_pub, old_pub, host, origin, record, at) VALUES (?, ?, ?, ?, ?, ?)',
+        r.new_pub,
+        r.old_pub,
+        r.host,
+        r.origin,
+        r.record,
+        r.at,
+      ).changes > 0
+    );
   }
 
   get(newPub: string): RotationRow | undefined {

@@ -67,9 +67,7 @@ export class PeerLinksTable {
 
   /** Agents of current peers, by host then name, at most `limit`. */
   peerAgents(limit: number): PeerAgentRow[] {
-    return this.#db.all<PeerAgentRow>(
-      'SELECT a.* FROM peer_agents a JOIN peers p ON p.host = a.host ORDER BY a.host, a.name LIMIT ?', limit,
-    );
+    return this.#db.all<PeerAgentRow>('SELECT a.* FROM peer_agents a JOIN peers p ON p.host = a.host ORDER BY a.host, a.name LIMIT ?', limit);
   }
 
   /** The directory `host` last listed, by name. */
@@ -85,7 +83,12 @@ export class PeerLinksTable {
       for (const a of agents) {
         this.#db.run(
           'INSERT OR REPLACE INTO peer_agents (host, name, role, cli, description, last_seen) VALUES (?, ?, ?, ?, ?, ?)',
-          host, a.name, a.role, a.cli, a.description, a.last_seen,
+          host,
+          a.name,
+          a.role,
+          a.cli,
+          a.description,
+          a.last_seen,
         );
       }
       this.#db.run('UPDATE peer_links SET directory_at = ? WHERE host = ?', nowMs, host);
@@ -113,10 +116,16 @@ export class PeerLinksTable {
   notePresence(host: string, seq: number, addrs: readonly string[], nowMs: number): boolean {
     return this.#db.transaction(() => {
       this.#ensure(host);
-      return this.#db.run(
-        'UPDATE peer_links SET presence_seq = ?, presence_addrs = ?, presence_at = ? WHERE host = ? AND presence_seq < ?',
-        seq, JSON.stringify(addrs), nowMs, host, seq,
-      ).changes > 0;
+      return (
+        this.#db.run(
+          'UPDATE peer_links SET presence_seq = ?, presence_addrs = ?, presence_at = ? WHERE host = ? AND presence_seq < ?',
+          seq,
+          JSON.stringify(addrs),
+          nowMs,
+          host,
+          seq,
+        ).changes > 0
+      );
     });
   }
 

@@ -36,7 +36,13 @@ export class PeersTable {
       this.#db.run(
         `INSERT INTO peers (host, host_pubkey, owner_pubkey, addr, enc_pub, enc_sig, paired_at)
          VALUES (?, ?, ?, ?, ?, ?, ?)`,
-        peer.host, peer.host_pubkey, peer.owner_pubkey, peer.addr, peer.enc_pub, peer.enc_sig, nowMs,
+        peer.host,
+        peer.host_pubkey,
+        peer.owner_pubkey,
+        peer.addr,
+        peer.enc_pub,
+        peer.enc_sig,
+        nowMs,
       );
     });
   }
@@ -47,8 +53,10 @@ export class PeersTable {
 
   /** The peer whose current or retired host key is `pubkey`. */
   byKey(pubkey: string): PeerRow | undefined {
-    return this.#db.get<PeerRow>('SELECT * FROM peers WHERE host_pubkey = ?', pubkey)
-      ?? this.#db.get<PeerRow>('SELECT p.* FROM peers p JOIN peer_retired_keys r ON r.host = p.host WHERE r.pubkey = ?', pubkey);
+    return (
+      this.#db.get<PeerRow>('SELECT * FROM peers WHERE host_pubkey = ?', pubkey) ??
+      this.#db.get<PeerRow>('SELECT p.* FROM peers p JOIN peer_retired_keys r ON r.host = p.host WHERE r.pubkey = ?', pubkey)
+    );
   }
 
   list(): PeerRow[] {

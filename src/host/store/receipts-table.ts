@@ -39,7 +39,16 @@ export class ReceiptsTable {
       `INSERT INTO receipts (msg_id, recipient, peer_host, state, seq, at, note, wire, received_at, wake) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
        ON CONFLICT (msg_id, recipient) DO UPDATE SET peer_host = excluded.peer_host, state = excluded.state, seq = excluded.seq,
          at = excluded.at, note = excluded.note, wire = excluded.wire, received_at = excluded.received_at, wake = COALESCE(excluded.wake, wake)`,
-      r.msg_id, r.recipient, r.peer_host, r.state, r.seq, r.at, r.note, r.wire, r.received_at, r.wake,
+      r.msg_id,
+      r.recipient,
+      r.peer_host,
+      r.state,
+      r.seq,
+      r.at,
+      r.note,
+      r.wire,
+      r.received_at,
+      r.wake,
     );
   }
 }

@@ -59,8 +59,26 @@ export interface PeerEncAdRow {
 /** Most quarantined items one listing returns. */
 export const QUARANTINE_LIST_MAX = 1000;
 
-const UPDATABLE = new Set(['relay_pubkey', 'seen_pubkey', 'state', 'detail', 'epoch', 'epoch_changed_at', 'retention_ms', 'max_batch', 'max_pull', 'max_item_bytes',
-  'session', 'session_host_pubkey', 'enc_ad_at', 'enc_ad_pub', 'enc_ad_v1_only', 'senders_published', 'failures', 'retry_at']);
+const UPDATABLE = new Set([
+  'relay_pubkey',
+  'seen_pubkey',
+  'state',
+  'detail',
+  'epoch',
+  'epoch_changed_at',
+  'retention_ms',
+  'max_batch',
+  'max_pull',
+  'max_item_bytes',
+  'session',
+  'session_host_pubkey',
+  'enc_ad_at',
+  'enc_ad_pub',
+  'enc_ad_v1_only',
+  'senders_published',
+  'failures',
+  'retry_at',
+]);
 
 export class RelayTables {
   readonly #db: Database;
@@ -79,7 +97,9 @@ export class RelayTables {
        ON CONFLICT (id) DO UPDATE SET url = excluded.url, relay_pubkey = excluded.relay_pubkey, seen_pubkey = NULL, state = 'new',
          detail = NULL, session = NULL, enc_ad_at = NULL, enc_ad_pub = NULL, enc_ad_v1_only = 0, senders_published = NULL, failures = 0, retry_at = 0,
          set_at = excluded.set_at, token_command = CASE WHEN relay.url = excluded.url THEN relay.token_command END`,
-      url, relayPubkey, nowMs,
+      url,
+      relayPubkey,
+      nowMs,
     );
   }
 
@@ -88,7 +108,8 @@ export class RelayTables {
     this.#db.run(
       `UPDATE relay SET token_command = ?, session = NULL, state = 'new', detail = NULL, failures = 0, retry_at = 0
        WHERE id = 1 AND token_command IS NOT ?`,
-      command, command,
+      command,
+      command,
     );
   }
 
@@ -103,14 +124,20 @@ export class RelayTables {
   }
 
   receivedThrough(url: string, epoch: string): number {
-    return this.#db.get<{ received_through: number }>('SELECT received_through FROM relay_position WHERE relay_url = ? AND epoch = ?', url, epoch)?.received_through ?? 0;
+    return (
+      this.#db.get<{ received_through: number }>('SELECT received_through FROM relay_position WHERE relay_url = ? AND epoch = ?', url, epoch)
+        ?.received_through ?? 0
+    );
   }
 
   setReceivedThrough(url: string, epoch: string, through: number, nowMs: number): void {
     this.#db.run(
       `INSERT INTO relay_position (relay_url, epoch, received_through, updated_at) VALUES (?, ?, ?, ?)
        ON CONFLICT (relay_url, epoch) DO UPDATE SET received_through = excluded.received_through, updated_at = excluded.updated_at`,
-      url, epoch, through, nowMs,
+      url,
+      epoch,
+      through,
+      nowMs,
     );
   }
 
@@ -118,13 +145,25 @@ export class RelayTables {
     this.#db.run(
       `INSERT OR IGNORE INTO relay_quarantine (relay_url, epoch, seq, kind, item_id, sender_pubkey, reason, wire_b64, at)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      row.relay_url, row.epoch, row.seq, row.kind, row.item_id, row.sender_pubkey, row.reason, row.wire_b64, row.at,
+      row.relay_url,
+      row.epoch,
+      row.seq,
+      row.kind,
+      row.item_id,
+      row.sender_pubkey,
+      row.reason,
+      row.wire_b64,
+      row.at,
     );
   }
 
   /** Quarantined items, oldest first; dismissed ones only with `withDismissed`. */
   quarantined(limit = QUARANTINE_LIST_MAX, withDismissed = true): QuarantineRow[] {
-    return this.#db.all<QuarantineRow>('SELECT * FROM relay_quarantine WHERE (? OR dismissed_at IS NULL) ORDER BY at, seq LIMIT ?', withDismissed ? 1 : 0, limit);
+    return this.#db.all<QuarantineRow>(
+      'SELECT * FROM relay_quarantine WHERE (? OR dismissed_at IS NULL) ORDER BY at, seq LIMIT ?',
+      withDismissed ? 1 : 0,
+      limit,
+    );
   }
 
   /** The quarantined items with relay seq `seq` (one per relay and epoch). */
@@ -134,9 +173,15 @@ export class RelayTables {
 
   /** Marks an item dismissed (kept in the store); false when it was already. */
   dismissQuarantined(row: Pick<QuarantineRow, 'relay_url' | 'epoch' | 'seq'>, nowMs: number): boolean {
-    return this.#db.run(
-      'UPDATE relay_quarantine SET dismissed_at = ? WHERE relay_url = ? AND epoch = ? AND seq = ? AND dismissed_at IS NULL', nowMs, row.relay_url, row.epoch, row.seq,
-    ).changes > 0;
+    return (
+      this.#db.run(
+        'UPDATE relay_quarantine SET dismissed_at = ? WHERE relay_url = ? AND epoch = ? AND seq = ? AND dismissed_at IS NULL',
+        nowMs,
+        row.relay_url,
+        row.epoch,
+        row.seq,
+      ).changes > 0
+    );
   }
 
   /** Quarantined items pushed by `senderPubkey`, oldest first. */
@@ -162,7 +207,10 @@ export class RelayTables {
     this.#db.run(
       `INSERT INTO relay_enc_ads (host_pubkey, enc_pub, iat_ms, record) VALUES (?, ?, ?, ?)
        ON CONFLICT (host_pubkey) DO UPDATE SET enc_pub = excluded.enc_pub, iat_ms = excluded.iat_ms, record = excluded.record`,
-      row.host_pubkey, row.enc_pub, row.iat_ms, row.record,
+      row.host_pubkey,
+      row.enc_pub,
+      row.iat_ms,
+      row.record,
     );
   }
 }

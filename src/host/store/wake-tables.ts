@@ -57,7 +57,10 @@ export class WakeTables {
     this.#db.run(
       `INSERT INTO wake_cursors (agent, path, mark, updated_at) VALUES (?, ?, ?, ?)
        ON CONFLICT (agent, path) DO UPDATE SET mark = MAX(mark, excluded.mark), updated_at = excluded.updated_at`,
-      agent, path, mark, nowMs,
+      agent,
+      path,
+      mark,
+      nowMs,
     );
   }
 
@@ -66,7 +69,8 @@ export class WakeTables {
     return this.#db.all<WakeCursorRow>(
       `SELECT c.path, c.mark, c.updated_at,
          (SELECT COUNT(*) FROM deliveries d WHERE d.agent = c.agent AND d.state IN ('delivered', 'notified') AND d.rowid > c.mark) AS untold
-       FROM wake_cursors c WHERE c.agent = ? ORDER BY c.path`, agent,
+       FROM wake_cursors c WHERE c.agent = ? ORDER BY c.path`,
+      agent,
     );
   }
 
@@ -74,7 +78,10 @@ export class WakeTables {
   deliveriesAfter(agent: string, mark: number, limit: number): WakeDeliveryRow[] {
     return this.#db.all<WakeDeliveryRow>(
       `SELECT ${DELIVERY_COLUMNS} FROM deliveries d JOIN messages m ON m.id = d.msg_id
-       WHERE d.agent = ? AND d.rowid > ? ORDER BY d.rowid LIMIT ?`, agent, mark, limit,
+       WHERE d.agent = ? AND d.rowid > ? ORDER BY d.rowid LIMIT ?`,
+      agent,
+      mark,
+      limit,
     );
   }
 
@@ -82,7 +89,9 @@ export class WakeTables {
   unread(agent: string, limit: number): WakeDeliveryRow[] {
     return this.#db.all<WakeDeliveryRow>(
       `SELECT ${DELIVERY_COLUMNS} FROM deliveries d JOIN messages m ON m.id = d.msg_id
-       WHERE d.agent = ? AND d.state IN ('delivered', 'notified') ORDER BY d.rowid LIMIT ?`, agent, limit,
+       WHERE d.agent = ? AND d.state IN ('delivered', 'notified') ORDER BY d.rowid LIMIT ?`,
+      agent,
+      limit,
     );
   }
 
@@ -97,7 +106,12 @@ export class WakeTables {
        ON CONFLICT (msg_id, agent, path) DO UPDATE SET woke = MAX(woke, excluded.woke),
          detail = CASE WHEN excluded.woke >= woke THEN excluded.detail ELSE detail END,
          at = CASE WHEN excluded.woke > woke THEN excluded.at ELSE at END`,
-      o.msg_id, o.agent, o.path, o.woke, o.detail, o.at,
+      o.msg_id,
+      o.agent,
+      o.path,
+      o.woke,
+      o.detail,
+      o.at,
     );
   }
 
@@ -109,17 +123,25 @@ export class WakeTables {
 
   /** The row number of the thread's last message from a person (any host's owner) up to `upTo`; 0: none. */
   lastOwnerRow(thread: string, upTo: number): number {
-    return this.#db.get<{ r: number | null }>(
-      "SELECT MAX(rowid) AS r FROM messages WHERE thread = ? AND rowid <= ? AND from_addr LIKE 'owner@%'", thread, upTo,
-    )?.r ?? 0;
+    return (
+      this.#db.get<{ r: number | null }>("SELECT MAX(rowid) AS r FROM messages WHERE thread = ? AND rowid <= ? AND from_addr LIKE 'owner@%'", thread, upTo)
+        ?.r ?? 0
+    );
   }
 
   /** Messages of the thread from either of `senders`, with row numbers in (after, upTo] and created after `sinceMs`. */
   countFrom(thread: string, senders: readonly [string, string], after: number, upTo: number, sinceMs: number): number {
-    return this.#db.get<{ n: number }>(
-      'SELECT COUNT(*) AS n FROM messages WHERE thread = ? AND rowid > ? AND rowid <= ? AND created_at > ? AND from_addr IN (?, ?)',
-      thread, after, upTo, sinceMs, senders[0], senders[1],
-    )?.n ?? 0;
+    return (
+      this.#db.get<{ n: number }>(
+        'SELECT COUNT(*) AS n FROM messages WHERE thread = ? AND rowid > ? AND rowid <= ? AND created_at > ? AND from_addr IN (?, ?)',
+        thread,
+        after,
+        upTo,
+        sinceMs,
+        senders[0],
+        senders[1],
+      )?.n ?? 0
+    );
   }
 
   /** The newest messages row number (where counting starts after a lift). */
@@ -142,10 +164,17 @@ export class WakeTables {
 
   /** Records a trip unless the thread has an active one; returns whether it did. */
   insertTrip(t: Pick<GuardTripRow, 'thread' | 'pair' | 'count' | 'msg_id' | 'msg_row' | 'tripped_at'>): boolean {
-    return this.#db.run(
-      'INSERT OR IGNORE INTO wake_guard_trips (thread, pair, count, msg_id, msg_row, tripped_at) VALUES (?, ?, ?, ?, ?, ?)',
-      t.thread, t.pair, t.count, t.msg_id, t.msg_row, t.tripped_at,
-    ).changes > 0;
+    return (
+      this.#db.run(
+        'INSERT OR IGNORE INTO wake_guard_trips (thread, pair, count, msg_id, msg_row, tripped_at) VALUES (?, ?, ?, ?, ?, ?)',
+        t.thread,
+        t.pair,
+        t.count,
+        t.msg_id,
+        t.msg_row,
+        t.tripped_at,
+      ).changes > 0
+    );
   }
 
   liftTrip(id: number, by: string, liftMark: number, nowMs: number): void {
@@ -162,7 +191,9 @@ export class WakeTables {
     this.#db.run(
       `INSERT INTO wake_hook_sessions (session_id, agent, stop_blocks, updated_at) VALUES (?, ?, 1, ?)
        ON CONFLICT (session_id, agent) DO UPDATE SET stop_blocks = stop_blocks + 1, updated_at = excluded.updated_at`,
-      sessionId, agent, nowMs,
+      sessionId,
+      agent,
+      nowMs,
     );
   }
 

@@ -20,9 +20,7 @@ export interface SealedCopy {
   wire: string;
 }
 
-export type RelayFit =
-  | { ok: true; lanOnly: ReadonlyMap<string, string> }
-  | { ok: false; problem: string };
+export type RelayFit = { ok: true; lanOnly: ReadonlyMap<string, string> } | { ok: false; problem: string };
 
 /** The peer's last LAN call succeeded, and none failed since. */
 export function lanKnownUp(peer: PeerRow | undefined): boolean {
@@ -60,10 +58,11 @@ export function relayFit(node: HostNode, copies: readonly SealedCopy[], plainBod
       const fits = Math.max(0, 3 * Math.floor((limit - overhead) / 8) - 16);
       return {
         ok: false,
-        problem: `the sealed message is ${bytes} bytes, over the relay's limit of ${limit} bytes (max_item_bytes), and ${copy.host} `
-          + `is ${probedDown.has(copy.host) ? 'not reachable on the LAN now (probed)' : 'not known up on the LAN'}`
-          + `${peer?.last_ok_at == null ? ', never seen there' : `, not seen on the LAN since ${isoTime(peer.last_ok_at)}`}: `
-          + `send a body of at most about ${fits} bytes, or split it`,
+        problem:
+          `the sealed message is ${bytes} bytes, over the relay's limit of ${limit} bytes (max_item_bytes), and ${copy.host} ` +
+          `is ${probedDown.has(copy.host) ? 'not reachable on the LAN now (probed)' : 'not known up on the LAN'}` +
+          `${peer?.last_ok_at == null ? ', never seen there' : `, not seen on the LAN since ${isoTime(peer.last_ok_at)}`}: ` +
+          `send a body of at most about ${fits} bytes, or split it`,
       };
     }
     lanOnly.set(copy.host, `too large for the relay (${bytes} bytes, max_item_bytes ${limit}): LAN only`);
@@ -113,10 +112,13 @@ export class RelayUnavailable implements Transport {
 class RefusedEverywhere implements Transport {
   readonly name = 'relay';
   deliver(peer: PeerRow, rows: readonly OutboxRow[]): Promise<RowResult[]> {
-    return Promise.resolve(rows.map((r) => ({
-      rowId: r.id, outcome: 'rejected' as const,
-      detail: `${r.relay_refused ?? 'the relay refused it'}, and ${peer.host} cannot be reached on the LAN`,
-    })));
+    return Promise.resolve(
+      rows.map((r) => ({
+        rowId: r.id,
+        outcome: 'rejected' as const,
+        detail: `${r.relay_refused ?? 'the relay refused it'}, and ${peer.host} cannot be reached on the LAN`,
+      })),
+    );
   }
 }
 const refusedEverywhere = new RefusedEverywhere();

@@ -26,6 +26,5 @@ export interface Transport {
   deliver(peer: PeerRow, rows: readonly OutboxRow[]): Promise<RowResult[]>;
 }
 
-
 /** Picks the transport for one of a peer's rows (row-path.ts's chooseTransport in the daemon). */
 export type TransportChooser = (peer: PeerRow, row: OutboxRow) => Transport;

@@ -120,14 +120,20 @@ export function startExecRunner(opts: ExecRunnerOptions): ExecRunner {
     let result: ExecResult;
     try {
       result = await opts.runCommand({
-        command: opts.command, timeoutMs, env: execEnv(node, agent, notices),
+        command: opts.command,
+        timeoutMs,
+        env: execEnv(node, agent, notices),
         stdin: `${JSON.stringify({ agent: localAddress(node, agent), messages: notices })}\n`,
       });
     } catch (err) {
       result = { code: null, signal: null, error: err instanceof Error ? err.message : String(err) };
     }
     const entry: ExecLogEntry = {
-      agent, messages: notices.map((n) => n.id), exit: result.code, signal: result.signal, duration_ms: node.nowMs() - started,
+      agent,
+      messages: notices.map((n) => n.id),
+      exit: result.code,
+      signal: result.signal,
+      duration_ms: node.nowMs() - started,
       ...(result.error === undefined ? {} : { error: result.error }),
     };
     if (result.code === 0) {
@@ -156,7 +162,15 @@ export function startExecRunner(opts: ExecRunnerOptions): ExecRunner {
       // the store was busy or failing: look again later, as after a failed run
       failures++;
       retryAt = node.nowMs() + backoffMs(failures);
-      opts.log({ agent, messages: [], exit: null, signal: null, error: err instanceof Error ? err.message : String(err), duration_ms: 0, retry_in_ms: backoffMs(failures) });
+      opts.log({
+        agent,
+        messages: [],
+        exit: null,
+        signal: null,
+        error: err instanceof Error ? err.message : String(err),
+        duration_ms: 0,
+        retry_in_ms: backoffMs(failures),
+      });
       poke();
       return;
     }

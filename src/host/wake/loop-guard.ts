@@ -87,14 +87,20 @@ export function guardVerdict(node: HostNode, row: WakeDeliveryRow, agent: string
   if (count <= settings.budget) return { wake: true };
   const trip = { thread: row.thread, pair: [...pair].sort().join(' <-> '), count, msg_id: row.id, msg_row: row.msg_row, tripped_at: node.nowMs() };
   if (tables.insertTrip(trip)) {
-    alertLocal(node, OWNER, `loop guard: wakes stopped for thread ${row.thread}`, [
-      `${trip.pair} wrote ${count} messages in thread ${row.thread} within ${ageText(settings.windowMs)} without a message from you`,
-      `(budget ${settings.budget}). Their mail is still delivered, but no agent is woken for this thread any more.`,
-      '',
-      `Look at the thread:  agentmbx read ${row.id} --agent ${agent} --peek`,
-      `Let them go on:      agentmbx guard resume ${row.thread}`,
-      'Any message you send in the thread (a reply to this alert) lifts it too.',
-    ].join('\n'), row.thread);
+    alertLocal(
+      node,
+      OWNER,
+      `loop guard: wakes stopped for thread ${row.thread}`,
+      [
+        `${trip.pair} wrote ${count} messages in thread ${row.thread} within ${ageText(settings.windowMs)} without a message from you`,
+        `(budget ${settings.budget}). Their mail is still delivered, but no agent is woken for this thread any more.`,
+        '',
+        `Look at the thread:  agentmbx read ${row.id} --agent ${agent} --peek`,
+        `Let them go on:      agentmbx guard resume ${row.thread}`,
+        'Any message you send in the thread (a reply to this alert) lifts it too.',
+      ].join('\n'),
+      row.thread,
+    );
   }
   return { wake: false, reason: heldReason({ ...trip, id: 0, lifted_at: null, lifted_by: null, lift_mark: null }) };
 }
@@ -149,7 +155,8 @@ export function resumeThread(node: HostNode, threadOrMessage: string, by = 'the 
 /** Doctor's lines: one warning per held thread, with the command that lifts it. */
 export function guardChecks(node: HostNode): { check: string; level: 'warn'; detail: string }[] {
   return heldThreads(node.store).map((t) => ({
-    check: `loop guard ${t.thread}`, level: 'warn' as const,
+    check: `loop guard ${t.thread}`,
+    level: 'warn' as const,
     detail: `wakes stopped ${ageText(node.nowMs() - t.tripped_at)} ago: ${t.pair} wrote ${t.count} messages without the owner (agentmbx guard resume ${t.thread})`,
   }));
 }

@@ -20,5 +20,5 @@ export function wakeText(node: HostNode, msgId: string, agent: string): string {
 export function wakeFromReceiptNote(state: string, note: string | undefined): WakePath | null {
   if (state !== 'notified' || note === undefined) return null;
   const path = /^woken by ([a-z]+)$/.exec(note)?.[1];
-  return (WAKE_PATHS as readonly string[]).includes(path ?? '') ? path as WakePath : null;
+  return (WAKE_PATHS as readonly string[]).includes(path ?? '') ? (path as WakePath) : null;
 }

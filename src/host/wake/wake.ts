@@ -49,8 +49,14 @@ export type WakeScope = 'new' | 'unread';
 
 function noticeOf(node: HostNode, row: WakeDeliveryRow): WakeNotice {
   return {
-    id: row.id, from: row.from_addr, trust: trustOf(node, row), subject: row.subject, thread: row.thread, kind: row.kind,
-    needs_reply: needsReply(row), ts: row.ts,
+    id: row.id,
+    from: row.from_addr,
+    trust: trustOf(node, row),
+    subject: row.subject,
+    thread: row.thread,
+    kind: row.kind,
+    needs_reply: needsReply(row),
+    ts: row.ts,
   };
 }
 
@@ -59,7 +65,8 @@ export function pendingWake(node: HostNode, agent: string, path: WakePath, scope
   const { store } = node;
   return store.transaction(() => {
     const cursor = store.wake.cursor(agent, path);
-    const rows = scope === 'new' ? store.wake.deliveriesAfter(agent, cursor, Math.min(limit, WAKE_BATCH_MAX)) : store.wake.unread(agent, Math.min(limit, WAKE_BATCH_MAX));
+    const rows =
+      scope === 'new' ? store.wake.deliveriesAfter(agent, cursor, Math.min(limit, WAKE_BATCH_MAX)) : store.wake.unread(agent, Math.min(limit, WAKE_BATCH_MAX));
     const batch: WakeBatch = { agent, path, woken: [], held: [], through: Math.max(cursor, ...rows.map((r) => r.mark)) };
     for (const row of rows) {
       // read or acked already: the agent knows it; the cursor passes it

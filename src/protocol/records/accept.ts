@@ -42,8 +42,14 @@ export function acceptCanonicalText(accept: RelayAccept): string {
     return { host_pubkey: t.host_pubkey, seq: t.seq, wire_hash: t.wire_hash };
   });
   return JSON.stringify({
-    at: accept.at, epoch: accept.epoch, item_id: accept.item_id, relay_pubkey: accept.relay_pubkey,
-    sender_pubkey: accept.sender_pubkey, targets, type: accept.type, v: accept.v,
+    at: accept.at,
+    epoch: accept.epoch,
+    item_id: accept.item_id,
+    relay_pubkey: accept.relay_pubkey,
+    sender_pubkey: accept.sender_pubkey,
+    targets,
+    type: accept.type,
+    v: accept.v,
   });
 }
 
@@ -64,17 +70,27 @@ export function acceptedTarget(accept: RelayAccept, itemId: string, hostPubkey: 
 
 function isAcceptShape(x: unknown): x is RelayAccept {
   if (!isPlainObject(x) || !hasExactKeys(x, KEYS)) return false;
-  return x.v === 1 && x.type === 'relay-accept'
-    && isPublicKey(x.relay_pubkey)
-    && isStringOfLength(x.epoch, 1, MAX_EPOCH_CHARS)
-    && isPublicKey(x.sender_pubkey)
-    && isStringOfLength(x.item_id, 1, MAX_ITEM_ID_CHARS)
-    && Array.isArray(x.targets) && x.targets.length >= 1 && x.targets.length <= MAX_ACCEPT_TARGETS
-    && x.targets.every(isAcceptTarget)
-    && isIsoTime(x.at);
+  return (
+    x.v === 1 &&
+    x.type === 'relay-accept' &&
+    isPublicKey(x.relay_pubkey) &&
+    isStringOfLength(x.epoch, 1, MAX_EPOCH_CHARS) &&
+    isPublicKey(x.sender_pubkey) &&
+    isStringOfLength(x.item_id, 1, MAX_ITEM_ID_CHARS) &&
+    Array.isArray(x.targets) &&
+    x.targets.length >= 1 &&
+    x.targets.length <= MAX_ACCEPT_TARGETS &&
+    x.targets.every(isAcceptTarget) &&
+    isIsoTime(x.at)
+  );
 }
 
 function isAcceptTarget(t: unknown): boolean {
-  return isPlainObject(t) && hasExactKeys(t, ['host_pubkey', 'seq', 'wire_hash'])
-    && isPublicKey(t.host_pubkey) && isPositiveSafeInteger(t.seq) && isSha256Hex(t.wire_hash);
+  return (
+    isPlainObject(t) &&
+    hasExactKeys(t, ['host_pubkey', 'seq', 'wire_hash']) &&
+    isPublicKey(t.host_pubkey) &&
+    isPositiveSafeInteger(t.seq) &&
+    isSha256Hex(t.wire_hash)
+  );
 }

@@ -31,8 +31,17 @@ export function checkEncAdV2(ad: unknown, sig: unknown, nowMs: number, callerPub
   if (!isPlainObject(ad) || !hasExactKeys(ad, KEYS)) return { ok: false, reason: 'malformed' };
   const iatMs = parseIsoMs(ad.iat);
   const expMs = parseIsoMs(ad.exp);
-  if (ad.v !== 2 || ad.type !== 'enc-ad' || typeof ad.host !== 'string' || !RELAY_HOST_RE.test(ad.host)
-    || !isPublicKey(ad.host_pubkey) || !isEncPublicKey(ad.enc_pub) || iatMs === null || expMs === null || expMs <= iatMs) {
+  if (
+    ad.v !== 2 ||
+    ad.type !== 'enc-ad' ||
+    typeof ad.host !== 'string' ||
+    !RELAY_HOST_RE.test(ad.host) ||
+    !isPublicKey(ad.host_pubkey) ||
+    !isEncPublicKey(ad.enc_pub) ||
+    iatMs === null ||
+    expMs === null ||
+    expMs <= iatMs
+  ) {
     return { ok: false, reason: 'malformed' };
   }
   if (callerPubkey !== undefined && ad.host_pubkey !== callerPubkey) return { ok: false, reason: "not the caller's own ad" };

@@ -54,11 +54,7 @@ export type EnvelopeV3 = {
 
 export type UnsignedEnvelopeV3 = Omit<EnvelopeV3, 'sig'>;
 
-export type Address =
-  | { kind: 'agent'; name: string; host?: string }
-  | { kind: 'role'; role: string }
-  | { kind: 'all' }
-  | { kind: 'owner' };
+export type Address = { kind: 'agent'; name: string; host?: string } | { kind: 'role'; role: string } | { kind: 'all' } | { kind: 'owner' };
 
 /** `name@host`, bare `name`, `role:<role>`, `*` or `owner`; null for anything else. */
 export function parseAddress(address: unknown): Address | null {

@@ -36,7 +36,14 @@ export function verifyExpiredNotice(wire: string | Uint8Array, relayPubkey: stri
 }
 
 function isNoticeShape(x: unknown): x is RelayExpiredNotice {
-  return isPlainObject(x) && hasExactKeys(x, KEYS) && x.v === 1 && x.type === 'relay-expired'
-    && isStringOfLength(x.item_id, 1, MAX_ITEM_ID_CHARS) && isPublicKey(x.target_pubkey)
-    && isIsoTime(x.accepted_at) && isIsoTime(x.expired_at);
+  return (
+    isPlainObject(x) &&
+    hasExactKeys(x, KEYS) &&
+    x.v === 1 &&
+    x.type === 'relay-expired' &&
+    isStringOfLength(x.item_id, 1, MAX_ITEM_ID_CHARS) &&
+    isPublicKey(x.target_pubkey) &&
+    isIsoTime(x.accepted_at) &&
+    isIsoTime(x.expired_at)
+  );
 }

@@ -3,7 +3,17 @@
 import { canonicalJson } from '../canonical.ts';
 import type { SigningKey } from '../keys.ts';
 import { isQualifiedAddress } from './envelope.ts';
-import { hasControlCharacters, hasExactKeys, isIsoTime, isPlainObject, isPositiveSafeInteger, isStringOfLength, parseJsonWire, signCanonical, verifyCanonical } from '../validate.ts';
+import {
+  hasControlCharacters,
+  hasExactKeys,
+  isIsoTime,
+  isPlainObject,
+  isPositiveSafeInteger,
+  isStringOfLength,
+  parseJsonWire,
+  signCanonical,
+  verifyCanonical,
+} from '../validate.ts';
 
 export const RECEIPT_STATES = ['delivered', 'notified', 'read', 'acked'] as const;
 export type ReceiptState = (typeof RECEIPT_STATES)[number];

@@ -35,9 +35,11 @@ function parseEntry(raw: unknown, where: string, nowMs: number, rules: DenyRules
   const { host_fp: hostFpText, client_id: clientId, reason, until: untilText } = entry;
   const hostFp = typeof hostFpText === 'string' ? parseFingerprintInput(hostFpText) : null;
   if (hostFpText !== undefined && hostFp === null) return bad(`${where}.host_fp is not a host fingerprint`);
-  if (clientId !== undefined && (typeof clientId !== 'string' || clientId === '' || clientId.length > rules.maxClaimChars)) return bad(`${where}.client_id must be a non-empty string`);
+  if (clientId !== undefined && (typeof clientId !== 'string' || clientId === '' || clientId.length > rules.maxClaimChars))
+    return bad(`${where}.client_id must be a non-empty string`);
   if (hostFp === null && clientId === undefined) return bad(`${where} needs host_fp or client_id`);
-  if (typeof reason !== 'string' || reason.trim() === '' || reason.length > MAX_DENY_REASON_CHARS) return bad(`${where}.reason must be a sentence of at most ${MAX_DENY_REASON_CHARS} characters`);
+  if (typeof reason !== 'string' || reason.trim() === '' || reason.length > MAX_DENY_REASON_CHARS)
+    return bad(`${where}.reason must be a sentence of at most ${MAX_DENY_REASON_CHARS} characters`);
   const until = typeof untilText === 'string' ? Date.parse(untilText) : NaN;
   if (!Number.isFinite(until)) return bad(`${where}.until must be an ISO-8601 time`);
   if (until < nowMs + rules.minAheadMs) return bad(`${where}.until must be at least ${rules.minAheadMs / 60_000} minutes ahead (the longest token lifetime)`);

@@ -20,9 +20,7 @@ export interface EncAdV1Request {
 }
 
 /** A lookup answer: the signed v2 ad, or the legacy v1 form `{host, host_pubkey, enc_pub, sig}` (the host checks either against its pin). */
-export type EncAdLookup =
-  | { version: 2; ad: unknown; adSig: unknown }
-  | { version: 1; answer: Record<string, unknown> };
+export type EncAdLookup = { version: 2; ad: unknown; adSig: unknown } | { version: 1; answer: Record<string, unknown> };
 
 /** A relay that names no code: 404 to a v2 ad is a relay that predates them (protocol.md §3.8). */
 const PUBLISH_LEGACY: LegacyCodes = { ...HOP_LEGACY, 404: 'NOT_FOUND' };
@@ -41,7 +39,8 @@ export function parseEncAdV2Request(body: unknown, callerPubkey: string, nowMs: 
 export function parseEncAdV1Request(body: unknown, caller: { hostName: string; hostPubkey: string }): Parsed<EncAdV1Request> {
   const { enc_pub: encPub, sig } = isPlainObject(body) ? body : {};
   if (!isEncPublicKey(encPub)) return refused(new Refusal('ENC_AD_V1_RETIRED', { reason: 'malformed' }));
-  if (!verifyEncAdV1(caller.hostName, encPub, sig, caller.hostPubkey)) return refused(new Refusal('ENC_AD_V1_RETIRED', { reason: 'not signed by this host under its enrolled name' }));
+  if (!verifyEncAdV1(caller.hostName, encPub, sig, caller.hostPubkey))
+    return refused(new Refusal('ENC_AD_V1_RETIRED', { reason: 'not signed by this host under its enrolled name' }));
   return parsed({ encPub, sig: sig as string });
 }
 

@@ -56,8 +56,12 @@ export function readInfo(body: Record<string, unknown>): InfoAnswer | null {
   if (!isPublicKey(relayPubkey) || typeof epoch !== 'string' || epoch === '') return null;
   const you = youOf(body['you']);
   return {
-    v: 2, relay_pubkey: relayPubkey, epoch, version: typeof body['version'] === 'string' ? body['version'] : '',
-    limits: numbersOf(body['limits']), ...(you === undefined ? {} : { you }),
+    v: 2,
+    relay_pubkey: relayPubkey,
+    epoch,
+    version: typeof body['version'] === 'string' ? body['version'] : '',
+    limits: numbersOf(body['limits']),
+    ...(you === undefined ? {} : { you }),
   };
 }
 

@@ -56,7 +56,8 @@ export function clampLimit(limit: string | undefined, maxPull: number): Parsed<n
 export function clampWait(wait: string | undefined, maxWaitS: number): Parsed<number> {
   if (wait === undefined || wait === '') return parsed(0);
   const value = Number(wait);
-  if (!DECIMAL.test(wait) || !Number.isSafeInteger(value)) return refused(new Refusal('BAD_PULL', { field: 'wait', shape: 'a non-negative integer of seconds' }));
+  if (!DECIMAL.test(wait) || !Number.isSafeInteger(value))
+    return refused(new Refusal('BAD_PULL', { field: 'wait', shape: 'a non-negative integer of seconds' }));
   return parsed(Math.min(value, maxWaitS));
 }
 
@@ -73,8 +74,14 @@ export function parsePullQuery(query: PullQuery, relay: { epoch: string; maxPull
 }
 
 export function isPulledItem(x: unknown): x is PulledItem {
-  return isPlainObject(x) && isPositiveSafeInteger(x['seq']) && typeof x['kind'] === 'string' && typeof x['item_id'] === 'string'
-    && typeof x['sender_pubkey'] === 'string' && typeof x['wire_b64'] === 'string';
+  return (
+    isPlainObject(x) &&
+    isPositiveSafeInteger(x['seq']) &&
+    typeof x['kind'] === 'string' &&
+    typeof x['item_id'] === 'string' &&
+    typeof x['sender_pubkey'] === 'string' &&
+    typeof x['wire_b64'] === 'string'
+  );
 }
 
 function readPage(body: Record<string, unknown>): PullPage | null {

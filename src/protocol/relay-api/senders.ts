@@ -21,9 +21,12 @@ export function parseSenderListRequest(body: unknown, callerPubkey: string, nowM
   const checked = checkSenderList(list, sig, nowMs);
   if (checked.ok) return parsed({ list: checked.list, iatMs: checked.iatMs, sig: sig as string });
   switch (checked.problem) {
-    case 'iat in the future': return refused(new Refusal('SENDER_LIST_IAT_AHEAD'));
-    case 'bad signature': return refused(new Refusal('SENDER_LIST_BAD_SIGNATURE'));
-    default: return refused(new Refusal('SENDER_LIST_REFUSED', { reason: checked.problem }));
+    case 'iat in the future':
+      return refused(new Refusal('SENDER_LIST_IAT_AHEAD'));
+    case 'bad signature':
+      return refused(new Refusal('SENDER_LIST_BAD_SIGNATURE'));
+    default:
+      return refused(new Refusal('SENDER_LIST_REFUSED', { reason: checked.problem }));
   }
 }
 

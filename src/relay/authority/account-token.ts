@@ -74,8 +74,10 @@ export class AccountTokenAuthority implements EnrolmentAuthority {
     const cloudKey = parseCloudKey(p['cloud_key']);
     if (cloudKey === null) return deny('proof.cloud_key must be a public Ed25519 JWK {kty:"OKP", crv:"Ed25519", x}');
     const jkt = await cloudKeyThumbprint(cloudKey);
-    if (!verifyCloudKeyCert(request.host_pubkey, jkt, p['cloud_key_sig'])) return deny('proof.cloud_key_sig is not the host key\'s signature over the cloud-key-cert');
-    if (!verifyCloudKeyPop(cloudKey, request.challenge, request.host_pubkey, p['cloud_pop'])) return deny('proof.cloud_pop is not the cloud key\'s signature over this challenge');
+    if (!verifyCloudKeyCert(request.host_pubkey, jkt, p['cloud_key_sig']))
+      return deny("proof.cloud_key_sig is not the host key's signature over the cloud-key-cert");
+    if (!verifyCloudKeyPop(cloudKey, request.challenge, request.host_pubkey, p['cloud_pop']))
+      return deny("proof.cloud_pop is not the cloud key's signature over this challenge");
     const token = await this.verifyAccessToken(p['token']);
     if (!token.ok) return token;
     if (token.value.jkt !== jkt) return deny('the token is bound to another cloud key (cnf.jkt)');
@@ -149,7 +151,12 @@ function claimText(payload: JWTPayload, name: string): string | null {
 function accessClaims(payload: JWTPayload): Verified<AccessClaims> {
   const cnf = payload['cnf'];
   const jkt = typeof cnf === 'object' && cnf !== null ? (cnf as Record<string, unknown>)['jkt'] : undefined;
-  const fields = { sub: claimText(payload, 'sub'), account: claimText(payload, 'account'), client_id: claimText(payload, 'client_id'), jti: claimText(payload, 'jti') };
+  const fields = {
+    sub: claimText(payload, 'sub'),
+    account: claimText(payload, 'account'),
+    client_id: claimText(payload, 'client_id'),
+    jti: claimText(payload, 'jti'),
+  };
   for (const [name, value] of Object.entries(fields)) if (value === null) return deny(`the token lacks a valid "${name}" claim`);
   if (typeof jkt !== 'string' || jkt === '') return deny('the token lacks a "cnf.jkt" claim binding it to a cloud key');
   const org = payload['org'];
@@ -157,8 +164,14 @@ function accessClaims(payload: JWTPayload): Verified<AccessClaims> {
   return {
     ok: true,
     value: {
-      sub: fields.sub as string, account: fields.account as string, client_id: fields.client_id as string, jti: fields.jti as string,
-      org: typeof org === 'string' ? org : null, jkt, iat: payload.iat as number, exp: payload.exp as number,
+      sub: fields.sub as string,
+      account: fields.account as string,
+      client_id: fields.client_id as string,
+      jti: fields.jti as string,
+      org: typeof org === 'string' ? org : null,
+      jkt,
+      iat: payload.iat as number,
+      exp: payload.exp as number,
     },
   };
 }
@@ -168,7 +181,7 @@ function joseReason(err: unknown): string {
   if (err instanceof errors.JWTExpired) return err.claim === 'iat' ? 'the token was issued too long ago' : 'the token has expired';
   if (err instanceof errors.JWTClaimValidationFailed) {
     if (err.reason === 'missing') return `the token lacks the "${err.claim}" claim`;
-    if (err.claim === 'iss') return 'the token was not issued by this relay\'s accounts issuer';
+    if (err.claim === 'iss') return "the token was not issued by this relay's accounts issuer";
     if (err.claim === 'aud') return 'the token is not for this relay (aud)';
     if (err.claim === 'iat') return 'the token was issued in the future';
     if (err.claim === 'nbf') return 'the token is not valid yet';

@@ -20,8 +20,8 @@ export interface CloudKeyBinding {
 }
 
 export type EnrolmentDecision =
-  | { ok: true; account: string | null; org: string | null; /** stored with the enrolment, in its transaction */ binding?: CloudKeyBinding }
-  | { ok: false; reason: string; /** 503 instead of 403: the authority cannot decide right now */ unavailable?: boolean };
+  | { ok: true; account: string | null; org: string | null /** stored with the enrolment, in its transaction */; binding?: CloudKeyBinding }
+  | { ok: false; reason: string /** 503 instead of 403: the authority cannot decide right now */; unavailable?: boolean };
 
 export interface EnrolmentAuthority {
   /** stored as `authorized_by` */

@@ -35,7 +35,7 @@ export type JwksFetch = () => Promise<unknown>;
 
 export type KeyLookup =
   | { ok: true; key: VerificationKey }
-  | { ok: false; reason: string; /** true: the set cannot be trusted right now (503), not a verdict on the token */ unavailable: boolean };
+  | { ok: false; reason: string /** true: the set cannot be trusted right now (503), not a verdict on the token */; unavailable: boolean };
 
 export interface JwksCacheOptions {
   fetchJwks: JwksFetch;
@@ -72,7 +72,12 @@ export class JwksCache {
     const key = keys.get(kid);
     if (key === undefined) {
       // an unknown kid is a verdict only when the newest fetch succeeded; otherwise we cannot tell
-      if (this.#lastError !== null) return { ok: false, reason: `the token's signing key is unknown and the issuer's key set cannot be fetched now (${this.#lastError})`, unavailable: true };
+      if (this.#lastError !== null)
+        return {
+          ok: false,
+          reason: `the token's signing key is unknown and the issuer's key set cannot be fetched now (${this.#lastError})`,
+          unavailable: true,
+        };
       return { ok: false, reason: "the token's signing key (kid) is not in the issuer's key set", unavailable: false };
     }
     return { ok: true, key };
@@ -93,7 +98,9 @@ export class JwksCache {
     if (this.#inFlight !== null) return this.#inFlight;
     if (this.#lastAttemptMs !== null && now - this.#lastAttemptMs < JWKS_MIN_FETCH_INTERVAL_MS) return;
     this.#lastAttemptMs = now;
-    this.#inFlight = this.#fetch(now).finally(() => { this.#inFlight = null; });
+    this.#inFlight = this.#fetch(now).finally(() => {
+      this.#inFlight = null;
+    });
     return this.#inFlight;
   }
 

@@ -68,7 +68,9 @@ export function storeChallenges(store: RelayStore, random: (n: number) => Uint8A
   return {
     issue(pubkey, nowMs) {
       const challenge = newChallenge(random);
-      return store.transaction(async (tx) => (await openChallenge(tx, pubkey, challenge, nowMs + CHALLENGE_LIFE_MS, nowMs, MAX_OPEN_CHALLENGES) ? challenge : null));
+      return store.transaction(async (tx) =>
+        (await openChallenge(tx, pubkey, challenge, nowMs + CHALLENGE_LIFE_MS, nowMs, MAX_OPEN_CHALLENGES)) ? challenge : null,
+      );
     },
     take: (pubkey, nowMs) => store.transaction((tx) => takeChallenge(tx, pubkey, nowMs)),
   };

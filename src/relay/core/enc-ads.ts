@@ -14,8 +14,15 @@ export async function publishEncAdV2(ctx: CoreContext, caller: Enrolment, checke
     const stored = await tx.hostRecords.encAd(caller.hostPubkey);
     if (stored !== null && stored.version === 2 && stored.iat >= checked.iatMs) throw refused('not newer than the stored ad');
     await tx.hostRecords.putEncAd({
-      hostPubkey: caller.hostPubkey, encPub: checked.ad.enc_pub, version: 2, record: canonicalJson(checked.ad),
-      sig: checked.sig, iat: checked.iatMs, exp: checked.expMs, at: ctx.nowMs(), v1Sig: v1SigFor(stored, checked.ad.enc_pub),
+      hostPubkey: caller.hostPubkey,
+      encPub: checked.ad.enc_pub,
+      version: 2,
+      record: canonicalJson(checked.ad),
+      sig: checked.sig,
+      iat: checked.iatMs,
+      exp: checked.expMs,
+      at: ctx.nowMs(),
+      v1Sig: v1SigFor(stored, checked.ad.enc_pub),
     });
   });
   return { ok: true };
@@ -54,9 +61,13 @@ export function v1EncKeyOf(ad: EncAd): string | undefined {
 function lookupAnswer(enrolment: Enrolment, ad: EncAd) {
   return ad.version === 2 && ad.record !== null
     ? {
-      host: enrolment.hostName, host_pubkey: enrolment.hostPubkey, enc_pub: ad.encPub,
-      ...(ad.v1Sig === null ? {} : { sig: ad.v1Sig }), ad: JSON.parse(ad.record) as unknown, ad_sig: ad.sig,
-    }
+        host: enrolment.hostName,
+        host_pubkey: enrolment.hostPubkey,
+        enc_pub: ad.encPub,
+        ...(ad.v1Sig === null ? {} : { sig: ad.v1Sig }),
+        ad: JSON.parse(ad.record) as unknown,
+        ad_sig: ad.sig,
+      }
     : { host: enrolment.hostName, host_pubkey: enrolment.hostPubkey, enc_pub: ad.encPub, sig: ad.sig };
 }
 

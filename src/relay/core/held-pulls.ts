@@ -98,22 +98,28 @@ export class HeldPulls<T> {
     }
     held.reading = true;
     held.again = false;
-    held.read().then((page) => {
-      held.reading = false;
-      if (held.done) return;
-      if (!page.empty) this.#settle(key, held, page.answer);
-      else if (held.again) this.#check(key, held);
-    }, (error: unknown) => {
-      held.reading = false;
-      this.#fail(key, held, error);
-    });
+    held.read().then(
+      (page) => {
+        held.reading = false;
+        if (held.done) return;
+        if (!page.empty) this.#settle(key, held, page.answer);
+        else if (held.again) this.#check(key, held);
+      },
+      (error: unknown) => {
+        held.reading = false;
+        this.#fail(key, held, error);
+      },
+    );
   }
 
   /** Answers `held` with a last read, whatever it holds. */
   #finish(key: string, held: Held<T>): void {
     if (held.done) return;
     this.#release(key, held);
-    held.read().then((page) => held.resolve(page.answer), (error: unknown) => held.reject(error));
+    held.read().then(
+      (page) => held.resolve(page.answer),
+      (error: unknown) => held.reject(error),
+    );
   }
 
   #settle(key: string, held: Held<T>, answer: T): void {

@@ -45,7 +45,8 @@ export async function bindCloudKey(tx: RelayTransactor, hostPubkey: string, bind
   const owner = await tx.accounts.cloudKeyOwner(binding.jkt);
   if (owner !== null && owner !== hostPubkey) {
     const other = await tx.enrolments.get(owner);
-    if (other !== null && other.revokedAt === null) throw new Refusal('DENIED', { reason: 'enrolment denied: this cloud key is certified by another live host key' });
+    if (other !== null && other.revokedAt === null)
+      throw new Refusal('DENIED', { reason: 'enrolment denied: this cloud key is certified by another live host key' });
   }
   await tx.accounts.bindCloudKey(hostPubkey, binding.jkt, nowMs);
 }
@@ -106,7 +107,12 @@ export async function sessionRefusal(ctx: CoreContext, hosted: HostedRelay, call
  * durable entries; the sessions they name are dropped at once. `request` as parsed, refusal
  * included: a malformed body is refused only to a caller whose operator token passed.
  */
-export async function addDenyEntries(ctx: CoreContext, hosted: HostedRelay, authorization: string | undefined, request: Parsed<DenyRequestEntry[]>): Promise<{ ok: true; entries: number; sessions_dropped: number }> {
+export async function addDenyEntries(
+  ctx: CoreContext,
+  hosted: HostedRelay,
+  authorization: string | undefined,
+  request: Parsed<DenyRequestEntry[]>,
+): Promise<{ ok: true; entries: number; sessions_dropped: number }> {
   const token = bearer(authorization);
   if (token === null) throw new Refusal('TOKEN_REQUIRED', { route: 'route', token: 'operator', when: '' });
   const verified = await hosted.authority.verifyAdminToken(token, DENY_SCOPE);

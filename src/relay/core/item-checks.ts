@@ -30,8 +30,10 @@ export interface CheckedItem {
 }
 
 const early = (code: ItemRefusalCode): PureFailure => ({ beforeStoreChecks: true, refusal: { code } });
-const late = (refusal: ItemRefusal | ItemRefusalCode): PureFailure =>
-  ({ beforeStoreChecks: false, refusal: typeof refusal === 'string' ? { code: refusal } : refusal });
+const late = (refusal: ItemRefusal | ItemRefusalCode): PureFailure => ({
+  beforeStoreChecks: false,
+  refusal: typeof refusal === 'string' ? { code: refusal } : refusal,
+});
 
 export function checkItem(raw: unknown, senderPubkey: string, limits: RelayLimits): CheckedItem {
   const item = isPlainObject(raw) ? raw : null;
@@ -62,9 +64,10 @@ function checkTargets(result: CheckedItem, targets: Array<Record<string, string>
   if (values.some((v) => v === undefined)) return late('bad wire');
   const sizes = wires as Buffer[];
   if (sizes.some((w) => w.length > limits.max_item_bytes)) return late('item over size limit');
-  const contentFailure = result.kind === 'envelope'
-    ? values.map((v) => checkEnvelopeContent(v, result.itemId)).find((r) => r !== null)
-    : checkReceiptContents(values, result.itemId, senderPubkey);
+  const contentFailure =
+    result.kind === 'envelope'
+      ? values.map((v) => checkEnvelopeContent(v, result.itemId)).find((r) => r !== null)
+      : checkReceiptContents(values, result.itemId, senderPubkey);
   if (contentFailure !== null && contentFailure !== undefined) return late(contentFailure);
   result.targets = sizes.map((wire, i) => ({ hostPubkey: result.targetKeys[i] ?? '', wire, wireHash: sha256Hex(wire) }));
   return null;

@@ -14,6 +14,8 @@ export class PendingWriters {
   /** Runs `identify` (an async function: it never throws before it returns), counted as pending until it settles. */
   track<T>(identify: () => Promise<T>): Promise<T> {
     this.#count += 1;
-    return identify().finally(() => { this.#count -= 1; });
+    return identify().finally(() => {
+      this.#count -= 1;
+    });
   }
 }

@@ -20,8 +20,11 @@ function base64Length(bytes: number): number {
 export function encodePullPage(fields: PullPageFields, items: readonly PulledItem[]): EncodedJson {
   const head = `{"epoch":${JSON.stringify(fields.epoch)},"head_seq":${fields.headSeq},"items":[`;
   const tail = `],"last_seq":${fields.lastSeq},"more":${fields.more}}`;
-  const prefixes = items.map((item, index) => `${index === 0 ? '' : ','}{"seq":${item.seq},"kind":${JSON.stringify(item.kind)},`
-    + `"item_id":${JSON.stringify(item.itemId)},"sender_pubkey":${JSON.stringify(item.senderPubkey)},"wire_b64":"`);
+  const prefixes = items.map(
+    (item, index) =>
+      `${index === 0 ? '' : ','}{"seq":${item.seq},"kind":${JSON.stringify(item.kind)},` +
+      `"item_id":${JSON.stringify(item.itemId)},"sender_pubkey":${JSON.stringify(item.senderPubkey)},"wire_b64":"`,
+  );
   // a UTF-16 code unit takes at most 3 bytes in UTF-8, so this bounds the page from above
   let bound = 3 * (head.length + tail.length);
   for (const [index, item] of items.entries()) bound += 3 * (prefixes[index] as string).length + base64Length(item.wire.byteLength) + 2;

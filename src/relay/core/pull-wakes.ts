@@ -44,8 +44,12 @@ export interface WakeMessage {
 }
 
 export function isWakeMessage(message: unknown): message is WakeMessage {
-  return typeof message === 'object' && message !== null && (message as { type?: unknown }).type === 'agentmbx-relay-wake'
-    && Array.isArray((message as { keys?: unknown }).keys);
+  return (
+    typeof message === 'object' &&
+    message !== null &&
+    (message as { type?: unknown }).type === 'agentmbx-relay-wake' &&
+    Array.isArray((message as { keys?: unknown }).keys)
+  );
 }
 
 export function wakeMessage(keys: string[]): WakeMessage {

@@ -58,7 +58,10 @@ export function storePushRate(perMinute: number): PushRate {
       let holder: number | null = null;
       let decide!: (within: boolean) => void;
       let failed!: (error: unknown) => void;
-      const verdict = new Promise<boolean>((resolve, reject) => { decide = resolve; failed = reject; });
+      const verdict = new Promise<boolean>((resolve, reject) => {
+        decide = resolve;
+        failed = reject;
+      });
       // a failed first item rejects a verdict nobody may wait for (a single-item request)
       verdict.catch(() => {});
       return {
@@ -78,7 +81,9 @@ export function storePushRate(perMinute: number): PushRate {
           within = null;
         },
         verdict,
-        fail: (error) => { failed(error); },
+        fail: (error) => {
+          failed(error);
+        },
       };
     },
   };

@@ -113,32 +113,44 @@ async function checkAndWrite(deps: PushWriteDeps, tx: RelayTransactor, senderPub
   for (const target of item.targets) {
     const seen = await tx.items.dedup(senderPubkey, item.itemId, target.hostPubkey);
     if (seen !== null && seen.wireHash !== target.wireHash) throw new ItemRejected('conflict');
-    stored.push(seen === null
-      ? { hostPubkey: target.hostPubkey, seq: 0, wireHash: target.wireHash, acceptedAt: now, isNew: true }
-      : { hostPubkey: target.hostPubkey, seq: seen.seq, wireHash: seen.wireHash, acceptedAt: seen.acceptedAt, isNew: false });
+    stored.push(
+      seen === null
+        ? { hostPubkey: target.hostPubkey, seq: 0, wireHash: target.wireHash, acceptedAt: now, isNew: true }
+        : { hostPubkey: target.hostPubkey, seq: seen.seq, wireHash: seen.wireHash, acceptedAt: seen.acceptedAt, isNew: false },
+    );
   }
   await checkQuotas(deps.config.limits, tx, senderPubkey, item, enrolments, stored);
 
   for (const [i, target] of item.targets.entries()) {
     const entry = stored[i];
     if (entry === undefined || !entry.isNew) continue;
-    entry.seq = await tx.items.insert({
-      targetPubkey: target.hostPubkey,
-      kind: item.kind,
-      itemId: item.itemId,
-      senderPubkey: senderPubkey,
-      wire: target.wire,
-      wireHash: target.wireHash,
-      acceptedAt: now,
-      expiresAt: now + retentionMs(deps.config),
-      account: enrolments[i]?.account ?? null,
-    }, now);
+    entry.seq = await tx.items.insert(
+      {
+        targetPubkey: target.hostPubkey,
+        kind: item.kind,
+        itemId: item.itemId,
+        senderPubkey: senderPubkey,
+        wire: target.wire,
+        wireHash: target.wireHash,
+        acceptedAt: now,
+        expiresAt: now + retentionMs(deps.config),
+        account: enrolments[i]?.account ?? null,
+      },
+      now,
+    );
   }
   return stored;
 }
 
 /** Quotas charge only what the relay can prove: the target key, the (sender, target) share, the target's proven account. */
-async function checkQuotas(limits: RelayLimits, tx: RelayReader, senderPubkey: string, item: CheckedItem, enrolments: Enrolment[], stored: StoredTarget[]): Promise<void> {
+async function checkQuotas(
+  limits: RelayLimits,
+  tx: RelayReader,
+  senderPubkey: string,
+  item: CheckedItem,
+  enrolments: Enrolment[],
+  stored: StoredTarget[],
+): Promise<void> {
   const accountAdds = new Map<string, Usage>();
   for (const [i, target] of item.targets.entries()) {
     if (stored[i]?.isNew !== true) continue;
@@ -160,4 +172,3 @@ async function checkQuotas(limits: RelayLimits, tx: RelayReader, senderPubkey: s
     if (used.bytes + pending.bytes > limits.max_owner_bytes) throw new ItemRejected('quota:account_bytes');
   }
 }
-

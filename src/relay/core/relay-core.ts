@@ -78,7 +78,9 @@ export async function createRelayCore(options: RelayCoreOptions) {
     version: options.version,
     epoch: meta.epoch,
     challenges: options.challenges ?? new ChallengeTable(options.random),
-    pushWriter: options.pushWriter ?? storePushWriter({ store: options.store, config: options.config, nowMs, pushRate: memoryPushRate(options.config.pushes_per_minute) }),
+    pushWriter:
+      options.pushWriter ??
+      storePushWriter({ store: options.store, config: options.config, nowMs, pushRate: memoryPushRate(options.config.pushes_per_minute) }),
     maxLiveEnrolments: options.maxLiveEnrolments ?? MAX_LIVE_ENROLMENTS,
     hopVerifier: options.hopVerifier ?? INLINE_HOP_VERIFIER,
     heldPulls,

@@ -52,7 +52,7 @@ export async function sweep(ctx: CoreContext, options: SweepOptions = {}): Promi
       let notices = 0;
       for (const item of expired) {
         await tx.items.delete(item.targetPubkey, item.seq);
-        if (item.kind !== 'envelope' || !await queueNotice(ctx, tx, item, now)) continue;
+        if (item.kind !== 'envelope' || !(await queueNotice(ctx, tx, item, now))) continue;
         notices += 1;
         notified.add(item.senderPubkey);
       }
@@ -67,16 +67,17 @@ export async function sweep(ctx: CoreContext, options: SweepOptions = {}): Promi
   const horizon = now - dedupHorizonMs(ctx.config);
   const maxWalk = options.dedupWalk ?? SWEEP_WALK_DEDUP;
   // each step goes on after the rows the one before walked, so no row is walked twice in a sweep
-  for (let after: number | null = 0; after !== null;) {
+  for (let after: number | null = 0; after !== null; ) {
     const limits: DedupSweepLimits = { after, limit: dedupBatch, maxWalk };
     const step: DedupSweepStep = await ctx.store.transaction((tx) => sweepDedupStep(tx.items, horizon, now, limits));
     result.dedupSwept += step.deleted;
     after = step.resumeAfter;
   }
   // what a relay group shares: challenges past their life, rate windows past their minute
-  for (let deleted = SWEEP_BATCH_SHARED; deleted >= SWEEP_BATCH_SHARED;) {
+  for (let deleted = SWEEP_BATCH_SHARED; deleted >= SWEEP_BATCH_SHARED; ) {
     deleted = await ctx.store.transaction(async (tx) =>
-      Math.max(await tx.challenges.deleteExpired(now, SWEEP_BATCH_SHARED), await tx.rateWindows.deleteEnded(now, RATE_WINDOW_MS, SWEEP_BATCH_SHARED)));
+      Math.max(await tx.challenges.deleteExpired(now, SWEEP_BATCH_SHARED), await tx.rateWindows.deleteEnded(now, RATE_WINDOW_MS, SWEEP_BATCH_SHARED)),
+    );
   }
   return result;
 }
@@ -87,25 +88,33 @@ async function queueNotice(ctx: CoreContext, tx: RelayTransactor, item: ItemHead
   if (sender === null || sender.revokedAt !== null) return false;
   const relayPubkey = ctx.relayKey.publicKey;
   const itemId = expiredItemId(item.itemId, item.targetPubkey);
-  if (await tx.items.dedup(relayPubkey, itemId, sender.hostPubkey) !== null) return false;
-  const wire = new TextEncoder().encode(signExpiredNotice({
-    v: 1,
-    type: 'relay-expired',
-    item_id: item.itemId,
-    target_pubkey: item.targetPubkey,
-    accepted_at: isoTime(item.acceptedAt),
-    expired_at: isoTime(item.expiresAt),
-  }, ctx.relayKey));
-  await tx.items.insert({
-    targetPubkey: sender.hostPubkey,
-    kind: 'expired',
-    itemId,
-    senderPubkey: relayPubkey,
-    wire,
-    wireHash: sha256Hex(wire),
-    acceptedAt: now,
-    expiresAt: now + retentionMs(ctx.config),
-    account: sender.account,
-  }, now);
+  if ((await tx.items.dedup(relayPubkey, itemId, sender.hostPubkey)) !== null) return false;
+  const wire = new TextEncoder().encode(
+    signExpiredNotice(
+      {
+        v: 1,
+        type: 'relay-expired',
+        item_id: item.itemId,
+        target_pubkey: item.targetPubkey,
+        accepted_at: isoTime(item.acceptedAt),
+        expired_at: isoTime(item.expiresAt),
+      },
+      ctx.relayKey,
+    ),
+  );
+  await tx.items.insert(
+    {
+      targetPubkey: sender.hostPubkey,
+      kind: 'expired',
+      itemId,
+      senderPubkey: relayPubkey,
+      wire,
+      wireHash: sha256Hex(wire),
+      acceptedAt: now,
+      expiresAt: now + retentionMs(ctx.config),
+      account: sender.account,
+    },
+    now,
+  );
   return true;
 }

@@ -41,8 +41,7 @@ export async function pushV1(ctx: CoreContext, caller: Enrolment, { envelopes }:
   const routable = routes.flatMap((r) => ('item' in r ? [r.item] : []));
   const { results } = await push(ctx, caller, { items: routable });
   let next = 0;
-  const errors = routes.map((r) => ('error' in r ? r.error : (results[next++]?.status ?? '')))
-    .filter((s) => s !== 'accepted' && s !== 'duplicate');
+  const errors = routes.map((r) => ('error' in r ? r.error : (results[next++]?.status ?? ''))).filter((s) => s !== 'accepted' && s !== 'duplicate');
   const stored = results.filter((r) => r.status === 'accepted' || r.status === 'duplicate').length;
   return errors.length === 0 ? { stored } : { stored, error: errors[0] as string };
 }

@@ -24,17 +24,23 @@ export interface BoundPort {
 
 function answerStarting(_request: Parameters<RequestListener>[0], response: Parameters<RequestListener>[1]): void {
   const body = JSON.stringify({ error: 'the relay is starting: try again shortly' });
-  response.writeHead(503, {
-    'content-type': 'application/json', 'content-length': Buffer.byteLength(body), 'retry-after': String(STARTING_RETRY_AFTER_SECONDS), connection: 'close',
-  }).end(body);
+  response
+    .writeHead(503, {
+      'content-type': 'application/json',
+      'content-length': Buffer.byteLength(body),
+      'retry-after': String(STARTING_RETRY_AFTER_SECONDS),
+      connection: 'close',
+    })
+    .end(body);
 }
 
 /** A port the relay cannot listen on, said in one line naming the address and the setting to change. */
 export class PortBindError extends Error {
   constructor(address: string, setting: string, cause: NodeJS.ErrnoException) {
-    const message = cause.code === 'EADDRINUSE'
-      ? `${address} is already in use (another relay or program listens there): change ${setting}`
-      : `cannot listen on ${address} (${cause.code ?? cause.message}): change ${setting}`;
+    const message =
+      cause.code === 'EADDRINUSE'
+        ? `${address} is already in use (another relay or program listens there): change ${setting}`
+        : `cannot listen on ${address} (${cause.code ?? cause.message}): change ${setting}`;
     super(message, { cause });
   }
 }
@@ -55,7 +61,10 @@ export async function bindPort(host: string, port: number, setting: string, opti
   await new Promise<void>((resolve, reject) => {
     const refused = (error: NodeJS.ErrnoException): void => reject(new PortBindError(`${shownHost}:${port}`, setting, error));
     server.once('error', refused);
-    server.listen({ host, port, exclusive: options.shared !== true }, () => { server.off('error', refused); resolve(); });
+    server.listen({ host, port, exclusive: options.shared !== true }, () => {
+      server.off('error', refused);
+      resolve();
+    });
   });
   const address = server.address();
   const boundPort = typeof address === 'object' && address !== null ? address.port : port;
@@ -77,7 +86,9 @@ export async function bindPort(host: string, port: number, setting: string, opti
       return closed !== null;
     },
     close() {
-      closed ??= new Promise<void>((resolve) => { server.close(() => resolve()); });
+      closed ??= new Promise<void>((resolve) => {
+        server.close(() => resolve());
+      });
       return closed;
     },
   };

@@ -26,17 +26,27 @@ function ipv6Groups(address: string): number[] {
  * otherwise take a fresh budget from each of its addresses.
  */
 export function rateKey(address: string): string {
-  const bare = address.replace(/^\[(.*)\](:\d+)?$/, '$1').replace(/^(\d+\.\d+\.\d+\.\d+):\d+$/, '$1').replace(/%.*$/, '');
+  const bare = address
+    .replace(/^\[(.*)\](:\d+)?$/, '$1')
+    .replace(/^(\d+\.\d+\.\d+\.\d+):\d+$/, '$1')
+    .replace(/%.*$/, '');
   const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(bare)?.[1];
   if (mapped !== undefined && isIPv4(mapped)) return mapped;
-  if (isIPv6(bare)) return `${ipv6Groups(bare).slice(0, 4).map((g) => g.toString(16)).join(':')}::/64`;
+  if (isIPv6(bare))
+    return `${ipv6Groups(bare)
+      .slice(0, 4)
+      .map((g) => g.toString(16))
+      .join(':')}::/64`;
   return bare;
 }
 
 export function clientAddress(request: IncomingMessage, trust: TrustProxy): string {
   const socket = request.socket.remoteAddress ?? 'unknown';
   if (trust === 'xff') {
-    const entries = (headerText(request.headers['x-forwarded-for']) ?? '').split(',').map((e) => e.trim()).filter((e) => e !== '');
+    const entries = (headerText(request.headers['x-forwarded-for']) ?? '')
+      .split(',')
+      .map((e) => e.trim())
+      .filter((e) => e !== '');
     return entries.at(-1) ?? socket;
   }
   if (trust === 'cloudflare') {

@@ -32,7 +32,9 @@ function startRealTimer(fire: () => void, ms: number): () => void {
 export async function checkHealth(options: HealthOptions): Promise<Health> {
   const timeoutMs = options.writeTimeoutMs ?? HEALTH_WRITE_TIMEOUT_MS;
   let cancelTimer = (): void => {};
-  const timedOut = new Promise<'timeout'>((resolve) => { cancelTimer = (options.startTimer ?? startRealTimer)(() => resolve('timeout'), timeoutMs); });
+  const timedOut = new Promise<'timeout'>((resolve) => {
+    cancelTimer = (options.startTimer ?? startRealTimer)(() => resolve('timeout'), timeoutMs);
+  });
   const write = options.store.transaction(async (tx) => {
     const meta = await tx.meta.get();
     await tx.meta.setEpoch(meta.epoch);

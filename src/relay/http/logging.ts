@@ -26,7 +26,9 @@ export function createRelayLogger(destination?: DestinationStream, level: RelayL
   const options = { base: undefined, timestamp: pino.stdTimeFunctions.isoTime, level };
   if (destination !== undefined) return pino(options, destination);
   const stdout = pino.destination({ fd: 1, sync: false, minLength: LOG_BLOCK_BYTES, maxLength: LOG_BUFFER_MAX_BYTES });
-  setInterval(() => { stdout.flush(); }, LOG_FLUSH_MS).unref();
+  setInterval(() => {
+    stdout.flush();
+  }, LOG_FLUSH_MS).unref();
   return pino(options, stdout);
 }
 
@@ -34,7 +36,6 @@ export function createRelayLogger(destination?: DestinationStream, level: RelayL
 export const POLL_SUMMARY_WINDOW_MS = 60_000;
 /** Distinct hosts one summary tells apart; polls of further hosts are still counted. */
 export const POLL_SUMMARY_MAX_HOSTS = 10_000;
-
 
 /**
  * Counts successful polls and logs `{"msg":"polls","polls":N,"hosts":H,"window_ms":W}` once a window,

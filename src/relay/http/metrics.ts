@@ -19,16 +19,55 @@ export interface QueueTotals {
 
 export class RelayMetrics implements CoreObserver {
   readonly registry = new Registry();
-  readonly #requests = new Counter({ name: 'agentmbx_http_requests_total', help: 'HTTP requests answered, by route and status', labelNames: ['route', 'status'] as const, registers: [this.registry] });
-  readonly #items = new Counter({ name: 'agentmbx_push_items_total', help: 'pushed items by outcome (accepted, duplicate, rejected) and rejection reason (its code in protocol/relay-api/item-results.ts)', labelNames: ['outcome', 'reason'] as const, registers: [this.registry] });
-  readonly #groupSize = new Histogram({ name: 'agentmbx_commit_group_size', help: 'write transactions per durable COMMIT (group commit)', buckets: [1, 2, 4, 8, 16, 32, 64, 128, 256, 512], registers: [this.registry] });
-  readonly #groupSeconds = new Histogram({ name: 'agentmbx_commit_group_seconds', help: 'time from the BEGIN of a commit group to the WAL sync that made it durable', buckets: [0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1], registers: [this.registry] });
+  readonly #requests = new Counter({
+    name: 'agentmbx_http_requests_total',
+    help: 'HTTP requests answered, by route and status',
+    labelNames: ['route', 'status'] as const,
+    registers: [this.registry],
+  });
+  readonly #items = new Counter({
+    name: 'agentmbx_push_items_total',
+    help: 'pushed items by outcome (accepted, duplicate, rejected) and rejection reason (its code in protocol/relay-api/item-results.ts)',
+    labelNames: ['outcome', 'reason'] as const,
+    registers: [this.registry],
+  });
+  readonly #groupSize = new Histogram({
+    name: 'agentmbx_commit_group_size',
+    help: 'write transactions per durable COMMIT (group commit)',
+    buckets: [1, 2, 4, 8, 16, 32, 64, 128, 256, 512],
+    registers: [this.registry],
+  });
+  readonly #groupSeconds = new Histogram({
+    name: 'agentmbx_commit_group_seconds',
+    help: 'time from the BEGIN of a commit group to the WAL sync that made it durable',
+    buckets: [0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1],
+    registers: [this.registry],
+  });
   readonly #enrolments = new Counter({ name: 'agentmbx_enrolments_total', help: 'successful enrolments', registers: [this.registry] });
   readonly #keyRotations = new Counter({ name: 'agentmbx_key_rotations_total', help: 'host key rotations accepted', registers: [this.registry] });
-  readonly #epochRotations = new Counter({ name: 'agentmbx_epoch_rotations_total', help: 'relay epoch rotations made by this process', registers: [this.registry] });
-  readonly #sweeps = new Counter({ name: 'agentmbx_sweeps_total', help: 'expiry sweeps run, by result', labelNames: ['result'] as const, registers: [this.registry] });
-  readonly #rateRefusals = new Counter({ name: 'agentmbx_rate_limit_refusals_total', help: 'refusals by a rate limit: push items (rejected:rate) and enrolment calls (429)', labelNames: ['limit'] as const, registers: [this.registry] });
-  readonly #diskRefusals = new Counter({ name: 'agentmbx_store_disk_refusals_total', help: 'store transactions refused because of the disk, by fault (full, io, sync)', labelNames: ['fault'] as const, registers: [this.registry] });
+  readonly #epochRotations = new Counter({
+    name: 'agentmbx_epoch_rotations_total',
+    help: 'relay epoch rotations made by this process',
+    registers: [this.registry],
+  });
+  readonly #sweeps = new Counter({
+    name: 'agentmbx_sweeps_total',
+    help: 'expiry sweeps run, by result',
+    labelNames: ['result'] as const,
+    registers: [this.registry],
+  });
+  readonly #rateRefusals = new Counter({
+    name: 'agentmbx_rate_limit_refusals_total',
+    help: 'refusals by a rate limit: push items (rejected:rate) and enrolment calls (429)',
+    labelNames: ['limit'] as const,
+    registers: [this.registry],
+  });
+  readonly #diskRefusals = new Counter({
+    name: 'agentmbx_store_disk_refusals_total',
+    help: 'store transactions refused because of the disk, by fault (full, io, sync)',
+    labelNames: ['fault'] as const,
+    registers: [this.registry],
+  });
   #queue: (() => Promise<QueueTotals>) | null = null;
   #heldPulls: () => number = () => 0;
   #groupExposition: (() => Promise<{ contentType: string; body: string }>) | null = null;
@@ -40,24 +79,42 @@ export class RelayMetrics implements CoreObserver {
     // both gauges read one query per scrape; a store that refuses it (a failed sync) leaves them at 0,
     // so that the other metrics (the disk refusals among them) are still served
     const read = (): Promise<QueueTotals | null> => {
-      totals ??= (metrics.#queue?.() ?? Promise.resolve(null)).catch(() => null).finally(() => { setImmediate(() => { totals = null; }); });
+      totals ??= (metrics.#queue?.() ?? Promise.resolve(null))
+        .catch(() => null)
+        .finally(() => {
+          setImmediate(() => {
+            totals = null;
+          });
+        });
       return totals;
     };
     // every worker of a group reads the same store: a group's figure is one of them, not their sum
     new Gauge({
-      name: 'agentmbx_queue_items', help: 'items queued for all hosts', registers: [this.registry], aggregator: 'max',
-      async collect() { this.set((await read())?.items ?? 0); },
+      name: 'agentmbx_queue_items',
+      help: 'items queued for all hosts',
+      registers: [this.registry],
+      aggregator: 'max',
+      async collect() {
+        this.set((await read())?.items ?? 0);
+      },
     });
     new Gauge({
-      name: 'agentmbx_queue_oldest_item_age_seconds', help: 'age of the queued item nearest expiry (0 when nothing is queued)', registers: [this.registry], aggregator: 'max',
+      name: 'agentmbx_queue_oldest_item_age_seconds',
+      help: 'age of the queued item nearest expiry (0 when nothing is queued)',
+      registers: [this.registry],
+      aggregator: 'max',
       async collect() {
         const oldest = (await read())?.oldestAcceptedAt ?? null;
         this.set(oldest === null ? 0 : Math.max(0, (metrics.#nowMs() - oldest) / 1000));
       },
     });
     new Gauge({
-      name: 'agentmbx_held_pulls', help: 'pulls held open now, waiting for an item (protocol.md §3.4 wait)', registers: [this.registry],
-      collect() { this.set(metrics.#heldPulls()); },
+      name: 'agentmbx_held_pulls',
+      help: 'pulls held open now, waiting for an item (protocol.md §3.4 wait)',
+      registers: [this.registry],
+      collect() {
+        this.set(metrics.#heldPulls());
+      },
     });
   }
 

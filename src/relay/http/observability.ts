@@ -40,7 +40,7 @@ async function healthAnswer(health: () => Promise<Health>): Promise<{ status: nu
 /** What /metrics answers: 200 and the exposition, or 503 when a relay group's figures cannot be gathered now. */
 async function metricsAnswer(metrics: RelayMetrics): Promise<{ status: number; contentType: string; body: string }> {
   try {
-    return { status: 200, ...await metrics.exposition() };
+    return { status: 200, ...(await metrics.exposition()) };
   } catch (error) {
     if (!(error instanceof MetricsUnavailableError)) throw error;
     return { status: 503, contentType: 'application/json', body: JSON.stringify({ error: error.message }) };
@@ -94,10 +94,14 @@ export function serveMetrics(options: ObservabilityOptions, port: BoundPort): vo
       send(404, 'application/json', JSON.stringify({ error: 'not found' }));
       return;
     }
-    const answer = path === '/metrics'
-      ? metricsAnswer(options.metrics)
-      : healthAnswer(options.health).then(({ status, body }) => ({ status, contentType: 'application/json', body: JSON.stringify(body) }));
-    answer.then(({ status, contentType, body }) => send(status, contentType, body), () => send(500, 'application/json', JSON.stringify({ error: 'internal error' })));
+    const answer =
+      path === '/metrics'
+        ? metricsAnswer(options.metrics)
+        : healthAnswer(options.health).then(({ status, body }) => ({ status, contentType: 'application/json', body: JSON.stringify(body) }));
+    answer.then(
+      ({ status, contentType, body }) => send(status, contentType, body),
+      () => send(500, 'application/json', JSON.stringify({ error: 'internal error' })),
+    );
   });
   port.open();
 }

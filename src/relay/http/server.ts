@@ -60,43 +60,120 @@ function requireCaller(caller: Enrolment | null): Enrolment {
  */
 function routes(core: RelayCore): RouteSpec[] {
   const small = ENROL_BODY_MAX_BYTES;
-  const { config: { limits }, epoch, nowMs } = core.context;
+  const {
+    config: { limits },
+    epoch,
+    nowMs,
+  } = core.context;
   return [
     { method: 'GET', url: '/v2/relay/info', hop: 'optional', handler: ({ caller }) => core.info(caller) },
-    { method: 'POST', url: '/v1/relay/challenge', hop: 'none', enrolmentRate: true, bodyLimit: small, handler: async ({ body }) => core.challenge(takeParsed(parseChallengeRequest(body))) },
-    { method: 'POST', url: '/v1/relay/enrol', hop: 'none', enrolmentRate: true, bodyLimit: small, handler: ({ body }) => core.enrol(takeParsed(parseEnrolRequest(body))) },
-    { method: 'POST', url: '/v2/relay/rotate', hop: 'none', enrolmentRate: true, bodyLimit: small, handler: ({ body }) => core.rotate(takeParsed(parseRotationRequest(body))) },
-    { method: 'POST', url: '/v2/relay/items', hop: 'required', handler: ({ caller, body }) => core.push(requireCaller(caller), takeParsed(parsePushRequest(body, limits.max_batch))) },
     {
-      method: 'GET', url: '/v2/relay/items', hop: 'required',
-      handler: ({ caller, query, reply }) => core.pull(requireCaller(caller), takeParsed(parsePullQuery(query, { epoch, maxPull: limits.max_pull, maxWaitS: limits.max_wait_s })), clientGone(reply)),
+      method: 'POST',
+      url: '/v1/relay/challenge',
+      hop: 'none',
+      enrolmentRate: true,
+      bodyLimit: small,
+      handler: async ({ body }) => core.challenge(takeParsed(parseChallengeRequest(body))),
+    },
+    {
+      method: 'POST',
+      url: '/v1/relay/enrol',
+      hop: 'none',
+      enrolmentRate: true,
+      bodyLimit: small,
+      handler: ({ body }) => core.enrol(takeParsed(parseEnrolRequest(body))),
+    },
+    {
+      method: 'POST',
+      url: '/v2/relay/rotate',
+      hop: 'none',
+      enrolmentRate: true,
+      bodyLimit: small,
+      handler: ({ body }) => core.rotate(takeParsed(parseRotationRequest(body))),
+    },
+    {
+      method: 'POST',
+      url: '/v2/relay/items',
+      hop: 'required',
+      handler: ({ caller, body }) => core.push(requireCaller(caller), takeParsed(parsePushRequest(body, limits.max_batch))),
+    },
+    {
+      method: 'GET',
+      url: '/v2/relay/items',
+      hop: 'required',
+      handler: ({ caller, query, reply }) =>
+        core.pull(
+          requireCaller(caller),
+          takeParsed(parsePullQuery(query, { epoch, maxPull: limits.max_pull, maxWaitS: limits.max_wait_s })),
+          clientGone(reply),
+        ),
     },
     { method: 'POST', url: '/v2/relay/ack', hop: 'required', handler: ({ caller, body }) => core.ack(requireCaller(caller), parseAckRequest(body, epoch)) },
     {
-      method: 'POST', url: '/v2/relay/senders', hop: 'required',
-      handler: ({ caller, body }) => core.publishSenderList(requireCaller(caller), takeParsed(parseSenderListRequest(body, requireCaller(caller).hostPubkey, nowMs()))),
+      method: 'POST',
+      url: '/v2/relay/senders',
+      hop: 'required',
+      handler: ({ caller, body }) =>
+        core.publishSenderList(requireCaller(caller), takeParsed(parseSenderListRequest(body, requireCaller(caller).hostPubkey, nowMs()))),
     },
     {
-      method: 'POST', url: '/v2/relay/enc-key', hop: 'required',
-      handler: ({ caller, body }) => core.publishEncAdV2(requireCaller(caller), takeParsed(parseEncAdV2Request(body, requireCaller(caller).hostPubkey, nowMs()))),
+      method: 'POST',
+      url: '/v2/relay/enc-key',
+      hop: 'required',
+      handler: ({ caller, body }) =>
+        core.publishEncAdV2(requireCaller(caller), takeParsed(parseEncAdV2Request(body, requireCaller(caller).hostPubkey, nowMs()))),
     },
     { method: 'GET', url: '/v2/relay/enc-key', hop: 'required', handler: ({ query }) => core.lookupEncAdByKey(takeParsed(parseLookupByKey(query['pubkey']))) },
-    { method: 'POST', url: '/v1/relay/enc-key', hop: 'required', handler: ({ caller, body }) => core.publishEncAdV1(requireCaller(caller), takeParsed(parseEncAdV1Request(body, requireCaller(caller)))) },
-    { method: 'GET', url: '/v1/relay/enc-key', hop: 'required', handler: ({ caller, query }) => core.lookupEncAdByName(requireCaller(caller), takeParsed(parseLookupByName(query['host']))) },
-    { method: 'POST', url: '/v1/relay/messages', hop: 'required', handler: ({ caller, body }) => core.pushV1(requireCaller(caller), takeParsed(parseV1PushRequest(body, limits.max_batch))) },
-    { method: 'GET', url: '/v1/relay/messages', hop: 'required', handler: ({ caller, query }) => core.pullV1(requireCaller(caller), takeParsed(parseV1PullQuery(query))) },
-    { method: 'POST', url: '/v1/relay/ack', hop: 'required', handler: ({ caller, body }) => core.ackV1(requireCaller(caller), takeParsed(parseV1AckRequest(body))) },
-    ...(core.context.hosted === null ? [] : [{
-      method: 'POST', url: '/v2/relay/admin/deny', hop: 'none', bodyLimit: DENY_BODY_MAX_BYTES,
-      handler: ({ request, body }) => core.deny(header(request, 'authorization'), parseDenyRequest(body, nowMs(), DENY_RULES)),
-    } satisfies RouteSpec]),
+    {
+      method: 'POST',
+      url: '/v1/relay/enc-key',
+      hop: 'required',
+      handler: ({ caller, body }) => core.publishEncAdV1(requireCaller(caller), takeParsed(parseEncAdV1Request(body, requireCaller(caller)))),
+    },
+    {
+      method: 'GET',
+      url: '/v1/relay/enc-key',
+      hop: 'required',
+      handler: ({ caller, query }) => core.lookupEncAdByName(requireCaller(caller), takeParsed(parseLookupByName(query['host']))),
+    },
+    {
+      method: 'POST',
+      url: '/v1/relay/messages',
+      hop: 'required',
+      handler: ({ caller, body }) => core.pushV1(requireCaller(caller), takeParsed(parseV1PushRequest(body, limits.max_batch))),
+    },
+    {
+      method: 'GET',
+      url: '/v1/relay/messages',
+      hop: 'required',
+      handler: ({ caller, query }) => core.pullV1(requireCaller(caller), takeParsed(parseV1PullQuery(query))),
+    },
+    {
+      method: 'POST',
+      url: '/v1/relay/ack',
+      hop: 'required',
+      handler: ({ caller, body }) => core.ackV1(requireCaller(caller), takeParsed(parseV1AckRequest(body))),
+    },
+    ...(core.context.hosted === null
+      ? []
+      : [
+          {
+            method: 'POST',
+            url: '/v2/relay/admin/deny',
+            hop: 'none',
+            bodyLimit: DENY_BODY_MAX_BYTES,
+            handler: ({ request, body }) => core.deny(header(request, 'authorization'), parseDenyRequest(body, nowMs(), DENY_RULES)),
+          } satisfies RouteSpec,
+        ]),
   ];
 }
 
 /** Aborts when the connection closed before the answer went out (a held pull then leaves its table at once). */
 function clientGone(reply: FastifyReply): AbortSignal {
   const gone = new AbortController();
-  reply.raw.once('close', () => { if (!reply.raw.writableFinished) gone.abort(); });
+  reply.raw.once('close', () => {
+    if (!reply.raw.writableFinished) gone.abort();
+  });
   return gone.signal;
 }
 
@@ -147,7 +224,11 @@ const RETRY_AFTER_SECONDS: Partial<Record<RefusalCode, number>> = {
 };
 
 /** A full disk is 507 and heals once space is freed; an I/O error or a failed sync is 503 (a failed sync heals only with a restart). */
-const DISK_REFUSALS: Record<StoreDiskFault, 'STORE_FULL' | 'STORE_IO' | 'STORE_SYNC_FAILED'> = { full: 'STORE_FULL', io: 'STORE_IO', sync: 'STORE_SYNC_FAILED' };
+const DISK_REFUSALS: Record<StoreDiskFault, 'STORE_FULL' | 'STORE_IO' | 'STORE_SYNC_FAILED'> = {
+  full: 'STORE_FULL',
+  io: 'STORE_IO',
+  sync: 'STORE_SYNC_FAILED',
+};
 
 /** Answers `refusal` with its catalogue status, its code in the refusal header, and its body. */
 function sendRefusal(reply: FastifyReply, refusal: Refusal): FastifyReply {
@@ -187,7 +268,7 @@ export interface HttpObserver {
 
 /** The schema compilers of an app whose routes have no schema: one asked for is a programming error. */
 function noSchemaCompiler(): never {
-  throw new Error('the relay\'s routes take no JSON schema');
+  throw new Error("the relay's routes take no JSON schema");
 }
 
 /**
@@ -203,16 +284,25 @@ export function buildRelayHttp(core: RelayCore, config: RelayConfig, port: Bound
     return `${reqIdPrefix}${requests.toString(36)}`;
   };
   const app = Fastify({
-    logger: false, bodyLimit: config.max_body_bytes, clientErrorHandler, return503OnClosing: true, serverFactory: (handler) => port.adopt(handler), genReqId,
+    logger: false,
+    bodyLimit: config.max_body_bytes,
+    clientErrorHandler,
+    return503OnClosing: true,
+    serverFactory: (handler) => port.adopt(handler),
+    genReqId,
     // a URL the router cannot decode (bad percent-encoding) is refused like any malformed request
-    frameworkErrors: (_error, _request, reply) => { sendRefusal(reply, new Refusal('MALFORMED_REQUEST')); },
+    frameworkErrors: (_error, _request, reply) => {
+      sendRefusal(reply, new Refusal('MALFORMED_REQUEST'));
+    },
     // no route has a JSON schema (bodies are checked by our own code): without these, Fastify loads
     // ajv and fast-json-stringify's compilers into every serving process all the same
     schemaController: { compilersFactory: { buildValidator: noSchemaCompiler, buildSerializer: noSchemaCompiler } },
   });
   // Fastify closes only servers it listened on itself; this hook runs after its preClose hooks
   // (closing connections as their answers go out), then waits for every connection to end.
-  app.addHook('onClose', async () => { await port.close(); });
+  app.addHook('onClose', async () => {
+    await port.close();
+  });
   // HTTP/1.1 requires Host (RFC 9112 §3.2); the refusal is JSON like every other answer (protocol.md §7.18).
   app.addHook('onRequest', async (request, reply) => {
     if (request.raw.httpVersion === '1.1' && request.headers.host === undefined) return sendRefusal(reply, new Refusal('MISSING_HOST_HEADER'));
@@ -241,7 +331,8 @@ export function buildRelayHttp(core: RelayCore, config: RelayConfig, port: Bound
     if (error instanceof Refusal) return sendRefusal(reply, error);
     if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return sendRefusal(reply, new Refusal('BODY_TOO_LARGE'));
     if (error instanceof StoreDiskError) return sendRefusal(reply, new Refusal(DISK_REFUSALS[error.fault]));
-    if (error instanceof StoreOverloadedError || error instanceof StoreClosedError || error instanceof StoreLockLostError) return sendRefusal(reply, new Refusal('STORE_BUSY'));
+    if (error instanceof StoreOverloadedError || error instanceof StoreClosedError || error instanceof StoreLockLostError)
+      return sendRefusal(reply, new Refusal('STORE_BUSY'));
     // Fastify's own 4xx (a bad URL, a bad content-length): the routes take no params and any content type, so always a 400
     const status = error.statusCode;
     if (status !== undefined && status >= 400 && status < 500) return sendRefusal(reply, new Refusal('MALFORMED_REQUEST'));

@@ -75,7 +75,9 @@ export async function backupRelayStore(options: BackupOptions): Promise<BackupRe
     };
     try {
       appendRelayStoreOpsLog(options.storeDir, {
-        at: time, kind: 'backup', detail: { file, bytes: receipt.bytes, sha256, epoch: meta.epoch, pruned: receipt.pruned.length },
+        at: time,
+        kind: 'backup',
+        detail: { file, bytes: receipt.bytes, sha256, epoch: meta.epoch, pruned: receipt.pruned.length },
       });
     } catch (error) {
       receipt.ops_log_error = (error as Error).message;

@@ -13,7 +13,10 @@ export interface EpochRotation {
 }
 
 /** Inside the caller's transaction: writes a new epoch and logs why. */
-export async function rotateEpochInTx(tx: RelayTransactor, options: { nowMs: number; reason: string; newEpoch?: () => string; detail?: Record<string, unknown> }): Promise<EpochRotation> {
+export async function rotateEpochInTx(
+  tx: RelayTransactor,
+  options: { nowMs: number; reason: string; newEpoch?: () => string; detail?: Record<string, unknown> },
+): Promise<EpochRotation> {
   const from = (await tx.meta.get()).epoch;
   const to = (options.newEpoch ?? randomEpoch)();
   await tx.meta.setEpoch(to);
@@ -34,9 +37,13 @@ export async function rotateEpochOffline(options: { storeDir: string; store?: st
     const store = await openRelayStore({ location, relayPubkey, exclusive: true });
     try {
       const nowMs = (options.nowMs ?? Date.now)();
-      return await store.transaction((tx) => rotateEpochInTx(tx, {
-        nowMs, reason: 'operator', ...(options.newEpoch ? { newEpoch: options.newEpoch } : {}),
-      }));
+      return await store.transaction((tx) =>
+        rotateEpochInTx(tx, {
+          nowMs,
+          reason: 'operator',
+          ...(options.newEpoch ? { newEpoch: options.newEpoch } : {}),
+        }),
+      );
     } finally {
       await store.close();
     }

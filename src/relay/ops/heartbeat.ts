@@ -29,8 +29,8 @@ export async function checkHeartbeatAtStart(store: RelayStore, nowMs: number, ne
   return store.transaction(async (tx) => {
     const { heartbeatAt } = await tx.meta.get();
     const reason = staleHeartbeatReason(heartbeatAt, nowMs);
-    const rotation = reason === null ? null
-      : await rotateEpochInTx(tx, { nowMs, reason, detail: { heartbeat_at: heartbeatAt }, ...(newEpoch ? { newEpoch } : {}) });
+    const rotation =
+      reason === null ? null : await rotateEpochInTx(tx, { nowMs, reason, detail: { heartbeat_at: heartbeatAt }, ...(newEpoch ? { newEpoch } : {}) });
     await tx.meta.writeHeartbeat(nowMs);
     return rotation;
   });
@@ -51,7 +51,11 @@ export const STANDBY_START_WAIT_MS = 60_000;
  * start is refused). Should the holder stop meanwhile, this process takes the lease and checks itself.
  * A lease holder rotates only while no other process serves the store (RelayStore.servesAlone).
  */
-export async function checkAtStartOrStandBy(store: RelayStore, nowMs: () => number, wait = { pollMs: STANDBY_START_POLL_MS, ms: STANDBY_START_WAIT_MS }): Promise<EpochRotation | null> {
+export async function checkAtStartOrStandBy(
+  store: RelayStore,
+  nowMs: () => number,
+  wait = { pollMs: STANDBY_START_POLL_MS, ms: STANDBY_START_WAIT_MS },
+): Promise<EpochRotation | null> {
   for (let waited = 0; ; waited += wait.pollMs) {
     if (await store.housekeeping()) {
       if (await store.servesAlone()) return checkHeartbeatAtStart(store, nowMs());
@@ -64,7 +68,9 @@ export async function checkAtStartOrStandBy(store: RelayStore, nowMs: () => numb
     const reason = staleHeartbeatReason(heartbeatAt, nowMs());
     if (reason === null) return null;
     if (waited >= wait.ms) {
-      throw new StoreOpenError(`another relay process runs the heartbeat of this store, but ${reason}: check that process, and that the clocks of the machines agree`);
+      throw new StoreOpenError(
+        `another relay process runs the heartbeat of this store, but ${reason}: check that process, and that the clocks of the machines agree`,
+      );
     }
     await delay(wait.pollMs);
   }

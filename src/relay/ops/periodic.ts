@@ -12,7 +12,11 @@ export function startPeriodic(task: () => Promise<void>, intervalMs: number, opt
   let stopped = false;
   const run = (): void => {
     if (stopped || running !== null) return;
-    running = task().catch(options.onError).finally(() => { running = null; });
+    running = task()
+      .catch(options.onError)
+      .finally(() => {
+        running = null;
+      });
   };
   const timer = setInterval(run, intervalMs);
   timer.unref();

@@ -2,9 +2,7 @@
 // store directory, created on first start. The store separately records which key it belongs to and
 // refuses another one. No message here ever contains key material in any encoding.
 import { randomBytes } from 'node:crypto';
-import {
-  closeSync, constants, fstatSync, fsyncSync, linkSync, mkdirSync, openSync, readSync, unlinkSync, writeSync,
-} from 'node:fs';
+import { closeSync, constants, fstatSync, fsyncSync, linkSync, mkdirSync, openSync, readSync, unlinkSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { fsyncPath } from '../../common/fsync-path.ts';
 import { failPoint } from '../../failpoint.ts';
@@ -36,7 +34,9 @@ export function loadOrCreateRelayKey(storeDir: string, env: NodeJS.ProcessEnv): 
   if (fromEnv !== undefined) {
     // An empty secret is a deploy mistake; falling back to relay.key would start under a new identity.
     if (fromEnv.trim() === '') {
-      throw new RelayKeyError(`MBX_RELAY_KEY is set but empty: set it to a key from \`agentmbx relay keygen\`, or unset it to use ${join(storeDir, RELAY_KEY_FILE)}`);
+      throw new RelayKeyError(
+        `MBX_RELAY_KEY is set but empty: set it to a key from \`agentmbx relay keygen\`, or unset it to use ${join(storeDir, RELAY_KEY_FILE)}`,
+      );
     }
     const key = signingKeyFromSeed(fromEnv);
     if (key === null) throw new RelayKeyError('MBX_RELAY_KEY is not a base64 32-byte Ed25519 private key');

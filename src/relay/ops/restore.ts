@@ -48,7 +48,9 @@ export async function restoreRelayStore(options: RestoreOptions): Promise<Restor
     const live = existsSync(liveDb) ? await readLiveMeta(dir) : null;
     const relayPubkey = relayPubkeyFor(dir, options.env, live);
     if (live !== null && live.relayPubkey !== relayPubkey) {
-      throw new RelayOpsError(`the live store in ${dir} belongs to relay key ${fingerprint(live.relayPubkey)}, not to this relay's key ${fingerprint(relayPubkey)}`);
+      throw new RelayOpsError(
+        `the live store in ${dir} belongs to relay key ${fingerprint(live.relayPubkey)}, not to this relay's key ${fingerprint(relayPubkey)}`,
+      );
     }
 
     mkdirSync(staging, { mode: 0o700 });
@@ -140,4 +142,3 @@ function keepRollbackCopy(liveDb: string, nowMs: number): string {
     }
   }
 }
-

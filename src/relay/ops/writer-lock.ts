@@ -39,7 +39,13 @@ export async function acquireWriterLock(dir: string, options: { waitMs?: number 
   const deadline = Date.now() + (options.waitMs ?? 0);
   for (;;) {
     const db = tryLock(path, dir);
-    if (db !== null) return { dir, release() { if (db.isOpen) db.close(); } };
+    if (db !== null)
+      return {
+        dir,
+        release() {
+          if (db.isOpen) db.close();
+        },
+      };
     const remaining = deadline - Date.now();
     if (remaining <= 0) throw new WriterLockBusyError(dir);
     await sleep(Math.min(WRITER_LOCK_POLL_MS, remaining));

@@ -78,6 +78,7 @@ export class StoreDiskError extends Error {
 function storeFaultSentence(fault: StoreDiskFault, dir: string): string {
   if (fault === 'sync') return 'the relay store could not sync its log to disk: check the disk, then restart the relay';
   const disk = 'the disk holding the relay store';
-  return fault === 'full' ? diskFaultSentence('full', { disk, freeOn: dir, afterwards: '; writes resume by themselves' })
+  return fault === 'full'
+    ? diskFaultSentence('full', { disk, freeOn: dir, afterwards: '; writes resume by themselves' })
     : diskFaultSentence('io', { disk, fixHint: ' (or remount it read-write if it turned read-only)', afterwards: '; writes resume once one succeeds' });
 }

@@ -16,6 +16,8 @@ export function guardUse<T>(connection: T): Guard<T> {
       if (!live) throw new TransactionMisuseError('a relay store transaction was used after it ended');
       return connection;
     },
-    end() { live = false; },
+    end() {
+      live = false;
+    },
   };
 }

@@ -21,7 +21,9 @@ export type StoreBackend = 'sqlite' | 'postgres';
 export function storeBackendOf(location: string): StoreBackend {
   if (/^postgres(ql)?:\/\//i.test(location)) return 'postgres';
   if (/^[a-z][a-z0-9+.-]*:\/\//i.test(location)) {
-    throw new StoreOpenError(`the relay store ${describeStoreUrl(location)} is not a kind this agentmbx opens: give a directory for a SQLite store, or a postgres:// URL`);
+    throw new StoreOpenError(
+      `the relay store ${describeStoreUrl(location)} is not a kind this agentmbx opens: give a directory for a SQLite store, or a postgres:// URL`,
+    );
   }
   return 'sqlite';
 }
@@ -66,14 +68,21 @@ export interface OpenRelayStoreOptions {
 export async function openRelayStore(options: OpenRelayStoreOptions): Promise<RelayStore> {
   const { location, exclusive, ...rest } = options;
   switch (storeBackendOf(location)) {
-    case 'sqlite': return openSqliteRelayStore({ ...rest, dir: location });
-    case 'postgres': return (await postgresBackend()).openPostgresRelayStore({
-      url: location, relayPubkey: rest.relayPubkey, exclusive: exclusive === true,
-      ...(rest.groupCommit ? { groupCommit: rest.groupCommit } : {}), ...(rest.onGroupCommit ? { onGroupCommit: rest.onGroupCommit } : {}),
-      ...(rest.nowMs ? { nowMs: rest.nowMs } : {}), ...(rest.newEpoch ? { newEpoch: rest.newEpoch } : {}),
-      ...(rest.servedEpoch ? { servedEpoch: rest.servedEpoch } : {}), ...(rest.onLockState ? { onLockState: rest.onLockState } : {}),
-      ...(rest.lockCheckTicker ? { lockCheckTicker: rest.lockCheckTicker } : {}),
-    });
+    case 'sqlite':
+      return openSqliteRelayStore({ ...rest, dir: location });
+    case 'postgres':
+      return (await postgresBackend()).openPostgresRelayStore({
+        url: location,
+        relayPubkey: rest.relayPubkey,
+        exclusive: exclusive === true,
+        ...(rest.groupCommit ? { groupCommit: rest.groupCommit } : {}),
+        ...(rest.onGroupCommit ? { onGroupCommit: rest.onGroupCommit } : {}),
+        ...(rest.nowMs ? { nowMs: rest.nowMs } : {}),
+        ...(rest.newEpoch ? { newEpoch: rest.newEpoch } : {}),
+        ...(rest.servedEpoch ? { servedEpoch: rest.servedEpoch } : {}),
+        ...(rest.onLockState ? { onLockState: rest.onLockState } : {}),
+        ...(rest.lockCheckTicker ? { lockCheckTicker: rest.lockCheckTicker } : {}),
+      });
   }
 }
 
@@ -84,24 +93,31 @@ export async function openRelayStore(options: OpenRelayStoreOptions): Promise<Re
  */
 export async function readRelayStoreMeta(location: string, options: { relayPubkey?: string } = {}): Promise<StoreMeta> {
   switch (storeBackendOf(location)) {
-    case 'sqlite': return readStoreMeta(location, options);
-    case 'postgres': return (await postgresBackend()).readPostgresStoreMeta(location, options);
+    case 'sqlite':
+      return readStoreMeta(location, options);
+    case 'postgres':
+      return (await postgresBackend()).readPostgresStoreMeta(location, options);
   }
 }
 
 /** The newest `limit` entries of the operations log, read without opening the store for writing (safe while a relay serves it). */
 export async function readRelayStoreOpsLog(location: string, limit: number): Promise<StoredOpsLogEntry[]> {
   switch (storeBackendOf(location)) {
-    case 'sqlite': return readOpsLogOfStore(location, limit);
-    case 'postgres': return (await postgresBackend()).readPostgresOpsLog(location, limit);
+    case 'sqlite':
+      return readOpsLogOfStore(location, limit);
+    case 'postgres':
+      return (await postgresBackend()).readPostgresOpsLog(location, limit);
   }
 }
 
 /** Appends one entry to the operations log of a SQLite store from outside the serving relay (a backup records itself). */
 export function appendRelayStoreOpsLog(location: string, entry: OpsLogEntry): void {
   switch (storeBackendOf(location)) {
-    case 'sqlite': appendOpsLogToStore(location, entry); return;
-    case 'postgres': throw new StoreOpenError('relay backup works on a SQLite store: back a PostgreSQL store up with pg_dump (docs/postgres.md)');
+    case 'sqlite':
+      appendOpsLogToStore(location, entry);
+      return;
+    case 'postgres':
+      throw new StoreOpenError('relay backup works on a SQLite store: back a PostgreSQL store up with pg_dump (docs/postgres.md)');
   }
 }
 

@@ -128,7 +128,6 @@ export interface RotationResult {
   moved: number;
 }
 
-
 /** A dedup row as the sweep walks it: its place in acceptance order, when, and whether its item is still queued. */
 export interface DedupWalkRow {
   /** increasing in acceptance order; opaque otherwise (a cursor for the next walk) */

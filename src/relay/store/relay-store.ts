@@ -11,7 +11,22 @@
 import type { AccountReader, AccountTransactor } from './accounts.ts';
 import type { StoreDiskError } from './errors.ts';
 import type {
-  DedupKey, DedupRow, DedupWalkRow, EncAd, Enrolment, ItemHeader, NewItem, OpsLogEntry, PullPage, QueueRef, QueueTotals, SenderList, SeqMove, StoreMeta, StoredOpsLogEntry, Usage,
+  DedupKey,
+  DedupRow,
+  DedupWalkRow,
+  EncAd,
+  Enrolment,
+  ItemHeader,
+  NewItem,
+  OpsLogEntry,
+  PullPage,
+  QueueRef,
+  QueueTotals,
+  SenderList,
+  SeqMove,
+  StoreMeta,
+  StoredOpsLogEntry,
+  Usage,
 } from './records.ts';
 import type { ChallengeTransactor, RateWindowTransactor } from './shared-state.ts';
 

@@ -16,13 +16,18 @@ import { CLOSED_ADDR, relayWorld, tick, tickUntilRow } from './relay-fixtures.ts
 
 /** The directory mail rows `node` queued: [state] per row, oldest first. */
 function directoryRows(node: HostNode): string[] {
-  return node.store.db.all<{ state: string }>(
-    `SELECT o.state FROM outbox o JOIN messages m ON m.id = o.msg_id WHERE m.from_addr = ? AND o.kind = 'envelope' ORDER BY o.id`,
-    `mbx@${node.config.host}`,
-  ).map((r) => r.state);
+  return node.store.db
+    .all<{ state: string }>(
+      `SELECT o.state FROM outbox o JOIN messages m ON m.id = o.msg_id WHERE m.from_addr = ? AND o.kind = 'envelope' ORDER BY o.id`,
+      `mbx@${node.config.host}`,
+    )
+    .map((r) => r.state);
 }
 
-const peerAgents = (node: HostNode): string[] => directory(node).filter((e) => e.where === 'peer').map((e) => e.address);
+const peerAgents = (node: HostNode): string[] =>
+  directory(node)
+    .filter((e) => e.where === 'peer')
+    .map((e) => e.address);
 
 test('with the LAN cut, a fresh agent reaches the peer as directory mail through the relay: applied, in no inbox, settled', { timeout: 60_000 }, async () => {
   const world = await relayWorld();

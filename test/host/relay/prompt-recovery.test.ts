@@ -43,7 +43,7 @@ test('the relay answering again makes every waiting row due at once', async () =
   assert.equal(rowOf(a.node, id).state, 'relay-accepted', a.log.join(' | '));
 });
 
-test('an item a peer pushed through the relay makes that peer\'s waiting rows due at once', async () => {
+test("an item a peer pushed through the relay makes that peer's waiting rows due at once", async () => {
   const world = await relayWorld();
   const { a, b } = world;
   await tick(a);
@@ -65,7 +65,7 @@ test('an item a peer pushed through the relay makes that peer\'s waiting rows du
   assert.ok(world.clock.now < rowOf(a.node, id).created_at + LONG_BACKOFF_MS);
 });
 
-test('the peer\'s LAN answering again makes its waiting rows due at once', async () => {
+test("the peer's LAN answering again makes its waiting rows due at once", async () => {
   const clock = new TestClock();
   const { a } = await pairedHosts(clock);
   const lan = new LanTransport(a);

@@ -16,9 +16,25 @@ const named = (name: string): Transport => ({ name, deliver: () => Promise.resol
 
 /** A queued envelope row for beta, with `over` changed. */
 const row = (over: Partial<OutboxRow>): OutboxRow => ({
-  id: 1, kind: 'envelope', item_id: 'x', msg_id: 'x', peer_host: 'beta', wire: '{}', state: 'queued', transport: null, attempts: 0,
-  next_at: 0, created_at: 0, settled_at: null, last_error: null, relay_seq: null, relay_epoch: null, relay_accept: null, relay_accepted_at: null,
-  relay_refused: null, ...over,
+  id: 1,
+  kind: 'envelope',
+  item_id: 'x',
+  msg_id: 'x',
+  peer_host: 'beta',
+  wire: '{}',
+  state: 'queued',
+  transport: null,
+  attempts: 0,
+  next_at: 0,
+  created_at: 0,
+  settled_at: null,
+  last_error: null,
+  relay_seq: null,
+  relay_epoch: null,
+  relay_accept: null,
+  relay_accepted_at: null,
+  relay_refused: null,
+  ...over,
 });
 
 test('the LAN first, the relay after two LAN failures or while the LAN is known unreachable, never back once accepted', async () => {

@@ -19,20 +19,28 @@ async function statusScramblingProxy(relayUrl: string): Promise<string> {
     req.on('end', () => {
       const headers = Object.fromEntries(Object.entries(req.headers).filter((e): e is [string, string] => typeof e[1] === 'string' && e[0] !== 'host'));
       const body = chunks.length === 0 ? undefined : Buffer.concat(chunks);
-      fetch(new URL(req.url ?? '/', relayUrl), { method: req.method ?? 'GET', headers, ...(body === undefined ? {} : { body }) }).then(async (answer) => {
-        const text = await answer.text();
-        const code = answer.headers.get(REFUSAL_HEADER);
-        if (answer.status === 200 || code === null) {
-          res.writeHead(answer.status, { 'content-type': 'application/json' }).end(text);
-          return;
-        }
-        const { code: _dropped, ...rest } = JSON.parse(text) as Record<string, unknown>;
-        res.writeHead(418, { 'content-type': 'application/json', [REFUSAL_HEADER]: code }).end(JSON.stringify(rest));
-      }).catch(() => res.writeHead(502).end('{}'));
+      fetch(new URL(req.url ?? '/', relayUrl), { method: req.method ?? 'GET', headers, ...(body === undefined ? {} : { body }) })
+        .then(async (answer) => {
+          const text = await answer.text();
+          const code = answer.headers.get(REFUSAL_HEADER);
+          if (answer.status === 200 || code === null) {
+            res.writeHead(answer.status, { 'content-type': 'application/json' }).end(text);
+            return;
+          }
+          const { code: _dropped, ...rest } = JSON.parse(text) as Record<string, unknown>;
+          res.writeHead(418, { 'content-type': 'application/json', [REFUSAL_HEADER]: code }).end(JSON.stringify(rest));
+        })
+        .catch(() => res.writeHead(502).end('{}'));
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  after(() => new Promise<void>((resolve) => { server.close(() => resolve()); server.closeAllConnections(); }));
+  after(
+    () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  );
   const address = server.address();
   if (typeof address !== 'object' || address === null) throw new Error('proxy did not bind');
   return `http://127.0.0.1:${address.port}`;

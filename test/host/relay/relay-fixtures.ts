@@ -46,7 +46,11 @@ export function relayed(node: HostNode): RelayedHost {
  * the relay's Date header (which explains refused hops as clock skew) always tells the wall clock. With `front`, at
  * the URL it puts in front of the relay's (a proxy) instead.
  */
-export async function relayWorld(options: TestRelayOptions = {}, clock = new TestClock(Date.now()), front?: (relayUrl: string) => Promise<string>): Promise<RelayWorld> {
+export async function relayWorld(
+  options: TestRelayOptions = {},
+  clock = new TestClock(Date.now()),
+  front?: (relayUrl: string) => Promise<string>,
+): Promise<RelayWorld> {
   const relay = await startTestRelay({ ...options, clock });
   const hostsUrl = front === undefined ? relay.url : await front(relay.url);
   const a = makeHost('alpha', clock, ['ann']);
@@ -76,7 +80,9 @@ export async function tickUntilRow(world: RelayWorld, host: RelayedHost, msgId: 
     if (rows.length > 0 && rows.every((r) => r.state === state)) return;
     world.clock.now += 60 * 1000; // past the backoff of the first few attempts
   }
-  assert.fail(`rows of ${msgId} never reached ${state}: ${JSON.stringify(host.node.store.outbox.forMessage(msgId).map((r) => [r.state, r.last_error]))}; log ${host.log.join(' | ')}`);
+  assert.fail(
+    `rows of ${msgId} never reached ${state}: ${JSON.stringify(host.node.store.outbox.forMessage(msgId).map((r) => [r.state, r.last_error]))}; log ${host.log.join(' | ')}`,
+  );
 }
 
 /** Stops the world's relay and starts one on the same port (same store unless `dir` is given). */
@@ -88,5 +94,10 @@ export async function restartRelay(world: RelayWorld, dir = world.relay.dir): Pr
 
 /** A raw relay client speaking as `node` (its real host key) with its own enc key pair for sealing tests. */
 export function rawHost(world: RelayWorld, node: HostNode, enc = generateEncKeyPair()): TestHost {
-  return { name: node.config.host, key: node.keys.hostKey, enc, api: new RelayApi({ baseUrl: world.relay.url, hostName: node.config.host, key: node.keys.hostKey, nowMs: world.clock.nowMs }) };
+  return {
+    name: node.config.host,
+    key: node.keys.hostKey,
+    enc,
+    api: new RelayApi({ baseUrl: world.relay.url, hostName: node.config.host, key: node.keys.hostKey, nowMs: world.clock.nowMs }),
+  };
 }

@@ -27,7 +27,8 @@ async function relayed(world: RelayWorld, subject: string): Promise<string> {
 
 async function arrives(host: RelayedHost, id: string): Promise<void> {
   await waitUntil(`message ${id} in bob's inbox without a tick`, ARRIVES_WITHIN_MS, async () =>
-    (listInbox(host.node, 'bob').some((m) => m.id === id) ? null : host.log.slice(-3).join(' | ')));
+    listInbox(host.node, 'bob').some((m) => m.id === id) ? null : host.log.slice(-3).join(' | '),
+  );
 }
 
 test('a relay that holds pulls: the message reaches the receiver without a tick of its daemon', async (t) => {
@@ -53,7 +54,10 @@ test('a relay that does not advertise max_wait_s is polled by the tick, as befor
   const id = await relayed(world, 'polled');
   assert.equal(world.relay.service.core.context.heldPulls.size, 0, 'no pull held');
   await tick(b);
-  assert.ok(listInbox(b.node, 'bob').some((m) => m.id === id), 'the tick pulled it');
+  assert.ok(
+    listInbox(b.node, 'bob').some((m) => m.id === id),
+    'the tick pulled it',
+  );
   assert.ok(!b.log.some((line) => /relay holds pulls/.test(line)));
 });
 
@@ -71,7 +75,9 @@ test('a held pull that got no answer (the relay restarted) is sent again within 
   const retryAt = b.node.store.relay.get()?.retry_at ?? 0;
   world.relay = await startTestRelay({ dir: world.relay.dir, clock: world.clock, port });
   // no tick, no clock moved: only the held pull's own retry reaches the relay again
-  await waitUntil('beta to hold a pull at the restarted relay', ARRIVES_WITHIN_MS, async () => (world.relay.service.core.context.heldPulls.size === 1 ? null : b.log.slice(-2).join(' | ')));
+  await waitUntil('beta to hold a pull at the restarted relay', ARRIVES_WITHIN_MS, async () =>
+    world.relay.service.core.context.heldPulls.size === 1 ? null : b.log.slice(-2).join(' | '),
+  );
   assert.ok(world.clock.now < retryAt, 'before the unreachable backoff would have let it try');
   assert.equal(b.node.store.relay.get()?.state, 'ok', 'the relay counts as reachable again');
   const id = await relayed(world, 'after the restart');

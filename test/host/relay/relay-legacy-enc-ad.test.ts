@@ -129,11 +129,17 @@ test('two hosts on cut networks exchange mail both ways through an older relay, 
   const there = sendMail(world.a.node, { from: 'ann', to: ['bob@beta'], subject: 'via the older relay', body: 'x' }).id;
   await tickUntilRow(world, world.a, there, 'relay-accepted');
   await tick(world.b);
-  assert.deepEqual(listInbox(world.b.node, 'bob').map((m) => m.id), [there]);
+  assert.deepEqual(
+    listInbox(world.b.node, 'bob').map((m) => m.id),
+    [there],
+  );
   const back = sendMail(world.b.node, { from: 'bob', to: ['ann@alpha'], subject: 'and back', body: 'y' }).id;
   await tickUntilRow(world, world.b, back, 'relay-accepted');
   await tick(world.a);
-  assert.deepEqual(listInbox(world.a.node, 'ann').map((m) => m.id), [back]);
+  assert.deepEqual(
+    listInbox(world.a.node, 'ann').map((m) => m.id),
+    [back],
+  );
 });
 
 test('a v1 lookup answer is taken only signed by the pinned key, and never over an enc key we hold', () => {

@@ -53,8 +53,16 @@ test('a lost push answer: the row stays queued, and the retry with the same byte
   assert.match(heard[0] ?? '', /^relay duplicate seq \d+$/);
   assert.equal(heard[0], `relay duplicate seq ${row().relay_seq}`);
   await tick(b);
-  assert.deepEqual(listInbox(b.node, 'bob').map((m) => m.id), [id], 'stored once');
-  assert.deepEqual(b.log.filter((l) => l.startsWith('relay envelope')), [`relay envelope ${id} seq ${row().relay_seq}: accepted`], 'the seq of the first commit');
+  assert.deepEqual(
+    listInbox(b.node, 'bob').map((m) => m.id),
+    [id],
+    'stored once',
+  );
+  assert.deepEqual(
+    b.log.filter((l) => l.startsWith('relay envelope')),
+    [`relay envelope ${id} seq ${row().relay_seq}: accepted`],
+    'the seq of the first commit',
+  );
 });
 
 test('an ack without an answer is covered by the next ack', async () => {
@@ -70,14 +78,23 @@ test('an ack without an answer is covered by the next ack', async () => {
   assert.equal(a.node.store.outbox.forMessage(id)[0]?.state, 'relay-accepted');
   await tick(b); // applied and checkpointed; the ack kills the relay before it commits
   assert.equal(await crashing.child.exited, 'SIGKILL');
-  assert.ok(b.log.some((l) => /^relay unreachable: relay ack got no answer/.test(l)), b.log.join(' | '));
+  assert.ok(
+    b.log.some((l) => /^relay unreachable: relay ack got no answer/.test(l)),
+    b.log.join(' | '),
+  );
   assert.equal(b.node.store.relay.get()?.state, 'unreachable');
-  assert.deepEqual(listInbox(b.node, 'bob').map((m) => m.id), [id]);
+  assert.deepEqual(
+    listInbox(b.node, 'bob').map((m) => m.id),
+    [id],
+  );
   const relay = await restartSamePort(dir, crashing);
   // past the short wait before an unreachable relay is probed again
   clock.now = Math.max(Date.now(), b.node.store.relay.get()?.retry_at ?? 0);
   await tick(b);
-  assert.ok(b.log.some((l) => /^relay acked through \d+$/.test(l)), b.log.join(' | '));
+  assert.ok(
+    b.log.some((l) => /^relay acked through \d+$/.test(l)),
+    b.log.join(' | '),
+  );
   assert.equal(b.log.filter((l) => l.startsWith('relay envelope')).length, 1, 'the item was not applied again');
   const info = await relayApiFor(b.node, relay.url).info();
   const you = isPlainObject(info.body) && isPlainObject(info.body.you) ? info.body.you : {};

@@ -37,19 +37,33 @@ async function tickBothUntil(world: RelayWorld, done: () => boolean, what: strin
   assert.ok(done(), `${what}; a: ${world.a.log.join(' | ')}; b: ${world.b.log.join(' | ')}`);
 }
 
-test('send refuses up front a body whose sealed copy is over the relay\'s max_item_bytes, and stores nothing', async () => {
+test("send refuses up front a body whose sealed copy is over the relay's max_item_bytes, and stores nothing", async () => {
   const world = await relayWorld({ limits: { max_item_bytes: 16 * 1024 } });
   await tick(world.a); // info tells the limit
   assert.equal(world.a.node.store.relay.get()?.max_item_bytes, 16 * 1024);
   const before = storedCounts(world.a.node);
-  assert.throws(() => sendMail(world.a.node, { from: 'ann', to: ['bob@beta'], subject: 'big', body: 'x'.repeat(10_000) }),
-    (err: unknown) => err instanceof RouteError && /over the relay's limit of 16384 bytes \(max_item_bytes\), and beta is not known up on the LAN, never seen there: send a body of at most about \d+ bytes/.test(err.message));
+  assert.throws(
+    () => sendMail(world.a.node, { from: 'ann', to: ['bob@beta'], subject: 'big', body: 'x'.repeat(10_000) }),
+    (err: unknown) =>
+      err instanceof RouteError &&
+      /over the relay's limit of 16384 bytes \(max_item_bytes\), and beta is not known up on the LAN, never seen there: send a body of at most about \d+ bytes/.test(
+        err.message,
+      ),
+  );
   assert.equal(storedCounts(world.a.node), before, 'nothing stored');
   // the body the message names does fit
-  const fits = Number(/at most about (\d+) bytes/.exec((() => {
-    try { sendMail(world.a.node, { from: 'ann', to: ['bob@beta'], subject: 'big', body: 'x'.repeat(10_000) }); } catch (err) { return (err as Error).message; }
-    return '';
-  })())?.[1]);
+  const fits = Number(
+    /at most about (\d+) bytes/.exec(
+      (() => {
+        try {
+          sendMail(world.a.node, { from: 'ann', to: ['bob@beta'], subject: 'big', body: 'x'.repeat(10_000) });
+        } catch (err) {
+          return (err as Error).message;
+        }
+        return '';
+      })(),
+    )?.[1],
+  );
   assert.ok(fits > 5000 && fits < 10_000, `fits ${fits}`);
   sendMail(world.a.node, { from: 'ann', to: ['bob@beta'], subject: 'fits', body: 'x'.repeat(fits) });
   // A host known up on the LAN still gets the large copy, over the LAN only.
@@ -68,7 +82,10 @@ test('a row the relay refuses for good ends rejected with an alert when the LAN 
   assert.match(row.last_error ?? '', /rejected:item over size limit.*cannot be reached on the LAN/);
   assert.equal(row.relay_accepted_at, null);
   const alerts = listInbox(world.a.node, 'ann').filter((m) => m.kind === 'alert');
-  assert.deepEqual(alerts.map((m) => m.subject), ['Undeliverable to beta: too big for this relay']);
+  assert.deepEqual(
+    alerts.map((m) => m.subject),
+    ['Undeliverable to beta: too big for this relay'],
+  );
   assert.match(alerts[0]?.body ?? '', /item over size limit/);
   assert.equal(messageStatus(world.a.node, id)?.recipients[0]?.state, 'rejected');
 });
@@ -84,7 +101,7 @@ test('a passing refusal (target not enrolled) keeps the row queued for the relay
   assert.equal(rowOf(world.a.node, id).relay_refused, null);
 });
 
-test('relayed mail to an unknown agent comes back as a bounce: in the sender\'s inbox, its row rejected, never bounced twice', async () => {
+test("relayed mail to an unknown agent comes back as a bounce: in the sender's inbox, its row rejected, never bounced twice", async () => {
   const world = await relayWorld();
   const { a, b } = world;
   await tick(b);
@@ -98,7 +115,7 @@ test('relayed mail to an unknown agent comes back as a bounce: in the sender\'s 
   assert.equal(bounce.from_addr, 'mbx@beta');
   assert.equal(bounce.subject, 'Undeliverable: to nobody');
   assert.equal(bounce.reply_to, id);
-  assert.equal(bounce.thread, id, 'the bounce stays in the refused message\'s thread');
+  assert.equal(bounce.thread, id, "the bounce stays in the refused message's thread");
   assert.match(bounce.body, /refused message .*unknown recipient zed@beta/);
   assert.match(rowOf(a.node, id).last_error ?? '', /^bounced by beta: beta refused message/);
   const bounceWire = JSON.parse(a.node.store.mail.message(bounce.id)?.wire ?? '{}') as { refs?: unknown };
@@ -107,11 +124,17 @@ test('relayed mail to an unknown agent comes back as a bounce: in the sender\'s 
   // The refused item seen again (pulled once more after an epoch change) bounces no second time.
   const quarantined = b.node.store.relay.quarantined()[0] ?? assert.fail('no quarantined item');
   const refused = Buffer.from(quarantined.wire_b64, 'base64');
-  const bounceRows = (): number => b.node.store.outbox.countByState('queued', 'envelope') + b.node.store.outbox.countByState('relay-accepted', 'envelope')
-    + b.node.store.outbox.countByState('settled', 'envelope') + b.node.store.outbox.countByState('handed-over', 'envelope');
+  const bounceRows = (): number =>
+    b.node.store.outbox.countByState('queued', 'envelope') +
+    b.node.store.outbox.countByState('relay-accepted', 'envelope') +
+    b.node.store.outbox.countByState('settled', 'envelope') +
+    b.node.store.outbox.countByState('handed-over', 'envelope');
   const rowsBefore = bounceRows();
   assert.equal(rowsBefore, 1);
-  assert.equal(b.node.store.transaction(() => queueBounce(b.node, refused, 'alpha', quarantined.reason)), false);
+  assert.equal(
+    b.node.store.transaction(() => queueBounce(b.node, refused, 'alpha', quarantined.reason)),
+    false,
+  );
   assert.equal(bounceRows(), rowsBefore);
 });
 
@@ -124,7 +147,12 @@ test('bounces to one peer are capped per hour: a peer inventing mail to nobody g
   // beta has already bounced the cap's worth to alpha this hour
   for (let i = 0; i < BOUNCES_PER_PEER_PER_HOUR - 1; i++) {
     const filler = newUlid(world.clock.now);
-    queueOutgoing(b.node, { id: filler, from: 'mbx@beta', to: ['ann@alpha'], thread: filler, reply_to: null, kind: 'alert', subject: 'Undeliverable: x', body: 'b', refs: [] }, [], ['alpha']);
+    queueOutgoing(
+      b.node,
+      { id: filler, from: 'mbx@beta', to: ['ann@alpha'], thread: filler, reply_to: null, kind: 'alert', subject: 'Undeliverable: x', body: 'b', refs: [] },
+      [],
+      ['alpha'],
+    );
   }
   const capped = await relayWorldPull(world);
   assert.equal(capped, 1, 'the last bounce under the cap was queued');
@@ -150,16 +178,35 @@ async function relayWorldPull(world: RelayWorld): Promise<number> {
 test('only refusals a sender can act on are bounced, and a bounce is never bounced', async () => {
   assert.ok(isBouncedReason('unknown recipient zed@beta'));
   assert.ok(isBouncedReason('cannot open the sealed body'));
-  for (const reason of ['no recipient on this host', 'bad signature', 'sender is not a paired host', 'envelope is not from the sending host', 'bad envelope: bad id']) {
+  for (const reason of [
+    'no recipient on this host',
+    'bad signature',
+    'sender is not a paired host',
+    'envelope is not from the sending host',
+    'bad envelope: bad id',
+  ]) {
     assert.equal(isBouncedReason(reason), false, reason);
   }
   const world = await relayWorld();
   const { a, b } = world;
   await tick(b);
   // alpha's own mbx writes to an agent beta does not have: beta refuses it and sends nothing back.
-  queueOutgoing(a.node, {
-    id: newUlid(world.clock.now), from: 'mbx@alpha', to: ['zed@beta'], thread: 't', reply_to: null, kind: 'alert', subject: 'Undeliverable: x', body: 'b', refs: [],
-  }, [], ['beta']);
+  queueOutgoing(
+    a.node,
+    {
+      id: newUlid(world.clock.now),
+      from: 'mbx@alpha',
+      to: ['zed@beta'],
+      thread: 't',
+      reply_to: null,
+      kind: 'alert',
+      subject: 'Undeliverable: x',
+      body: 'b',
+      refs: [],
+    },
+    [],
+    ['beta'],
+  );
   await tickBothUntil(world, () => b.node.store.relay.quarantineCount() === 1, 'beta never refused the alert');
   await tick(b);
   assert.equal(b.node.store.outbox.countByState('queued', 'envelope'), 0, 'no bounce of a bounce');
@@ -178,13 +225,20 @@ test('a relay that stops answering: status and the log say unreachable with the 
   const overview = outboxOverview(a.node).relay ?? assert.fail('no relay');
   assert.equal(overview.state, 'unreachable');
   assert.match(overview.detail ?? '', /cannot reach http:\/\/127\.0\.0\.1:\d+: ECONNREFUSED/);
-  assert.deepEqual(a.log.filter((l) => l.startsWith('relay ')).map((l) => l.replace(/:.*/, '')), ['relay ready', 'relay unreachable'], a.log.join(' | '));
+  assert.deepEqual(
+    a.log.filter((l) => l.startsWith('relay ')).map((l) => l.replace(/:.*/, '')),
+    ['relay ready', 'relay unreachable'],
+    a.log.join(' | '),
+  );
   await restartRelay(world);
   world.clock.now += UNREACHABLE_RETRY_MAX_MS;
   await tick(a);
   await tick(a);
   assert.equal(a.node.store.relay.get()?.state, 'ok');
-  assert.deepEqual(a.log.filter((l) => l.startsWith('relay ')).map((l) => l.replace(/:.*/, '')), ['relay ready', 'relay unreachable', 'relay ready']);
+  assert.deepEqual(
+    a.log.filter((l) => l.startsWith('relay ')).map((l) => l.replace(/:.*/, '')),
+    ['relay ready', 'relay unreachable', 'relay ready'],
+  );
 });
 
 test('status names the path each copy took: the relay with its seq', async () => {
@@ -194,18 +248,37 @@ test('status names the path each copy took: the relay with its seq', async () =>
   await tickUntilRow(world, world.a, id, 'relay-accepted');
   const seq = rowOf(world.a.node, id).relay_seq;
   const recipients = messageStatus(world.a.node, id)?.recipients ?? [];
-  assert.deepEqual(recipients.map((r) => [r.recipient, r.via]), [['ann@alpha', 'local'], ['*@beta', `relay seq ${seq}`]]);
+  assert.deepEqual(
+    recipients.map((r) => [r.recipient, r.via]),
+    [
+      ['ann@alpha', 'local'],
+      ['*@beta', `relay seq ${seq}`],
+    ],
+  );
 });
 
-test('a bounce ends only the row that sent the refused bytes: another copy\'s hash, or no hash, ends nothing', async () => {
+test("a bounce ends only the row that sent the refused bytes: another copy's hash, or no hash, ends nothing", async () => {
   const world = await relayWorld();
   const { a } = world;
   const { id } = sendMail(a.node, { from: 'ann', to: ['bob@beta'], subject: 'mine', body: 'x' });
   const row = rowOf(a.node, id);
   const bounceFrom = (): MessageRow => ({
-    id: newUlid(world.clock.now), direction: 'in' as const, from_addr: 'mbx@beta', sender_host: 'beta', to_json: '["ann@alpha"]', thread: id,
-    reply_to: id, kind: 'alert', subject: 'Undeliverable: mine', body: 'beta refused it', ts: new Date(world.clock.now).toISOString(), wire: null,
-    meta_json: null, created_at: world.clock.now, needs_reply: 0, refs_json: '[]',
+    id: newUlid(world.clock.now),
+    direction: 'in' as const,
+    from_addr: 'mbx@beta',
+    sender_host: 'beta',
+    to_json: '["ann@alpha"]',
+    thread: id,
+    reply_to: id,
+    kind: 'alert',
+    subject: 'Undeliverable: mine',
+    body: 'beta refused it',
+    ts: new Date(world.clock.now).toISOString(),
+    wire: null,
+    meta_json: null,
+    created_at: world.clock.now,
+    needs_reply: 0,
+    refs_json: '[]',
   });
   /** how many rows the bounce ended, applied as receive applies it: inside the transaction storing it */
   const ended = (msg: MessageRow, refs: string[]): number => a.node.store.transaction(() => applyBounce(a.node, msg, refs));
@@ -213,8 +286,8 @@ test('a bounce ends only the row that sent the refused bytes: another copy\'s ha
   assert.equal(ended(bounceFrom(), [id, `wire-sha256:${sha256Hex('other bytes')}`]), 0);
   assert.equal(rowOf(a.node, id).state, 'queued');
   const ours = `wire-sha256:${sha256Hex(Buffer.from(row.wire, 'utf8'))}`;
-  assert.equal(ended({ ...bounceFrom(), from_addr: 'ann2@beta' }, [id, ours]), 0, 'only from the host\'s mbx');
-  assert.equal(ended({ ...bounceFrom(), from_addr: 'mbx@gamma', sender_host: 'gamma' }, [id, ours]), 0, 'only the bounced host\'s row');
+  assert.equal(ended({ ...bounceFrom(), from_addr: 'ann2@beta' }, [id, ours]), 0, "only from the host's mbx");
+  assert.equal(ended({ ...bounceFrom(), from_addr: 'mbx@gamma', sender_host: 'gamma' }, [id, ours]), 0, "only the bounced host's row");
   assert.equal(ended(bounceFrom(), [id, ours]), 1);
   assert.equal(rowOf(a.node, id).state, 'rejected');
 });
@@ -223,8 +296,15 @@ test('which relay refusals are final for the relay path', () => {
   for (const status of ['rejected:item over size limit', 'rejected:bad envelope: bad meta.mentions', 'rejected:conflict', 'rejected:bad wire']) {
     assert.ok(isFinalRelayRefusal(status), status);
   }
-  for (const status of ['rejected:rate', 'rejected:quota:queue_items', 'rejected:target not enrolled', 'rejected:sender not accepted by target',
-    'rejected:some reason from a newer relay', 'rejected:conflicting', 'accepted']) {
+  for (const status of [
+    'rejected:rate',
+    'rejected:quota:queue_items',
+    'rejected:target not enrolled',
+    'rejected:sender not accepted by target',
+    'rejected:some reason from a newer relay',
+    'rejected:conflicting',
+    'accepted',
+  ]) {
     assert.equal(isFinalRelayRefusal(status), false, status);
   }
 });

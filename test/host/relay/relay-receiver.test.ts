@@ -27,22 +27,36 @@ test('a reordered page with a repeated item is applied in seq order, once; a rep
   assert.ok(session.ok);
   const epoch = session.session.relay.epoch ?? assert.fail('no epoch');
   const page = await session.session.api.pull(0, 10, epoch);
-  const items = isPlainObject(page.body) && Array.isArray(page.body.items) ? page.body.items as Array<{ seq: number; item_id: string }> : [];
+  const items = isPlainObject(page.body) && Array.isArray(page.body.items) ? (page.body.items as Array<{ seq: number; item_id: string }>) : [];
   assert.equal(items.length, 3);
   const source = { url: session.session.relay.url, epoch, relayPubkey: session.session.relay.relay_pubkey };
   const heard: PullReport[] = [];
   const shuffled = [items[2], items[0], items[1], items[0]];
   const run = applyPulledItems(b.node, source, 0, shuffled, (r) => heard.push(r));
-  assert.deepEqual(heard.map((r) => r.item.seq), items.map((i) => i.seq), 'seq order, each once');
-  assert.deepEqual(heard.map((r) => r.result), ['accepted', 'accepted', 'accepted']);
-  assert.deepEqual(heard.map((r) => r.item.item_id), ids);
+  assert.deepEqual(
+    heard.map((r) => r.item.seq),
+    items.map((i) => i.seq),
+    'seq order, each once',
+  );
+  assert.deepEqual(
+    heard.map((r) => r.result),
+    ['accepted', 'accepted', 'accepted'],
+  );
+  assert.deepEqual(
+    heard.map((r) => r.item.item_id),
+    ids,
+  );
   assert.equal(run.through, items[2]?.seq);
   assert.equal(b.node.store.relay.receivedThrough(source.url, epoch), items[2]?.seq);
   heard.length = 0;
   applyPulledItems(b.node, source, run.through, items, (r) => heard.push(r));
   assert.equal(heard.length, 0, 'items at or below received_through are skipped');
   applyPulledItems(b.node, source, 0, items, (r) => heard.push(r));
-  assert.deepEqual(heard.map((r) => r.result), ['duplicate', 'duplicate', 'duplicate'], 'a pull from an older position is harmless');
+  assert.deepEqual(
+    heard.map((r) => r.result),
+    ['duplicate', 'duplicate', 'duplicate'],
+    'a pull from an older position is harmless',
+  );
   assert.equal(listInbox(b.node, 'bob').length, 3);
 });
 
@@ -65,12 +79,15 @@ test('an item the host refuses goes to quarantine with its reason and bytes; the
   assert.equal(quarantined[0]?.item_id, bad.id);
   assert.equal(quarantined[0]?.reason, 'cannot open the sealed body');
   assert.equal(Buffer.from(quarantined[0]?.wire_b64 ?? '', 'base64').toString('utf8'), bad.wire, 'the exact wire is kept');
-  assert.deepEqual(listInbox(b.node, 'bob').map((m) => m.id), [good]);
+  assert.deepEqual(
+    listInbox(b.node, 'bob').map((m) => m.id),
+    [good],
+  );
   const relay = b.node.store.relay.get() ?? assert.fail('no relay');
   assert.ok(b.node.store.relay.receivedThrough(relay.url, relay.epoch ?? '') >= (quarantined[0]?.seq ?? Infinity));
 });
 
-test('receipts travel as relay items: an ack on beta reaches alpha\'s status', async () => {
+test("receipts travel as relay items: an ack on beta reaches alpha's status", async () => {
   const world = await relayWorld();
   const [id] = await relayAcceptedMail(world, ['please ack']);
   assert.ok(id !== undefined);
@@ -83,11 +100,14 @@ test('receipts travel as relay items: an ack on beta reaches alpha\'s status', a
   }
   await tick(a);
   const status = messageStatus(a.node, id) ?? assert.fail('no status');
-  assert.deepEqual(status.recipients.map((r) => [r.recipient, r.state, r.note]), [['bob@beta', 'acked', 'done']]);
+  assert.deepEqual(
+    status.recipients.map((r) => [r.recipient, r.state, r.note]),
+    [['bob@beta', 'acked', 'done']],
+  );
   assert.equal(a.node.store.outbox.forMessage(id)[0]?.state, 'settled');
 });
 
-test('a name squatter never receives a host\'s mail: items go by the pinned key', async () => {
+test("a name squatter never receives a host's mail: items go by the pinned key", async () => {
   const world = await relayWorld();
   const squatter = await enrolledHost({ url: world.relay.url, clock: world.clock }, 'beta');
   const [id] = await relayAcceptedMail(world, ['for the real beta']);
@@ -95,5 +115,8 @@ test('a name squatter never receives a host\'s mail: items go by the pinned key'
   assert.equal(stolen.status, 200);
   assert.deepEqual(isPlainObject(stolen.body) ? stolen.body.items : null, []);
   await tick(world.b);
-  assert.deepEqual(listInbox(world.b.node, 'bob').map((m) => m.id), [id]);
+  assert.deepEqual(
+    listInbox(world.b.node, 'bob').map((m) => m.id),
+    [id],
+  );
 });

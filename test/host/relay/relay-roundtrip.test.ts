@@ -18,7 +18,10 @@ test('a message crosses the relay and its delivery receipt settles the row', asy
   await tickUntilRow(world, a, id, 'relay-accepted');
   assert.ok(row().relay_seq !== null && row().relay_epoch !== null && row().relay_accept !== null);
   await tick(b);
-  assert.deepEqual(listInbox(b.node, 'bob').map((m) => m.id), [id]);
+  assert.deepEqual(
+    listInbox(b.node, 'bob').map((m) => m.id),
+    [id],
+  );
   // beta's receipt goes to alpha over the relay too
   for (let i = 0; i < 4; i++) {
     await tick(b);

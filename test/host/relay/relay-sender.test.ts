@@ -19,7 +19,9 @@ function rowOf(node: HostNode, id: string) {
 }
 
 function alerts(node: HostNode, agent: string): string[] {
-  return listInbox(node, agent).filter((m) => m.kind === 'alert').map((m) => m.subject);
+  return listInbox(node, agent)
+    .filter((m) => m.kind === 'alert')
+    .map((m) => m.subject);
 }
 
 test('a 200 with a rejected result keeps the row with backoff, and next_at is respected', async () => {
@@ -50,7 +52,10 @@ test('a relay-accepted row is settled by a delivery receipt that comes over the 
   await tick(b);
   const { id } = sendMail(a.node, { from: 'ann', to: ['bob@beta'], subject: 'lan receipt', body: 'x' });
   await tickUntilRow(world, a, id, 'relay-accepted');
-  const signed = signReceipt({ v: 1, type: 'receipt', msg: id, recipient: 'bob@beta', state: 'delivered', at: new Date(world.clock.now).toISOString(), seq: 1 }, b.node.keys.hostKey);
+  const signed = signReceipt(
+    { v: 1, type: 'receipt', msg: id, recipient: 'bob@beta', state: 'delivered', at: new Date(world.clock.now).toISOString(), seq: 1 },
+    b.node.keys.hostKey,
+  );
   assert.equal(acceptReceipt(a.node, signed, { transport: 'lan', peerPubkey: b.node.keys.hostKey.publicKey }), 'accepted');
   assert.equal(rowOf(a.node, id).state, 'settled');
 });
@@ -92,7 +97,7 @@ test('the sender deadline for a target that sends receipts says the mail is unco
   assert.deepEqual(alerts(a.node, 'ann'), ['Undelivered/unconfirmed to beta: lost one']);
 });
 
-test('the relay\'s signed expiry notice marks the row expired and tells the sender', async () => {
+test("the relay's signed expiry notice marks the row expired and tells the sender", async () => {
   const world = await relayWorld();
   const { a, b } = world;
   await tick(b);

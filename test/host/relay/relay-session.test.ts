@@ -41,7 +41,12 @@ test('after a relay restart the hosts carry on in the same epoch', async () => {
   await restartRelay(world);
   const second = sendMail(world.a.node, { from: 'ann', to: ['bob@beta'], subject: 'after', body: 'x' }).id;
   await run(world, 4);
-  assert.deepEqual(listInbox(world.b.node, 'bob').map((m) => m.id).sort(), [first, second].sort());
+  assert.deepEqual(
+    listInbox(world.b.node, 'bob')
+      .map((m) => m.id)
+      .sort(),
+    [first, second].sort(),
+  );
   assert.equal(world.a.node.store.relay.get()?.epoch, epoch);
   assert.equal(world.a.node.store.relay.get()?.epoch_changed_at, null);
 });
@@ -62,7 +67,13 @@ test('after a restore (new epoch, enrolments gone) hosts re-enrol, senders re-pu
   assert.notEqual(restored.epoch, oldEpoch);
   await restartRelay(world);
   await run(world, 6);
-  assert.deepEqual(listInbox(world.b.node, 'bob').map((m) => m.id).sort(), [m1, m2].sort(), 'each once');
+  assert.deepEqual(
+    listInbox(world.b.node, 'bob')
+      .map((m) => m.id)
+      .sort(),
+    [m1, m2].sort(),
+    'each once',
+  );
   for (const host of [world.a, world.b]) {
     const relay = host.node.store.relay.get();
     assert.equal(relay?.epoch, restored.epoch);
@@ -99,7 +110,11 @@ test('a delivery receipt the relay lost in a restore is sent again when its send
   await restartRelay(world);
   await run(world, 5);
   assert.equal(a.node.store.outbox.forMessage(id)[0]?.state, 'settled', 'the re-pushed mail drew its receipt again');
-  assert.deepEqual(listInbox(b.node, 'bob').map((m) => m.id), [id], 'once');
+  assert.deepEqual(
+    listInbox(b.node, 'bob').map((m) => m.id),
+    [id],
+    'once',
+  );
 });
 
 test('a relay key change stops relay use until the owner confirms the new key', async () => {
@@ -116,13 +131,19 @@ test('a relay key change stops relay use until the owner confirms the new key', 
   assert.equal(relay?.seen_pubkey, newKey);
   assert.equal(world.a.node.store.outbox.forMessage(id)[0]?.state, 'queued');
   assert.notEqual(world.a.node.store.outbox.forMessage(id)[0]?.transport, 'relay');
-  await assert.rejects(setRelay(world.a.node, world.relay.url), (err: unknown) => err instanceof RelayPinError && /changed its key/.test(err.message) && err.kind === null);
+  await assert.rejects(
+    setRelay(world.a.node, world.relay.url),
+    (err: unknown) => err instanceof RelayPinError && /changed its key/.test(err.message) && err.kind === null,
+  );
   await assert.rejects(setRelay(world.a.node, world.relay.url, fingerprint(oldKey)), /presents key/);
   await assert.rejects(setRelay(world.a.node, world.relay.url, 'not-a-print'), (err: unknown) => err instanceof RelayPinError && err.kind === 'invalid');
   for (const host of [world.a, world.b]) await setRelay(host.node, world.relay.url, fingerprint(newKey));
   await run(world, 4);
   assert.equal(world.a.node.store.relay.get()?.state, 'ok');
-  assert.deepEqual(listInbox(world.b.node, 'bob').map((m) => m.id), [id]);
+  assert.deepEqual(
+    listInbox(world.b.node, 'bob').map((m) => m.id),
+    [id],
+  );
 });
 
 test('our own rotation reaches the relay and the enc-ad is published again for the new key', async () => {
@@ -177,9 +198,15 @@ test('mail a peer sent under its new key before we learned of its rotation leave
   const { id } = sendMail(world.a.node, { from: 'ann', to: ['bob@beta'], subject: 'signed with the new key', body: 'x' });
   await tickUntilRow(world, world.a, id, 'relay-accepted');
   await tick(world.b);
-  assert.deepEqual(world.b.node.store.relay.quarantined().map((q) => [q.item_id, q.reason]), [[id, 'sender is not a paired host']]);
+  assert.deepEqual(
+    world.b.node.store.relay.quarantined().map((q) => [q.item_id, q.reason]),
+    [[id, 'sender is not a paired host']],
+  );
   assert.equal(applyPeerRotation(world.b.node, rotation), 'rotated'); // the record arrives (over the LAN)
-  assert.deepEqual(listInbox(world.b.node, 'bob').map((m) => m.id), [id]);
+  assert.deepEqual(
+    listInbox(world.b.node, 'bob').map((m) => m.id),
+    [id],
+  );
   assert.equal(world.b.node.store.relay.quarantineCount(), 0);
 });
 
@@ -209,7 +236,13 @@ test('a store that went back in time without a new epoch (head_seq below our pos
   await restartRelay(world);
   assert.equal(world.relay.service.epoch, epoch, 'the copy kept the epoch');
   await run(world, 4);
-  assert.deepEqual(listInbox(world.b.node, 'bob').map((m) => m.id).sort(), [m1, m2].sort(), 'each once');
+  assert.deepEqual(
+    listInbox(world.b.node, 'bob')
+      .map((m) => m.id)
+      .sort(),
+    [m1, m2].sort(),
+    'each once',
+  );
   assert.equal(world.a.node.store.outbox.forMessage(m2)[0]?.state, 'settled', 're-pushed, delivered, receipted');
   // alpha's pull saw head_seq below its position (and re-pushed m2); beta may never notice, as the
   // relay's seq floor puts the re-pushed item above beta's position.

@@ -40,11 +40,17 @@ async function mailBothWays(world: HostedWorld, subject: string): Promise<void> 
   const there = sendMail(world.a.node, { from: 'ann', to: ['bob@beta'], subject, body: 'x' });
   await tickUntilRow(world, world.a, there.id, 'relay-accepted');
   await tick(world.b);
-  assert.ok(listInbox(world.b.node, 'bob').some((m) => m.id === there.id), `b did not get ${subject}: ${world.b.log.join(' | ')}`);
+  assert.ok(
+    listInbox(world.b.node, 'bob').some((m) => m.id === there.id),
+    `b did not get ${subject}: ${world.b.log.join(' | ')}`,
+  );
   const back = sendMail(world.b.node, { from: 'bob', to: ['ann@alpha'], subject: `re: ${subject}`, body: 'y' });
   await tickUntilRow(world, world.b, back.id, 'relay-accepted');
   await tick(world.a);
-  assert.ok(listInbox(world.a.node, 'ann').some((m) => m.id === back.id), `a did not get re: ${subject}: ${world.a.log.join(' | ')}`);
+  assert.ok(
+    listInbox(world.a.node, 'ann').some((m) => m.id === back.id),
+    `a did not get re: ${subject}: ${world.a.log.join(' | ')}`,
+  );
 }
 
 test('hosts with a token command enrol under their account and mail both ways; the command gets its env; without it the relay says TOKEN_REQUIRED', async () => {
@@ -60,13 +66,23 @@ test('hosts with a token command enrol under their account and mail both ways; t
 
   const { jwk, jkt } = await cloudKeyOf(world.a.node);
   assert.deepEqual(world.mint.env.get('alpha'), {
-    relay: world.relay.url, host: 'alpha', fp: fingerprint(world.a.node.keys.hostKey.publicKey), jkt, key: JSON.stringify(jwk),
+    relay: world.relay.url,
+    host: 'alpha',
+    fp: fingerprint(world.a.node.keys.hostKey.publicKey),
+    jkt,
+    key: JSON.stringify(jwk),
   });
-  assert.equal(await cloudKeyThumbprint(JSON.parse(world.mint.env.get('alpha')?.key ?? '{}') as typeof jwk), jkt, 'AGENTMBX_CLOUD_JKT is the thumbprint of AGENTMBX_CLOUD_KEY');
+  assert.equal(
+    await cloudKeyThumbprint(JSON.parse(world.mint.env.get('alpha')?.key ?? '{}') as typeof jwk),
+    jkt,
+    'AGENTMBX_CLOUD_JKT is the thumbprint of AGENTMBX_CLOUD_KEY',
+  );
 
   // every hop of the mail flow is a signed call the hosted relay takes only with the bearer token
   await mailBothWays(world, 'hello');
-  const storeBytes = ['', '-wal'].map((suffix) => (existsSync(homePaths(world.a.node.home).store + suffix) ? readFileSync(homePaths(world.a.node.home).store + suffix, 'latin1') : '')).join('');
+  const storeBytes = ['', '-wal']
+    .map((suffix) => (existsSync(homePaths(world.a.node.home).store + suffix) ? readFileSync(homePaths(world.a.node.home).store + suffix, 'latin1') : ''))
+    .join('');
   assert.ok(world.mint.tokens.length >= 1);
   for (const token of world.mint.tokens) assert.ok(!storeBytes.includes(token.split('.')[2] ?? token), 'tokens are kept in memory only, never in the store');
   const ok = relayCheck(await doctorOf(world, 'a'));
@@ -112,7 +128,10 @@ test('a token the relay refuses on a hop (TOKEN_INVALID) is dropped with the ses
   world.clock.now += 8 * MINUTE + 1_000;
   await tick(world.a);
   assert.equal(world.mint.runs.get('alpha'), 2);
-  assert.ok(world.a.log.some((l) => /relay pull answered HTTP 401/.test(l)), world.a.log.join(' | '));
+  assert.ok(
+    world.a.log.some((l) => /relay pull answered HTTP 401/.test(l)),
+    world.a.log.join(' | '),
+  );
   assert.equal(world.a.node.store.relay.get()?.session, null, 'the session is dropped');
   world.mint.mode = 'ok';
   await tick(world.a);
@@ -125,7 +144,12 @@ test('a failing token command: state token-failed, doctor shows the one-line rea
   const world = await hostedWorld();
   const secret = await world.issuer.mint(AUDIENCE, { sub: 's', account: 'acct-1', client_id: 'c', cnf: { jkt: 'x' } });
   const runs = join(tempDir('mbx-token-runs-'), 'runs');
-  await setRelay(world.a.node, world.relay.url, undefined, `echo run >> '${runs}'; echo 'contacting accounts' >&2; echo "session expired, cached token ${secret} rejected" >&2; exit 3`);
+  await setRelay(
+    world.a.node,
+    world.relay.url,
+    undefined,
+    `echo run >> '${runs}'; echo 'contacting accounts' >&2; echo "session expired, cached token ${secret} rejected" >&2; exit 3`,
+  );
   await tick(world.a);
   const relay = world.a.node.store.relay.get();
   assert.equal(relay?.state, 'token-failed');
@@ -144,14 +168,15 @@ test('a failing token command: state token-failed, doctor shows the one-line rea
   assert.ok(!everything.includes(secret.split('.')[1] ?? secret), 'not even its payload');
 });
 
-test('a deny-list entry for the host: state denied, and doctor shows the relay\'s reason', async () => {
+test("a deny-list entry for the host: state denied, and doctor shows the relay's reason", async () => {
   const world = await hostedWorld();
   await tick(world.a);
   await tick(world.b);
   const admin = await world.issuer.mint(AUDIENCE, { sub: 'ops', scope: 'relay:deny' });
   const until = new Date(world.clock.now + 24 * 60 * MINUTE).toISOString();
   const answer = await fetch(new URL('/v2/relay/admin/deny', world.relay.url), {
-    method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${admin}` },
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${admin}` },
     body: JSON.stringify({ entries: [{ host_fp: fingerprint(world.a.node.keys.hostKey.publicKey), reason: 'laptop reported stolen', until }] }),
   });
   assert.equal(answer.status, 200);
@@ -183,7 +208,10 @@ test('after a host-key rotation the host enrols again with a new cloud-key certi
   assert.equal((await cloudKeyOf(world.a.node)).jkt, jkt, 'the rotation kept the cloud key');
   assert.equal(applyPeerRotation(world.b.node, rotation), 'rotated'); // the record reaches b (over the LAN)
   await tick(world.b);
-  assert.ok(listInbox(world.b.node, 'bob').some((m) => m.id === sent.id), world.b.log.join(' | '));
+  assert.ok(
+    listInbox(world.b.node, 'bob').some((m) => m.id === sent.id),
+    world.b.log.join(' | '),
+  );
   await mailBothWays(world, 'after');
   assert.equal(relayCheck(await doctorOf(world, 'a')).level, 'ok');
 });
@@ -194,7 +222,11 @@ test('relay set keeps the command for the same URL and drops it for another; a c
   assert.notEqual(world.a.node.store.relay.get()?.session, null);
   await setRelay(world.a.node, world.relay.url, undefined, `${world.mint.command} --again`);
   const changed = world.a.node.store.relay.get();
-  assert.deepEqual([changed?.session, changed?.state, changed?.token_command], [null, 'new', `${world.mint.command} --again`], 'enrol again with the new command');
+  assert.deepEqual(
+    [changed?.session, changed?.state, changed?.token_command],
+    [null, 'new', `${world.mint.command} --again`],
+    'enrol again with the new command',
+  );
   await tick(world.a);
   assert.equal(world.mint.runs.get('alpha'), 2, 'the new command ran');
   // the relay changed its key: confirming it with --key pins it anew and keeps the command
@@ -211,7 +243,7 @@ test('relay set keeps the command for the same URL and drops it for another; a c
   assert.equal(world.a.node.store.relay.get()?.token_command, null);
 });
 
-test('the issuer\'s keys unavailable for over an hour: enrolment answers 503, shown as unreachable with the relay\'s reason', async () => {
+test("the issuer's keys unavailable for over an hour: enrolment answers 503, shown as unreachable with the relay's reason", async () => {
   const world = await hostedWorld();
   await tick(world.b); // the relay fetched the issuer's keys
   world.issuer.down = true;

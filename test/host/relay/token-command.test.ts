@@ -6,8 +6,16 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import {
-  parseTokenOutput, redactTokens, runTokenCommand, TOKEN_MAX_BYTES, TOKEN_REASON_MAX_CHARS, TOKEN_STDERR_MAX_BYTES, TokenCache, tokenNeedsRefresh,
-  type AccessToken, type TokenRun,
+  parseTokenOutput,
+  redactTokens,
+  runTokenCommand,
+  TOKEN_MAX_BYTES,
+  TOKEN_REASON_MAX_CHARS,
+  TOKEN_STDERR_MAX_BYTES,
+  TokenCache,
+  tokenNeedsRefresh,
+  type AccessToken,
+  type TokenRun,
 } from '../../../src/host/relay-client/token.ts';
 import { tempDir } from '../../helpers/processes.ts';
 
@@ -33,7 +41,10 @@ function failed(result: TokenRun): string {
 test('the token is stdout trimmed; exp and iat are read from it; the command gets the env it is given, stdin closed', async () => {
   const token = fresh();
   const dir = tempDir('mbx-token-');
-  const result = await run(`cat > '${join(dir, 'stdin')}'; printf '%s' "$AGENTMBX_HOST" > '${join(dir, 'env')}'; printf '  %s\\n\\n' "$TOKEN"`, { TOKEN: token, AGENTMBX_HOST: 'alpha' });
+  const result = await run(`cat > '${join(dir, 'stdin')}'; printf '%s' "$AGENTMBX_HOST" > '${join(dir, 'env')}'; printf '  %s\\n\\n' "$TOKEN"`, {
+    TOKEN: token,
+    AGENTMBX_HOST: 'alpha',
+  });
   assert.ok(result.ok, JSON.stringify(result));
   assert.deepEqual(result.token, { token, expMs: NOW + 600_000, iatMs: NOW });
   assert.equal(readFileSync(join(dir, 'env'), 'utf8'), 'alpha');
@@ -132,18 +143,26 @@ test('the cache reuses a fresh token, shares one run between concurrent callers,
   assert.equal(runs, 4, 'another command (or env) does not reuse the token');
   const failing = await cache.get('bad', () => Promise.resolve({ ok: false, reason: 'nope' }));
   assert.deepEqual(failing, { ok: false, reason: 'nope' });
-  await cache.get('bad', () => { runs++; return Promise.resolve({ ok: false, reason: 'nope' }); });
+  await cache.get('bad', () => {
+    runs++;
+    return Promise.resolve({ ok: false, reason: 'nope' });
+  });
   assert.equal(runs, 5, 'a failure is not cached');
 });
 
 test('the cache forgets a run that threw (the next caller runs again) and keeps a run going across drop (one run at a time)', async () => {
   const cache = new TokenCache(() => NOW);
-  await assert.rejects(cache.get('k', () => Promise.reject(new Error('boom'))), /boom/);
+  await assert.rejects(
+    cache.get('k', () => Promise.reject(new Error('boom'))),
+    /boom/,
+  );
   let runs = 0;
   let finish: (run: TokenRun) => void = () => {};
   const slow = (): Promise<TokenRun> => {
     runs++;
-    return new Promise((resolve) => { finish = resolve; });
+    return new Promise((resolve) => {
+      finish = resolve;
+    });
   };
   const first = cache.get('k', slow);
   await new Promise((resolve) => setImmediate(resolve));

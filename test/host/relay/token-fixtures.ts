@@ -69,7 +69,8 @@ export async function startMintServer(issuer: TokenIssuer): Promise<MintServer> 
     mint.env.set(env.host, env);
     const account = mint.accounts.get(env.host) ?? 'acct-1';
     const jkt = mint.mode === 'other-jkt' ? otherJkt : env.jkt;
-    issuer.mint(AUDIENCE, { sub: `${account}-${env.host}`, account, client_id: `client-${env.host}`, cnf: { jkt } })
+    issuer
+      .mint(AUDIENCE, { sub: `${account}-${env.host}`, account, client_id: `client-${env.host}`, cnf: { jkt } })
       .then((token) => {
         mint.tokens.push(token);
         response.writeHead(200, { 'content-type': 'text/plain' }).end(token);
@@ -77,7 +78,13 @@ export async function startMintServer(issuer: TokenIssuer): Promise<MintServer> 
       .catch((err: unknown) => response.writeHead(500).end(String(err)));
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  after(() => new Promise<void>((resolve) => { server.close(() => resolve()); server.closeAllConnections(); }));
+  after(
+    () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  );
   mint.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/mint`;
   const script = join(tempDir('mbx-mint-'), 'mint-client.mjs');
   writeFileSync(script, CLIENT);

@@ -2,15 +2,28 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { generateEncKeyPair } from '../../../src/protocol/keys.ts';
 import {
-  ENC_AD_MAX_FUTURE_MS, ENC_AD_MAX_LIFETIME_MS, ENC_AD_PUBLISH_LIFETIME_MS, checkEncAdV2, encAdV1String, signEncAdV1, signEncAdV2,
-  verifyEncAdV1, type EncAdV2,
+  ENC_AD_MAX_FUTURE_MS,
+  ENC_AD_MAX_LIFETIME_MS,
+  ENC_AD_PUBLISH_LIFETIME_MS,
+  checkEncAdV2,
+  encAdV1String,
+  signEncAdV1,
+  signEncAdV2,
+  verifyEncAdV1,
+  type EncAdV2,
 } from '../../../src/protocol/records/enc-ad.ts';
 import { BAD_KEYS, DAY_MS, eachChanged, fixedKey, iso, NOW_MS } from '../fixtures.ts';
 
 const hostKey = fixedKey(61);
 const encPub = generateEncKeyPair().publicKey;
 const ad: EncAdV2 = {
-  v: 2, type: 'enc-ad', host: 'laptop', host_pubkey: hostKey.publicKey, enc_pub: encPub, iat: iso(NOW_MS), exp: iso(NOW_MS + ENC_AD_PUBLISH_LIFETIME_MS),
+  v: 2,
+  type: 'enc-ad',
+  host: 'laptop',
+  host_pubkey: hostKey.publicKey,
+  enc_pub: encPub,
+  iat: iso(NOW_MS),
+  exp: iso(NOW_MS + ENC_AD_PUBLISH_LIFETIME_MS),
 };
 
 function reason(x: unknown, sig?: unknown, nowMs = NOW_MS, caller?: string): string {
@@ -20,8 +33,12 @@ function reason(x: unknown, sig?: unknown, nowMs = NOW_MS, caller?: string): str
 
 describe('enc-key advertisements v2 (protocol §3.8)', () => {
   it('round-trips and reports iat and exp in milliseconds', () => {
-    assert.deepEqual(checkEncAdV2(ad, signEncAdV2(ad, hostKey), NOW_MS, hostKey.publicKey),
-      { ok: true, ad, iatMs: NOW_MS, expMs: NOW_MS + ENC_AD_PUBLISH_LIFETIME_MS });
+    assert.deepEqual(checkEncAdV2(ad, signEncAdV2(ad, hostKey), NOW_MS, hostKey.publicKey), {
+      ok: true,
+      ad,
+      iatMs: NOW_MS,
+      expMs: NOW_MS + ENC_AD_PUBLISH_LIFETIME_MS,
+    });
     assert.equal(reason(ad), 'ok');
   });
 
@@ -30,8 +47,11 @@ describe('enc-key advertisements v2 (protocol §3.8)', () => {
     assert.equal(reason(ad, signEncAdV2(ad, fixedKey(62))), 'bad signature');
     assert.equal(reason(ad, 'AAAA'), 'bad signature');
     const changes: { [K in keyof EncAdV2]?: unknown } = {
-      host: 'desktop', host_pubkey: fixedKey(62).publicKey, enc_pub: generateEncKeyPair().publicKey,
-      iat: iso(NOW_MS - 1), exp: iso(NOW_MS + DAY_MS),
+      host: 'desktop',
+      host_pubkey: fixedKey(62).publicKey,
+      enc_pub: generateEncKeyPair().publicKey,
+      iat: iso(NOW_MS - 1),
+      exp: iso(NOW_MS + DAY_MS),
     };
     for (const [member, tampered] of eachChanged(ad, changes)) assert.equal(reason(tampered, sig), 'bad signature', member);
   });
@@ -59,9 +79,16 @@ describe('enc-key advertisements v2 (protocol §3.8)', () => {
 
   it('refuses a malformed ad', () => {
     const cases: unknown[] = [
-      { ...ad, v: 1 }, { ...ad, type: 'ad' }, { ...ad, host: '' }, { ...ad, iat: NOW_MS }, { ...ad, exp: 'later' },
-      { ...ad, exp: ad.iat }, { ...ad, extra: 1 }, { v: 2, type: 'enc-ad', host: 'laptop', host_pubkey: hostKey.publicKey, enc_pub: encPub, iat: ad.iat },
-      ...BAD_KEYS.map((k) => ({ ...ad, host_pubkey: k })), ...BAD_KEYS.map((k) => ({ ...ad, enc_pub: k })),
+      { ...ad, v: 1 },
+      { ...ad, type: 'ad' },
+      { ...ad, host: '' },
+      { ...ad, iat: NOW_MS },
+      { ...ad, exp: 'later' },
+      { ...ad, exp: ad.iat },
+      { ...ad, extra: 1 },
+      { v: 2, type: 'enc-ad', host: 'laptop', host_pubkey: hostKey.publicKey, enc_pub: encPub, iat: ad.iat },
+      ...BAD_KEYS.map((k) => ({ ...ad, host_pubkey: k })),
+      ...BAD_KEYS.map((k) => ({ ...ad, enc_pub: k })),
     ];
     for (const x of cases) assert.equal(reason(x), 'malformed', JSON.stringify(x));
     assert.equal(reason(null, 'AAAA'), 'malformed');

@@ -1,9 +1,7 @@
 // The envelope's meta (protocol §4.1): what a sender derives from the body, and what receivers refuse.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import {
-  deriveMeta, MAX_META_HOP, MAX_META_LOCAL_NAMES, MAX_META_PROJECT_CHARS, metaProblem,
-} from '../../../src/protocol/records/envelope-meta.ts';
+import { deriveMeta, MAX_META_HOP, MAX_META_LOCAL_NAMES, MAX_META_PROJECT_CHARS, metaProblem } from '../../../src/protocol/records/envelope-meta.ts';
 
 const EMPTY = { mentions: [], directives: [], tags: [], task_refs: [] };
 
@@ -29,7 +27,10 @@ describe('deriveMeta', () => {
 
   it('sentence punctuation ends a word; a word that goes on is no match, never cut short', () => {
     assert.deepEqual(deriveMeta('@ann, @bea: @cy! /done. /checkin? #ship-it, T42.'), {
-      mentions: ['ann', 'bea', 'cy'], directives: ['done', 'checkin'], tags: ['ship-it'], task_refs: ['T42'],
+      mentions: ['ann', 'bea', 'cy'],
+      directives: ['done', 'checkin'],
+      tags: ['ship-it'],
+      task_refs: ['T42'],
     });
     // a name continued by a character NAME_RE does not allow, or by a dotted domain
     assert.deepEqual(deriveMeta('@ann_x @bob@desk.example.com @anné @a1@b2@c3 @x').mentions, []);

@@ -3,8 +3,19 @@ import { describe, it } from 'node:test';
 import { fingerprint } from '../../../src/protocol/fingerprint.ts';
 import { generateEncKeyPair } from '../../../src/protocol/keys.ts';
 import {
-  ENVELOPE_KINDS, MAX_BODY_BYTES, MAX_REF_CHARS, MAX_REFS, MAX_SUBJECT_CHARS, MAX_TO_ADDRESSES, checkEnvelopeShape,
-  envelopeSigningString, isSealed, parseAddress, signEnvelope, verifyEnvelope, type EnvelopeV3,
+  ENVELOPE_KINDS,
+  MAX_BODY_BYTES,
+  MAX_REF_CHARS,
+  MAX_REFS,
+  MAX_SUBJECT_CHARS,
+  MAX_TO_ADDRESSES,
+  checkEnvelopeShape,
+  envelopeSigningString,
+  isSealed,
+  parseAddress,
+  signEnvelope,
+  verifyEnvelope,
+  type EnvelopeV3,
 } from '../../../src/protocol/records/envelope.ts';
 import { openEnvelopeBody, sealEnvelopeBody } from '../../../src/protocol/seal.ts';
 import { eachChanged, fixedKey, unsignedEnvelope } from '../fixtures.ts';
@@ -51,7 +62,7 @@ describe('envelope v3 signing (protocol §4.1)', () => {
     assert.equal(openEnvelopeBody(sealed, [encKeys.privateKey]), unsignedEnvelope().body);
   });
 
-  it('refuses another key, and a sig.key that is not the verifying key\'s fingerprint', () => {
+  it("refuses another key, and a sig.key that is not the verifying key's fingerprint", () => {
     assert.equal(verifyEnvelope(signed, fixedKey(12).publicKey), false);
     assert.equal(verifyEnvelope({ ...signed, sig: { ...signed.sig, key: fingerprint(fixedKey(12).publicKey) } }, hostKey.publicKey), false);
     assert.equal(verifyEnvelope(signed, 'not a key'), false);
@@ -60,9 +71,21 @@ describe('envelope v3 signing (protocol §4.1)', () => {
 
   it('refuses a change of any signed member, an added member, or the signature', () => {
     const changes: { [K in keyof EnvelopeV3]?: unknown } = {
-      v: 4, id: '01KBFZ2V0000000000000000AC', ts: '2026-12-02T12:00:00.001Z', from: 'mallory@home', to: ['bob@work', 'eve@work'],
-      thread: 'other', reply_to: '01KBFZ2V0000000000000000AA', kind: 'alert', subject: 'Lunch!', body: 'changed',
-      needs_reply: false, refs: ['x'], meta: { ...signed.meta, a: 1 }, authority: {}, enc: sealed.enc,
+      v: 4,
+      id: '01KBFZ2V0000000000000000AC',
+      ts: '2026-12-02T12:00:00.001Z',
+      from: 'mallory@home',
+      to: ['bob@work', 'eve@work'],
+      thread: 'other',
+      reply_to: '01KBFZ2V0000000000000000AA',
+      kind: 'alert',
+      subject: 'Lunch!',
+      body: 'changed',
+      needs_reply: false,
+      refs: ['x'],
+      meta: { ...signed.meta, a: 1 },
+      authority: {},
+      enc: sealed.enc,
     };
     for (const [member, tampered] of eachChanged(signed, changes)) {
       assert.equal(verifyEnvelope(tampered, hostKey.publicKey), false, member);
@@ -92,22 +115,39 @@ describe('envelope v3 shape limits', () => {
 
   it('refuses each malformed member with a short reason', () => {
     const cases: [unknown, string][] = [
-      [null, 'not an object'], [[signed], 'not an object'], [{ ...signed, v: 2 }, 'not version 3'],
-      [{ ...signed, id: 'not-a-ulid' }, 'bad id'], [{ ...signed, ts: '2026-12-02' }, 'bad ts'],
-      [{ ...signed, from: 'alice' }, 'bad from'], [{ ...signed, from: 'Alice@home' }, 'bad from'],
-      [{ ...signed, to: [] }, 'bad to'], [{ ...signed, to: 'bob@work' }, 'bad to'],
-      [{ ...signed, to: ['bob@work', 'x'.repeat(301)] }, 'address too long'], [{ ...signed, to: ['bob@'] }, 'bad to address'],
-      [{ ...signed, to: ['role:'] }, 'bad to address'], [{ ...signed, to: [7] }, 'bad to address'],
-      [{ ...signed, thread: null }, 'bad thread'], [{ ...signed, reply_to: 5 }, 'bad reply_to'],
-      [{ ...signed, kind: 'spam' }, 'bad kind'], [{ ...signed, subject: 1 }, 'bad subject'],
-      [{ ...signed, subject: 'line\nbreak' }, 'control characters in subject'], [{ ...signed, subject: 'bell\u0007' }, 'control characters in subject'],
-      [{ ...signed, body: null }, 'bad body'], [{ ...signed, needs_reply: 'yes' }, 'bad needs_reply'],
-      [{ ...signed, refs: null }, 'bad refs'], [{ ...signed, refs: [1] }, 'bad refs'],
-      [{ ...signed, meta: [] }, 'bad meta'], [{ ...signed, meta: null }, 'bad meta'], [{ ...signed, meta: {} }, 'bad meta.mentions'],
-      [{ ...signed, meta: { ...signed.meta, tags: [1] } }, 'bad meta.tags'], [{ ...signed, meta: { ...signed.meta, hop: -1 } }, 'bad meta.hop'],
+      [null, 'not an object'],
+      [[signed], 'not an object'],
+      [{ ...signed, v: 2 }, 'not version 3'],
+      [{ ...signed, id: 'not-a-ulid' }, 'bad id'],
+      [{ ...signed, ts: '2026-12-02' }, 'bad ts'],
+      [{ ...signed, from: 'alice' }, 'bad from'],
+      [{ ...signed, from: 'Alice@home' }, 'bad from'],
+      [{ ...signed, to: [] }, 'bad to'],
+      [{ ...signed, to: 'bob@work' }, 'bad to'],
+      [{ ...signed, to: ['bob@work', 'x'.repeat(301)] }, 'address too long'],
+      [{ ...signed, to: ['bob@'] }, 'bad to address'],
+      [{ ...signed, to: ['role:'] }, 'bad to address'],
+      [{ ...signed, to: [7] }, 'bad to address'],
+      [{ ...signed, thread: null }, 'bad thread'],
+      [{ ...signed, reply_to: 5 }, 'bad reply_to'],
+      [{ ...signed, kind: 'spam' }, 'bad kind'],
+      [{ ...signed, subject: 1 }, 'bad subject'],
+      [{ ...signed, subject: 'line\nbreak' }, 'control characters in subject'],
+      [{ ...signed, subject: 'bell\u0007' }, 'control characters in subject'],
+      [{ ...signed, body: null }, 'bad body'],
+      [{ ...signed, needs_reply: 'yes' }, 'bad needs_reply'],
+      [{ ...signed, refs: null }, 'bad refs'],
+      [{ ...signed, refs: [1] }, 'bad refs'],
+      [{ ...signed, meta: [] }, 'bad meta'],
+      [{ ...signed, meta: null }, 'bad meta'],
+      [{ ...signed, meta: {} }, 'bad meta.mentions'],
+      [{ ...signed, meta: { ...signed.meta, tags: [1] } }, 'bad meta.tags'],
+      [{ ...signed, meta: { ...signed.meta, hop: -1 } }, 'bad meta.hop'],
       [{ ...signed, authority: 'root' }, 'bad authority'],
-      [{ ...signed, sig: null }, 'bad sig'], [{ ...signed, sig: { ...signed.sig, alg: 'rsa' } }, 'bad sig'],
-      [{ ...signed, sig: { ...signed.sig, host: '' } }, 'bad sig host'], [{ ...signed, sig: { ...signed.sig, key: 'ABCD-0000-0000-0000' } }, 'bad sig key'],
+      [{ ...signed, sig: null }, 'bad sig'],
+      [{ ...signed, sig: { ...signed.sig, alg: 'rsa' } }, 'bad sig'],
+      [{ ...signed, sig: { ...signed.sig, host: '' } }, 'bad sig host'],
+      [{ ...signed, sig: { ...signed.sig, key: 'ABCD-0000-0000-0000' } }, 'bad sig key'],
       [{ ...signed, sig: { ...signed.sig, value: 'AAAA' } }, 'bad sig value'],
     ];
     for (const [x, reason] of cases) assert.equal(reasonOf(x), reason, JSON.stringify(x)?.slice(0, 120));
@@ -117,9 +157,13 @@ describe('envelope v3 shape limits', () => {
     const enc = sealed.enc;
     assert.ok(enc !== null);
     const cases: [unknown, string][] = [
-      [{ ...sealed, enc: 'sealed' }, 'bad enc'], [{ ...sealed, enc: { ...enc, v: 2 } }, 'bad enc'], [{ ...sealed, enc: { ...enc, alg: 'aes' } }, 'bad enc'],
-      [{ ...sealed, enc: { ...enc, epk: 'AAAA' } }, 'bad enc epk'], [{ ...sealed, enc: { ...enc, nonce: Buffer.alloc(12).toString('base64') } }, 'bad enc nonce'],
-      [{ ...sealed, enc: { ...enc, body: 'AAAA' }, body: 'AAAA' }, 'bad enc body'], [{ ...sealed, enc: { ...enc, body: 'not base64!' }, body: 'not base64!' }, 'bad enc body'],
+      [{ ...sealed, enc: 'sealed' }, 'bad enc'],
+      [{ ...sealed, enc: { ...enc, v: 2 } }, 'bad enc'],
+      [{ ...sealed, enc: { ...enc, alg: 'aes' } }, 'bad enc'],
+      [{ ...sealed, enc: { ...enc, epk: 'AAAA' } }, 'bad enc epk'],
+      [{ ...sealed, enc: { ...enc, nonce: Buffer.alloc(12).toString('base64') } }, 'bad enc nonce'],
+      [{ ...sealed, enc: { ...enc, body: 'AAAA' }, body: 'AAAA' }, 'bad enc body'],
+      [{ ...sealed, enc: { ...enc, body: 'not base64!' }, body: 'not base64!' }, 'bad enc body'],
       [{ ...sealed, body: 'plaintext' }, 'body is not enc.body'],
     ];
     for (const [x, reason] of cases) assert.equal(reasonOf(x), reason);
@@ -165,8 +209,24 @@ describe('parseAddress', () => {
   });
 
   it('refuses names outside ^[a-z0-9][a-z0-9-]{1,39}$ and other junk', () => {
-    for (const a of ['', 'b', 'Bob', '-bob', 'bob@', '@work', 'bob@work@x', 'bob@Work', 'role:', 'role:X', `${'a'.repeat(41)}`,
-      'bob @work', '**', 'bob@w', 42, null]) {
+    for (const a of [
+      '',
+      'b',
+      'Bob',
+      '-bob',
+      'bob@',
+      '@work',
+      'bob@work@x',
+      'bob@Work',
+      'role:',
+      'role:X',
+      `${'a'.repeat(41)}`,
+      'bob @work',
+      '**',
+      'bob@w',
+      42,
+      null,
+    ]) {
       assert.equal(parseAddress(a), null, String(a));
     }
   });

@@ -7,7 +7,12 @@ import { BAD_KEYS, DAY_MS, eachChanged, fixedKey, iso, NOW_MS } from '../fixture
 const relayKey = fixedKey(71);
 const target = fixedKey(72).publicKey;
 const notice: RelayExpiredNotice = {
-  v: 1, type: 'relay-expired', item_id: '01KBFZ2V0000000000000000AB', target_pubkey: target, accepted_at: iso(NOW_MS - 14 * DAY_MS), expired_at: iso(NOW_MS),
+  v: 1,
+  type: 'relay-expired',
+  item_id: '01KBFZ2V0000000000000000AB',
+  target_pubkey: target,
+  accepted_at: iso(NOW_MS - 14 * DAY_MS),
+  expired_at: iso(NOW_MS),
 };
 
 function sigOf(wire: string): string {
@@ -32,7 +37,10 @@ describe('relay expiry notices (protocol §3.9)', () => {
     assert.equal(verifyExpiredNotice(wire, fixedKey(73).publicKey), null);
     assert.equal(verifyExpiredNotice(canonicalJson({ notice, sig: 'AAAA' }), relayKey.publicKey), null);
     const changes: { [K in keyof RelayExpiredNotice]?: unknown } = {
-      item_id: 'other', target_pubkey: fixedKey(73).publicKey, accepted_at: iso(NOW_MS - DAY_MS), expired_at: iso(NOW_MS + 1),
+      item_id: 'other',
+      target_pubkey: fixedKey(73).publicKey,
+      accepted_at: iso(NOW_MS - DAY_MS),
+      expired_at: iso(NOW_MS + 1),
     };
     for (const [member, tampered] of eachChanged(notice, changes)) {
       assert.equal(verifyExpiredNotice(canonicalJson({ notice: tampered, sig }), relayKey.publicKey), null, member);
@@ -47,8 +55,13 @@ describe('relay expiry notices (protocol §3.9)', () => {
     const wire = signExpiredNotice(notice, relayKey);
     assert.equal(verifyExpiredNotice(canonicalJson({ ...(JSON.parse(wire) as object), extra: 1 }), relayKey.publicKey), null);
     const bad: unknown[] = [
-      { ...notice, v: 2 }, { ...notice, type: 'expired' }, { ...notice, item_id: '' }, { ...notice, item_id: 'i'.repeat(301) },
-      { ...notice, accepted_at: NOW_MS }, { ...notice, expired_at: 'now' }, { ...notice, extra: 1 },
+      { ...notice, v: 2 },
+      { ...notice, type: 'expired' },
+      { ...notice, item_id: '' },
+      { ...notice, item_id: 'i'.repeat(301) },
+      { ...notice, accepted_at: NOW_MS },
+      { ...notice, expired_at: 'now' },
+      { ...notice, extra: 1 },
       ...BAD_KEYS.map((k) => ({ ...notice, target_pubkey: k })),
     ];
     for (const x of bad) {

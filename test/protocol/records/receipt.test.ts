@@ -1,14 +1,28 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import {
-  RECEIPT_STATES, checkReceiptShape, compareReceipts, parseReceiptWire, receiptItemId, receiptRank, receiptWire, signReceipt,
-  verifyReceipt, type DeliveryReceipt,
+  RECEIPT_STATES,
+  checkReceiptShape,
+  compareReceipts,
+  parseReceiptWire,
+  receiptItemId,
+  receiptRank,
+  receiptWire,
+  signReceipt,
+  verifyReceipt,
+  type DeliveryReceipt,
 } from '../../../src/protocol/records/receipt.ts';
 import { eachChanged, fixedKey, iso, NOW_MS } from '../fixtures.ts';
 
 const hostKey = fixedKey(21);
 const rec: DeliveryReceipt = {
-  v: 1, type: 'receipt', msg: '01KBFZ2V0000000000000000AB', recipient: 'bob@work', state: 'delivered', at: iso(NOW_MS), seq: 1,
+  v: 1,
+  type: 'receipt',
+  msg: '01KBFZ2V0000000000000000AB',
+  recipient: 'bob@work',
+  state: 'delivered',
+  at: iso(NOW_MS),
+  seq: 1,
 };
 const acked: DeliveryReceipt = { ...rec, state: 'acked', note: 'done', did: 'booked a table', seq: 4 };
 
@@ -27,7 +41,13 @@ describe('delivery receipts (protocol §4.2)', () => {
     assert.equal(verifyReceipt({ ...signed, sig: signReceipt(rec, hostKey).sig }, hostKey.publicKey), null);
     assert.equal(verifyReceipt({ ...signed, sig: 'AAAA' }, hostKey.publicKey), null);
     const changes: { [K in keyof DeliveryReceipt]?: unknown } = {
-      msg: '01KBFZ2V0000000000000000AC', recipient: 'eve@work', state: 'read', at: iso(NOW_MS + 1), note: 'other', did: 'other', seq: 5,
+      msg: '01KBFZ2V0000000000000000AC',
+      recipient: 'eve@work',
+      state: 'read',
+      at: iso(NOW_MS + 1),
+      note: 'other',
+      did: 'other',
+      seq: 5,
     };
     for (const [member, tampered] of eachChanged(acked, changes)) {
       assert.equal(verifyReceipt({ rec: tampered, sig: signed.sig }, hostKey.publicKey), null, member);
@@ -46,14 +66,29 @@ describe('delivery receipts (protocol §4.2)', () => {
     assert.equal(ok({ ...rec, seq: Number.MAX_SAFE_INTEGER }), true);
     for (const state of RECEIPT_STATES) assert.equal(ok({ ...rec, state }), true, state);
     const bad: [string, unknown][] = [
-      ['not an object', 'receipt'], ['array', [rec]], ['v', { ...rec, v: 2 }], ['type', { ...rec, type: 'rcpt' }],
-      ['msg short', { ...rec, msg: 'a'.repeat(9) }], ['msg long', { ...rec, msg: 'a'.repeat(41) }], ['msg space', { ...rec, msg: 'a b c d e f g' }],
-      ['msg number', { ...rec, msg: 1234567890123 }], ['recipient bare', { ...rec, recipient: 'bob' }], ['recipient caps', { ...rec, recipient: 'Bob@work' }],
-      ['recipient role', { ...rec, recipient: 'role:ops' }], ['state', { ...rec, state: 'seen' }], ['at', { ...rec, at: String(NOW_MS) }],
-      ['note long', { ...rec, note: 'n'.repeat(501) }], ['note type', { ...rec, note: null }],
-      ['did without acked', { ...rec, state: 'read', did: 'x' }], ['did long', { ...acked, did: 'd'.repeat(201) }],
-      ['seq 0', { ...rec, seq: 0 }], ['seq negative', { ...rec, seq: -1 }], ['seq fraction', { ...rec, seq: 1.5 }],
-      ['seq unsafe', { ...rec, seq: 2 ** 53 }], ['seq string', { ...rec, seq: '1' }], ['unknown member', { ...rec, extra: 1 }],
+      ['not an object', 'receipt'],
+      ['array', [rec]],
+      ['v', { ...rec, v: 2 }],
+      ['type', { ...rec, type: 'rcpt' }],
+      ['msg short', { ...rec, msg: 'a'.repeat(9) }],
+      ['msg long', { ...rec, msg: 'a'.repeat(41) }],
+      ['msg space', { ...rec, msg: 'a b c d e f g' }],
+      ['msg number', { ...rec, msg: 1234567890123 }],
+      ['recipient bare', { ...rec, recipient: 'bob' }],
+      ['recipient caps', { ...rec, recipient: 'Bob@work' }],
+      ['recipient role', { ...rec, recipient: 'role:ops' }],
+      ['state', { ...rec, state: 'seen' }],
+      ['at', { ...rec, at: String(NOW_MS) }],
+      ['note long', { ...rec, note: 'n'.repeat(501) }],
+      ['note type', { ...rec, note: null }],
+      ['did without acked', { ...rec, state: 'read', did: 'x' }],
+      ['did long', { ...acked, did: 'd'.repeat(201) }],
+      ['seq 0', { ...rec, seq: 0 }],
+      ['seq negative', { ...rec, seq: -1 }],
+      ['seq fraction', { ...rec, seq: 1.5 }],
+      ['seq unsafe', { ...rec, seq: 2 ** 53 }],
+      ['seq string', { ...rec, seq: '1' }],
+      ['unknown member', { ...rec, extra: 1 }],
       ['missing member', { v: 1, type: 'receipt', msg: rec.msg, recipient: rec.recipient, state: 'read', seq: 1 }],
     ];
     for (const [label, x] of bad) assert.equal(ok(x), false, label);
@@ -63,7 +98,10 @@ describe('delivery receipts (protocol §4.2)', () => {
     assert.equal(receiptItemId(rec), 'receipt:01KBFZ2V0000000000000000AB:bob@work:1');
     const signed = signReceipt(rec, hostKey);
     const wire = receiptWire(signed);
-    assert.equal(wire, `{"rec":{"at":"${rec.at}","msg":"${rec.msg}","recipient":"bob@work","seq":1,"state":"delivered","type":"receipt","v":1},"sig":"${signed.sig}"}`);
+    assert.equal(
+      wire,
+      `{"rec":{"at":"${rec.at}","msg":"${rec.msg}","recipient":"bob@work","seq":1,"state":"delivered","type":"receipt","v":1},"sig":"${signed.sig}"}`,
+    );
     assert.deepEqual(parseReceiptWire(Buffer.from(wire)), signed);
     assert.equal(parseReceiptWire('{"rec":{},"sig":"x"}'), null);
     assert.equal(parseReceiptWire(`{"rec":${JSON.stringify(rec)},"sig":"x","more":1}`), null);

@@ -7,8 +7,13 @@ import { BAD_KEYS, eachChanged, fixedKey, iso, NOW_MS } from '../fixtures.ts';
 const oldKey = fixedKey(51);
 const newKey = fixedKey(52);
 const rec: HostRotationRecord = {
-  v: 1, type: 'host-rotation', host: 'laptop', old_pub: oldKey.publicKey, new_pub: newKey.publicKey,
-  new_enc_pub: generateEncKeyPair().publicKey, iat: iso(NOW_MS),
+  v: 1,
+  type: 'host-rotation',
+  host: 'laptop',
+  old_pub: oldKey.publicKey,
+  new_pub: newKey.publicKey,
+  new_enc_pub: generateEncKeyPair().publicKey,
+  iat: iso(NOW_MS),
 };
 const rotation = signRotation(rec, oldKey, newKey);
 
@@ -28,7 +33,7 @@ describe('host key rotation records (protocol §3.7)', () => {
     assert.deepEqual(checkRotation(JSON.parse(JSON.stringify(rotation))), { ok: true, rotation });
   });
 
-  it('refuses to sign with keys that are not the record\'s', () => {
+  it("refuses to sign with keys that are not the record's", () => {
     assert.throws(() => signRotation(rec, newKey, oldKey));
     assert.throws(() => signRotation(rec, oldKey, fixedKey(53)));
   });
@@ -42,8 +47,11 @@ describe('host key rotation records (protocol §3.7)', () => {
 
   it('refuses a change of any signed member', () => {
     const changes: { [K in keyof HostRotationRecord]?: unknown } = {
-      host: 'desktop', new_enc_pub: generateEncKeyPair().publicKey, iat: iso(NOW_MS + 1),
-      old_pub: fixedKey(53).publicKey, new_pub: fixedKey(53).publicKey,
+      host: 'desktop',
+      new_enc_pub: generateEncKeyPair().publicKey,
+      iat: iso(NOW_MS + 1),
+      old_pub: fixedKey(53).publicKey,
+      new_pub: fixedKey(53).publicKey,
     };
     for (const [member, tampered] of eachChanged(rec, changes)) {
       assert.match(reason({ ...rotation, rec: tampered }), /^bad (old|new) key signature$/, member);
@@ -57,10 +65,15 @@ describe('host key rotation records (protocol §3.7)', () => {
 
   it('refuses malformed rotations with a reason', () => {
     const cases: [unknown, string][] = [
-      [null, 'malformed rotation'], [{ rec }, 'malformed rotation'], [{ ...rotation, extra: 1 }, 'malformed rotation'],
-      [resigned({ ...rec, v: 2 }), 'malformed rotation record'], [resigned({ ...rec, type: 'rotation' }), 'malformed rotation record'],
-      [resigned({ ...rec, extra: 1 }), 'malformed rotation record'], [{ ...rotation, rec: 'x' }, 'malformed rotation record'],
-      [resigned({ ...rec, host: '' }), 'bad host name'], [resigned({ ...rec, host: 'bad name' }), 'bad host name'],
+      [null, 'malformed rotation'],
+      [{ rec }, 'malformed rotation'],
+      [{ ...rotation, extra: 1 }, 'malformed rotation'],
+      [resigned({ ...rec, v: 2 }), 'malformed rotation record'],
+      [resigned({ ...rec, type: 'rotation' }), 'malformed rotation record'],
+      [resigned({ ...rec, extra: 1 }), 'malformed rotation record'],
+      [{ ...rotation, rec: 'x' }, 'malformed rotation record'],
+      [resigned({ ...rec, host: '' }), 'bad host name'],
+      [resigned({ ...rec, host: 'bad name' }), 'bad host name'],
       [resigned({ ...rec, iat: 'yesterday' }), 'bad iat'],
       ...BAD_KEYS.map((k): [unknown, string] => [{ ...rotation, rec: { ...rec, old_pub: k } }, 'bad old key']),
       ...BAD_KEYS.map((k): [unknown, string] => [{ ...rotation, rec: { ...rec, new_pub: k } }, 'bad new key']),

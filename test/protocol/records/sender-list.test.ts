@@ -29,15 +29,26 @@ describe('sender allowlists (protocol §3.6, §7.16)', () => {
     assert.equal(problem(list, 'AAAA'), 'bad signature');
     assert.equal(problem(list, signSenderList(list, fixedKey(44))), 'bad signature');
     const changes: { [K in keyof SenderListRecord]?: unknown } = {
-      host_pubkey: fixedKey(44).publicKey, senders: [senders[0]], iat: iso(NOW_MS - 1),
+      host_pubkey: fixedKey(44).publicKey,
+      senders: [senders[0]],
+      iat: iso(NOW_MS - 1),
     };
     for (const [member, tampered] of eachChanged(list, changes)) assert.equal(problem(tampered, sig), 'bad signature', member);
   });
 
   it('refuses a malformed list', () => {
-    const cases: unknown[] = [null, [], { ...list, v: 2 }, { ...list, type: 'senders' }, { ...list, senders: 'all' }, { ...list, iat: NOW_MS },
-      { ...list, iat: '2026-12-02' }, { ...list, extra: 1 }, { v: 1, type: 'relay-senders', host_pubkey: target.publicKey, senders },
-      ...BAD_KEYS.map((k) => ({ ...list, host_pubkey: k }))];
+    const cases: unknown[] = [
+      null,
+      [],
+      { ...list, v: 2 },
+      { ...list, type: 'senders' },
+      { ...list, senders: 'all' },
+      { ...list, iat: NOW_MS },
+      { ...list, iat: '2026-12-02' },
+      { ...list, extra: 1 },
+      { v: 1, type: 'relay-senders', host_pubkey: target.publicKey, senders },
+      ...BAD_KEYS.map((k) => ({ ...list, host_pubkey: k })),
+    ];
     for (const x of cases) assert.equal(problem(x, typeof x === 'object' && x !== null ? signed(x) : ''), 'malformed', JSON.stringify(x));
   });
 

@@ -7,10 +7,28 @@ const codes = Object.keys(ITEM_REFUSALS) as ItemRefusalCode[];
 
 test('the catalogue holds every rejection reason of protocol.md §3.3 and §7.2, in the order they are checked', () => {
   assert.deepEqual(codes, [
-    'rate', 'bad item id', 'bad kind', 'bad targets', 'target not enrolled', 'sender not accepted by target', 'duplicate target',
-    'bad wire', 'item over size limit', 'bad envelope', 'item id is not the envelope id', 'envelope body is not sealed', 'bad receipt',
-    'item id is not the receipt id', 'receipt is not signed by the sending host', 'conflict',
-    'quota:queue_items', 'quota:queue_bytes', 'quota:sender_items', 'quota:sender_bytes', 'quota:account_items', 'quota:account_bytes',
+    'rate',
+    'bad item id',
+    'bad kind',
+    'bad targets',
+    'target not enrolled',
+    'sender not accepted by target',
+    'duplicate target',
+    'bad wire',
+    'item over size limit',
+    'bad envelope',
+    'item id is not the envelope id',
+    'envelope body is not sealed',
+    'bad receipt',
+    'item id is not the receipt id',
+    'receipt is not signed by the sending host',
+    'conflict',
+    'quota:queue_items',
+    'quota:queue_bytes',
+    'quota:sender_items',
+    'quota:sender_bytes',
+    'quota:account_items',
+    'quota:account_bytes',
   ]);
 });
 
@@ -28,8 +46,17 @@ test('a status written by the relay reads back as its code on the host, with or 
 
 test('only what can pass later is retried: rate, quotas, a target not enrolled or not naming the sender yet, and reasons this build does not know', () => {
   const retried = codes.filter((code) => !isFinalRelayRefusal(refusalStatus({ code })));
-  assert.deepEqual(retried, ['rate', 'target not enrolled', 'sender not accepted by target',
-    'quota:queue_items', 'quota:queue_bytes', 'quota:sender_items', 'quota:sender_bytes', 'quota:account_items', 'quota:account_bytes']);
+  assert.deepEqual(retried, [
+    'rate',
+    'target not enrolled',
+    'sender not accepted by target',
+    'quota:queue_items',
+    'quota:queue_bytes',
+    'quota:sender_items',
+    'quota:sender_bytes',
+    'quota:account_items',
+    'quota:account_bytes',
+  ]);
   for (const unknown of ['rejected:some reason from a newer relay', 'rejected:conflicting', 'rejected:quota:galaxies', 'rejected:bad kind: extra']) {
     assert.deepEqual([unknown, isFinalRelayRefusal(unknown)], [unknown, false]);
   }

@@ -27,7 +27,19 @@ const huge = 'x'.repeat(1024 * 1024);
 
 /** Bodies no endpoint takes: every parser below must refuse each of them. */
 const HOSTILE_BODIES: unknown[] = [
-  undefined, null, 0, -1, 1e308, Number.NaN, 'text', huge, true, [], [{}], {}, nested(10_000),
+  undefined,
+  null,
+  0,
+  -1,
+  1e308,
+  Number.NaN,
+  'text',
+  huge,
+  true,
+  [],
+  [{}],
+  {},
+  nested(10_000),
   JSON.parse('{"__proto__": {"polluted": true}, "constructor": {"prototype": {}}}') as unknown,
   Object.create(null) as unknown,
 ];

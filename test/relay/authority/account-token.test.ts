@@ -21,13 +21,18 @@ async function setup() {
   const host = generateSigningKey();
   const id = await cloudIdentity('acct-1', 'host-1', { org: 'org-1' });
   /** asks the authority for `hostKey` holding `who`'s cloud key, with a token minted by `options` */
-  const ask = async (options: MintOptions & { audience?: string | string[]; who?: CloudIdentity; hostKey?: SigningKey; proof?: (p: Record<string, unknown>) => unknown } = {}): Promise<EnrolmentDecision> => {
+  const ask = async (
+    options: MintOptions & { audience?: string | string[]; who?: CloudIdentity; hostKey?: SigningKey; proof?: (p: Record<string, unknown>) => unknown } = {},
+  ): Promise<EnrolmentDecision> => {
     const who = options.who ?? id;
     const hostKey = options.hostKey ?? host;
     const token = await issuer.mint(options.audience ?? RELAY, who.claims, options);
     const proof = accountTokenProof(hostKey, who.cloudKey, who.jkt, token, 'the-challenge');
     return authority.authorize({
-      host_name: 'macbook', host_pubkey: hostKey.publicKey, owner_fp: '', challenge: 'the-challenge',
+      host_name: 'macbook',
+      host_pubkey: hostKey.publicKey,
+      owner_fp: '',
+      challenge: 'the-challenge',
       proof: options.proof ? options.proof(proof) : proof,
     });
   };
@@ -76,8 +81,14 @@ test('the token must be bound to the cloud key the host key certified and proved
   const other = await cloudIdentity('acct-1', 'host-2');
   deniedBecause(await ask({ claims: { cnf: { jkt: other.jkt } } }), /bound to another cloud key/);
   deniedBecause(await ask({ proof: (p) => ({ ...p, cloud_pop: undefined }) }), /cloud_pop/);
-  deniedBecause(await ask({ proof: (p) => ({ ...p, cloud_pop: accountTokenProof(generateSigningKey(), id.cloudKey, id.jkt, 't', 'another-challenge').cloud_pop }) }), /cloud_pop/);
-  deniedBecause(await ask({ proof: (p) => ({ ...p, cloud_key_sig: accountTokenProof(generateSigningKey(), id.cloudKey, id.jkt, 't', 'the-challenge').cloud_key_sig }) }), /cloud_key_sig/);
+  deniedBecause(
+    await ask({ proof: (p) => ({ ...p, cloud_pop: accountTokenProof(generateSigningKey(), id.cloudKey, id.jkt, 't', 'another-challenge').cloud_pop }) }),
+    /cloud_pop/,
+  );
+  deniedBecause(
+    await ask({ proof: (p) => ({ ...p, cloud_key_sig: accountTokenProof(generateSigningKey(), id.cloudKey, id.jkt, 't', 'the-challenge').cloud_key_sig }) }),
+    /cloud_key_sig/,
+  );
   deniedBecause(await ask({ proof: (p) => ({ ...p, cloud_key: { ...(p['cloud_key'] as object), d: 'secret' } }) }), /public Ed25519 JWK/);
   deniedBecause(await ask({ proof: (p) => ({ ...p, type: 'host-key' }) }), /account-token/);
   deniedBecause(await ask({ proof: () => undefined }), /needs an account-token proof/);
@@ -93,7 +104,13 @@ test('a token and public cloud key of one host replayed by a second host key are
   const replay = { ...accountTokenProof(thief, thief, id.jkt, token, 'thief-challenge'), cloud_key: seen.cloud_key };
   const decision = await authority.authorize({ host_name: 'macbook', host_pubkey: thief.publicKey, owner_fp: '', challenge: 'thief-challenge', proof: replay });
   deniedBecause(decision, /cloud_pop/);
-  const reused = await authority.authorize({ host_name: 'macbook', host_pubkey: thief.publicKey, owner_fp: '', challenge: 'the-challenge', proof: { ...seen, cloud_key_sig: replay.cloud_key_sig } });
+  const reused = await authority.authorize({
+    host_name: 'macbook',
+    host_pubkey: thief.publicKey,
+    owner_fp: '',
+    challenge: 'the-challenge',
+    proof: { ...seen, cloud_key_sig: replay.cloud_key_sig },
+  });
   deniedBecause(reused, /cloud_pop/);
   assert.equal((await ask()).ok, true, 'the rightful host still gets in');
 });
@@ -179,7 +196,9 @@ test('alg none, HMAC with a JWK as the secret, and an oct key in the JWKS are re
   deniedBecause(await ask({ proof: (p) => ({ ...p, token: unsecured }) }), /alg is not the one/);
   for (const kid of ['k1', 'rs']) {
     const publicJwk = issuer.keys.get(kid)?.jwk;
-    const hmac = await new SignJWT(issuer.claims(RELAY, id.claims)).setProtectedHeader({ alg: 'HS256', kid }).sign(new TextEncoder().encode(JSON.stringify(publicJwk)));
+    const hmac = await new SignJWT(issuer.claims(RELAY, id.claims))
+      .setProtectedHeader({ alg: 'HS256', kid })
+      .sign(new TextEncoder().encode(JSON.stringify(publicJwk)));
     deniedBecause(await ask({ proof: (p) => ({ ...p, token: hmac }) }), /alg is not the one/);
   }
   const secret = new TextEncoder().encode('a secret the whole world can read in the key set');

@@ -4,7 +4,13 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { generateSigningKey } from '../../../src/protocol/keys.ts';
 import {
-  cloudKeyJwk, cloudKeyThumbprint, parseCloudKey, signCloudKeyCert, signCloudKeyPop, verifyCloudKeyCert, verifyCloudKeyPop,
+  cloudKeyJwk,
+  cloudKeyThumbprint,
+  parseCloudKey,
+  signCloudKeyCert,
+  signCloudKeyPop,
+  verifyCloudKeyCert,
+  verifyCloudKeyPop,
 } from '../../../src/protocol/records/cloud-key.ts';
 
 test('the thumbprint is RFC 7638 over the Ed25519 JWK (RFC 8037 §A.3 vector)', async () => {

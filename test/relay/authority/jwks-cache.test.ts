@@ -3,7 +3,14 @@ import assert from 'node:assert/strict';
 import { generateKeyPairSync, type KeyObject } from 'node:crypto';
 import { test } from 'node:test';
 import {
-  httpJwksFetch, JWKS_MAX_BYTES, JWKS_MIN_FETCH_INTERVAL_MS, JWKS_REFRESH_MS, JWKS_STALE_LIMIT_MS, JwksCache, MIN_RSA_KEY_BITS, type KeyLookup,
+  httpJwksFetch,
+  JWKS_MAX_BYTES,
+  JWKS_MIN_FETCH_INTERVAL_MS,
+  JWKS_REFRESH_MS,
+  JWKS_STALE_LIMIT_MS,
+  JwksCache,
+  MIN_RSA_KEY_BITS,
+  type KeyLookup,
 } from '../../../src/relay/authority/jwks-cache.ts';
 import { TestClock } from '../../helpers/clock.ts';
 import { startTokenIssuer } from '../../helpers/token-issuer.ts';
@@ -83,7 +90,7 @@ test('issuer down: cached keys work for an hour after the last good fetch, then 
   assert.equal((await cache.lookup('k1')).ok, true, 'the next allowed fetch recovers');
 });
 
-test('the background refresh keeps a quiet relay\'s keys fresh, so an outage counts from the last refresh', async () => {
+test("the background refresh keeps a quiet relay's keys fresh, so an outage counts from the last refresh", async () => {
   const { clock, issuer, cache } = await setup();
   assert.equal(await cache.refreshIfDue(), null);
   assert.equal(issuer.jwksFetches, 1);
@@ -104,13 +111,21 @@ test('a bad answer is a failed fetch and keeps the last good set; private and fo
   const { clock, cache } = await setup();
   const documents: unknown[] = [];
   let calls = 0;
-  const scripted = new JwksCache({ nowMs: clock.nowMs, fetchJwks: async () => { calls += 1; return documents.shift(); } });
-  documents.push({ keys: [
-    { kty: 'OKP', crv: 'Ed25519', x: '11qYAYKxCrfVS_7TyWQHOg7hcvPapiMlrwIaaPcHURo', kid: 'good' },
-    { kty: 'OKP', crv: 'Ed25519', x: '11qYAYKxCrfVS_7TyWQHOg7hcvPapiMlrwIaaPcHURo', kid: 'private', d: 'nWGxne_9WmC6hEr0kuwsxERJxWl7MmkZcDusAxyuf2A' },
-    { kty: 'EC', crv: 'P-256', x: 'a', y: 'b', kid: 'ec' },
-    { kty: 'OKP', crv: 'Ed25519', x: '11qYAYKxCrfVS_7TyWQHOg7hcvPapiMlrwIaaPcHURo', kid: 'enc', use: 'enc' },
-  ] });
+  const scripted = new JwksCache({
+    nowMs: clock.nowMs,
+    fetchJwks: async () => {
+      calls += 1;
+      return documents.shift();
+    },
+  });
+  documents.push({
+    keys: [
+      { kty: 'OKP', crv: 'Ed25519', x: '11qYAYKxCrfVS_7TyWQHOg7hcvPapiMlrwIaaPcHURo', kid: 'good' },
+      { kty: 'OKP', crv: 'Ed25519', x: '11qYAYKxCrfVS_7TyWQHOg7hcvPapiMlrwIaaPcHURo', kid: 'private', d: 'nWGxne_9WmC6hEr0kuwsxERJxWl7MmkZcDusAxyuf2A' },
+      { kty: 'EC', crv: 'P-256', x: 'a', y: 'b', kid: 'ec' },
+      { kty: 'OKP', crv: 'Ed25519', x: '11qYAYKxCrfVS_7TyWQHOg7hcvPapiMlrwIaaPcHURo', kid: 'enc', use: 'enc' },
+    ],
+  });
   assert.equal((await scripted.lookup('good')).ok, true);
   for (const kid of ['private', 'ec', 'enc']) {
     clock.advance(JWKS_MIN_FETCH_INTERVAL_MS);
@@ -135,11 +150,21 @@ test('kept: RSA of 2048 bits or more (RS256, PS256 when its JWK says so), EC P-2
   const p256 = generateKeyPairSync('ec', { namedCurve: 'P-256' }).publicKey;
   const p384 = generateKeyPairSync('ec', { namedCurve: 'P-384' }).publicKey;
   const ed = generateKeyPairSync('ed25519').publicKey;
-  const document = { keys: [
-    jwk(rsa, 'rsa'), jwk(rsa, 'rsa-rs256', { alg: 'RS256' }), jwk(rsa, 'rsa-ps256', { alg: 'PS256' }), jwk(p256, 'p256'), jwk(ed, 'ed', { alg: 'EdDSA' }),
-    jwk(weak, 'rsa-1024'), jwk(rsa, 'rsa-rs512', { alg: 'RS512' }), jwk(p256, 'p256-hs256', { alg: 'HS256' }), jwk(p384, 'p384'), jwk(ed, 'ed-es256', { alg: 'ES256' }),
-    { kty: 'oct', k: 'c2VjcmV0LXNoYXJlZC13aXRoLWV2ZXJ5b25l', kid: 'oct', alg: 'HS256' },
-  ] };
+  const document = {
+    keys: [
+      jwk(rsa, 'rsa'),
+      jwk(rsa, 'rsa-rs256', { alg: 'RS256' }),
+      jwk(rsa, 'rsa-ps256', { alg: 'PS256' }),
+      jwk(p256, 'p256'),
+      jwk(ed, 'ed', { alg: 'EdDSA' }),
+      jwk(weak, 'rsa-1024'),
+      jwk(rsa, 'rsa-rs512', { alg: 'RS512' }),
+      jwk(p256, 'p256-hs256', { alg: 'HS256' }),
+      jwk(p384, 'p384'),
+      jwk(ed, 'ed-es256', { alg: 'ES256' }),
+      { kty: 'oct', k: 'c2VjcmV0LXNoYXJlZC13aXRoLWV2ZXJ5b25l', kid: 'oct', alg: 'HS256' },
+    ],
+  };
   const cache = new JwksCache({ nowMs: clock.nowMs, fetchJwks: async () => document });
   const algorithms = async (kid: string) => {
     const lookup = await cache.lookup(kid);

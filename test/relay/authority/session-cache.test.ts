@@ -5,7 +5,14 @@ import { test } from 'node:test';
 import { MAX_SESSIONS, SessionCache, type Session } from '../../../src/relay/authority/session-cache.ts';
 
 const session = (jti: string, fields: Partial<Session> = {}): Session => ({
-  jti, tokenHash: `hash-${jti}`, hostPubkey: 'host', hostFp: 'aaaa-bbbb-cccc-dddd', clientId: 'client', jkt: 'jkt', expMs: 1000, ...fields,
+  jti,
+  tokenHash: `hash-${jti}`,
+  hostPubkey: 'host',
+  hostFp: 'aaaa-bbbb-cccc-dddd',
+  clientId: 'client',
+  jkt: 'jkt',
+  expMs: 1000,
+  ...fields,
 });
 
 test('a session is found by jti and token hash until its exp', () => {

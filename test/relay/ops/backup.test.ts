@@ -55,7 +55,13 @@ test('a backup taken by another process while a writer keeps pushing is a health
   assert.deepEqual(readdirSync(join(file, '..')), ['relay-backup-1.db'], 'no temporary file is left');
 
   const db = new DatabaseSync(file, { readOnly: true });
-  assert.deepEqual(db.prepare('PRAGMA integrity_check').all().map((row) => Object.values(row)[0]), ['ok']);
+  assert.deepEqual(
+    db
+      .prepare('PRAGMA integrity_check')
+      .all()
+      .map((row) => Object.values(row)[0]),
+    ['ok'],
+  );
   assert.equal(Object.values(db.prepare('PRAGMA journal_mode').get() ?? {})[0], 'delete', 'one self-contained file');
   db.close();
   const opened = join(tempDir(), 'store');
@@ -75,7 +81,10 @@ test('a backup never overwrites a file', async () => {
   const relay = await startTestRelay();
   const file = join(tempDir(), 'taken.db');
   writeFileSync(file, 'precious');
-  await assert.rejects(backupRelayStore({ storeDir: relay.dir, file }), (error: unknown) => error instanceof RelayOpsError && /already exists/.test(error.message));
+  await assert.rejects(
+    backupRelayStore({ storeDir: relay.dir, file }),
+    (error: unknown) => error instanceof RelayOpsError && /already exists/.test(error.message),
+  );
   assert.equal(readFileSync(file, 'utf8'), 'precious');
   const cli = await runCli(['relay', 'backup', file, '--store-dir', relay.dir]);
   assert.equal(cli.code, 1);

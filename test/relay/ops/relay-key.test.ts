@@ -6,9 +6,7 @@ import { inspect } from 'node:util';
 import { describe, test } from 'node:test';
 import { fingerprint } from '../../../src/protocol/fingerprint.ts';
 import { generateSigningKey, signingKeyFromSeed } from '../../../src/protocol/keys.ts';
-import {
-  RELAY_KEY_FILE_MAX_BYTES, RelayKeyError, generateRelayKeyText, loadOrCreateRelayKey,
-} from '../../../src/relay/ops/relay-key.ts';
+import { RELAY_KEY_FILE_MAX_BYTES, RelayKeyError, generateRelayKeyText, loadOrCreateRelayKey } from '../../../src/relay/ops/relay-key.ts';
 import { REPO_ROOT, spawnNode, tempDir } from '../../helpers/processes.ts';
 
 /** Every private key a test handed to the module, and every message it threw: checked together at the end. */
@@ -71,7 +69,10 @@ describe('relay.key', () => {
     const storeDir = join(dir, 'store');
     mkdirSync(storeDir);
     symlinkSync(target, join(storeDir, 'relay.key'));
-    assert.match(relayKeyError(() => loadOrCreateRelayKey(storeDir, {})), /relay\.key is a symbolic link; relay\.key must be a regular file/);
+    assert.match(
+      relayKeyError(() => loadOrCreateRelayKey(storeDir, {})),
+      /relay\.key is a symbolic link; relay\.key must be a regular file/,
+    );
   });
 
   test('a key file open to group or others is refused with the fix', () => {
@@ -91,21 +92,33 @@ describe('relay.key', () => {
   test('something other than a regular file is refused', () => {
     const dir = tempDir();
     mkdirSync(join(dir, 'relay.key'), { mode: 0o700 });
-    assert.match(relayKeyError(() => loadOrCreateRelayKey(dir, {})), /relay\.key is not a regular file$/);
+    assert.match(
+      relayKeyError(() => loadOrCreateRelayKey(dir, {})),
+      /relay\.key is not a regular file$/,
+    );
   });
 
   test('a malformed key file is refused without quoting it', () => {
     const seed = newSeed();
     const raw = Buffer.from(seed, 'base64');
     const bad = [
-      '', 'not a key', raw.toString('hex'), raw.toString('base64url'), raw.subarray(1).toString('base64'),
-      `${seed}${seed}`, `${seed.slice(0, -1)}`, `${seed}\n${'x'.repeat(RELAY_KEY_FILE_MAX_BYTES)}`,
+      '',
+      'not a key',
+      raw.toString('hex'),
+      raw.toString('base64url'),
+      raw.subarray(1).toString('base64'),
+      `${seed}${seed}`,
+      `${seed.slice(0, -1)}`,
+      `${seed}\n${'x'.repeat(RELAY_KEY_FILE_MAX_BYTES)}`,
     ];
     for (const text of bad) {
       secrets.push(text);
       const dir = tempDir();
       const path = writeKeyFile(dir, text);
-      assert.equal(relayKeyError(() => loadOrCreateRelayKey(dir, {})), `${path} does not hold a base64 32-byte Ed25519 private key`);
+      assert.equal(
+        relayKeyError(() => loadOrCreateRelayKey(dir, {})),
+        `${path} does not hold a base64 32-byte Ed25519 private key`,
+      );
       assert.equal(readFileSync(path, 'utf8'), text, 'a bad key file is never replaced');
     }
   });
@@ -115,9 +128,14 @@ describe('relay.key', () => {
     const moduleUrl = pathToFileURL(join(REPO_ROOT, 'src', 'relay', 'ops', 'relay-key.ts')).href;
     const env: NodeJS.ProcessEnv = { ...process.env, MBX_FAILPOINT: 'relay-key-before-link' };
     delete env.MBX_RELAY_KEY;
-    const child = spawnNode(['--input-type=module', '-e',
-      `import { loadOrCreateRelayKey } from ${JSON.stringify(moduleUrl)}; loadOrCreateRelayKey(${JSON.stringify(storeDir)}, {}); console.log('created');`,
-    ], { env });
+    const child = spawnNode(
+      [
+        '--input-type=module',
+        '-e',
+        `import { loadOrCreateRelayKey } from ${JSON.stringify(moduleUrl)}; loadOrCreateRelayKey(${JSON.stringify(storeDir)}, {}); console.log('created');`,
+      ],
+      { env },
+    );
     assert.equal(await child.exited, 'SIGKILL');
     assert.ok(!child.stdout().includes('created'));
     assert.equal(existsSync(join(storeDir, 'relay.key')), false);
@@ -142,19 +160,30 @@ describe('MBX_RELAY_KEY', () => {
     const raw = Buffer.from(seed, 'base64');
     const dir = tempDir();
     const bad = [
-      raw.toString('hex'), raw.toString('base64url'), raw.subarray(1).toString('base64'), `${seed}x`, seed.replace(/=$/, ''),
-      Buffer.concat([raw, raw]).toString('base64'), 'hunter2',
+      raw.toString('hex'),
+      raw.toString('base64url'),
+      raw.subarray(1).toString('base64'),
+      `${seed}x`,
+      seed.replace(/=$/, ''),
+      Buffer.concat([raw, raw]).toString('base64'),
+      'hunter2',
     ];
     for (const value of bad) {
       secrets.push(value);
-      assert.equal(relayKeyError(() => loadOrCreateRelayKey(dir, { MBX_RELAY_KEY: value })), 'MBX_RELAY_KEY is not a base64 32-byte Ed25519 private key');
+      assert.equal(
+        relayKeyError(() => loadOrCreateRelayKey(dir, { MBX_RELAY_KEY: value })),
+        'MBX_RELAY_KEY is not a base64 32-byte Ed25519 private key',
+      );
     }
     assert.equal(existsSync(join(dir, 'relay.key')), false, 'a bad variable never falls back to a new relay.key');
   });
 
   test('set but empty: refused, no relay.key made', () => {
     const dir = tempDir();
-    assert.match(relayKeyError(() => loadOrCreateRelayKey(dir, { MBX_RELAY_KEY: ' ' })), /^MBX_RELAY_KEY is set but empty/);
+    assert.match(
+      relayKeyError(() => loadOrCreateRelayKey(dir, { MBX_RELAY_KEY: ' ' })),
+      /^MBX_RELAY_KEY is set but empty/,
+    );
     assert.equal(existsSync(join(dir, 'relay.key')), false);
   });
 });

@@ -15,7 +15,6 @@ import { enrolledHost, pushAccepted, startTestRelay, testHost, type TestHost, ty
 import { TestClock } from '../../helpers/clock.ts';
 import { runCli, tempDir } from '../../helpers/processes.ts';
 
-
 function rejoin(relay: TestRelay, host: TestHost): TestHost {
   return { ...testHost(relay, host.name, host.key), enc: host.enc };
 }
@@ -37,7 +36,11 @@ function refusedWith(pattern: RegExp) {
 
 function assertUntouched(dir: string, epoch: string): void {
   assert.equal(readStoreMeta(dir).epoch, epoch, 'the live store is unchanged');
-  assert.deepEqual(readdirSync(dir).filter((name) => name.startsWith('.restore') || name.includes('before-restore')), [], 'no staging or rollback left behind');
+  assert.deepEqual(
+    readdirSync(dir).filter((name) => name.startsWith('.restore') || name.includes('before-restore')),
+    [],
+    'no staging or rollback left behind',
+  );
 }
 
 test('restore and rotate-epoch are refused while a relay serves the store', async () => {
@@ -77,7 +80,13 @@ test('restore refuses files that are not relay stores, newer schemas and other r
   await assert.rejects(restoreRelayStore({ storeDir: dir, file: join(files, 'missing.db'), env: {} }), refusedWith(/does not exist/));
 
   const newerDir = tempDir();
-  const extra: Migration = { version: MIGRATIONS.length + 1, name: 'test: future', up(d) { d.exec('CREATE TABLE future (x INTEGER)'); } };
+  const extra: Migration = {
+    version: MIGRATIONS.length + 1,
+    name: 'test: future',
+    up(d) {
+      d.exec('CREATE TABLE future (x INTEGER)');
+    },
+  };
   const relayPubkey = readStoreMeta(dir).relayPubkey;
   await (await openSqliteRelayStore({ dir: newerDir, relayPubkey, migrations: [...MIGRATIONS, extra] })).close();
   const newer = new DatabaseSync(join(newerDir, RELAY_DB_FILE));
@@ -118,7 +127,17 @@ test('restore keeps a rollback copy, carries forward what restricts, and rotates
     assert.ok(enrolment);
     await tx.enrolments.put({ ...enrolment, revokedAt: clock.now });
     await tx.hostRecords.putSenderList({ targetPubkey: b.key.publicKey, senders: [a.key.publicKey], iat: clock.now, record: '{"list":"b"}', sig: 'sig-b' });
-    await tx.hostRecords.putEncAd({ hostPubkey: b.key.publicKey, encPub: b.enc.publicKey, version: 2, record: '{"ad":"new"}', sig: 'sig-ad', iat: clock.now, exp: clock.now + 1_000, at: clock.now, v1Sig: null });
+    await tx.hostRecords.putEncAd({
+      hostPubkey: b.key.publicKey,
+      encPub: b.enc.publicKey,
+      version: 2,
+      record: '{"ad":"new"}',
+      sig: 'sig-ad',
+      iat: clock.now,
+      exp: clock.now + 1_000,
+      at: clock.now,
+      v1Sig: null,
+    });
   });
   await live.stop();
 
@@ -133,7 +152,10 @@ test('restore keeps a rollback copy, carries forward what restricts, and rotates
   const rollbackDir = tempDir();
   copyFileSync(receipt.rollback, join(rollbackDir, RELAY_DB_FILE));
   assert.equal(readStoreMeta(rollbackDir).epoch, live.service.epoch, 'the replaced store is kept as it was');
-  assert.deepEqual(readdirSync(dir).filter((name) => name.startsWith('.restore')), []);
+  assert.deepEqual(
+    readdirSync(dir).filter((name) => name.startsWith('.restore')),
+    [],
+  );
 
   clock.advance(1_000);
   const restored = await startTestRelay({ dir, clock });
@@ -145,9 +167,9 @@ test('restore keeps a rollback copy, carries forward what restricts, and rotates
   assert.equal(stale.body['epoch'], receipt.epoch);
   const page = (await b3.api.pull(0)).body as { head_seq: number; items: Array<{ seq: number }> };
   assert.deepEqual(page.items, [], 'mail acked after the backup is not delivered again');
-  assert.equal(page.head_seq, s4, 'the live store\'s higher next_seq came over');
+  assert.equal(page.head_seq, s4, "the live store's higher next_seq came over");
   assert.ok(s1 < s2 && s2 < s3);
-  assert.ok(await pushAccepted(a3, b3, restored.clock.now) > s4, 'new seqs stay above everything handed out before');
+  assert.ok((await pushAccepted(a3, b3, restored.clock.now)) > s4, 'new seqs stay above everything handed out before');
   await restored.service.core.context.store.read(async (tx) => {
     assert.notEqual((await tx.enrolments.get(c.key.publicKey))?.revokedAt, null, 'the revocation came over');
     assert.equal((await tx.hostRecords.senderList(b.key.publicKey))?.sig, 'sig-b');
@@ -157,7 +179,7 @@ test('restore keeps a rollback copy, carries forward what restricts, and rotates
 
   const text = (await runCli(['relay', 'log', '--store-dir', dir])).stdout.split('\n');
   assert.match(text[0] ?? '', /^\S+Z restore file=.*before\.db backup_epoch=\S+ previous_epoch=\S+ epoch=\S+$/);
-  assert.match(text[1] ?? '', / backup file=.*before\.db/, 'the live store\'s log came over too');
+  assert.match(text[1] ?? '', / backup file=.*before\.db/, "the live store's log came over too");
   assert.ok(existsSync(receipt.rollback));
 });
 

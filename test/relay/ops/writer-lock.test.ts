@@ -28,8 +28,10 @@ test('a lock held by another process refuses; the store stays readable; SIGKILL 
   const dir = join(tempDir(), 'store');
   const child = await holder(dir);
   assert.equal(isWriterLockHeld(dir), true);
-  await assert.rejects(acquireWriterLock(dir), (error: unknown) =>
-    error instanceof WriterLockBusyError && error.message === `another agentmbx relay is using the store in ${dir}`);
+  await assert.rejects(
+    acquireWriterLock(dir),
+    (error: unknown) => error instanceof WriterLockBusyError && error.message === `another agentmbx relay is using the store in ${dir}`,
+  );
 
   // relay.db itself stays open to other processes: operator reads and online backups
   assert.equal(readStoreMeta(dir).relayPubkey, RELAY_KEY);
@@ -54,7 +56,9 @@ test('acquire waits up to waitMs and gets the lock once the holder dies', async 
   const dir = join(tempDir(), 'store');
   const child = await holder(dir);
   let settled = false;
-  const waiting = acquireWriterLock(dir, { waitMs: 60_000 }).finally(() => { settled = true; });
+  const waiting = acquireWriterLock(dir, { waitMs: 60_000 }).finally(() => {
+    settled = true;
+  });
   await new Promise((resolve) => setImmediate(resolve));
   assert.equal(settled, false);
   child.kill('SIGKILL');

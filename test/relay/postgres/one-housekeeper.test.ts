@@ -44,9 +44,12 @@ async function psql<T>(url: string, sql: string): Promise<T[]> {
 
 /** Cuts the connection holding the housekeeping lease (an exclusive advisory lock) from outside, as a server restart or idle kill would. */
 async function cutLeaseHolderConnection(url: string): Promise<void> {
-  const cut = await psql<{ cut: boolean }>(url, `SELECT pg_terminate_backend(a.pid) AS cut FROM pg_stat_activity a JOIN pg_locks l ON l.pid = a.pid
+  const cut = await psql<{ cut: boolean }>(
+    url,
+    `SELECT pg_terminate_backend(a.pid) AS cut FROM pg_stat_activity a JOIN pg_locks l ON l.pid = a.pid
     WHERE a.datname = current_database() AND a.application_name = 'agentmbx-relay-lock'
-      AND l.locktype = 'advisory' AND l.mode = 'ExclusiveLock' AND l.granted`);
+      AND l.locktype = 'advisory' AND l.mode = 'ExclusiveLock' AND l.granted`,
+  );
   assert.deepEqual(cut, [{ cut: true }], 'one lock connection held the lease and was cut');
 }
 
@@ -98,11 +101,11 @@ describe('one housekeeper among relay processes on one PostgreSQL database', { s
     const holderSweepsBefore = await sweepsRun(holder);
     // the standby's timers tick as often as the holder's: three holder sweeps give it three chances
     await waitUntil('three more sweeps by the holder', DEADLINE_MS, async () => {
-      const swept = await sweepsRun(holder) - holderSweepsBefore;
+      const swept = (await sweepsRun(holder)) - holderSweepsBefore;
       return swept >= 3 ? null : `${swept} sweeps`;
     });
     assert.equal(await sweepsRun(standby), 0, 'the standby never swept');
-    assert.equal(await storedHeartbeat(store), T0, 'the heartbeat is the holder\'s');
+    assert.equal(await storedHeartbeat(store), T0, "the heartbeat is the holder's");
     assert.equal(standby.service.epochRotatedAtStart, null);
 
     await holder.stop();
@@ -110,7 +113,10 @@ describe('one housekeeper among relay processes on one PostgreSQL database', { s
       const [swept, heartbeat] = [await sweepsRun(standby), await storedHeartbeat(store)];
       return swept > 0 && heartbeat === T0 + SECOND_CLOCK_OFFSET_MS ? null : `${swept} sweeps, heartbeat ${heartbeat}`;
     });
-    assert.ok(standby.log.some((line) => /took over the heartbeat and sweeps/.test(line)), standby.log.join('\n'));
+    assert.ok(
+      standby.log.some((line) => /took over the heartbeat and sweeps/.test(line)),
+      standby.log.join('\n'),
+    );
   });
 
   test('a cut lock connection: the other process takes over; the cut one refuses work and says so until it holds the lock again, then serves as a standby', async () => {
@@ -127,7 +133,9 @@ describe('one housekeeper among relay processes on one PostgreSQL database', { s
       const heartbeat = await storedHeartbeat(store);
       return heartbeat === T0 + SECOND_CLOCK_OFFSET_MS ? null : `heartbeat ${heartbeat}`;
     });
-    await waitUntil('the cut process noticing', DEADLINE_MS, async () => holder.log.some((line) => /lost its lock on the store/.test(line)) ? null : holder.log.join(' | '));
+    await waitUntil('the cut process noticing', DEADLINE_MS, async () =>
+      holder.log.some((line) => /lost its lock on the store/.test(line)) ? null : holder.log.join(' | '),
+    );
     assert.equal(holder.log.filter((line) => /lost its lock on the store/.test(line)).length, 1, `one log line: ${holder.log.join(' | ')}`);
     assert.deepEqual(await pushAnswer(a, b, T0), { status: 503, refusal: 'STORE_BUSY' });
     const unhealthy = await health(holder);
@@ -136,11 +144,15 @@ describe('one housekeeper among relay processes on one PostgreSQL database', { s
     assert.doesNotMatch(unhealthy.body, /at .*\.ts:\d+/, 'no stack trace');
 
     holderChecks.fire();
-    await waitUntil('the lock held again', DEADLINE_MS, async () => holder.log.some((line) => /store lock is held again/.test(line)) ? null : holder.log.join(' | '));
+    await waitUntil('the lock held again', DEADLINE_MS, async () =>
+      holder.log.some((line) => /store lock is held again/.test(line)) ? null : holder.log.join(' | '),
+    );
     assert.deepEqual(await pushAnswer(a, b, T0), { status: 200, refusal: null });
     assert.equal((await health(holder)).status, 200);
-    await assert.rejects(rotateEpochOffline({ storeDir: tempDir('agentmbx-pg-offline-'), store: url }), (error: Error) =>
-      error instanceof StoreOpenError && /a relay process is serving the store/.test(error.message));
+    await assert.rejects(
+      rotateEpochOffline({ storeDir: tempDir('agentmbx-pg-offline-'), store: url }),
+      (error: Error) => error instanceof StoreOpenError && /a relay process is serving the store/.test(error.message),
+    );
     assert.equal(await holder.service.core.context.store.housekeeping(), false, 'the standby keeps the lease');
   });
 
@@ -151,13 +163,17 @@ describe('one housekeeper among relay processes on one PostgreSQL database', { s
     const [a, b] = [await enrolledHost(relay, 'laptop'), await enrolledHost(relay, 'desk')];
 
     await cutLeaseHolderConnection(url);
-    await waitUntil('the process noticing', DEADLINE_MS, async () => relay.log.some((line) => /lost its lock on the store/.test(line)) ? null : relay.log.join(' | '));
+    await waitUntil('the process noticing', DEADLINE_MS, async () =>
+      relay.log.some((line) => /lost its lock on the store/.test(line)) ? null : relay.log.join(' | '),
+    );
     // the relay refuses everything meanwhile, so the offline operation runs beside no serving process
     const rotation = await rotateEpochOffline({ storeDir: tempDir('agentmbx-pg-offline-'), store: url });
     assert.equal(rotation.from, relay.service.epoch);
 
     checks.fire();
-    await waitUntil('the process giving up', DEADLINE_MS, async () => relay.log.some((line) => /epoch of the store .* changed .*: restart it/.test(line)) ? null : relay.log.join(' | '));
+    await waitUntil('the process giving up', DEADLINE_MS, async () =>
+      relay.log.some((line) => /epoch of the store .* changed .*: restart it/.test(line)) ? null : relay.log.join(' | '),
+    );
     assert.deepEqual(await pushAnswer(a, b, T0), { status: 503, refusal: 'STORE_BUSY' });
     assert.match((await health(relay)).body, /changed while this process had lost its lock/);
     checks.fire();
@@ -189,7 +205,9 @@ describe('one housekeeper among relay processes on one PostgreSQL database', { s
     const [a, b] = [await enrolledHost(relay, 'laptop'), await enrolledHost(relay, 'desk')];
     await psql(url, `UPDATE meta SET value = 'rotated-elsewhere' WHERE key = 'epoch'`);
     checks.fire();
-    await waitUntil('the process giving up', DEADLINE_MS, async () => relay.log.some((line) => /changed while this process served it/.test(line)) ? null : relay.log.join(' | '));
+    await waitUntil('the process giving up', DEADLINE_MS, async () =>
+      relay.log.some((line) => /changed while this process served it/.test(line)) ? null : relay.log.join(' | '),
+    );
     assert.deepEqual(await pushAnswer(a, b, T0), { status: 503, refusal: 'STORE_BUSY' });
     assert.equal(checks.stopped(), true, 'no more checks');
   });
@@ -202,8 +220,11 @@ describe('one housekeeper among relay processes on one PostgreSQL database', { s
     const { epoch } = await standby.read((reader) => reader.meta.get());
     // the standby's clock runs past the stale limit (or the holder cannot write): no rotation beside a serving process
     const late = T0 + HEARTBEAT_STALE_MS + 1;
-    await assert.rejects(checkAtStartOrStandBy(standby, () => late, { pollMs: 1, ms: 5 }), (error: Error) =>
-      error instanceof StoreOpenError && /another relay process runs the heartbeat of this store, but the last heartbeat is 600 s old/.test(error.message));
+    await assert.rejects(
+      checkAtStartOrStandBy(standby, () => late, { pollMs: 1, ms: 5 }),
+      (error: Error) =>
+        error instanceof StoreOpenError && /another relay process runs the heartbeat of this store, but the last heartbeat is 600 s old/.test(error.message),
+    );
     const meta = await standby.read((reader) => reader.meta.get());
     assert.deepEqual([meta.epoch, meta.heartbeatAt], [epoch, T0], 'neither rotated nor written');
 

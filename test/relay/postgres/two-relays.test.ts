@@ -39,7 +39,9 @@ describe('two relay processes on one PostgreSQL database', { skip: 'skip' in dat
   });
 
   test('both answer info with one relay key and one epoch', async () => {
-    const infos = await Promise.all([first, second].map(async (relay) => (await fetch(`${relay.url}/v2/relay/info`)).json() as Promise<Record<string, unknown>>));
+    const infos = await Promise.all(
+      [first, second].map(async (relay) => (await fetch(`${relay.url}/v2/relay/info`)).json() as Promise<Record<string, unknown>>),
+    );
     assert.equal(infos[0]?.['relay_pubkey'], infos[1]?.['relay_pubkey']);
     assert.equal(infos[0]?.['epoch'], infos[1]?.['epoch']);
     assert.equal(first.epoch, second.epoch);
@@ -52,7 +54,10 @@ describe('two relay processes on one PostgreSQL database', { skip: 'skip' in dat
     const pushed = await pushOne(via(second, a), envelopeItem(env.id, [{ host: b, wire: env.wire }]));
     assert.equal(pushed.status, 'accepted');
     const page = (await via(first, b).api.pull(0)).body as Page;
-    assert.deepEqual(page.items.map((i) => i.item_id), [env.id]);
+    assert.deepEqual(
+      page.items.map((i) => i.item_id),
+      [env.id],
+    );
     assert.equal(page.items[0]?.seq, pushed.targets[0]?.seq);
     const again = await pushOne(a, envelopeItem(env.id, [{ host: b, wire: env.wire }]));
     assert.equal(again.status, 'duplicate', 'the other relay knows the item');
@@ -82,7 +87,10 @@ describe('two relay processes on one PostgreSQL database', { skip: 'skip' in dat
     const seqs = results.map((r) => r.targets[0]?.seq ?? 0);
     assert.equal(new Set(seqs).size, seqs.length, 'no seq handed out twice');
     const page = (await b.api.pull(0)).body as Page;
-    assert.deepEqual(page.items.map((i) => i.seq), [...seqs].sort((x, y) => x - y));
+    assert.deepEqual(
+      page.items.map((i) => i.seq),
+      [...seqs].sort((x, y) => x - y),
+    );
     assert.deepEqual(new Set(page.items.map((i) => i.item_id)), new Set(envelopes.map((e) => e.id)));
     assert.equal(page.head_seq, Math.max(...seqs));
   });
@@ -102,7 +110,10 @@ describe('two relay processes on one PostgreSQL database', { skip: 'skip' in dat
     assert.equal(from, first.epoch);
     const log = await runCli(['relay', 'log', '--json'], { MBX_RELAY_STORE: url });
     assert.equal(log.code, 0, log.stderr);
-    assert.deepEqual((JSON.parse(log.stdout) as Array<{ kind: string; detail: { to: string } }>).map((e) => [e.kind, e.detail.to]), [['epoch-rotated', to]]);
+    assert.deepEqual(
+      (JSON.parse(log.stdout) as Array<{ kind: string; detail: { to: string } }>).map((e) => [e.kind, e.detail.to]),
+      [['epoch-rotated', to]],
+    );
     const restarted = await group.spawn();
     assert.equal(restarted.epoch, to);
   });

@@ -14,7 +14,10 @@ test('after a SIGKILL, committed items are there and an open transaction left no
   await child.exited;
   const store = await openSqliteRelayStore({ dir, relayPubkey: RELAY_KEY });
   const [page, head] = await store.transaction(async (tx) => [await tx.items.pull('T', 0, 10, 10_000), await tx.items.headSeq('T')] as const);
-  assert.deepEqual(page.items.map((i) => `committed ${i.seq}`), [committed]);
+  assert.deepEqual(
+    page.items.map((i) => `committed ${i.seq}`),
+    [committed],
+  );
   assert.equal(`committed ${head}`, committed, 'the in-flight seq was never allocated');
   assert.equal(new TextDecoder().decode(page.items[0]?.wire), 'durable');
   await store.close();

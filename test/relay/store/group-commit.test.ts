@@ -13,11 +13,25 @@ import { freshStore, inspect, item, RELAY_KEY } from './store-fixtures.ts';
 function manualScheduler(): { scheduler: GroupScheduler; clock: TestClock; deferred: Array<() => void> } {
   const clock = new TestClock(1_000);
   const deferred: Array<() => void> = [];
-  return { clock, deferred, scheduler: { nowMs: clock.nowMs, defer: (fn) => { deferred.push(fn); } } };
+  return {
+    clock,
+    deferred,
+    scheduler: {
+      nowMs: clock.nowMs,
+      defer: (fn) => {
+        deferred.push(fn);
+      },
+    },
+  };
 }
 
 /** Real event-loop turns, but a clock that never moves: groups close only on an empty queue, the size cap or a read. */
-const FROZEN_CLOCK: GroupScheduler = { nowMs: () => 0, defer: (fn) => { setImmediate(fn); } };
+const FROZEN_CLOCK: GroupScheduler = {
+  nowMs: () => 0,
+  defer: (fn) => {
+    setImmediate(fn);
+  },
+};
 
 /** The group counters these tests fix (how many WAL syncs covered the groups depends on timing). */
 function groupCounts(store: SqliteRelayStore): { commits: number; transactions: number; lastGroupSize: number } {
@@ -26,7 +40,9 @@ function groupCounts(store: SqliteRelayStore): { commits: number; transactions: 
 }
 
 function nextTurn(): Promise<void> {
-  return new Promise((resolve) => { setImmediate(resolve); });
+  return new Promise((resolve) => {
+    setImmediate(resolve);
+  });
 }
 
 function insert(itemId: string) {
@@ -34,7 +50,12 @@ function insert(itemId: string) {
 }
 
 function storedIds(dir: string): string[] {
-  return inspect(dir, (db) => db.prepare('SELECT item_id FROM items ORDER BY seq').all().map((row) => String(row.item_id)));
+  return inspect(dir, (db) =>
+    db
+      .prepare('SELECT item_id FROM items ORDER BY seq')
+      .all()
+      .map((row) => String(row.item_id)),
+  );
 }
 
 test('transactions queued together share one COMMIT and keep their order', async () => {
@@ -67,10 +88,18 @@ test('one failing transaction rolls back only its own savepoint', async () => {
 test('every member resolves only after the shared COMMIT is on disk', async () => {
   const { store, dir } = await freshStore({ scheduler: FROZEN_CLOCK });
   const seenOnDisk: string[][] = [];
-  const members = ['a', 'b', 'c'].map((id) => store.transaction(insert(id)).then(() => { seenOnDisk.push(storedIds(dir)); }));
+  const members = ['a', 'b', 'c'].map((id) =>
+    store.transaction(insert(id)).then(() => {
+      seenOnDisk.push(storedIds(dir));
+    }),
+  );
   await Promise.all(members);
   // the first member already sees the last member's item through another connection: one commit
-  assert.deepEqual(seenOnDisk, [['a', 'b', 'c'], ['a', 'b', 'c'], ['a', 'b', 'c']]);
+  assert.deepEqual(seenOnDisk, [
+    ['a', 'b', 'c'],
+    ['a', 'b', 'c'],
+    ['a', 'b', 'c'],
+  ]);
   await store.close();
 });
 
@@ -93,7 +122,12 @@ test('on a busy store the next group starts one event-loop turn later, gathering
   await nextTurn(); // the drain that ran 'a' has ended
   clock.now += 1; // a commit 1 ms ago: busy
   let settled = 0;
-  const late = ['b', 'c', 'd'].map((id) => store.transaction(insert(id)).then((seq) => { settled += 1; return seq; }));
+  const late = ['b', 'c', 'd'].map((id) =>
+    store.transaction(insert(id)).then((seq) => {
+      settled += 1;
+      return seq;
+    }),
+  );
   await nextTurn();
   assert.equal(settled, 0, 'the group waits for its turn');
   assert.equal(deferred.length, 1);
@@ -157,7 +191,10 @@ test('a group closes at group_commit_max_items', async () => {
 test('a group closes once it has been open group_commit_max_wait_ms, even with work queued', async () => {
   const { scheduler, clock } = manualScheduler();
   const { store } = await freshStore({ scheduler, groupCommit: { maxItems: 100, maxWaitMs: 5 } });
-  const slow = store.transaction(async (tx) => { clock.now += 5; return tx.items.insert(item({ targetPubkey: 'T', itemId: 'a' }), 5); });
+  const slow = store.transaction(async (tx) => {
+    clock.now += 5;
+    return tx.items.insert(item({ targetPubkey: 'T', itemId: 'a' }), 5);
+  });
   const others = ['b', 'c'].map((id) => store.transaction(insert(id)));
   await Promise.all([slow, ...others]);
   assert.deepEqual(groupCounts(store), { commits: 2, transactions: 3, lastGroupSize: 2 }, 'the first group closed after its slow member');
@@ -169,10 +206,15 @@ test('a read-only transaction never waits for an open write group and sees only 
   await store.transaction(insert('a'));
   let release = (): void => {};
   let inside = (): void => {};
-  const groupOpen = new Promise<void>((resolve) => { inside = resolve; });
+  const groupOpen = new Promise<void>((resolve) => {
+    inside = resolve;
+  });
   const open = store.transaction(async (tx) => {
     const seq = await tx.items.insert(item({ targetPubkey: 'T', itemId: 'b' }), 5);
-    await new Promise<void>((resolve) => { release = resolve; inside(); });
+    await new Promise<void>((resolve) => {
+      release = resolve;
+      inside();
+    });
     return seq;
   });
   const queuedWrite = store.transaction(insert('c'));

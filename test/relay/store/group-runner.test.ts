@@ -10,7 +10,13 @@ import pg from 'pg';
 import { StoreOverloadedError, TransactionMisuseError } from '../../../src/relay/store/errors.ts';
 import { openPostgresRelayStore } from '../../../src/relay/store/postgres/open-store.ts';
 import type { PostgresRelayStore } from '../../../src/relay/store/postgres/postgres-relay-store.ts';
-import { GroupRunner, MAX_QUEUED_TRANSACTIONS, type AfterCommit, type GroupEngine, type GroupRunnerOptions } from '../../../src/relay/store/sql/group-runner.ts';
+import {
+  GroupRunner,
+  MAX_QUEUED_TRANSACTIONS,
+  type AfterCommit,
+  type GroupEngine,
+  type GroupRunnerOptions,
+} from '../../../src/relay/store/sql/group-runner.ts';
 import { sqliteGroupEngine, type SqliteWork } from '../../../src/relay/store/sqlite/group-engine.ts';
 import { freshPostgresDatabase } from '../../helpers/postgres-test-cluster.ts';
 import { tempDir } from '../../helpers/processes.ts';
@@ -19,12 +25,16 @@ import { RELAY_KEY } from './store-fixtures.ts';
 
 function gate(): { promise: Promise<void>; open: () => void } {
   let open = (): void => {};
-  const promise = new Promise<void>((resolve) => { open = resolve; });
+  const promise = new Promise<void>((resolve) => {
+    open = resolve;
+  });
   return { promise, open };
 }
 
 function nextTurn(): Promise<void> {
-  return new Promise((resolve) => { setImmediate(resolve); });
+  return new Promise((resolve) => {
+    setImmediate(resolve);
+  });
 }
 
 /** Lets the event loop run until `condition` holds (the runner's work is all in-process). */
@@ -37,7 +47,9 @@ async function until(condition: () => boolean): Promise<void> {
  * whatever is queued while the group is open, so transactions asked for together share one group.
  * `child` rows reference `parent` rows with a deferred foreign key: a dangling one fails the COMMIT.
  */
-function sqliteRunner(options: Partial<Omit<GroupRunnerOptions<SqliteWork>, 'engine'>> & { engine?: (base: GroupEngine<SqliteWork>) => GroupEngine<SqliteWork> } = {}) {
+function sqliteRunner(
+  options: Partial<Omit<GroupRunnerOptions<SqliteWork>, 'engine'>> & { engine?: (base: GroupEngine<SqliteWork>) => GroupEngine<SqliteWork> } = {},
+) {
   const path = join(tempDir('agentmbx-runner-'), 'runner.db');
   const db = new DatabaseSync(path);
   db.exec(`PRAGMA journal_mode=WAL; PRAGMA foreign_keys=ON;
@@ -56,12 +68,20 @@ function sqliteRunner(options: Partial<Omit<GroupRunnerOptions<SqliteWork>, 'eng
   const committed = (): string[] => {
     const other = new DatabaseSync(path, { readOnly: true });
     try {
-      return other.prepare('SELECT name FROM rows ORDER BY rowid').all().map((row) => String(row.name));
+      return other
+        .prepare('SELECT name FROM rows ORDER BY rowid')
+        .all()
+        .map((row) => String(row.name));
     } finally {
       other.close();
     }
   };
-  const insert = (name: string): SqliteWork => async (use) => { use().run`INSERT INTO rows (name) VALUES (${name})`; return name; };
+  const insert =
+    (name: string): SqliteWork =>
+    async (use) => {
+      use().run`INSERT INTO rows (name) VALUES (${name})`;
+      return name;
+    };
   const close = async (): Promise<void> => {
     await runner.close();
     db.close();
@@ -90,10 +110,16 @@ describe('the group runner over SQLite', () => {
     const running = runner.transaction(() => held.promise);
     reads = 1;
     const waiting = Array.from({ length: MAX_QUEUED_TRANSACTIONS - 1 }, () => runner.transaction(async () => 1));
-    await assert.rejects(runner.transaction(async () => 1), StoreOverloadedError);
+    await assert.rejects(
+      runner.transaction(async () => 1),
+      StoreOverloadedError,
+    );
     reads = 0;
     waiting.push(runner.transaction(async () => 1));
-    await assert.rejects(runner.transaction(async () => 1), StoreOverloadedError);
+    await assert.rejects(
+      runner.transaction(async () => 1),
+      StoreOverloadedError,
+    );
     held.open();
     await running;
     assert.equal((await Promise.all(waiting)).length, MAX_QUEUED_TRANSACTIONS);
@@ -119,9 +145,14 @@ describe('the group runner over SQLite', () => {
   test('a group that fails to commit fails its members with its error, but one that failed on its own keeps its own', async () => {
     const { runner, insert, committed, close } = sqliteRunner();
     const first = runner.transaction(insert('a'));
-    const own = runner.transaction(async () => { throw new Error('its own refusal'); });
+    const own = runner.transaction(async () => {
+      throw new Error('its own refusal');
+    });
     // a dangling child: the deferred foreign key fails the group's COMMIT
-    const dangling = runner.transaction(async (use) => { use().run`INSERT INTO child (id, parent) VALUES (1, 99)`; return 'dangling'; });
+    const dangling = runner.transaction(async (use) => {
+      use().run`INSERT INTO child (id, parent) VALUES (1, 99)`;
+      return 'dangling';
+    });
     const results = await Promise.allSettled([first, own, dangling]);
     const reasons = results.map((result) => (result.status === 'rejected' ? String((result.reason as Error).message) : 'resolved'));
     assert.match(reasons[0] ?? '', /FOREIGN KEY/);
@@ -146,8 +177,17 @@ describe('the group runner over SQLite', () => {
         await held.promise;
       },
     };
-    const { runner, insert, committed, close } = sqliteRunner({ afterCommit, onGroupCommit: (size) => { syncedGroups += size; } });
-    const members = ['a', 'b'].map((name) => runner.transaction(insert(name)).then(() => { settled += 1; }));
+    const { runner, insert, committed, close } = sqliteRunner({
+      afterCommit,
+      onGroupCommit: (size) => {
+        syncedGroups += size;
+      },
+    });
+    const members = ['a', 'b'].map((name) =>
+      runner.transaction(insert(name)).then(() => {
+        settled += 1;
+      }),
+    );
     await until(() => seenByStep.length === 1);
     assert.deepEqual(seenByStep, [['a', 'b']], 'the step saw the group committed');
     for (let turn = 0; turn < 20; turn += 1) await nextTurn();
@@ -159,11 +199,19 @@ describe('the group runner over SQLite', () => {
     await close();
   });
 
-  test('a failed after-commit step fails the members it covered, keeps a member\'s own error, and the runner takes no more work', async () => {
+  test("a failed after-commit step fails the members it covered, keeps a member's own error, and the runner takes no more work", async () => {
     const lost = new Error('the step failed');
-    const { runner, insert, close } = sqliteRunner({ afterCommit: { run: async () => { throw lost; } } });
+    const { runner, insert, close } = sqliteRunner({
+      afterCommit: {
+        run: async () => {
+          throw lost;
+        },
+      },
+    });
     const good = runner.transaction(insert('a'));
-    const own = runner.transaction(async () => { throw new Error('its own refusal'); });
+    const own = runner.transaction(async () => {
+      throw new Error('its own refusal');
+    });
     await assert.rejects(good, (error) => error === lost);
     await assert.rejects(own, /its own refusal/);
     await assert.rejects(runner.transaction(insert('b')), (error) => error === lost);
@@ -183,19 +231,41 @@ describe('the group runner over SQLite', () => {
       if (runs < 3) throw retry;
       return runs;
     });
-    const after = runner.transaction(async (use) => { use().run`INSERT INTO rows (name) VALUES ('after')`; });
+    const after = runner.transaction(async (use) => {
+      use().run`INSERT INTO rows (name) VALUES ('after')`;
+    });
     assert.equal(await victim, 3);
     await after;
     assert.deepEqual(committed(), ['after', 'victim 3']);
     let refusedRuns = 0;
-    await assert.rejects(runner.transaction(async () => { refusedRuns += 1; throw retry; }), (error) => error === retry);
-    assert.equal(refusedRuns, 3, 'at most the engine\'s attempts');
+    await assert.rejects(
+      runner.transaction(async () => {
+        refusedRuns += 1;
+        throw retry;
+      }),
+      (error) => error === retry,
+    );
+    assert.equal(refusedRuns, 3, "at most the engine's attempts");
     await close();
   });
 
   test('a full group leaves the rest of its members, in order, to the next group', { timeout: 10_000 }, async () => {
     const { runner, insert, committed, close } = sqliteRunner({
-      engine: (base) => ({ ...base, group: () => { let size = 0; const tx = base.group(); return { ...tx, release: () => { size += 1; return tx.release(); }, full: () => size >= 2 }; } }),
+      engine: (base) => ({
+        ...base,
+        group: () => {
+          let size = 0;
+          const tx = base.group();
+          return {
+            ...tx,
+            release: () => {
+              size += 1;
+              return tx.release();
+            },
+            full: () => size >= 2,
+          };
+        },
+      }),
     });
     const names = ['a', 'b', 'c', 'd', 'e'];
     assert.deepEqual(await Promise.all(names.map((name) => runner.transaction(insert(name)))), names);
@@ -213,7 +283,13 @@ describe('the group runner over PostgreSQL', { skip: 'skip' in database ? databa
   const groupSizes: number[] = [];
   before(async () => {
     const url = 'url' in database ? database.url : '';
-    store = await openPostgresRelayStore({ url, relayPubkey: RELAY_KEY, onGroupCommit: (size) => { groupSizes.push(size); } });
+    store = await openPostgresRelayStore({
+      url,
+      relayPubkey: RELAY_KEY,
+      onGroupCommit: (size) => {
+        groupSizes.push(size);
+      },
+    });
     observer = new pg.Client({ connectionString: url });
     await observer.connect();
   });
@@ -235,8 +311,14 @@ describe('the group runner over PostgreSQL', { skip: 'skip' in database ? databa
   test('a transaction started inside another one fails at once instead of waiting for itself', { timeout: 10_000 }, async () => {
     const target = RELAY_KEY;
     const seq = await store.transaction(async (tx) => {
-      await assert.rejects(store.transaction((inner) => inner.items.headSeq(target)), TransactionMisuseError);
-      await assert.rejects(store.read((inner) => inner.items.headSeq(target)), TransactionMisuseError);
+      await assert.rejects(
+        store.transaction((inner) => inner.items.headSeq(target)),
+        TransactionMisuseError,
+      );
+      await assert.rejects(
+        store.read((inner) => inner.items.headSeq(target)),
+        TransactionMisuseError,
+      );
       return tx.items.headSeq(target);
     });
     assert.equal(seq, 0);
@@ -247,29 +329,52 @@ describe('the group runner over PostgreSQL', { skip: 'skip' in database ? databa
     const target = 'runner-savepoint';
     const results = await behindAHeldGroup([
       () => store.transaction((tx) => tx.items.insert(item({ targetPubkey: target, itemId: 'a' }), 5)),
-      () => store.transaction(async (tx) => { await tx.items.insert(item({ targetPubkey: target, itemId: 'b' }), 5); throw new Error('its own refusal'); }),
+      () =>
+        store.transaction(async (tx) => {
+          await tx.items.insert(item({ targetPubkey: target, itemId: 'b' }), 5);
+          throw new Error('its own refusal');
+        }),
       () => store.transaction((tx) => tx.items.insert(item({ targetPubkey: target, itemId: 'c' }), 5)),
     ]);
-    assert.deepEqual(results.map((result) => (result.status === 'fulfilled' ? result.value : (result.reason as Error).message)), [5, 'its own refusal', 6], 'the rolled-back seq was never handed out');
+    assert.deepEqual(
+      results.map((result) => (result.status === 'fulfilled' ? result.value : (result.reason as Error).message)),
+      [5, 'its own refusal', 6],
+      'the rolled-back seq was never handed out',
+    );
     assert.deepEqual(groupSizes, [1, 3], 'the held one alone, then the three in one group');
     const page = await store.read((reader) => reader.items.pull(target, 0, 10, 100_000));
-    assert.deepEqual(page.items.map((pulled) => pulled.itemId), ['a', 'c']);
+    assert.deepEqual(
+      page.items.map((pulled) => pulled.itemId),
+      ['a', 'c'],
+    );
   });
 
-  test('a group whose connection dies before COMMIT fails its members with its error, but one that failed on its own keeps its own', { timeout: 20_000 }, async () => {
+  test('a group whose connection dies before COMMIT fails its members with its error, but one that failed on its own keeps its own', {
+    timeout: 20_000,
+  }, async () => {
     const target = 'runner-lost';
     const held = gate();
     let inGroup = (): void => {};
-    const reached = new Promise<void>((resolve) => { inGroup = resolve; });
+    const reached = new Promise<void>((resolve) => {
+      inGroup = resolve;
+    });
     const results = behindAHeldGroup([
       () => store.transaction((tx) => tx.items.insert(item({ targetPubkey: target, itemId: 'a' }), 5)),
-      () => store.transaction(async () => { throw new Error('its own refusal'); }),
-      () => store.transaction(async () => { inGroup(); await held.promise; return 'last'; }),
+      () =>
+        store.transaction(async () => {
+          throw new Error('its own refusal');
+        }),
+      () =>
+        store.transaction(async () => {
+          inGroup();
+          await held.promise;
+          return 'last';
+        }),
     ]);
     await reached;
     const { rows } = await observer.query(`SELECT pid FROM pg_stat_activity
         WHERE datname = current_database() AND backend_xid IS NOT NULL AND pid <> pg_backend_pid()`);
-    assert.equal(rows.length, 1, 'the group\'s connection holds the one open write');
+    assert.equal(rows.length, 1, "the group's connection holds the one open write");
     await observer.query('SELECT pg_terminate_backend($1)', [(rows[0] as { pid: number }).pid]);
     held.open();
     const [first, own, last] = await results;

@@ -4,23 +4,46 @@ import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { test } from 'node:test';
 import { fingerprint } from '../../../src/protocol/fingerprint.ts';
-import {
-  NotARelayStoreError, StoreKeyMismatchError, StoreMigrationError, StoreOpenError, StoreSchemaTooNewError,
-} from '../../../src/relay/store/errors.ts';
+import { NotARelayStoreError, StoreKeyMismatchError, StoreMigrationError, StoreOpenError, StoreSchemaTooNewError } from '../../../src/relay/store/errors.ts';
 import { MIGRATIONS, openSqliteRelayStore, readStoreMeta, RELAY_DB_FILE, SCHEMA_VERSION, type Migration } from '../../../src/relay/store/sqlite/index.ts';
 import { tempDir } from '../../helpers/processes.ts';
 import { freshStore, inspect, item, newKey, RELAY_KEY } from './store-fixtures.ts';
 
-const TABLES = ['account_usage', 'acked', 'challenges', 'cloud_keys', 'counters', 'dedup', 'deny_list', 'enc_ads', 'enrolments', 'items', 'meta', 'ops_log', 'queue_usage', 'rate_windows', 'sender_lists', 'sender_usage', 'seqs'];
+const TABLES = [
+  'account_usage',
+  'acked',
+  'challenges',
+  'cloud_keys',
+  'counters',
+  'dedup',
+  'deny_list',
+  'enc_ads',
+  'enrolments',
+  'items',
+  'meta',
+  'ops_log',
+  'queue_usage',
+  'rate_windows',
+  'sender_lists',
+  'sender_usage',
+  'seqs',
+];
 
 const extraColumn: Migration = {
   version: SCHEMA_VERSION + 1,
   name: 'test: add a column',
-  up(db) { db.exec('ALTER TABLE items ADD COLUMN note TEXT'); },
+  up(db) {
+    db.exec('ALTER TABLE items ADD COLUMN note TEXT');
+  },
 };
 
 function tableNames(dir: string): string[] {
-  return inspect(dir, (db) => db.prepare(`SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name`).all().map((r) => String(r.name)));
+  return inspect(dir, (db) =>
+    db
+      .prepare(`SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name`)
+      .all()
+      .map((r) => String(r.name)),
+  );
 }
 
 test('a new store has the schema, WAL synced by the store, private files and its meta', async () => {
@@ -32,7 +55,10 @@ test('a new store has the schema, WAL synced by the store, private files and its
   assert.equal(statSync(join(dir, `${RELAY_DB_FILE}-wal`)).mode & 0o777, 0o600);
   const meta = await store.read((tx) => tx.meta.get());
   assert.deepEqual(meta, { epoch: 'epoch-1', relayPubkey: RELAY_KEY, schemaVersion: SCHEMA_VERSION, heartbeatAt: null });
-  assert.equal(inspect(dir, (db) => db.prepare('PRAGMA journal_mode').get()?.journal_mode), 'wal');
+  assert.equal(
+    inspect(dir, (db) => db.prepare('PRAGMA journal_mode').get()?.journal_mode),
+    'wal',
+  );
   await store.close();
 });
 
@@ -59,7 +85,10 @@ test('committed data, epoch and heartbeat survive close and reopen', async () =>
   const [meta, page] = await again.transaction(async (tx) => [await tx.meta.get(), await tx.items.pull('T', 0, 10, 1_000)] as const);
   assert.equal(meta.epoch, 'epoch-2');
   assert.equal(meta.heartbeatAt, 1234);
-  assert.deepEqual(page.items.map((i) => [i.seq, i.itemId]), [[seq, 'a']]);
+  assert.deepEqual(
+    page.items.map((i) => [i.seq, i.itemId]),
+    [[seq, 'a']],
+  );
   await again.close();
 });
 
@@ -71,7 +100,12 @@ test('an older store is upgraded in one transaction and keeps its epoch', async 
   assert.equal(meta.epoch, 'kept');
   assert.equal(meta.schemaVersion, SCHEMA_VERSION + 1);
   await upgraded.close();
-  const columns = inspect(dir, (db) => db.prepare('PRAGMA table_info(items)').all().map((r) => String(r.name)));
+  const columns = inspect(dir, (db) =>
+    db
+      .prepare('PRAGMA table_info(items)')
+      .all()
+      .map((r) => String(r.name)),
+  );
   assert.ok(columns.includes('note'));
 });
 
@@ -81,24 +115,48 @@ test('schema 4 keeps every dedup row of a schema-3 store: a retry is still a dup
   const gone = await store.transaction((tx) => tx.items.insert(item({ targetPubkey: 'T', itemId: 'acked' }), 5));
   await store.transaction((tx) => tx.items.ack('T', gone));
   await store.close();
-  assert.equal(inspect(dir, (db) => db.prepare('SELECT count(*) AS n FROM dedup').get()?.n), 2);
+  assert.equal(
+    inspect(dir, (db) => db.prepare('SELECT count(*) AS n FROM dedup').get()?.n),
+    2,
+  );
   const upgraded = await openSqliteRelayStore({ dir, relayPubkey: RELAY_KEY });
   assert.equal((await upgraded.transaction((tx) => tx.meta.get())).schemaVersion, SCHEMA_VERSION);
   const seen = await upgraded.transaction(async (tx) => [await tx.items.dedup('sender', 'live', 'T'), await tx.items.dedup('sender', 'acked', 'T')]);
-  assert.deepEqual(seen.map((row) => row?.seq), [live, gone]);
+  assert.deepEqual(
+    seen.map((row) => row?.seq),
+    [live, gone],
+  );
   await upgraded.close();
 });
 
 test('schema 5 puts the dedup rows of a schema-4 store in acceptance order behind one key index', async () => {
   const { store, dir } = await freshStore({ migrations: MIGRATIONS.slice(0, 4) });
   await store.transaction(async (tx) => {
-    for (const [itemId, acceptedAt] of [['b', 300], ['a', 100], ['c', 200]] as const) await tx.items.insert(item({ targetPubkey: 'T', itemId, acceptedAt }), 5);
+    for (const [itemId, acceptedAt] of [
+      ['b', 300],
+      ['a', 100],
+      ['c', 200],
+    ] as const)
+      await tx.items.insert(item({ targetPubkey: 'T', itemId, acceptedAt }), 5);
   });
   await store.close();
   const upgraded = await openSqliteRelayStore({ dir, relayPubkey: RELAY_KEY });
   await upgraded.close();
-  assert.deepEqual(inspect(dir, (db) => db.prepare('SELECT item_id FROM dedup ORDER BY rowid').all().map((row) => row['item_id'])), ['a', 'c', 'b']);
-  const indexes = inspect(dir, (db) => db.prepare("SELECT name, \"unique\" AS u FROM pragma_index_list('dedup')").all().map((row) => `${row['name']}:${row['u']}`));
+  assert.deepEqual(
+    inspect(dir, (db) =>
+      db
+        .prepare('SELECT item_id FROM dedup ORDER BY rowid')
+        .all()
+        .map((row) => row['item_id']),
+    ),
+    ['a', 'c', 'b'],
+  );
+  const indexes = inspect(dir, (db) =>
+    db
+      .prepare('SELECT name, "unique" AS u FROM pragma_index_list(\'dedup\')')
+      .all()
+      .map((row) => `${row['name']}:${row['u']}`),
+  );
   assert.deepEqual(indexes, ['dedup_key:1']);
 });
 
@@ -115,10 +173,18 @@ test('a failing migration leaves the store unchanged, also the steps before it',
   };
   await assert.rejects(
     openSqliteRelayStore({ dir, relayPubkey: RELAY_KEY, migrations: [...MIGRATIONS, extraColumn, failing] }),
-    (error: unknown) => error instanceof StoreMigrationError && error instanceof StoreOpenError && new RegExp(`schema ${SCHEMA_VERSION + 2} \\(test: half done\\).*boom`).test(error.message),
+    (error: unknown) =>
+      error instanceof StoreMigrationError &&
+      error instanceof StoreOpenError &&
+      new RegExp(`schema ${SCHEMA_VERSION + 2} \\(test: half done\\).*boom`).test(error.message),
   );
   assert.deepEqual(tableNames(dir), TABLES);
-  const columns = inspect(dir, (db) => db.prepare('PRAGMA table_info(items)').all().map((r) => String(r.name)));
+  const columns = inspect(dir, (db) =>
+    db
+      .prepare('PRAGMA table_info(items)')
+      .all()
+      .map((r) => String(r.name)),
+  );
   assert.ok(!columns.includes('note'));
   assert.equal(readStoreMeta(dir).schemaVersion, SCHEMA_VERSION);
   const reopened = await openSqliteRelayStore({ dir, relayPubkey: RELAY_KEY });
@@ -132,7 +198,10 @@ test('a store with a newer schema is refused', async () => {
   const newer = await openSqliteRelayStore({ dir, relayPubkey: RELAY_KEY, migrations: [...MIGRATIONS, extraColumn] });
   await newer.close();
   const message = `store schema ${SCHEMA_VERSION + 1} is newer than this agentmbx (${SCHEMA_VERSION}): upgrade agentmbx`;
-  await assert.rejects(openSqliteRelayStore({ dir, relayPubkey: RELAY_KEY }), (error: unknown) => error instanceof StoreSchemaTooNewError && error.message === message);
+  await assert.rejects(
+    openSqliteRelayStore({ dir, relayPubkey: RELAY_KEY }),
+    (error: unknown) => error instanceof StoreSchemaTooNewError && error.message === message,
+  );
   assert.throws(() => readStoreMeta(dir), StoreSchemaTooNewError);
 });
 
@@ -161,8 +230,14 @@ test('files that are not relay stores are refused and left alone', async () => {
   const db = new DatabaseSync(join(foreign, RELAY_DB_FILE));
   db.exec('CREATE TABLE notes (text TEXT)');
   db.close();
-  await assert.rejects(openSqliteRelayStore({ dir: foreign, relayPubkey: RELAY_KEY }), (error: unknown) => error instanceof NotARelayStoreError && /not a relay store/.test(error.message));
-  assert.equal(inspect(foreign, (d) => d.prepare('PRAGMA journal_mode').get()?.journal_mode), 'delete');
+  await assert.rejects(
+    openSqliteRelayStore({ dir: foreign, relayPubkey: RELAY_KEY }),
+    (error: unknown) => error instanceof NotARelayStoreError && /not a relay store/.test(error.message),
+  );
+  assert.equal(
+    inspect(foreign, (d) => d.prepare('PRAGMA journal_mode').get()?.journal_mode),
+    'delete',
+  );
 
   const noMeta = tempDir();
   const db2 = new DatabaseSync(join(noMeta, RELAY_DB_FILE));
@@ -171,7 +246,10 @@ test('files that are not relay stores are refused and left alone', async () => {
   await assert.rejects(openSqliteRelayStore({ dir: noMeta, relayPubkey: RELAY_KEY }), NotARelayStoreError);
 
   const empty = tempDir();
-  assert.throws(() => readStoreMeta(empty), (error: unknown) => error instanceof NotARelayStoreError && /no relay store/.test(error.message));
+  assert.throws(
+    () => readStoreMeta(empty),
+    (error: unknown) => error instanceof NotARelayStoreError && /no relay store/.test(error.message),
+  );
 });
 
 test('readStoreMeta reads a store while it is open, without changing it', async () => {

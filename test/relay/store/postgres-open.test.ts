@@ -48,8 +48,10 @@ describe('opening a PostgreSQL relay store', { skip: cluster.available ? false :
     await (await openRelayStore({ location: url, relayPubkey: RELAY_KEY })).close();
     await assert.rejects(openRelayStore({ location: url, relayPubkey: newKey() }), StoreKeyMismatchError);
     await psql(url, `UPDATE meta SET value = '999' WHERE key = 'schema_version'`);
-    await assert.rejects(openRelayStore({ location: url, relayPubkey: RELAY_KEY }), (error: Error) =>
-      error instanceof StoreSchemaTooNewError && /store schema 999 is newer than this agentmbx/.test(error.message));
+    await assert.rejects(
+      openRelayStore({ location: url, relayPubkey: RELAY_KEY }),
+      (error: Error) => error instanceof StoreSchemaTooNewError && /store schema 999 is newer than this agentmbx/.test(error.message),
+    );
     const other = await database();
     await psql(other, 'CREATE TABLE someone_elses (id int)');
     await assert.rejects(openRelayStore({ location: other, relayPubkey: RELAY_KEY }), NotARelayStoreError);
@@ -58,10 +60,14 @@ describe('opening a PostgreSQL relay store', { skip: cluster.available ? false :
   test('a failed upgrade leaves the database exactly as it was', async () => {
     const url = await database();
     await (await openRelayStore({ location: url, relayPubkey: RELAY_KEY })).close();
-    const broken = [...POSTGRES_MIGRATIONS,
-      { version: POSTGRES_MIGRATIONS.length + 1, name: 'adds a table, then fails', sql: 'CREATE TABLE added (x int); SELECT no_such_function();' }];
-    await assert.rejects(openPostgresRelayStore({ url, relayPubkey: RELAY_KEY, migrations: broken }), (error: Error) =>
-      error instanceof StoreMigrationError && /the store was not changed/.test(error.message));
+    const broken = [
+      ...POSTGRES_MIGRATIONS,
+      { version: POSTGRES_MIGRATIONS.length + 1, name: 'adds a table, then fails', sql: 'CREATE TABLE added (x int); SELECT no_such_function();' },
+    ];
+    await assert.rejects(
+      openPostgresRelayStore({ url, relayPubkey: RELAY_KEY, migrations: broken }),
+      (error: Error) => error instanceof StoreMigrationError && /the store was not changed/.test(error.message),
+    );
     assert.deepEqual(await psql(url, `SELECT to_regclass('added') AS t`), [{ t: null }]);
     assert.equal((await readRelayStoreMeta(url)).schemaVersion, POSTGRES_MIGRATIONS.length);
   });
@@ -79,14 +85,27 @@ describe('opening a PostgreSQL relay store', { skip: cluster.available ? false :
   test('an unreachable server is a StoreOpenError naming the database without its password', async () => {
     const start = await testPostgres();
     if (!start.available) return;
-    const url = start.cluster.url('relay').replace('postgres@', 'postgres:hunter2@').replace(/:\d+\//, ':1/');
-    await assert.rejects(openRelayStore({ location: url, relayPubkey: RELAY_KEY }), (error: Error) =>
-      error instanceof StoreOpenError && /cannot connect to the relay store at postgres:\/\/postgres@127\.0\.0\.1:1\/relay/.test(error.message) && !error.message.includes('hunter2'));
+    const url = start.cluster
+      .url('relay')
+      .replace('postgres@', 'postgres:hunter2@')
+      .replace(/:\d+\//, ':1/');
+    await assert.rejects(
+      openRelayStore({ location: url, relayPubkey: RELAY_KEY }),
+      (error: Error) =>
+        error instanceof StoreOpenError &&
+        /cannot connect to the relay store at postgres:\/\/postgres@127\.0\.0\.1:1\/relay/.test(error.message) &&
+        !error.message.includes('hunter2'),
+    );
   });
 
   test('a URL that does not parse is a StoreOpenError that carries no password, in its message or anywhere in the error', async () => {
-    await assert.rejects(openRelayStore({ location: 'postgres://u:hunter2@[::1/relay', relayPubkey: RELAY_KEY }), (error: Error) =>
-      error instanceof StoreOpenError && error.message === 'the relay store URL does not parse: check --store or MBX_RELAY_STORE'
-      && error.cause === undefined && !JSON.stringify(error).includes('hunter2'));
+    await assert.rejects(
+      openRelayStore({ location: 'postgres://u:hunter2@[::1/relay', relayPubkey: RELAY_KEY }),
+      (error: Error) =>
+        error instanceof StoreOpenError &&
+        error.message === 'the relay store URL does not parse: check --store or MBX_RELAY_STORE' &&
+        error.cause === undefined &&
+        !JSON.stringify(error).includes('hunter2'),
+    );
   });
 });

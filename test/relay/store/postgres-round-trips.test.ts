@@ -70,7 +70,12 @@ describe('PostgreSQL push path', { skip: 'skip' in database ? database.skip : fa
     const now = relay.clock.nowMs();
     const toBob = sealedEnvelope(alice, bob, now);
     const toCarol = sealedEnvelope(alice, carol, now, 'hello', 'body', toBob.id);
-    const pushed = await push(envelopeItem(toBob.id, [{ host: bob, wire: toBob.wire }, { host: carol, wire: toCarol.wire }]));
+    const pushed = await push(
+      envelopeItem(toBob.id, [
+        { host: bob, wire: toBob.wire },
+        { host: carol, wire: toCarol.wire },
+      ]),
+    );
     assert.equal(pushed.status, 'accepted');
     const most = SINGLE_PUSH_WRITES + WRITES_PER_FURTHER_TARGET;
     assert.ok(pushed.traffic.writes <= most, `a two-target push took ${pushed.traffic.writes} writes, more than ${most}`);

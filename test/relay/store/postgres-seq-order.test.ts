@@ -45,7 +45,9 @@ describe('PostgreSQL seq allocation', { skip: 'skip' in database ? database.skip
   test('a second writer for the target waits for the first to commit, and gets the next seq only then', async () => {
     const target = newKey();
     let release!: () => void;
-    const gate = new Promise<void>((resolve) => { release = resolve; });
+    const gate = new Promise<void>((resolve) => {
+      release = resolve;
+    });
     let firstSeq = 0;
     const holding = first.transaction(async (tx) => {
       firstSeq = await tx.items.insert(item({ targetPubkey: target, itemId: 'held' }), NOW_MS);
@@ -79,20 +81,25 @@ describe('PostgreSQL seq allocation', { skip: 'skip' in database ? database.skip
     const watch = (async () => {
       while (writing) snapshots.push(await visibleSeqs(first, target));
     })();
-    const writers = [first, second].flatMap((store, pool) => Array.from({ length: WRITERS_PER_POOL }, async (_, writer) => {
-      const seqs: number[] = [];
-      for (let n = 0; n < ITEMS_PER_WRITER; n += 1) {
-        seqs.push(await store.transaction((tx) => tx.items.insert(item({ targetPubkey: target, itemId: `p${pool}-w${writer}-${n}` }), NOW_MS)));
-      }
-      return seqs;
-    }));
+    const writers = [first, second].flatMap((store, pool) =>
+      Array.from({ length: WRITERS_PER_POOL }, async (_, writer) => {
+        const seqs: number[] = [];
+        for (let n = 0; n < ITEMS_PER_WRITER; n += 1) {
+          seqs.push(await store.transaction((tx) => tx.items.insert(item({ targetPubkey: target, itemId: `p${pool}-w${writer}-${n}` }), NOW_MS)));
+        }
+        return seqs;
+      }),
+    );
     const allocated = (await Promise.all(writers)).flat();
     writing = false;
     await watch;
 
     const final = await visibleSeqs(second, target);
     assert.equal(new Set(allocated).size, allocated.length, 'no seq was handed out twice');
-    assert.deepEqual(final, [...allocated].sort((a, b) => a - b));
+    assert.deepEqual(
+      final,
+      [...allocated].sort((a, b) => a - b),
+    );
     assert.ok(snapshots.length > 1, 'the reader looked while writers wrote');
     for (const seen of snapshots) {
       // a snapshot shows the first k seqs of the final queue, never a later one without an earlier
@@ -104,20 +111,23 @@ describe('PostgreSQL seq allocation', { skip: 'skip' in database ? database.skip
     const [left, right] = [newKey(), newKey()];
     let arrived = 0;
     let meet!: () => void;
-    const bothHold = new Promise<void>((resolve) => { meet = resolve; });
-    const runs = { first: 0, second: 0 };
-    const crossing = (store: PostgresRelayStore, run: 'first' | 'second', mine: string, theirs: string) => store.transaction(async (tx) => {
-      runs[run] += 1;
-      await tx.items.dedup('sender', `${run}-a`, mine); // takes `mine`'s lock
-      if (runs[run] === 1) {
-        arrived += 1;
-        if (arrived === 2) meet();
-        await bothHold;
-      }
-      await tx.items.dedup('sender', `${run}-b`, theirs); // waits for the other's
-      await tx.items.insert(item({ targetPubkey: theirs, itemId: `${run}-b` }), NOW_MS);
-      return tx.items.insert(item({ targetPubkey: mine, itemId: `${run}-a` }), NOW_MS);
+    const bothHold = new Promise<void>((resolve) => {
+      meet = resolve;
     });
+    const runs = { first: 0, second: 0 };
+    const crossing = (store: PostgresRelayStore, run: 'first' | 'second', mine: string, theirs: string) =>
+      store.transaction(async (tx) => {
+        runs[run] += 1;
+        await tx.items.dedup('sender', `${run}-a`, mine); // takes `mine`'s lock
+        if (runs[run] === 1) {
+          arrived += 1;
+          if (arrived === 2) meet();
+          await bothHold;
+        }
+        await tx.items.dedup('sender', `${run}-b`, theirs); // waits for the other's
+        await tx.items.insert(item({ targetPubkey: theirs, itemId: `${run}-b` }), NOW_MS);
+        return tx.items.insert(item({ targetPubkey: mine, itemId: `${run}-a` }), NOW_MS);
+      });
     const seqs = await Promise.all([crossing(first, 'first', left, right), crossing(second, 'second', right, left)]);
     assert.equal(seqs.length, 2);
     assert.equal(runs.first + runs.second, 3, 'exactly one of the two ran again');
@@ -128,7 +138,9 @@ describe('PostgreSQL seq allocation', { skip: 'skip' in database ? database.skip
     const key = newKey();
     const live = await first.read((reader) => reader.enrolments.countLive());
     let release!: () => void;
-    const gate = new Promise<void>((resolve) => { release = resolve; });
+    const gate = new Promise<void>((resolve) => {
+      release = resolve;
+    });
     let sawNone = false;
     const holding = first.transaction(async (tx) => {
       const none = (await tx.enrolments.get(key)) === null;
@@ -138,10 +150,14 @@ describe('PostgreSQL seq allocation', { skip: 'skip' in database ? database.skip
     });
     await waitUntil('the first enrolment to write the key', 10_000, async () => (sawNone ? null : 'not read yet'));
     let secondDone = false;
-    const racing = second.transaction(async (tx) => {
-      const existing = await tx.enrolments.get(key);
-      await tx.enrolments.put(enrolment(key, { hostName: existing === null ? 'racer-b' : existing.hostName }));
-    }).then(() => { secondDone = true; });
+    const racing = second
+      .transaction(async (tx) => {
+        const existing = await tx.enrolments.get(key);
+        await tx.enrolments.put(enrolment(key, { hostName: existing === null ? 'racer-b' : existing.hostName }));
+      })
+      .then(() => {
+        secondDone = true;
+      });
     // release the first once the second either finished (no lock: the race) or waits on a lock
     await waitUntil('the second enrolment to wait or finish', 10_000, async () => {
       const waiting = await observer.query('SELECT count(*)::int AS n FROM pg_locks WHERE NOT granted');
@@ -150,13 +166,15 @@ describe('PostgreSQL seq allocation', { skip: 'skip' in database ? database.skip
     release();
     await Promise.all([holding, racing]);
     assert.equal(await first.read((reader) => reader.enrolments.countLive()), live + 1);
-    assert.equal((await first.read((reader) => reader.enrolments.get(key)))?.hostName, 'racer-a', 'the second saw the first\'s row');
+    assert.equal((await first.read((reader) => reader.enrolments.get(key)))?.hostName, 'racer-a', "the second saw the first's row");
   });
 
   test('two processes enrolling one name in one account: the second finds it taken (NAME_TAKEN), not a unique violation', async () => {
     const account = `account-${newKey()}`;
     let release!: () => void;
-    const gate = new Promise<void>((resolve) => { release = resolve; });
+    const gate = new Promise<void>((resolve) => {
+      release = resolve;
+    });
     let written = false;
     const holding = first.transaction(async (tx) => {
       assert.equal(await tx.enrolments.nameTakenInAccount(account, 'Shared-Box', 'key-a'), false);
@@ -167,11 +185,15 @@ describe('PostgreSQL seq allocation', { skip: 'skip' in database ? database.skip
     await waitUntil('the first enrolment to write the name', 10_000, async () => (written ? null : 'not written yet'));
     let secondDone = false;
     // what the core does (core/enrolment.ts): check the name, then put
-    const racing = second.transaction(async (tx) => {
-      if (await tx.enrolments.nameTakenInAccount(account, 'shared-box', 'key-b')) return 'taken';
-      await tx.enrolments.put(enrolment(newKey(), { hostName: 'SHARED-BOX', account }));
-      return 'enrolled';
-    }).finally(() => { secondDone = true; });
+    const racing = second
+      .transaction(async (tx) => {
+        if (await tx.enrolments.nameTakenInAccount(account, 'shared-box', 'key-b')) return 'taken';
+        await tx.enrolments.put(enrolment(newKey(), { hostName: 'SHARED-BOX', account }));
+        return 'enrolled';
+      })
+      .finally(() => {
+        secondDone = true;
+      });
     racing.catch(() => {});
     await waitUntil('the second enrolment to wait or finish', 10_000, async () => {
       const waiting = await observer.query('SELECT count(*)::int AS n FROM pg_locks WHERE NOT granted');

@@ -8,7 +8,9 @@ import { freshStore, item } from './store-fixtures.ts';
 
 function deferred(): { promise: Promise<void>; resolve: () => void } {
   let resolve = (): void => {};
-  const promise = new Promise<void>((r) => { resolve = r; });
+  const promise = new Promise<void>((r) => {
+    resolve = r;
+  });
   return { promise, resolve };
 }
 
@@ -34,21 +36,34 @@ test('concurrent transactions run one at a time, in the order they were asked', 
   assert.deepEqual(events, ['1 start', '1 end', '2 start', '2 end']);
 
   // many at once: each reads the head and inserts; serial execution means no other insert comes between
-  const seqs = await Promise.all(Array.from({ length: 50 }, (_, n) => store.transaction(async (tx) => {
-    const head = await tx.items.headSeq('U');
-    const seq = await tx.items.insert(item({ targetPubkey: 'U', itemId: `m${n}` }), 1);
-    assert.equal(seq, head + 1);
-    return seq;
-  })));
-  assert.deepEqual(seqs, Array.from({ length: 50 }, (_, n) => n + 1));
+  const seqs = await Promise.all(
+    Array.from({ length: 50 }, (_, n) =>
+      store.transaction(async (tx) => {
+        const head = await tx.items.headSeq('U');
+        const seq = await tx.items.insert(item({ targetPubkey: 'U', itemId: `m${n}` }), 1);
+        assert.equal(seq, head + 1);
+        return seq;
+      }),
+    ),
+  );
+  assert.deepEqual(
+    seqs,
+    Array.from({ length: 50 }, (_, n) => n + 1),
+  );
   await store.close();
 });
 
 test('a transaction or read started inside a transaction fails instead of waiting for itself', async () => {
   const { store } = await freshStore();
   const result = await store.transaction(async (tx) => {
-    await assert.rejects(store.transaction((inner) => inner.items.headSeq('T')), TransactionMisuseError);
-    await assert.rejects(store.read((inner) => inner.items.headSeq('T')), TransactionMisuseError);
+    await assert.rejects(
+      store.transaction((inner) => inner.items.headSeq('T')),
+      TransactionMisuseError,
+    );
+    await assert.rejects(
+      store.read((inner) => inner.items.headSeq('T')),
+      TransactionMisuseError,
+    );
     return tx.items.insert(item({ targetPubkey: 'T', itemId: 'a' }), 3);
   });
   assert.equal(result, 3);
@@ -60,7 +75,10 @@ test(`more than MAX_QUEUED_TRANSACTIONS waiting are refused`, async () => {
   const gate = deferred();
   const running = store.transaction(() => gate.promise);
   const waiting = Array.from({ length: MAX_QUEUED_TRANSACTIONS }, () => store.transaction(async () => 1));
-  await assert.rejects(store.transaction(async () => 1), StoreOverloadedError);
+  await assert.rejects(
+    store.transaction(async () => 1),
+    StoreOverloadedError,
+  );
   gate.resolve();
   await running;
   assert.equal((await Promise.all(waiting)).length, MAX_QUEUED_TRANSACTIONS);

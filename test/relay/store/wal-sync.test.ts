@@ -20,8 +20,14 @@ function heldSyncer(): { syncer: WalSyncer; started: () => number; finish: (erro
   let closed = false;
   return {
     syncer: {
-      sync: () => new Promise<void>((resolve, reject) => { count += 1; pending.push({ resolve, reject }); }),
-      close: async () => { closed = true; },
+      sync: () =>
+        new Promise<void>((resolve, reject) => {
+          count += 1;
+          pending.push({ resolve, reject });
+        }),
+      close: async () => {
+        closed = true;
+      },
     },
     started: () => count,
     finish: (error) => {
@@ -40,7 +46,10 @@ function insert(itemId: string) {
 
 /** Lets the event loop run until `condition` holds (the store's work is all in-process). */
 async function until(condition: () => boolean): Promise<void> {
-  while (!condition()) await new Promise((resolve) => { setImmediate(resolve); });
+  while (!condition())
+    await new Promise((resolve) => {
+      setImmediate(resolve);
+    });
 }
 
 test('a write settles only after the WAL sync that follows its COMMIT, and the store opens with synchronous=NORMAL', { timeout: 10_000 }, async () => {
@@ -48,11 +57,25 @@ test('a write settles only after the WAL sync that follows its COMMIT, and the s
   const { store, dir } = await freshStore({ walSyncer: held.syncer });
   assert.equal(store.connectionSettings().synchronous, 'NORMAL');
   let settled = false;
-  const write = store.transaction(insert('a')).then((seq) => { settled = true; return seq; });
+  const write = store.transaction(insert('a')).then((seq) => {
+    settled = true;
+    return seq;
+  });
   await until(() => held.started() === 1);
   // committed (another connection sees it) but not answered until the sync returns
-  assert.deepEqual(inspect(dir, (db) => db.prepare('SELECT item_id FROM items').all().map((row) => row.item_id)), ['a']);
-  for (let turn = 0; turn < 20; turn += 1) await new Promise((resolve) => { setImmediate(resolve); });
+  assert.deepEqual(
+    inspect(dir, (db) =>
+      db
+        .prepare('SELECT item_id FROM items')
+        .all()
+        .map((row) => row.item_id),
+    ),
+    ['a'],
+  );
+  for (let turn = 0; turn < 20; turn += 1)
+    await new Promise((resolve) => {
+      setImmediate(resolve);
+    });
   assert.equal(settled, false, 'answered before its commit was synced');
   held.finish();
   assert.equal(await write, 5);
@@ -66,12 +89,21 @@ test('writes arriving while a sync runs gather in one open group, committed when
   // time stands still: the group closes on the rules, not because a loaded machine let its window pass
   const { store } = await freshStore({ walSyncer: held.syncer, scheduler: { ...SYSTEM_SCHEDULER, nowMs: () => 1_000 } });
   const order: string[] = [];
-  const first = store.transaction(insert('a')).then(() => { order.push('a'); });
+  const first = store.transaction(insert('a')).then(() => {
+    order.push('a');
+  });
   await until(() => held.started() === 1);
-  const second = store.transaction(insert('b')).then(() => { order.push('b'); });
-  const third = store.transaction(insert('c')).then(() => { order.push('c'); });
+  const second = store.transaction(insert('b')).then(() => {
+    order.push('b');
+  });
+  const third = store.transaction(insert('c')).then(() => {
+    order.push('c');
+  });
   // b and c have all the event-loop turns they could want to commit: they wait in an open group
-  for (let turn = 0; turn < 50; turn += 1) await new Promise((resolve) => { setImmediate(resolve); });
+  for (let turn = 0; turn < 50; turn += 1)
+    await new Promise((resolve) => {
+      setImmediate(resolve);
+    });
   assert.equal(store.groupStats().commits, 1, 'b and c wait in an open group while the sync runs');
   assert.equal(held.started(), 1, 'one sync at a time');
   held.finish();
@@ -86,17 +118,23 @@ test('writes arriving while a sync runs gather in one open group, committed when
   await store.close();
 });
 
-test('a failed sync fails the writes it covered, keeps a rejected member\'s own error, and the store takes no more work', { timeout: 10_000 }, async () => {
+test("a failed sync fails the writes it covered, keeps a rejected member's own error, and the store takes no more work", { timeout: 10_000 }, async () => {
   const held = heldSyncer();
   const { store } = await freshStore({ walSyncer: held.syncer });
   const good = store.transaction(insert('a'));
-  const own = store.transaction(async (tx) => { await insert('b')(tx); throw new Error('its own refusal'); });
+  const own = store.transaction(async (tx) => {
+    await insert('b')(tx);
+    throw new Error('its own refusal');
+  });
   await until(() => held.started() === 1);
   held.finish(new Error('EIO: i/o error, fdatasync'));
   await assert.rejects(good, (error: unknown) => error instanceof StoreDiskError && error.fault === 'sync' && /could not sync its log/.test(error.message));
   await assert.rejects(own, /its own refusal/);
   await assert.rejects(store.transaction(insert('c')), StoreDiskError);
-  await assert.rejects(store.read((tx) => tx.items.headSeq('T')), StoreDiskError);
+  await assert.rejects(
+    store.read((tx) => tx.items.headSeq('T')),
+    StoreDiskError,
+  );
   await store.close();
 });
 

@@ -13,7 +13,16 @@ import { migration009 } from './009-wake.ts';
 import { migration010 } from './010-reply-flag-and-refs.ts';
 
 export const MIGRATIONS: readonly Migration[] = [
-  migration001, migration002, migration003, migration004, migration005, migration006, migration007, migration008, migration009, migration010,
+  migration001,
+  migration002,
+  migration003,
+  migration004,
+  migration005,
+  migration006,
+  migration007,
+  migration008,
+  migration009,
+  migration010,
 ];
 
 /** The schema this agentmbx writes; a store with a higher user_version is refused. */

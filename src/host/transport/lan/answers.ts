@@ -21,7 +21,8 @@ function resultOf(element: unknown, itemId: string): { result: string } | { unre
   if (typeof element === 'string') return { result: element };
   if (element === undefined) return { unreadable: 'the answer has no result for this item' };
   if (!isPlainObject(element)) return { unreadable: 'the result for this item is neither a string nor an object' };
-  if (typeof element.id === 'string' && element.id !== itemId) return { unreadable: `the result in this item's place names another item (${element.id.slice(0, 80)})` };
+  if (typeof element.id === 'string' && element.id !== itemId)
+    return { unreadable: `the result in this item's place names another item (${element.id.slice(0, 80)})` };
   if (typeof element.result === 'string') return { result: element.result };
   if (typeof element.status === 'string') return { result: element.status };
   return { unreadable: 'the result for this item carries no result string' };

@@ -59,7 +59,14 @@ export function probeConnect(addr: string, timeoutMs: number): Promise<void> {
 }
 
 /** One call to a peer; `signAs` adds the LAN hop. Network failures (no connect in time included) throw LanError. */
-export async function lanCall(addr: string, method: 'GET' | 'POST', path: string, body: unknown, signAs: HostNode | null, timeoutMs = LAN_REQUEST_TIMEOUT_MS): Promise<LanAnswer> {
+export async function lanCall(
+  addr: string,
+  method: 'GET' | 'POST',
+  path: string,
+  body: unknown,
+  signAs: HostNode | null,
+  timeoutMs = LAN_REQUEST_TIMEOUT_MS,
+): Promise<LanAnswer> {
   await probeConnect(addr, Math.min(timeoutMs, LAN_CONNECT_TIMEOUT_MS));
   const rawBody = body === undefined ? '' : JSON.stringify(body);
   const headers: Record<string, string> = body === undefined ? {} : { 'content-type': 'application/json' };
@@ -90,7 +97,6 @@ export async function lanCall(addr: string, method: 'GET' | 'POST', path: string
   }
   return { status: res.status, body: parsed };
 }
-
 
 /** Fetches and checks a peer's enc key (signed by its pinned host key), and stores it. */
 export async function fetchPeerEncKey(node: HostNode, peer: PeerRow): Promise<string> {
@@ -180,7 +186,7 @@ export class LanTransport implements Transport {
     } catch (err) {
       return err instanceof Error ? err.message : String(err);
     }
-    const list = isPlainObject(answer.body) && Array.isArray(answer.body.results) ? answer.body.results as unknown[] : null;
+    const list = isPlainObject(answer.body) && Array.isArray(answer.body.results) ? (answer.body.results as unknown[]) : null;
     if (answer.status !== 200 || list === null) {
       this.#node.store.peers.noteError(peer.host, errorText(answer));
       return failAll(errorText(answer));

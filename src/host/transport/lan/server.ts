@@ -17,8 +17,16 @@ import { nameDiskError } from '../../store/disk-errors.ts';
 import { HOST_FEATURES } from './features.ts';
 import { HttpError, parseJsonObject, readBody, sendJson } from './http-util.ts';
 import {
-  LAN_MAX_BATCH, LAN_MAX_BODY_BYTES, LAN_MAX_ROTATIONS, LAN_SMALL_BODY_BYTES, OPEN_CALLS_PER_MINUTE, PAIR_NONCE_TTL_MS,
-  PAIR_NONCES_MAX, PEER_CALLS_PER_MINUTE, RATE_TABLE_MAX, STATUS_CHALLENGE_MAX_CHARS,
+  LAN_MAX_BATCH,
+  LAN_MAX_BODY_BYTES,
+  LAN_MAX_ROTATIONS,
+  LAN_SMALL_BODY_BYTES,
+  OPEN_CALLS_PER_MINUTE,
+  PAIR_NONCE_TTL_MS,
+  PAIR_NONCES_MAX,
+  PEER_CALLS_PER_MINUTE,
+  RATE_TABLE_MAX,
+  STATUS_CHALLENGE_MAX_CHARS,
 } from './limits.ts';
 import { RateWindow } from '../../../common/rate-window.ts';
 import { endWithJson } from '../../../common/raw-http.ts';
@@ -73,7 +81,9 @@ export function createLanServer(node: HostNode, options: LanServerOptions = {}):
   const startedAt = new Date(node.nowMs()).toISOString();
 
   const envelopesRoute: Route = {
-    method: 'POST', hop: true, maxBody: LAN_MAX_BODY_BYTES,
+    method: 'POST',
+    hop: true,
+    maxBody: LAN_MAX_BODY_BYTES,
     handle: (ctx, body) => ({
       results: listField(body, 'envelopes', LAN_MAX_BATCH).map((env) => {
         const result = receive(node, env, via(ctx));
@@ -88,45 +98,69 @@ export function createLanServer(node: HostNode, options: LanServerOptions = {}):
     '/v2/envelopes': envelopesRoute,
     '/v1/envelopes': envelopesRoute,
     '/v1/receipts': {
-      method: 'POST', hop: true, maxBody: LAN_MAX_BODY_BYTES,
+      method: 'POST',
+      hop: true,
+      maxBody: LAN_MAX_BODY_BYTES,
       handle: (ctx, body) => ({ results: listField(body, 'receipts', LAN_MAX_BATCH).map((signed) => acceptReceipt(node, signed, via(ctx))) }),
     },
     '/v1/enc-key': { method: 'GET', hop: true, maxBody: 0, handle: () => encAdOf(node) },
     '/v1/agents': {
-      method: 'GET', hop: true, maxBody: 0,
+      method: 'GET',
+      hop: true,
+      maxBody: 0,
       handle: (ctx) => {
         // Noted so that directory mail skips a peer that reads our directory over the LAN; a store that
         // refuses the note does not refuse the answer.
         try {
           node.store.peerLinks.noteServed((ctx.peer as PeerRow).host, node.nowMs());
-        } catch { /* the next call notes it */ }
+        } catch {
+          /* the next call notes it */
+        }
         return ownDirectory(node);
       },
     },
     '/v1/unpair': {
-      method: 'POST', hop: true, maxBody: LAN_SMALL_BODY_BYTES,
-      handle: (ctx) => { options.log?.(acceptUnpair(node, ctx.peer as PeerRow)); return { ok: true }; },
+      method: 'POST',
+      hop: true,
+      maxBody: LAN_SMALL_BODY_BYTES,
+      handle: (ctx) => {
+        options.log?.(acceptUnpair(node, ctx.peer as PeerRow));
+        return { ok: true };
+      },
     },
     '/v1/rotate': {
-      method: 'POST', hop: false, maxBody: LAN_SMALL_BODY_BYTES,
+      method: 'POST',
+      hop: false,
+      maxBody: LAN_SMALL_BODY_BYTES,
       handle: (ctx, body) => {
         addressLimited(ctx);
         return { results: listField(body, 'records', LAN_MAX_ROTATIONS).map((record) => applyPeerRotation(node, record)) };
       },
     },
     '/v1/presence': {
-      method: 'POST', hop: true, maxBody: LAN_SMALL_BODY_BYTES, status: 202,
+      method: 'POST',
+      hop: true,
+      maxBody: LAN_SMALL_BODY_BYTES,
+      status: 202,
       handle: (ctx, body) => {
-        if (!acceptBeacon(node, ctx.peer as PeerRow, body, ctx.req.socket.remoteAddress)) throw new HttpError(400, 'not a presence beacon: {v:1, seq, port, addrs, version}');
+        if (!acceptBeacon(node, ctx.peer as PeerRow, body, ctx.req.socket.remoteAddress))
+          throw new HttpError(400, 'not a presence beacon: {v:1, seq, port, addrs, version}');
         return { ok: true };
       },
     },
     '/v1/status': {
-      method: 'GET', hop: false, maxBody: 0,
+      method: 'GET',
+      hop: false,
+      maxBody: 0,
       handle: (ctx) => {
         const status = {
-          service: 'agentmbx', v: 1, host: node.config.host, host_pubkey: node.keys.hostKey.publicKey, version: LAN_VERSION,
-          started_at: startedAt, features: HOST_FEATURES,
+          service: 'agentmbx',
+          v: 1,
+          host: node.config.host,
+          host_pubkey: node.keys.hostKey.publicKey,
+          version: LAN_VERSION,
+          started_at: startedAt,
+          features: HOST_FEATURES,
         };
         const challenge = ctx.url.searchParams.get('challenge');
         if (challenge === null) return status;
@@ -137,12 +171,22 @@ export function createLanServer(node: HostNode, options: LanServerOptions = {}):
       },
     },
     '/v1/pair/hello': {
-      method: 'GET', hop: false, maxBody: 0,
-      handle: (ctx) => { addressLimited(ctx); return pairHello(node, nonces); },
+      method: 'GET',
+      hop: false,
+      maxBody: 0,
+      handle: (ctx) => {
+        addressLimited(ctx);
+        return pairHello(node, nonces);
+      },
     },
     '/v1/pair/join': {
-      method: 'POST', hop: false, maxBody: LAN_SMALL_BODY_BYTES,
-      handle: (ctx, body) => { addressLimited(ctx); return pairAcceptJoin(node, nonces, body ?? {}); },
+      method: 'POST',
+      hop: false,
+      maxBody: LAN_SMALL_BODY_BYTES,
+      handle: (ctx, body) => {
+        addressLimited(ctx);
+        return pairAcceptJoin(node, nonces, body ?? {});
+      },
     },
   };
 
@@ -151,8 +195,12 @@ export function createLanServer(node: HostNode, options: LanServerOptions = {}):
     const ts = req.headers['x-mbx-ts'];
     const sig = req.headers['x-mbx-sig'];
     const peer = typeof host === 'string' ? node.store.peers.get(host) : undefined;
-    if (peer === undefined || typeof ts !== 'string' || !lanHopTimeIsFresh(ts, node.nowMs())
-      || !verifyLanHopSignature(peer.host_pubkey, req.method ?? '', path, ts, rawBody, sig)) {
+    if (
+      peer === undefined ||
+      typeof ts !== 'string' ||
+      !lanHopTimeIsFresh(ts, node.nowMs()) ||
+      !verifyLanHopSignature(peer.host_pubkey, req.method ?? '', path, ts, rawBody, sig)
+    ) {
       throw new HttpError(401, 'bad hop: not a paired host, a stale time or a bad signature');
     }
     if (!peerRate.take(peer.host, node.nowMs())) throw new HttpError(429, 'too many calls from this host: slow down');
@@ -160,7 +208,9 @@ export function createLanServer(node: HostNode, options: LanServerOptions = {}):
     // store that refuses the note does not refuse the call.
     try {
       notePeerCall(node, peer, req.socket.remoteAddress, req.headers['x-mbx-port']);
-    } catch { /* the next call notes it */ }
+    } catch {
+      /* the next call notes it */
+    }
     if (node.store.outbox.makeDueNow(peer.host, node.nowMs()) > 0) options.onPeerActive?.();
     return peer;
   }
@@ -191,7 +241,8 @@ export function createLanServer(node: HostNode, options: LanServerOptions = {}):
     handle(req, res).catch((err: unknown) => {
       if (err instanceof HttpError) sendJson(res, err.status, err.code === undefined ? { error: err.message } : { error: err.message, code: err.code });
       else if (err instanceof PairError) sendJson(res, err.status, { error: err.message });
-      else if (diskFault(err)) sendJson(res, 503, { error: 'this host cannot store anything now (its disk refuses writes): try again later', code: 'STORE_DISK' });
+      else if (diskFault(err))
+        sendJson(res, 503, { error: 'this host cannot store anything now (its disk refuses writes): try again later', code: 'STORE_DISK' });
       else {
         process.stderr.write(`lan: internal error: ${err instanceof Error ? err.message : String(err)}\n`);
         sendJson(res, 500, { error: 'internal error' });

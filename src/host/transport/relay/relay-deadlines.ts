@@ -23,13 +23,23 @@ export function expireRelayDeadlines(node: HostNode): number {
       const who = senderOf(node, row.msg_id);
       if (who === null || row.kind !== 'envelope') return;
       if (node.store.receipts.anyFrom(row.peer_host)) {
-        alertLocal(node, who.agent, `Undelivered/unconfirmed to ${row.peer_host}: ${who.subject}`,
-          `The relay accepted message ${row.item_id} for ${row.peer_host}, but no delivery receipt came before the deadline`
-          + ' (relay retention + 24 h). It may not have arrived; it will not be retried.', row.msg_id);
+        alertLocal(
+          node,
+          who.agent,
+          `Undelivered/unconfirmed to ${row.peer_host}: ${who.subject}`,
+          `The relay accepted message ${row.item_id} for ${row.peer_host}, but no delivery receipt came before the deadline` +
+            ' (relay retention + 24 h). It may not have arrived; it will not be retried.',
+          row.msg_id,
+        );
       } else {
-        alertLocal(node, who.agent, `No delivery confirmation from ${row.peer_host}: ${who.subject}`,
-          `The relay accepted message ${row.item_id} for ${row.peer_host}, and ${row.peer_host} has never sent a delivery receipt.`
-          + ' It may run agentmbx older than 0.5.3, which sends none: the message may well have arrived, but nothing confirms it.', row.msg_id);
+        alertLocal(
+          node,
+          who.agent,
+          `No delivery confirmation from ${row.peer_host}: ${who.subject}`,
+          `The relay accepted message ${row.item_id} for ${row.peer_host}, and ${row.peer_host} has never sent a delivery receipt.` +
+            ' It may run agentmbx older than 0.5.3, which sends none: the message may well have arrived, but nothing confirms it.',
+          row.msg_id,
+        );
       }
     });
   }
@@ -52,9 +62,13 @@ export function applyExpiredNotice(node: HostNode, relayPubkey: string, senderPu
   if (!node.store.outbox.end(row.id, 'expire', now, { error: `the relay expired it at ${notice.expired_at}` })) return 'duplicate';
   const who = senderOf(node, row.msg_id);
   if (who !== null) {
-    alertLocal(node, who.agent, `Undelivered to ${row.peer_host}: ${who.subject}`,
+    alertLocal(
+      node,
+      who.agent,
+      `Undelivered to ${row.peer_host}: ${who.subject}`,
       `Message ${row.item_id} waited on the relay until it expired (${notice.expired_at}) and ${row.peer_host} never picked it up. It will not be retried.`,
-      row.msg_id);
+      row.msg_id,
+    );
   }
   return 'accepted';
 }

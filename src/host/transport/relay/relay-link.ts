@@ -84,16 +84,26 @@ export class RelayLink {
   pull(): Promise<number> {
     // a held pull is out already: it answers the moment something comes
     if (this.#holding) return Promise.resolve(0);
-    this.#pulling ??= this.#pull(this.#session).then((outcome) => outcome.applied).finally(() => { this.#pulling = null; });
+    this.#pulling ??= this.#pull(this.#session)
+      .then((outcome) => outcome.applied)
+      .finally(() => {
+        this.#pulling = null;
+      });
     return this.#pulling;
   }
 
   async #pull(session: RelaySession | null, held?: HeldPullOptions): Promise<PullOutcome> {
     const node = this.#node;
     if (session === null) return { applied: 0, acked: null, error: null };
-    const pulled = await pullRelay(node, session, ({ item, result: status }) => {
-      this.#log(`relay ${item.kind} ${item.item_id} seq ${item.seq}: ${status}`);
-    }, this.#lastAcked, held);
+    const pulled = await pullRelay(
+      node,
+      session,
+      ({ item, result: status }) => {
+        this.#log(`relay ${item.kind} ${item.item_id} seq ${item.seq}: ${status}`);
+      },
+      this.#lastAcked,
+      held,
+    );
     if (pulled.acked !== null) this.#log(`relay acked through ${pulled.acked}`);
     const after = node.store.relay.get();
     if (after !== undefined && after.state !== 'ok') this.#state(after.state, `relay ${after.state}: ${pulled.error ?? after.detail ?? ''}`);
@@ -149,7 +159,8 @@ export class RelayLink {
         }
         failures += 1;
         const recent = node.nowMs() - lastAnswerAt < RECENT_ANSWER_MS;
-        const pauseMs = recent ? HELD_PULL_RETRY_MIN_MS + random() * (HELD_PULL_RETRY_MAX_MS - HELD_PULL_RETRY_MIN_MS)
+        const pauseMs = recent
+          ? HELD_PULL_RETRY_MIN_MS + random() * (HELD_PULL_RETRY_MAX_MS - HELD_PULL_RETRY_MIN_MS)
           : Math.min(backoffMs(failures), UNREACHABLE_RETRY_MAX_MS) * (0.5 + random() / 2);
         await sleep(pauseMs, undefined, { signal: stop }).catch(() => {});
       }

@@ -70,10 +70,19 @@ export interface PageSource {
  * Applies one pulled page after position `from`, in seq order (a repeated or older item is
  * skipped); each item's effect commits on its own and the position rides with the last one.
  */
-export function applyPulledItems(node: HostNode, source: PageSource, from: number, page: readonly unknown[], report?: (r: PullReport) => void): { through: number; applied: number; error: string | null } {
+export function applyPulledItems(
+  node: HostNode,
+  source: PageSource,
+  from: number,
+  page: readonly unknown[],
+  report?: (r: PullReport) => void,
+): { through: number; applied: number; error: string | null } {
   const { store } = node;
   const { url, epoch, relayPubkey } = source;
-  const items = page.filter(isPulledItem).filter((i) => i.seq > from).sort((a, b) => a.seq - b.seq);
+  const items = page
+    .filter(isPulledItem)
+    .filter((i) => i.seq > from)
+    .sort((a, b) => a.seq - b.seq);
   const unique = items.filter((item, i) => i === 0 || items[i - 1]?.seq !== item.seq);
   let through = from;
   let applied = 0;
@@ -86,8 +95,15 @@ export function applyPulledItems(node: HostNode, source: PageSource, from: numbe
         if (outcome.startsWith('rejected:')) {
           bounceRefused(node, item, outcome.slice('rejected:'.length));
           store.relay.quarantine({
-            relay_url: url, epoch, seq: item.seq, kind: item.kind, item_id: item.item_id, sender_pubkey: item.sender_pubkey,
-            reason: outcome.slice('rejected:'.length), wire_b64: item.wire_b64, at: node.nowMs(),
+            relay_url: url,
+            epoch,
+            seq: item.seq,
+            kind: item.kind,
+            item_id: item.item_id,
+            sender_pubkey: item.sender_pubkey,
+            reason: outcome.slice('rejected:'.length),
+            wire_b64: item.wire_b64,
+            at: node.nowMs(),
           });
         }
         // The checkpoint rides with the last item of the run: one commit for its effect and the position.
@@ -134,7 +150,13 @@ const errorText = (err: unknown): string => (err instanceof Error ? err.message 
  * Pulls and applies everything waiting (up to RELAY_PAGES_PER_PASS pages), acking after each
  * committed page. `report` hears every item's result.
  */
-export async function pullRelay(node: HostNode, session: RelaySession, report?: (r: PullReport) => void, lastAcked?: LastAck, held?: HeldPullOptions): Promise<PullOutcome> {
+export async function pullRelay(
+  node: HostNode,
+  session: RelaySession,
+  report?: (r: PullReport) => void,
+  lastAcked?: LastAck,
+  held?: HeldPullOptions,
+): Promise<PullOutcome> {
   const pass: PullPass = { held, node, session, report, lastAcked, applied: 0, acked: null, resets: 0 };
   for (let page = 0; page < RELAY_PAGES_PER_PASS; page++) {
     const step = await pullPage(pass);

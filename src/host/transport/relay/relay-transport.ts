@@ -42,14 +42,14 @@ export class RelayTransport implements Transport {
         continue;
       }
       if (batch.length > 0 && (batch.length >= maxBatch || bytes + row.wire.length > RELAY_PUSH_MAX_BYTES)) {
-        results.push(...await this.#push(peer, batch));
+        results.push(...(await this.#push(peer, batch)));
         batch = [];
         bytes = 0;
       }
       batch.push(row);
       bytes += row.wire.length;
     }
-    if (batch.length > 0) results.push(...await this.#push(peer, batch));
+    if (batch.length > 0) results.push(...(await this.#push(peer, batch)));
     return results;
   }
 
@@ -57,7 +57,9 @@ export class RelayTransport implements Transport {
     const { api, relay } = this.#session;
     const failAll = (detail: string): RowResult[] => rows.map((r) => ({ rowId: r.id, outcome: 'failed', detail }));
     const items = rows.map((r) => ({
-      kind: r.kind, item_id: r.item_id, targets: [{ host_pubkey: peer.host_pubkey, wire_b64: toBase64(Buffer.from(r.wire, 'utf8')) }],
+      kind: r.kind,
+      item_id: r.item_id,
+      targets: [{ host_pubkey: peer.host_pubkey, wire_b64: toBase64(Buffer.from(r.wire, 'utf8')) }],
     }));
     failPoint('host.relay.before-push');
     let answer: RelayAnswer;
@@ -82,14 +84,18 @@ export class RelayTransport implements Transport {
         return { rowId: row.id, outcome: isFinalRelayRefusal(status) ? 'refused' : 'failed', detail: `relay: ${status}` };
       }
       const accept = verifyAccept(result.accept, result.sig, relay.relay_pubkey);
-      const target = accept === null || accept.sender_pubkey !== this.#node.keys.hostKey.publicKey ? null
-        : acceptedTarget(accept, row.item_id, peer.host_pubkey, sha256Hex(Buffer.from(row.wire, 'utf8')));
+      const target =
+        accept === null || accept.sender_pubkey !== this.#node.keys.hostKey.publicKey
+          ? null
+          : acceptedTarget(accept, row.item_id, peer.host_pubkey, sha256Hex(Buffer.from(row.wire, 'utf8')));
       if (accept === null || target === null) return { rowId: row.id, outcome: 'failed', detail: `relay said ${status} without a valid accept receipt` };
       if (accept.epoch !== this.#node.store.relay.get()?.epoch) noteRelayReset(this.#node, accept.epoch, 'epoch');
       const detail = `relay ${status} seq ${target.seq}`;
       if (row.kind !== 'envelope') return { rowId: row.id, outcome: 'taken', detail };
       return {
-        rowId: row.id, outcome: 'taken', detail,
+        rowId: row.id,
+        outcome: 'taken',
+        detail,
         relay: { seq: target.seq, epoch: accept.epoch, accept: canonicalJson({ accept, sig: result.sig }), acceptedAtMs: Date.parse(accept.at) },
       };
     });

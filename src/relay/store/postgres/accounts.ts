@@ -12,10 +12,12 @@ async function putDenyEntries(sql: Sql, entries: DenyEntry[], nowMs: number): Pr
   await sql.run(`DELETE FROM deny_list WHERE (kind, value) IN (SELECT kind, value FROM deny_list WHERE until_ms <= $1 LIMIT $2)`, [nowMs, DENY_SWEEP_BATCH]);
   for (const entry of entries) {
     assertInteger(entry.untilMs, 'untilMs');
-    await sql.run(`INSERT INTO deny_list (kind, value, reason, until_ms, added_at) VALUES ($1, $2, $3, $4, $5)
+    await sql.run(
+      `INSERT INTO deny_list (kind, value, reason, until_ms, added_at) VALUES ($1, $2, $3, $4, $5)
         ON CONFLICT (kind, value) DO UPDATE SET reason = excluded.reason,
           until_ms = greatest(deny_list.until_ms, excluded.until_ms), added_at = excluded.added_at`,
-    [entry.kind, entry.value, entry.reason, entry.untilMs, entry.addedAt]);
+      [entry.kind, entry.value, entry.reason, entry.untilMs, entry.addedAt],
+    );
   }
 }
 
@@ -31,9 +33,12 @@ export function accountReader(use: UsePg): AccountReader {
     },
     async findDenyEntry(hostFp, clientId, nowMs) {
       assertInteger(nowMs, 'nowMs');
-      const row = await use().row(`SELECT * FROM deny_list WHERE until_ms > $1
+      const row = await use().row(
+        `SELECT * FROM deny_list WHERE until_ms > $1
           AND ((kind = 'host_fp' AND value = $2) OR (kind = 'client_id' AND $3::text IS NOT NULL AND value = $3))
-          ORDER BY until_ms DESC LIMIT 1`, [nowMs, hostFp, clientId]);
+          ORDER BY until_ms DESC LIMIT 1`,
+        [nowMs, hostFp, clientId],
+      );
       return row === undefined ? null : denyFrom(row);
     },
     async countLiveDenyEntries(nowMs) {
@@ -52,6 +57,8 @@ export function accountTransactor(use: UsePg): AccountTransactor {
       await use().run('DELETE FROM cloud_keys WHERE host_pubkey = $1 OR jkt = $2', [hostPubkey, jkt]);
       await use().run('INSERT INTO cloud_keys (host_pubkey, jkt, bound_at) VALUES ($1, $2, $3)', [hostPubkey, jkt, nowMs]);
     },
-    async putDenyEntries(entries, nowMs) { await putDenyEntries(use(), entries, nowMs); },
+    async putDenyEntries(entries, nowMs) {
+      await putDenyEntries(use(), entries, nowMs);
+    },
   };
 }

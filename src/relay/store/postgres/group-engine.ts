@@ -61,7 +61,11 @@ export function postgresGroupEngine(pool: pg.Pool, where: string, traffic: Traff
         },
         run(work) {
           const { sql: member, locks: held } = open();
-          return runGuarded(member, (use) => work(relayTransactor(use, where, held)), () => member.settleSent());
+          return runGuarded(
+            member,
+            (use) => work(relayTransactor(use, where, held)),
+            () => member.settleSent(),
+          );
         },
         async release() {
           opening = ['RELEASE SAVEPOINT member', 'SAVEPOINT member'];
@@ -74,12 +78,12 @@ export function postgresGroupEngine(pool: pg.Pool, where: string, traffic: Traff
         },
         async commit() {
           // a transaction the server had aborted answers COMMIT with ROLLBACK, not an error
-          if (await open().sql.exec('COMMIT') !== 'COMMIT') throw new Error('the relay store group transaction was rolled back by the server');
+          if ((await open().sql.exec('COMMIT')) !== 'COMMIT') throw new Error('the relay store group transaction was rolled back by the server');
           client?.release(false);
         },
         async rollback() {
           // a connection that failed to roll back is closed, not pooled again
-          const broken = sql !== null && !await finish(sql, 'ROLLBACK');
+          const broken = sql !== null && !(await finish(sql, 'ROLLBACK'));
           client?.release(broken);
           return null;
         },

@@ -25,14 +25,17 @@ async function getEncAd(sql: Sql, hostPubkey: string): Promise<EncAd | null> {
 }
 
 async function putEncAd(sql: Sql, ad: EncAd): Promise<void> {
-  await sql.run(`INSERT INTO enc_ads (host_pubkey, enc_pub, version, record, sig, iat, exp, at, v1_sig) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+  await sql.run(
+    `INSERT INTO enc_ads (host_pubkey, enc_pub, version, record, sig, iat, exp, at, v1_sig) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
       ON CONFLICT (host_pubkey) DO UPDATE SET enc_pub = excluded.enc_pub, version = excluded.version,
         record = excluded.record, sig = excluded.sig, iat = excluded.iat, exp = excluded.exp, at = excluded.at, v1_sig = excluded.v1_sig`,
-  [ad.hostPubkey, ad.encPub, ad.version, ad.record, ad.sig, ad.iat, ad.exp, ad.at, ad.v1Sig]);
+    [ad.hostPubkey, ad.encPub, ad.version, ad.record, ad.sig, ad.iat, ad.exp, ad.at, ad.v1Sig],
+  );
 }
 
 function sendersOf(value: unknown): string[] {
-  if (!Array.isArray(value) || !value.every((key) => typeof key === 'string')) throw new Error('relay store damaged: sender_lists.senders is not an array of keys');
+  if (!Array.isArray(value) || !value.every((key) => typeof key === 'string'))
+    throw new Error('relay store damaged: sender_lists.senders is not an array of keys');
   return value;
 }
 
@@ -47,19 +50,31 @@ export function readSenderListAhead(sql: Sql, readAhead: ReadAhead, targetPubkey
 }
 
 function senderListFrom(row: Row): SenderList {
-  return { targetPubkey: text(row, 'target_pubkey'), senders: sendersOf(row['senders']), iat: int(row, 'iat'), record: text(row, 'record'), sig: text(row, 'sig') };
+  return {
+    targetPubkey: text(row, 'target_pubkey'),
+    senders: sendersOf(row['senders']),
+    iat: int(row, 'iat'),
+    record: text(row, 'record'),
+    sig: text(row, 'sig'),
+  };
 }
 
 async function putSenderList(sql: Sql, list: SenderList): Promise<void> {
-  await sql.run(`INSERT INTO sender_lists (target_pubkey, senders, iat, record, sig) VALUES ($1, $2, $3, $4, $5)
+  await sql.run(
+    `INSERT INTO sender_lists (target_pubkey, senders, iat, record, sig) VALUES ($1, $2, $3, $4, $5)
       ON CONFLICT (target_pubkey) DO UPDATE SET senders = excluded.senders, iat = excluded.iat, record = excluded.record, sig = excluded.sig`,
-  [list.targetPubkey, list.senders, list.iat, list.record, list.sig]);
+    [list.targetPubkey, list.senders, list.iat, list.record, list.sig],
+  );
 }
 
 export function hostRecordReader(use: UsePg): HostRecordReader {
   return {
-    async encAd(hostPubkey) { return getEncAd(use(), hostPubkey); },
-    async senderList(targetPubkey) { return getSenderList(use(), targetPubkey); },
+    async encAd(hostPubkey) {
+      return getEncAd(use(), hostPubkey);
+    },
+    async senderList(targetPubkey) {
+      return getSenderList(use(), targetPubkey);
+    },
     async senderListsNaming(senderPubkey) {
       return (await use().rows('SELECT * FROM sender_lists WHERE $1 = ANY(senders) ORDER BY target_pubkey', [senderPubkey])).map(senderListFrom);
     },
@@ -68,11 +83,18 @@ export function hostRecordReader(use: UsePg): HostRecordReader {
 
 export function hostRecordTransactor(use: UsePg, readAhead: ReadAhead): HostRecordTransactor {
   const writes: Omit<HostRecordTransactor, keyof HostRecordReader> = {
-    async putEncAd(ad) { await putEncAd(use(), ad); },
-    async putSenderList(list) { await putSenderList(use(), list); },
+    async putEncAd(ad) {
+      await putEncAd(use(), ad);
+    },
+    async putSenderList(list) {
+      await putSenderList(use(), list);
+    },
     async moveSenderList(fromPubkey, toPubkey) {
-      await use().run(`UPDATE sender_lists SET target_pubkey = $2 WHERE target_pubkey = $1
-          AND NOT EXISTS (SELECT 1 FROM sender_lists WHERE target_pubkey = $2)`, [fromPubkey, toPubkey]);
+      await use().run(
+        `UPDATE sender_lists SET target_pubkey = $2 WHERE target_pubkey = $1
+          AND NOT EXISTS (SELECT 1 FROM sender_lists WHERE target_pubkey = $2)`,
+        [fromPubkey, toPubkey],
+      );
     },
   };
   return {

@@ -49,7 +49,12 @@ export async function listenForItemWakes(options: PostgresItemWakesOptions): Pro
       const payload = message.payload ?? '';
       const space = payload.indexOf(' ');
       if (message.channel !== ITEM_WAKE_CHANNEL || space < 0 || payload.slice(0, space) === tag) return;
-      options.onKeys(payload.slice(space + 1).split(',').filter((key) => key !== ''));
+      options.onKeys(
+        payload
+          .slice(space + 1)
+          .split(',')
+          .filter((key) => key !== ''),
+      );
     });
     next.once('end', () => lost(next));
     next.on('error', () => lost(next));
@@ -68,16 +73,19 @@ export async function listenForItemWakes(options: PostgresItemWakesOptions): Pro
     if (closed || retry !== null) return;
     retry = setTimeout(() => {
       retry = null;
-      connect().then((next) => {
-        if (closed) {
-          void next.end();
-          return;
-        }
-        client = next;
-        lossLogged = false;
-        options.log(`agentmbx relay: the held-pull notification connection to ${where} is back`);
-        options.onReconnect();
-      }, () => schedule());
+      connect().then(
+        (next) => {
+          if (closed) {
+            void next.end();
+            return;
+          }
+          client = next;
+          lossLogged = false;
+          options.log(`agentmbx relay: the held-pull notification connection to ${where} is back`);
+          options.onReconnect();
+        },
+        () => schedule(),
+      );
     }, WAKE_RECONNECT_MS);
     retry.unref();
   };

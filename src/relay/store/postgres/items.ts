@@ -23,9 +23,12 @@ import { headerFrom, pageLength, pulledFrom } from '../sql/row-records.ts';
 async function allocateSeqs(sql: Sql, target: string, count: number, nowMs: number): Promise<number> {
   assertInteger(nowMs, 'nowMs');
   assertInteger(count, 'count');
-  const row = await sql.row(`INSERT INTO seqs (target_pubkey, next_seq) VALUES ($1, greatest(1, $2::bigint) + $3::bigint)
+  const row = await sql.row(
+    `INSERT INTO seqs (target_pubkey, next_seq) VALUES ($1, greatest(1, $2::bigint) + $3::bigint)
       ON CONFLICT (target_pubkey) DO UPDATE SET next_seq = greatest(seqs.next_seq, $2::bigint) + $3::bigint
-      RETURNING next_seq`, [target, nowMs, count]);
+      RETURNING next_seq`,
+    [target, nowMs, count],
+  );
   return int(row as Row, 'next_seq') - count;
 }
 
@@ -35,8 +38,11 @@ async function headSeq(sql: Sql, target: string): Promise<number> {
 }
 
 async function getDedup(sql: Sql, sender: string, itemId: string, target: string): Promise<DedupRow | null> {
-  const row = await sql.row(`SELECT sender_pubkey, item_id, target_pubkey, wire_hash, seq, accepted_at FROM dedup
-      WHERE target_pubkey = $1 AND item_id = $2 AND sender_pubkey = $3`, [target, itemId, sender]);
+  const row = await sql.row(
+    `SELECT sender_pubkey, item_id, target_pubkey, wire_hash, seq, accepted_at FROM dedup
+      WHERE target_pubkey = $1 AND item_id = $2 AND sender_pubkey = $3`,
+    [target, itemId, sender],
+  );
   if (row === undefined) return null;
   return {
     senderPubkey: text(row, 'sender_pubkey'),
@@ -57,7 +63,8 @@ async function insertItem(sql: Sql, item: NewItem, nowMs: number): Promise<numbe
   assertInteger(item.acceptedAt, 'acceptedAt');
   assertInteger(item.expiresAt, 'expiresAt');
   assertInteger(nowMs, 'nowMs');
-  const row = await sql.row(`WITH s AS (
+  const row = await sql.row(
+    `WITH s AS (
         INSERT INTO seqs (target_pubkey, next_seq) VALUES ($1, greatest(1, $11::bigint) + 1)
         ON CONFLICT (target_pubkey) DO UPDATE SET next_seq = greatest(seqs.next_seq, $11::bigint) + 1
         RETURNING next_seq - 1 AS seq),
@@ -72,8 +79,20 @@ async function insertItem(sql: Sql, item: NewItem, nowMs: number): Promise<numbe
       a AS (INSERT INTO account_usage (account, items, bytes) SELECT $10, 1, $7 WHERE $10::text IS NOT NULL
         ON CONFLICT (account) DO UPDATE SET items = account_usage.items + 1, bytes = account_usage.bytes + excluded.bytes)
       SELECT seq FROM s`,
-  [item.targetPubkey, item.kind, item.itemId, item.senderPubkey, item.wire, item.wireHash, item.wire.byteLength,
-    item.acceptedAt, item.expiresAt, item.account, nowMs]);
+    [
+      item.targetPubkey,
+      item.kind,
+      item.itemId,
+      item.senderPubkey,
+      item.wire,
+      item.wireHash,
+      item.wire.byteLength,
+      item.acceptedAt,
+      item.expiresAt,
+      item.account,
+      nowMs,
+    ],
+  );
   return int(row as Row, 'seq');
 }
 
@@ -85,14 +104,22 @@ async function pull(sql: Sql, target: string, after: number, limit: number, maxB
   assertInteger(after, 'after');
   assertInteger(limit, 'limit');
   assertInteger(maxBytes, 'maxBytes');
-  const sizes = await sql.rows(`SELECT seq, bytes FROM items WHERE target_pubkey = $1 AND seq > $2 ORDER BY seq LIMIT $3`,
-    [target, after, Math.max(limit, 0) + 1]);
+  const sizes = await sql.rows(`SELECT seq, bytes FROM items WHERE target_pubkey = $1 AND seq > $2 ORDER BY seq LIMIT $3`, [
+    target,
+    after,
+    Math.max(limit, 0) + 1,
+  ]);
   if (limit < 1) return { items: [], more: sizes.length > 0 };
   const count = pageLength(sizes, limit, maxBytes);
   if (count === 0) return { items: [], more: false };
   const lastSeq = int(sizes[count - 1] as Row, 'seq');
-  const items = (await sql.rows(`SELECT seq, kind, item_id, sender_pubkey, wire FROM items
-      WHERE target_pubkey = $1 AND seq > $2 AND seq <= $3 ORDER BY seq`, [target, after, lastSeq])).map(pulledFrom);
+  const items = (
+    await sql.rows(
+      `SELECT seq, kind, item_id, sender_pubkey, wire FROM items
+      WHERE target_pubkey = $1 AND seq > $2 AND seq <= $3 ORDER BY seq`,
+      [target, after, lastSeq],
+    )
+  ).map(pulledFrom);
   return { items, more: sizes.length > count };
 }
 
@@ -107,7 +134,8 @@ async function ackedThrough(sql: Sql, target: string): Promise<number> {
  * at 0 items are deleted. Returns how many items went.
  */
 async function removeItems(sql: Sql, target: string, minSeq: number, maxSeq: number): Promise<number> {
-  const row = await sql.row(`WITH gone AS (
+  const row = await sql.row(
+    `WITH gone AS (
         DELETE FROM items WHERE target_pubkey = $1 AND seq BETWEEN $2 AND $3 RETURNING sender_pubkey, account, bytes),
       by_sender AS (SELECT sender_pubkey, count(*) AS items, sum(bytes) AS bytes FROM gone GROUP BY sender_pubkey),
       by_account AS (SELECT account, count(*) AS items, sum(bytes) AS bytes FROM gone WHERE account IS NOT NULL GROUP BY account),
@@ -118,13 +146,18 @@ async function removeItems(sql: Sql, target: string, minSeq: number, maxSeq: num
         FROM by_sender b WHERE sender_usage.target_pubkey = $1 AND sender_usage.sender_pubkey = b.sender_pubkey),
       a AS (UPDATE account_usage SET items = account_usage.items - b.items, bytes = account_usage.bytes - b.bytes
         FROM by_account b WHERE account_usage.account = b.account)
-      SELECT (SELECT count(*) FROM gone) AS n, (SELECT coalesce(array_agg(account), '{}') FROM by_account) AS accounts`, [target, minSeq, maxSeq]);
+      SELECT (SELECT count(*) FROM gone) AS n, (SELECT coalesce(array_agg(account), '{}') FROM by_account) AS accounts`,
+    [target, minSeq, maxSeq],
+  );
   const removed = int(row as Row, 'n');
   // a second statement: the parts of one statement never see each other's updates
   if (removed > 0) {
-    await sql.run(`WITH q AS (DELETE FROM queue_usage WHERE target_pubkey = $1 AND items <= 0),
+    await sql.run(
+      `WITH q AS (DELETE FROM queue_usage WHERE target_pubkey = $1 AND items <= 0),
         u AS (DELETE FROM sender_usage WHERE target_pubkey = $1 AND items <= 0)
-        DELETE FROM account_usage WHERE account = ANY($2::text[]) AND items <= 0`, [target, (row as Row)['accounts']]);
+        DELETE FROM account_usage WHERE account = ANY($2::text[]) AND items <= 0`,
+      [target, (row as Row)['accounts']],
+    );
   }
   return removed;
 }
@@ -132,16 +165,24 @@ async function removeItems(sql: Sql, target: string, minSeq: number, maxSeq: num
 async function ack(sql: Sql, target: string, through: number): Promise<number> {
   assertInteger(through, 'through');
   const deleted = await removeItems(sql, target, Number.MIN_SAFE_INTEGER, through);
-  await sql.run(`INSERT INTO acked (target_pubkey, acked_through) VALUES ($1, $2)
-      ON CONFLICT (target_pubkey) DO UPDATE SET acked_through = greatest(acked.acked_through, excluded.acked_through)`, [target, through]);
+  await sql.run(
+    `INSERT INTO acked (target_pubkey, acked_through) VALUES ($1, $2)
+      ON CONFLICT (target_pubkey) DO UPDATE SET acked_through = greatest(acked.acked_through, excluded.acked_through)`,
+    [target, through],
+  );
   return deleted;
 }
 
 async function expiredItems(sql: Sql, nowMs: number, limit: number): Promise<ItemHeader[]> {
   assertInteger(nowMs, 'nowMs');
   assertInteger(limit, 'limit');
-  return (await sql.rows(`SELECT target_pubkey, seq, kind, item_id, sender_pubkey, wire_hash, bytes, accepted_at, expires_at
-      FROM items WHERE expires_at <= $1 ORDER BY expires_at, target_pubkey, seq LIMIT $2`, [nowMs, limit])).map(headerFrom);
+  return (
+    await sql.rows(
+      `SELECT target_pubkey, seq, kind, item_id, sender_pubkey, wire_hash, bytes, accepted_at, expires_at
+      FROM items WHERE expires_at <= $1 ORDER BY expires_at, target_pubkey, seq LIMIT $2`,
+      [nowMs, limit],
+    )
+  ).map(headerFrom);
 }
 
 /** Deletes one item; its dedup row stays as the tombstone until the dedup sweep. */
@@ -152,31 +193,38 @@ async function deleteItem(sql: Sql, target: string, seq: number): Promise<void> 
 
 /** Queue totals for metrics: items queued and the acceptance time of the item nearest expiry. */
 async function queueTotals(sql: Sql): Promise<{ items: number; oldestAcceptedAt: number | null }> {
-  const row = await sql.row(`SELECT (SELECT coalesce(sum(items), 0)::bigint FROM queue_usage) AS items,
-      (SELECT accepted_at FROM items ORDER BY expires_at LIMIT 1) AS oldest`) as Row;
+  const row = (await sql.row(`SELECT (SELECT coalesce(sum(items), 0)::bigint FROM queue_usage) AS items,
+      (SELECT accepted_at FROM items ORDER BY expires_at LIMIT 1) AS oldest`)) as Row;
   return { items: int(row, 'items'), oldestAcceptedAt: row['oldest'] === null ? null : int(row, 'oldest') };
 }
-
 
 async function dedupWalk(sql: Sql, after: number, limit: number): Promise<DedupWalkRow[]> {
   assertInteger(after, 'after');
   assertInteger(limit, 'limit');
-  return (await sql.rows(`SELECT d.id, d.accepted_at,
+  return (
+    await sql.rows(
+      `SELECT d.id, d.accepted_at,
         EXISTS (SELECT 1 FROM items AS i WHERE i.target_pubkey = d.target_pubkey AND i.seq = d.seq)::int AS live
-      FROM dedup AS d WHERE d.id > $1 ORDER BY d.id LIMIT $2`, [after, limit]))
-    .map((row) => ({ id: int(row, 'id'), acceptedAt: int(row, 'accepted_at'), live: int(row, 'live') === 1 }));
+      FROM dedup AS d WHERE d.id > $1 ORDER BY d.id LIMIT $2`,
+      [after, limit],
+    )
+  ).map((row) => ({ id: int(row, 'id'), acceptedAt: int(row, 'accepted_at'), live: int(row, 'live') === 1 }));
 }
 
 async function queueRefs(sql: Sql, target: string): Promise<QueueRef[]> {
-  return (await sql.rows('SELECT seq, item_id, sender_pubkey FROM items WHERE target_pubkey = $1 ORDER BY seq', [target]))
-    .map((row) => ({ seq: int(row, 'seq'), itemId: text(row, 'item_id'), senderPubkey: text(row, 'sender_pubkey') }));
+  return (await sql.rows('SELECT seq, item_id, sender_pubkey FROM items WHERE target_pubkey = $1 ORDER BY seq', [target])).map((row) => ({
+    seq: int(row, 'seq'),
+    itemId: text(row, 'item_id'),
+    senderPubkey: text(row, 'sender_pubkey'),
+  }));
 }
 
 /** Moves one item and its usage charge (queue and sender share; the account stays the one charged). */
 async function moveItem(sql: Sql, from: { targetPubkey: string; seq: number }, to: { targetPubkey: string; seq: number }): Promise<void> {
   assertInteger(from.seq, 'seq');
   assertInteger(to.seq, 'seq');
-  const row = await sql.row(`WITH moved AS (
+  const row = await sql.row(
+    `WITH moved AS (
         UPDATE items SET target_pubkey = $3, seq = $4 WHERE target_pubkey = $1 AND seq = $2 RETURNING sender_pubkey, bytes),
       q_old AS (UPDATE queue_usage SET items = queue_usage.items - 1, bytes = queue_usage.bytes - m.bytes FROM moved m WHERE queue_usage.target_pubkey = $1),
       u_old AS (UPDATE sender_usage SET items = sender_usage.items - 1, bytes = sender_usage.bytes - m.bytes FROM moved m
@@ -185,36 +233,61 @@ async function moveItem(sql: Sql, from: { targetPubkey: string; seq: number }, t
         ON CONFLICT (target_pubkey) DO UPDATE SET items = queue_usage.items + 1, bytes = queue_usage.bytes + excluded.bytes),
       u_new AS (INSERT INTO sender_usage (sender_pubkey, target_pubkey, items, bytes) SELECT sender_pubkey, $3, 1, bytes FROM moved
         ON CONFLICT (sender_pubkey, target_pubkey) DO UPDATE SET items = sender_usage.items + 1, bytes = sender_usage.bytes + excluded.bytes)
-      SELECT count(*) AS n FROM moved`, [from.targetPubkey, from.seq, to.targetPubkey, to.seq]);
+      SELECT count(*) AS n FROM moved`,
+    [from.targetPubkey, from.seq, to.targetPubkey, to.seq],
+  );
   if (int(row as Row, 'n') === 0) throw new RangeError(`no item at seq ${from.seq} to move`);
-  await sql.run(`WITH q AS (DELETE FROM queue_usage WHERE target_pubkey = $1 AND items <= 0)
-      DELETE FROM sender_usage WHERE target_pubkey = $1 AND items <= 0`, [from.targetPubkey]);
+  await sql.run(
+    `WITH q AS (DELETE FROM queue_usage WHERE target_pubkey = $1 AND items <= 0)
+      DELETE FROM sender_usage WHERE target_pubkey = $1 AND items <= 0`,
+    [from.targetPubkey],
+  );
 }
 
 async function repointDedup(sql: Sql, fromTarget: string, toTarget: string, item?: { senderPubkey: string; itemId: string; seq: number }): Promise<number> {
   if (item === undefined) {
-    return sql.run(`UPDATE dedup AS d SET target_pubkey = $2 WHERE d.target_pubkey = $1
+    return sql.run(
+      `UPDATE dedup AS d SET target_pubkey = $2 WHERE d.target_pubkey = $1
         AND NOT EXISTS (SELECT 1 FROM dedup AS n WHERE n.target_pubkey = $2 AND n.item_id = d.item_id AND n.sender_pubkey = d.sender_pubkey)`,
-    [fromTarget, toTarget]);
+      [fromTarget, toTarget],
+    );
   }
   assertInteger(item.seq, 'seq');
-  return sql.run(`UPDATE dedup SET target_pubkey = $2, seq = $5 WHERE target_pubkey = $1 AND item_id = $3 AND sender_pubkey = $4
+  return sql.run(
+    `UPDATE dedup SET target_pubkey = $2, seq = $5 WHERE target_pubkey = $1 AND item_id = $3 AND sender_pubkey = $4
       AND NOT EXISTS (SELECT 1 FROM dedup AS n WHERE n.target_pubkey = $2 AND n.item_id = $3 AND n.sender_pubkey = $4)`,
-  [fromTarget, toTarget, item.itemId, item.senderPubkey, item.seq]);
+    [fromTarget, toTarget, item.itemId, item.senderPubkey, item.seq],
+  );
 }
 
 const WITHOUT_ITEM = 'NOT EXISTS (SELECT 1 FROM items AS i WHERE i.target_pubkey = d.target_pubkey AND i.seq = d.seq)';
 
 export function itemReader(use: UsePg): ItemReader {
   return {
-    async dedup(sender, itemId, target) { return getDedup(use(), sender, itemId, target); },
-    async pull(target, after, limit, maxBytes) { return pull(use(), target, after, limit, maxBytes); },
-    async headSeq(target) { return headSeq(use(), target); },
-    async ackedThrough(target) { return ackedThrough(use(), target); },
-    async expired(nowMs, limit) { return expiredItems(use(), nowMs, limit); },
-    async dedupWalk(after, limit) { return dedupWalk(use(), after, limit); },
-    async queueRefs(target) { return queueRefs(use(), target); },
-    async queueTotals() { return queueTotals(use()); },
+    async dedup(sender, itemId, target) {
+      return getDedup(use(), sender, itemId, target);
+    },
+    async pull(target, after, limit, maxBytes) {
+      return pull(use(), target, after, limit, maxBytes);
+    },
+    async headSeq(target) {
+      return headSeq(use(), target);
+    },
+    async ackedThrough(target) {
+      return ackedThrough(use(), target);
+    },
+    async expired(nowMs, limit) {
+      return expiredItems(use(), nowMs, limit);
+    },
+    async dedupWalk(after, limit) {
+      return dedupWalk(use(), after, limit);
+    },
+    async queueRefs(target) {
+      return queueRefs(use(), target);
+    },
+    async queueTotals() {
+      return queueTotals(use());
+    },
   };
 }
 
@@ -226,14 +299,22 @@ export function itemReader(use: UsePg): ItemReader {
  */
 export function itemTransactor(use: UsePg, locks: TargetLocks, readAhead: ReadAhead): ItemTransactor {
   const writes: Omit<ItemTransactor, keyof ItemReader> = {
-    async insert(item, nowMs) { return insertItem(use(), item, nowMs); },
-    async ack(target, through) { return ack(use(), target, through); },
-    async delete(target, seq) { await deleteItem(use(), target, seq); },
+    async insert(item, nowMs) {
+      return insertItem(use(), item, nowMs);
+    },
+    async ack(target, through) {
+      return ack(use(), target, through);
+    },
+    async delete(target, seq) {
+      await deleteItem(use(), target, seq);
+    },
     async deleteDedupRows(ids) {
       for (const id of ids) assertInteger(id, 'id');
       return use().run(`DELETE FROM dedup AS d WHERE d.id = ANY($1::bigint[]) AND ${WITHOUT_ITEM}`, [ids]);
     },
-    async allocateSeqs(target, count, nowMs) { return allocateSeqs(use(), target, count, nowMs); },
+    async allocateSeqs(target, count, nowMs) {
+      return allocateSeqs(use(), target, count, nowMs);
+    },
     // one statement group per item: a rotation is rare, and each move keeps its usage charge exact
     async moveItems(fromTarget, toTarget, moves) {
       for (const move of moves) await moveItem(use(), { targetPubkey: fromTarget, seq: move.from }, { targetPubkey: toTarget, seq: move.to });
@@ -244,7 +325,9 @@ export function itemTransactor(use: UsePg, locks: TargetLocks, readAhead: ReadAh
       for (const item of items) moved += await repointDedup(use(), fromTarget, toTarget, item);
       return moved;
     },
-    async deleteTombstonesOf(target) { return use().run(`DELETE FROM dedup AS d WHERE d.target_pubkey = $1 AND ${WITHOUT_ITEM}`, [target]); },
+    async deleteTombstonesOf(target) {
+      return use().run(`DELETE FROM dedup AS d WHERE d.target_pubkey = $1 AND ${WITHOUT_ITEM}`, [target]);
+    },
   };
   return {
     ...itemReader(use),

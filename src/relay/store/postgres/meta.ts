@@ -17,7 +17,9 @@ function parseInteger(textValue: string | undefined): number | null {
 
 /** The store's meta; `where` names the store in the error when the identifying rows are missing. */
 export async function readMeta(sql: Sql, where: string): Promise<StoreMeta> {
-  const rows = await sql.rows('SELECT key, value FROM meta WHERE key = ANY($1::text[])', [[META_EPOCH, META_RELAY_PUBKEY, META_SCHEMA_VERSION, META_HEARTBEAT_AT]]);
+  const rows = await sql.rows('SELECT key, value FROM meta WHERE key = ANY($1::text[])', [
+    [META_EPOCH, META_RELAY_PUBKEY, META_SCHEMA_VERSION, META_HEARTBEAT_AT],
+  ]);
   const values = new Map(rows.map((row) => [text(row, 'key'), text(row, 'value')]));
   const epoch = values.get(META_EPOCH);
   const relayPubkey = values.get(META_RELAY_PUBKEY);
@@ -48,19 +50,27 @@ async function readOpsLog(sql: Sql, limit: number): Promise<StoredOpsLogEntry[]>
 /** `where` names the store in the error when its meta is missing. */
 export function metaReader(use: UsePg, where: string): MetaReader {
   return {
-    async get() { return readMeta(use(), where); },
-    async opsLog(limit) { return readOpsLog(use(), limit); },
+    async get() {
+      return readMeta(use(), where);
+    },
+    async opsLog(limit) {
+      return readOpsLog(use(), limit);
+    },
   };
 }
 
 export function metaTransactor(use: UsePg, where: string): MetaTransactor {
   return {
     ...metaReader(use, where),
-    async setEpoch(epoch) { await writeMeta(use(), META_EPOCH, epoch); },
+    async setEpoch(epoch) {
+      await writeMeta(use(), META_EPOCH, epoch);
+    },
     async writeHeartbeat(atMs) {
       assertInteger(atMs, 'atMs');
       await writeMeta(use(), META_HEARTBEAT_AT, String(atMs));
     },
-    async appendOpsLog(entry) { await appendOpsLog(use(), entry); },
+    async appendOpsLog(entry) {
+      await appendOpsLog(use(), entry);
+    },
   };
 }

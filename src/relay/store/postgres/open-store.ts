@@ -87,9 +87,11 @@ export async function openPostgresRelayStore(options: OpenPostgresRelayStoreOpti
   const where = describeStoreUrl(options.url);
   const migrations = options.migrations ?? POSTGRES_MIGRATIONS;
   const lock = await takeStoreLock({
-    where, exclusive: options.exclusive === true,
+    where,
+    exclusive: options.exclusive === true,
     // named for an operator's pg_stat_activity; TCP keepalive and a statement timeout find a cut
-    connect: () => connectedClient(options.url, where, { application_name: 'agentmbx-relay-lock', keepAlive: true, query_timeout: STORE_LOCK_QUERY_TIMEOUT_MS }),
+    connect: () =>
+      connectedClient(options.url, where, { application_name: 'agentmbx-relay-lock', keepAlive: true, query_timeout: STORE_LOCK_QUERY_TIMEOUT_MS }),
     ...(options.servedEpoch ? { servedEpoch: options.servedEpoch } : {}),
     ...(options.onLockState ? { onLockState: options.onLockState } : {}),
     ...(options.lockCheckTicker ? { checkTicker: options.lockCheckTicker } : {}),
@@ -99,7 +101,9 @@ export async function openPostgresRelayStore(options: OpenPostgresRelayStoreOpti
   pool.on('error', () => {});
   // nor may a connection lost while a read or transaction holds it (the pool listens only to idle
   // ones): its statements fail with the loss, and it is not pooled again
-  pool.on('connect', (client) => { client.on('error', () => {}); });
+  pool.on('connect', (client) => {
+    client.on('error', () => {});
+  });
   try {
     let client: pg.PoolClient;
     try {
@@ -152,8 +156,8 @@ async function setUpSchema(sql: Sql, where: string, migrations: readonly Postgre
 
 /** The store's meta, or null for a database without tables of its own (a new store). */
 async function probeStore(sql: Sql, where: string): Promise<StoreMeta | null> {
-  const row = await sql.row(`SELECT (to_regclass('meta') IS NOT NULL)::int AS has_meta,
-      EXISTS (SELECT 1 FROM pg_tables WHERE schemaname = current_schema())::int AS has_tables`) as Row;
+  const row = (await sql.row(`SELECT (to_regclass('meta') IS NOT NULL)::int AS has_meta,
+      EXISTS (SELECT 1 FROM pg_tables WHERE schemaname = current_schema())::int AS has_tables`)) as Row;
   if (int(row, 'has_meta') === 1) return readMeta(sql, where);
   if (int(row, 'has_tables') === 1) throw new NotARelayStoreError(`${where} is a PostgreSQL database with tables of its own, not a relay store`);
   return null;

@@ -68,9 +68,13 @@ export class PostgresRelayStore implements RelayStore {
       const sql = sqlOver(client, this.#traffic);
       // the snapshot's BEGIN rides with the read's first statement; a read it failed under is not answered
       const begun = sql.sendAhead('BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY');
-      const outcome = await runGuarded(sql, (use) => fn(relayReader(use, this.where)), () => sql.settleSent());
+      const outcome = await runGuarded(
+        sql,
+        (use) => fn(relayReader(use, this.where)),
+        () => sql.settleSent(),
+      );
       await begun;
-      broken = !await finish(sql, outcome.ok ? 'COMMIT' : 'ROLLBACK');
+      broken = !(await finish(sql, outcome.ok ? 'COMMIT' : 'ROLLBACK'));
       if (!outcome.ok) throw outcome.error;
       return outcome.value as T;
     } finally {
@@ -104,7 +108,10 @@ export class PostgresRelayStore implements RelayStore {
     this.#closing ??= (async () => {
       // what was asked before close finishes, then the pool ends
       await this.#runner.close();
-      if (this.#reads > 0) await new Promise<void>((resolve) => { this.#readsDone = resolve; });
+      if (this.#reads > 0)
+        await new Promise<void>((resolve) => {
+          this.#readsDone = resolve;
+        });
       await this.#pool.end();
       await this.#lock.end();
     })();

@@ -35,8 +35,13 @@ export class ReadAhead {
 
 /** `writes` with each method dropping what was read ahead before it runs. */
 export function droppingReadsAhead<T extends object>(readAhead: ReadAhead, writes: T): T {
-  return Object.fromEntries(Object.entries(writes).map(([name, write]) => [name, (...args: unknown[]): unknown => {
-    readAhead.drop();
-    return (write as (...args: unknown[]) => unknown)(...args);
-  }])) as T;
+  return Object.fromEntries(
+    Object.entries(writes).map(([name, write]) => [
+      name,
+      (...args: unknown[]): unknown => {
+        readAhead.drop();
+        return (write as (...args: unknown[]) => unknown)(...args);
+      },
+    ]),
+  ) as T;
 }

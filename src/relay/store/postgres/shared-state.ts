@@ -24,7 +24,10 @@ export function challengeTransactor(use: UsePg): ChallengeTransactor {
     async deleteExpired(nowMs, limit) {
       assertInteger(nowMs, 'nowMs');
       assertInteger(limit, 'limit');
-      return use().run(`DELETE FROM challenges WHERE pubkey IN (SELECT pubkey FROM challenges WHERE expires_at <= $1 ORDER BY expires_at LIMIT $2)`, [nowMs, limit]);
+      return use().run(`DELETE FROM challenges WHERE pubkey IN (SELECT pubkey FROM challenges WHERE expires_at <= $1 ORDER BY expires_at LIMIT $2)`, [
+        nowMs,
+        limit,
+      ]);
     },
   };
 }
@@ -35,11 +38,14 @@ export function rateWindowTransactor(use: UsePg): RateWindowTransactor {
       assertInteger(nowMs, 'nowMs');
       assertInteger(windowMs, 'windowMs');
       const restarts = '$2::bigint - rate_windows.window_start >= $3::bigint OR $2::bigint < rate_windows.window_start';
-      const row = await use().row(`INSERT INTO rate_windows (key, window_start, count) VALUES ($1, $2, 1)
+      const row = await use().row(
+        `INSERT INTO rate_windows (key, window_start, count) VALUES ($1, $2, 1)
           ON CONFLICT (key) DO UPDATE SET
             count = CASE WHEN ${restarts} THEN 1 ELSE rate_windows.count + 1 END,
             window_start = CASE WHEN ${restarts} THEN $2 ELSE rate_windows.window_start END
-          RETURNING count`, [key, nowMs, windowMs]);
+          RETURNING count`,
+        [key, nowMs, windowMs],
+      );
       return row === undefined ? 0 : int(row, 'count');
     },
     async deleteEnded(nowMs, windowMs, limit) {

@@ -21,7 +21,8 @@ const INT8_OID = 20;
 
 /** Type parsers for the store's pools: bigint (int8) becomes a number instead of a string. */
 export const STORE_TYPES: pg.CustomTypesConfig = {
-  getTypeParser: ((oid: number, format?: string) => (oid === INT8_OID ? Number : pg.types.getTypeParser(oid, format as 'text'))) as pg.CustomTypesConfig['getTypeParser'],
+  getTypeParser: ((oid: number, format?: string) =>
+    oid === INT8_OID ? Number : pg.types.getTypeParser(oid, format as 'text')) as pg.CustomTypesConfig['getTypeParser'],
 };
 
 /** Statement names by text; the texts are constants in this folder, so the map stays small. */
@@ -141,7 +142,10 @@ class Batch {
   }
 
   handleRowDescription(message: { fields: Array<{ name: string; dataTypeID: number }> }): void {
-    this.#columns = message.fields.map((field) => ({ name: field.name, parse: STORE_TYPES.getTypeParser(field.dataTypeID, 'text') as (value: string) => unknown }));
+    this.#columns = message.fields.map((field) => ({
+      name: field.name,
+      parse: STORE_TYPES.getTypeParser(field.dataTypeID, 'text') as (value: string) => unknown,
+    }));
   }
 
   handleDataRow(message: { fields: Array<string | null> }): void {
@@ -217,10 +221,12 @@ export function sqlOver(client: pg.ClientBase, traffic: Traffic = { statements: 
     pending = [];
     inFlight = true;
     traffic.writes += 1;
-    client.query(new Batch(statements, () => {
-      inFlight = false;
-      flush();
-    }));
+    client.query(
+      new Batch(statements, () => {
+        inFlight = false;
+        flush();
+      }),
+    );
   };
   const submit = (text: string, values: readonly unknown[]): Promise<Answer> => {
     const answer = new Promise<Answer>((resolve, reject) => {
@@ -232,7 +238,9 @@ export function sqlOver(client: pg.ClientBase, traffic: Traffic = { statements: 
     if (!flushing && !inFlight) {
       flushing = true;
       // after the microtasks already queued (the callers' continuations, which may ask for more)
-      queueMicrotask(() => { process.nextTick(flush); });
+      queueMicrotask(() => {
+        process.nextTick(flush);
+      });
     }
     return answer;
   };
@@ -247,10 +255,18 @@ export function sqlOver(client: pg.ClientBase, traffic: Traffic = { statements: 
     return answer;
   };
   return {
-    async rows(text, values) { return (await query(text, values)).rows; },
-    async row(text, values) { return (await query(text, values)).rows[0]; },
-    async run(text, values) { return (await query(text, values)).rowCount; },
-    async exec(text) { return (await query(text)).command; },
+    async rows(text, values) {
+      return (await query(text, values)).rows;
+    },
+    async row(text, values) {
+      return (await query(text, values)).rows[0];
+    },
+    async run(text, values) {
+      return (await query(text, values)).rowCount;
+    },
+    async exec(text) {
+      return (await query(text)).command;
+    },
     async script(text) {
       // run alone: nothing of this connection's is pending or in flight once what was sent settled
       await settleSent();

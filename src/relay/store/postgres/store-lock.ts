@@ -51,9 +51,11 @@ export async function takeStoreLock(options: StoreLockOptions): Promise<StoreLoc
   const client = await options.connect();
   if (await tryLock(client, storeLockFunction(options.exclusive), STORE_LOCK)) return new StoreLock(client, options);
   await client.end();
-  throw new StoreOpenError(options.exclusive
-    ? `a relay process is serving the store at ${options.where}: stop every relay process using it first`
-    : `an offline operation (rotate-epoch, restore) holds the store at ${options.where}: wait for it to finish`);
+  throw new StoreOpenError(
+    options.exclusive
+      ? `a relay process is serving the store at ${options.where}: stop every relay process using it first`
+      : `an offline operation (rotate-epoch, restore) holds the store at ${options.where}: wait for it to finish`,
+  );
 }
 
 export class StoreLock {
@@ -72,7 +74,9 @@ export class StoreLock {
   constructor(client: pg.Client, options: StoreLockOptions) {
     this.#options = options;
     this.#hold(client);
-    this.#stopChecks = (options.checkTicker ?? UNREF_TICKER)(() => { void this.#check(); }, STORE_LOCK_CHECK_INTERVAL_MS);
+    this.#stopChecks = (options.checkTicker ?? UNREF_TICKER)(() => {
+      void this.#check();
+    }, STORE_LOCK_CHECK_INTERVAL_MS);
   }
 
   /** The error every read and write gets while the lock is lost, or null. */
@@ -86,7 +90,9 @@ export class StoreLock {
     if (client === null) return Promise.resolve(false);
     if (this.#leaseHeld) return Promise.resolve(true);
     // one question at a time: asked twice, the server would count the lease twice
-    this.#leaseAsked ??= this.#askLease(client).finally(() => { this.#leaseAsked = null; });
+    this.#leaseAsked ??= this.#askLease(client).finally(() => {
+      this.#leaseAsked = null;
+    });
     return this.#leaseAsked;
   }
 
@@ -99,7 +105,7 @@ export class StoreLock {
     const client = this.#client;
     if (client === null) return false;
     try {
-      if (!await tryLock(client, 'pg_try_advisory_lock', STORE_LOCK)) return false;
+      if (!(await tryLock(client, 'pg_try_advisory_lock', STORE_LOCK))) return false;
       await client.query('SELECT pg_advisory_unlock(hashtextextended($1, 0))', [STORE_LOCK]);
       return true;
     } catch (error) {
@@ -133,7 +139,9 @@ export class StoreLock {
   #check(): Promise<void> {
     if (this.#ended || this.#givenUp) return Promise.resolve();
     const client = this.#client;
-    this.#checking ??= (client === null ? this.#retake() : this.#ping(client)).finally(() => { this.#checking = null; });
+    this.#checking ??= (client === null ? this.#retake() : this.#ping(client)).finally(() => {
+      this.#checking = null;
+    });
     return this.#checking;
   }
 
@@ -163,7 +171,9 @@ export class StoreLock {
     if (this.#client !== client || this.#ended) return;
     this.#let(client);
     const reason = error instanceof Error ? error.message : String(error);
-    this.#lost = new StoreLockLostError(`this process lost its lock on the store at ${this.#options.where} (${reason}): it refuses requests until it holds the lock again`);
+    this.#lost = new StoreLockLostError(
+      `this process lost its lock on the store at ${this.#options.where} (${reason}): it refuses requests until it holds the lock again`,
+    );
     this.#options.onLockState?.(this.#lost);
   }
 
@@ -189,7 +199,8 @@ export class StoreLock {
       const changed = taken && served !== null && (await readMeta(sqlOver(client), where)).epoch !== served;
       if (!taken || changed || this.#ended) {
         await client.end();
-        if (changed) this.#giveUp(`the epoch of the store at ${where} changed while this process had lost its lock (an offline operation ran meanwhile): restart it`);
+        if (changed)
+          this.#giveUp(`the epoch of the store at ${where} changed while this process had lost its lock (an offline operation ran meanwhile): restart it`);
         return;
       }
       this.#hold(client);

@@ -17,9 +17,15 @@ function usageOf(row: Row | undefined): Usage {
 
 export function usageReader(use: UsePg): UsageReader {
   return {
-    async queue(target) { return usageOf(await use().row(QUEUE_USAGE, [target])); },
-    async sender(sender, target) { return usageOf(await use().row(SENDER_USAGE, [sender, target])); },
-    async account(account) { return usageOf(await use().row('SELECT items, bytes FROM account_usage WHERE account = $1', [account])); },
+    async queue(target) {
+      return usageOf(await use().row(QUEUE_USAGE, [target]));
+    },
+    async sender(sender, target) {
+      return usageOf(await use().row(SENDER_USAGE, [sender, target]));
+    },
+    async account(account) {
+      return usageOf(await use().row('SELECT items, bytes FROM account_usage WHERE account = $1', [account]));
+    },
   };
 }
 

@@ -7,7 +7,14 @@ import type { RelayTransactor } from '../relay-store.ts';
 export const EXPIRED_CHALLENGES_PER_OPEN = 100;
 
 /** Opens `challenge` for `pubkey` until `expiresAt`; false, storing nothing, when `maxOpen` are live. */
-export async function openChallenge(tx: RelayTransactor, pubkey: string, challenge: string, expiresAt: number, nowMs: number, maxOpen: number): Promise<boolean> {
+export async function openChallenge(
+  tx: RelayTransactor,
+  pubkey: string,
+  challenge: string,
+  expiresAt: number,
+  nowMs: number,
+  maxOpen: number,
+): Promise<boolean> {
   await tx.challenges.remove(pubkey);
   await tx.challenges.deleteExpired(nowMs, EXPIRED_CHALLENGES_PER_OPEN);
   if ((await tx.challenges.countLive(nowMs)) >= maxOpen) return false;

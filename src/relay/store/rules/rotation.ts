@@ -41,8 +41,16 @@ async function moveQueue(tx: RelayTransactor, oldKey: string, newKey: string, no
   const queue = await tx.items.queueRefs(oldKey);
   if (queue.length > 0) {
     const first = await tx.items.allocateSeqs(newKey, queue.length, nowMs);
-    await tx.items.moveItems(oldKey, newKey, queue.map((item, index) => ({ from: item.seq, to: first + index })));
-    await tx.items.repointDedup(oldKey, newKey, queue.map((item, index) => ({ ...item, seq: first + index })));
+    await tx.items.moveItems(
+      oldKey,
+      newKey,
+      queue.map((item, index) => ({ from: item.seq, to: first + index })),
+    );
+    await tx.items.repointDedup(
+      oldKey,
+      newKey,
+      queue.map((item, index) => ({ ...item, seq: first + index })),
+    );
   }
   await tx.items.repointDedup(oldKey, newKey);
   // what stayed behind collided with the new key's rows; its items have all moved

@@ -11,7 +11,7 @@ export function checkStore(meta: StoreMeta, dir: string, binaryVersion: number, 
   if (relayPubkey !== undefined && meta.relayPubkey !== relayPubkey) {
     throw new StoreKeyMismatchError(
       `the relay store in ${dir} belongs to relay key ${describeKey(meta.relayPubkey)}, not to this relay's key ${describeKey(relayPubkey)}: ` +
-      'start the relay with the store\'s own key, or use another store directory',
+        "start the relay with the store's own key, or use another store directory",
     );
   }
 }

@@ -18,7 +18,13 @@ export function enrolmentFrom(row: Row): Enrolment {
 }
 
 export function denyFrom(row: Row): DenyEntry {
-  return { kind: text(row, 'kind') as DenyKind, value: text(row, 'value'), reason: text(row, 'reason'), untilMs: int(row, 'until_ms'), addedAt: int(row, 'added_at') };
+  return {
+    kind: text(row, 'kind') as DenyKind,
+    value: text(row, 'value'),
+    reason: text(row, 'reason'),
+    untilMs: int(row, 'until_ms'),
+    addedAt: int(row, 'added_at'),
+  };
 }
 
 export function kindFrom(row: Row): ItemKind {

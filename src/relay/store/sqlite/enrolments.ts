@@ -7,7 +7,6 @@ import type { UseSql } from './use-sql.ts';
 import { LIVE_COUNTER } from '../sql/names.ts';
 import { enrolmentFrom } from '../sql/row-records.ts';
 
-
 export function getEnrolment(sql: SQLTagStore, hostPubkey: string): Enrolment | null {
   const row = sql.get`SELECT * FROM enrolments WHERE host_pubkey = ${hostPubkey}`;
   return row === undefined ? null : enrolmentFrom(row);
@@ -20,9 +19,11 @@ export function liveEnrolmentsByName(sql: SQLTagStore, hostName: string, limit: 
 }
 
 export function nameTakenInAccount(sql: SQLTagStore, account: string, hostName: string, exceptPubkey: string): boolean {
-  return sql.get`SELECT 1 AS taken FROM enrolments
+  return (
+    sql.get`SELECT 1 AS taken FROM enrolments
                  WHERE revoked_at IS NULL AND account = ${account} AND lower(host_name) = lower(${hostName})
-                   AND host_pubkey <> ${exceptPubkey} LIMIT 1` !== undefined;
+                   AND host_pubkey <> ${exceptPubkey} LIMIT 1` !== undefined
+  );
 }
 
 export function countLiveEnrolments(sql: SQLTagStore): number {
@@ -43,13 +44,26 @@ export function putEnrolment(sql: SQLTagStore, e: Enrolment): void {
 
 export function enrolmentReader(use: UseSql): EnrolmentReader {
   return {
-    async get(hostPubkey) { return getEnrolment(use(), hostPubkey); },
-    async liveByName(hostName, limit) { return liveEnrolmentsByName(use(), hostName, limit); },
-    async nameTakenInAccount(account, hostName, exceptPubkey) { return nameTakenInAccount(use(), account, hostName, exceptPubkey); },
-    async countLive() { return countLiveEnrolments(use()); },
+    async get(hostPubkey) {
+      return getEnrolment(use(), hostPubkey);
+    },
+    async liveByName(hostName, limit) {
+      return liveEnrolmentsByName(use(), hostName, limit);
+    },
+    async nameTakenInAccount(account, hostName, exceptPubkey) {
+      return nameTakenInAccount(use(), account, hostName, exceptPubkey);
+    },
+    async countLive() {
+      return countLiveEnrolments(use());
+    },
   };
 }
 
 export function enrolmentTransactor(use: UseSql): EnrolmentTransactor {
-  return { ...enrolmentReader(use), async put(enrolment) { putEnrolment(use(), enrolment); } };
+  return {
+    ...enrolmentReader(use),
+    async put(enrolment) {
+      putEnrolment(use(), enrolment);
+    },
+  };
 }

@@ -23,7 +23,9 @@ export interface GroupScheduler {
 
 export const SYSTEM_SCHEDULER: GroupScheduler = {
   nowMs: () => performance.now(),
-  defer: (fn) => { setImmediate(fn); },
+  defer: (fn) => {
+    setImmediate(fn);
+  },
 };
 
 /** Whether the next group should start now (idle relay) or after one event-loop turn (busy relay). */
@@ -40,7 +42,12 @@ export type QueueHead = 'empty' | 'write';
  * its caller up and checks its hop signature just before it writes; pulls and other reads never
  * count). An idle relay's lone transaction never lingers.
  */
-export function lingers(policy: GroupCommitPolicy, group: { size: number; previousSize: number; openedAt: number; writersPending: boolean }, lastCommitAt: number | null, nowMs: number): boolean {
+export function lingers(
+  policy: GroupCommitPolicy,
+  group: { size: number; previousSize: number; openedAt: number; writersPending: boolean },
+  lastCommitAt: number | null,
+  nowMs: number,
+): boolean {
   const { size, previousSize, openedAt, writersPending } = group;
   const busy = lastCommitAt !== null && openedAt - lastCommitAt < policy.maxWaitMs;
   return busy && (size < previousSize || writersPending) && size < policy.maxItems && nowMs - openedAt < policy.maxWaitMs;
@@ -58,7 +65,10 @@ export function closesGroup(policy: GroupCommitPolicy, size: number, openedAt: n
  * wants it).
  */
 export function policyGathering(policy: GroupCommitPolicy, scheduler: GroupScheduler, writersPending: () => boolean, beforeBegin: boolean): Gathering {
-  const turn = (): Promise<void> => new Promise<void>((resolve) => { scheduler.defer(resolve); });
+  const turn = (): Promise<void> =>
+    new Promise<void>((resolve) => {
+      scheduler.defer(resolve);
+    });
   return {
     beforeBegin,
     start: (state) => (startsAtOnce(policy, state.lastCommitAt, scheduler.nowMs()) ? undefined : turn()),

@@ -73,17 +73,29 @@ export function moveSenderList(sql: SQLTagStore, oldPubkey: string, newPubkey: s
 
 export function hostRecordReader(use: UseSql): HostRecordReader {
   return {
-    async encAd(hostPubkey) { return getEncAd(use(), hostPubkey); },
-    async senderList(targetPubkey) { return getSenderList(use(), targetPubkey); },
-    async senderListsNaming(senderPubkey) { return senderListsNaming(use(), senderPubkey); },
+    async encAd(hostPubkey) {
+      return getEncAd(use(), hostPubkey);
+    },
+    async senderList(targetPubkey) {
+      return getSenderList(use(), targetPubkey);
+    },
+    async senderListsNaming(senderPubkey) {
+      return senderListsNaming(use(), senderPubkey);
+    },
   };
 }
 
 export function hostRecordTransactor(use: UseSql): HostRecordTransactor {
   return {
     ...hostRecordReader(use),
-    async putEncAd(ad) { putEncAd(use(), ad); },
-    async putSenderList(list) { putSenderList(use(), list); },
-    async moveSenderList(fromPubkey, toPubkey) { moveSenderList(use(), fromPubkey, toPubkey); },
+    async putEncAd(ad) {
+      putEncAd(use(), ad);
+    },
+    async putSenderList(list) {
+      putSenderList(use(), list);
+    },
+    async moveSenderList(fromPubkey, toPubkey) {
+      moveSenderList(use(), fromPubkey, toPubkey);
+    },
   };
 }

@@ -26,7 +26,6 @@ export function bindCloudKey(sql: SQLTagStore, hostPubkey: string, jkt: string, 
   sql.run`INSERT INTO cloud_keys (host_pubkey, jkt, bound_at) VALUES (${hostPubkey}, ${jkt}, ${nowMs})`;
 }
 
-
 /** Adds entries; one already there keeps the later `until` and takes the new reason. */
 export function putDenyEntries(sql: SQLTagStore, entries: DenyEntry[], nowMs: number): void {
   assertInteger(nowMs, 'nowMs');
@@ -57,18 +56,30 @@ export function countLiveDenyEntries(sql: SQLTagStore, nowMs: number): number {
 
 export function accountReader(use: UseSql): AccountReader {
   return {
-    async cloudKeyOwner(jkt) { return cloudKeyOwner(use(), jkt); },
-    async cloudKeyOf(hostPubkey) { return cloudKeyOf(use(), hostPubkey); },
-    async findDenyEntry(hostFp, clientId, nowMs) { return findDenyEntry(use(), hostFp, clientId, nowMs); },
-    async countLiveDenyEntries(nowMs) { return countLiveDenyEntries(use(), nowMs); },
+    async cloudKeyOwner(jkt) {
+      return cloudKeyOwner(use(), jkt);
+    },
+    async cloudKeyOf(hostPubkey) {
+      return cloudKeyOf(use(), hostPubkey);
+    },
+    async findDenyEntry(hostFp, clientId, nowMs) {
+      return findDenyEntry(use(), hostFp, clientId, nowMs);
+    },
+    async countLiveDenyEntries(nowMs) {
+      return countLiveDenyEntries(use(), nowMs);
+    },
   };
 }
 
 export function accountTransactor(use: UseSql): AccountTransactor {
   return {
     ...accountReader(use),
-    async bindCloudKey(hostPubkey, jkt, nowMs) { bindCloudKey(use(), hostPubkey, jkt, nowMs); },
-    async putDenyEntries(entries, nowMs) { putDenyEntries(use(), entries, nowMs); },
+    async bindCloudKey(hostPubkey, jkt, nowMs) {
+      bindCloudKey(use(), hostPubkey, jkt, nowMs);
+    },
+    async putDenyEntries(entries, nowMs) {
+      putDenyEntries(use(), entries, nowMs);
+    },
   };
 }
 
@@ -79,8 +90,12 @@ export function accountTransactor(use: UseSql): AccountTransactor {
 export function carryForwardDenyList(db: DatabaseSync): number {
   const liveHasList = db.prepare(`SELECT 1 FROM live.sqlite_master WHERE type = 'table' AND name = 'deny_list'`).get() !== undefined;
   if (!liveHasList) return 0;
-  return Number(db.prepare(`INSERT INTO main.deny_list (kind, value, reason, until_ms, added_at)
+  return Number(
+    db
+      .prepare(`INSERT INTO main.deny_list (kind, value, reason, until_ms, added_at)
       SELECT kind, value, reason, until_ms, added_at FROM live.deny_list WHERE true
       ON CONFLICT (kind, value) DO UPDATE SET reason = excluded.reason, until_ms = excluded.until_ms, added_at = excluded.added_at
-      WHERE excluded.until_ms > deny_list.until_ms`).run().changes);
+      WHERE excluded.until_ms > deny_list.until_ms`)
+      .run().changes,
+  );
 }

@@ -3,13 +3,22 @@
 // the same statement group; the sweep and rotation rules over these live in ../rules/.
 import type { SQLTagStore } from 'node:sqlite';
 import type {
-  DedupKey, DedupRow, DedupWalkRow, ItemHeader, ItemReader, ItemTransactor, NewItem, PullPage, QueueRef, QueueTotals, SeqMove,
+  DedupKey,
+  DedupRow,
+  DedupWalkRow,
+  ItemHeader,
+  ItemReader,
+  ItemTransactor,
+  NewItem,
+  PullPage,
+  QueueRef,
+  QueueTotals,
+  SeqMove,
 } from '../relay-store.ts';
 import { assertInteger, int, text, textOrNull, type Row } from '../sql/columns.ts';
 import type { UseSql } from './use-sql.ts';
 import { chargeUsage, usageGroups } from './usage.ts';
 import { headerFrom, pageLength, pulledFrom } from '../sql/row-records.ts';
-
 
 /**
  * Allocates `count` consecutive seqs for a target, starting at max(next_seq, nowMs): a store restored
@@ -58,8 +67,6 @@ export function insertItem(sql: SQLTagStore, item: NewItem, nowMs: number): numb
   return seq;
 }
 
-
-
 /**
  * A page in seq order: at most `limit` items, stopping before the item that would pass `maxBytes`,
  * but at least one when any remain. Sizes are read first so an oversized page is never loaded;
@@ -79,8 +86,6 @@ export function pull(sql: SQLTagStore, target: string, after: number, limit: num
                         WHERE target_pubkey = ${target} AND seq > ${after} AND seq <= ${lastSeq} ORDER BY seq`.map(pulledFrom);
   return { items, more: sizes.length > count };
 }
-
-
 
 function hasItemsAfter(sql: SQLTagStore, target: string, after: number): boolean {
   return sql.get`SELECT 1 AS found FROM items WHERE target_pubkey = ${target} AND seq > ${after} LIMIT 1` !== undefined;
@@ -126,20 +131,28 @@ export function dedupWalk(sql: SQLTagStore, after: number, limit: number): Dedup
   assertInteger(limit, 'limit');
   return sql.all`SELECT d.rowid AS id, d.accepted_at,
                         EXISTS (SELECT 1 FROM items AS i WHERE i.target_pubkey = d.target_pubkey AND i.seq = d.seq) AS live
-                 FROM dedup AS d WHERE d.rowid > ${after} ORDER BY d.rowid LIMIT ${limit}`
-    .map((row) => ({ id: int(row, 'id'), acceptedAt: int(row, 'accepted_at'), live: int(row, 'live') === 1 }));
+                 FROM dedup AS d WHERE d.rowid > ${after} ORDER BY d.rowid LIMIT ${limit}`.map((row) => ({
+    id: int(row, 'id'),
+    acceptedAt: int(row, 'accepted_at'),
+    live: int(row, 'live') === 1,
+  }));
 }
 
 export function deleteDedupRows(sql: SQLTagStore, ids: readonly number[]): number {
   for (const id of ids) assertInteger(id, 'dedup row id');
   if (ids.length === 0) return 0;
-  return Number(sql.run`DELETE FROM dedup AS d WHERE d.rowid IN (SELECT value FROM json_each(${JSON.stringify(ids)}))
-      AND NOT EXISTS (SELECT 1 FROM items AS i WHERE i.target_pubkey = d.target_pubkey AND i.seq = d.seq)`.changes);
+  return Number(
+    sql.run`DELETE FROM dedup AS d WHERE d.rowid IN (SELECT value FROM json_each(${JSON.stringify(ids)}))
+      AND NOT EXISTS (SELECT 1 FROM items AS i WHERE i.target_pubkey = d.target_pubkey AND i.seq = d.seq)`.changes,
+  );
 }
 
 export function queueRefs(sql: SQLTagStore, target: string): QueueRef[] {
-  return sql.all`SELECT seq, item_id, sender_pubkey FROM items WHERE target_pubkey = ${target} ORDER BY seq`
-    .map((row) => ({ seq: int(row, 'seq'), itemId: text(row, 'item_id'), senderPubkey: text(row, 'sender_pubkey') }));
+  return sql.all`SELECT seq, item_id, sender_pubkey FROM items WHERE target_pubkey = ${target} ORDER BY seq`.map((row) => ({
+    seq: int(row, 'seq'),
+    itemId: text(row, 'item_id'),
+    senderPubkey: text(row, 'sender_pubkey'),
+  }));
 }
 
 export function queueTotals(sql: SQLTagStore): QueueTotals {
@@ -157,8 +170,13 @@ export function moveItems(sql: SQLTagStore, fromTarget: string, toTarget: string
   const fromSeqs = JSON.stringify(moves.map((move) => move.from));
   const groups = sql.all`SELECT sender_pubkey, account, count(*) AS items, sum(bytes) AS bytes FROM items
                          WHERE target_pubkey = ${fromTarget} AND seq IN (SELECT value FROM json_each(${fromSeqs}))
-                         GROUP BY sender_pubkey, account`
-    .map((row) => ({ targetPubkey: fromTarget, senderPubkey: text(row, 'sender_pubkey'), account: textOrNull(row, 'account'), items: int(row, 'items'), bytes: int(row, 'bytes') }));
+                         GROUP BY sender_pubkey, account`.map((row) => ({
+    targetPubkey: fromTarget,
+    senderPubkey: text(row, 'sender_pubkey'),
+    account: textOrNull(row, 'account'),
+    items: int(row, 'items'),
+    bytes: int(row, 'bytes'),
+  }));
   for (const move of moves) {
     const { changes } = sql.run`UPDATE items SET target_pubkey = ${toTarget}, seq = ${move.to} WHERE target_pubkey = ${fromTarget} AND seq = ${move.from}`;
     if (Number(changes) !== 1) throw new RangeError(`no item at seq ${move.from} to move`);
@@ -175,40 +193,76 @@ export function repointDedup(sql: SQLTagStore, fromTarget: string, toTarget: str
   let moved = 0;
   for (const item of items) {
     assertInteger(item.seq, 'seq');
-    moved += Number(sql.run`UPDATE OR IGNORE dedup SET target_pubkey = ${toTarget}, seq = ${item.seq}
-                            WHERE target_pubkey = ${fromTarget} AND item_id = ${item.itemId} AND sender_pubkey = ${item.senderPubkey}`.changes);
+    moved += Number(
+      sql.run`UPDATE OR IGNORE dedup SET target_pubkey = ${toTarget}, seq = ${item.seq}
+                            WHERE target_pubkey = ${fromTarget} AND item_id = ${item.itemId} AND sender_pubkey = ${item.senderPubkey}`.changes,
+    );
   }
   return moved;
 }
 
 export function deleteTombstonesOf(sql: SQLTagStore, target: string): number {
-  return Number(sql.run`DELETE FROM dedup AS d WHERE d.target_pubkey = ${target}
-      AND NOT EXISTS (SELECT 1 FROM items AS i WHERE i.target_pubkey = d.target_pubkey AND i.seq = d.seq)`.changes);
+  return Number(
+    sql.run`DELETE FROM dedup AS d WHERE d.target_pubkey = ${target}
+      AND NOT EXISTS (SELECT 1 FROM items AS i WHERE i.target_pubkey = d.target_pubkey AND i.seq = d.seq)`.changes,
+  );
 }
 
 export function itemReader(use: UseSql): ItemReader {
   return {
-    async dedup(senderPubkey, itemId, targetPubkey) { return getDedup(use(), senderPubkey, itemId, targetPubkey); },
-    async pull(targetPubkey, after, limit, maxBytes) { return pull(use(), targetPubkey, after, limit, maxBytes); },
-    async headSeq(targetPubkey) { return headSeq(use(), targetPubkey); },
-    async ackedThrough(targetPubkey) { return ackedThrough(use(), targetPubkey); },
-    async expired(nowMs, limit) { return expiredItems(use(), nowMs, limit); },
-    async dedupWalk(after, limit) { return dedupWalk(use(), after, limit); },
-    async queueRefs(targetPubkey) { return queueRefs(use(), targetPubkey); },
-    async queueTotals() { return queueTotals(use()); },
+    async dedup(senderPubkey, itemId, targetPubkey) {
+      return getDedup(use(), senderPubkey, itemId, targetPubkey);
+    },
+    async pull(targetPubkey, after, limit, maxBytes) {
+      return pull(use(), targetPubkey, after, limit, maxBytes);
+    },
+    async headSeq(targetPubkey) {
+      return headSeq(use(), targetPubkey);
+    },
+    async ackedThrough(targetPubkey) {
+      return ackedThrough(use(), targetPubkey);
+    },
+    async expired(nowMs, limit) {
+      return expiredItems(use(), nowMs, limit);
+    },
+    async dedupWalk(after, limit) {
+      return dedupWalk(use(), after, limit);
+    },
+    async queueRefs(targetPubkey) {
+      return queueRefs(use(), targetPubkey);
+    },
+    async queueTotals() {
+      return queueTotals(use());
+    },
   };
 }
 
 export function itemTransactor(use: UseSql): ItemTransactor {
   return {
     ...itemReader(use),
-    async insert(item, nowMs) { return insertItem(use(), item, nowMs); },
-    async ack(targetPubkey, through) { return ack(use(), targetPubkey, through); },
-    async delete(targetPubkey, seq) { deleteItem(use(), targetPubkey, seq); },
-    async deleteDedupRows(ids) { return deleteDedupRows(use(), ids); },
-    async allocateSeqs(targetPubkey, count, nowMs) { return allocateSeqs(use(), targetPubkey, count, nowMs); },
-    async moveItems(fromTarget, toTarget, moves) { moveItems(use(), fromTarget, toTarget, moves); },
-    async repointDedup(fromTarget, toTarget, items) { return repointDedup(use(), fromTarget, toTarget, items); },
-    async deleteTombstonesOf(targetPubkey) { return deleteTombstonesOf(use(), targetPubkey); },
+    async insert(item, nowMs) {
+      return insertItem(use(), item, nowMs);
+    },
+    async ack(targetPubkey, through) {
+      return ack(use(), targetPubkey, through);
+    },
+    async delete(targetPubkey, seq) {
+      deleteItem(use(), targetPubkey, seq);
+    },
+    async deleteDedupRows(ids) {
+      return deleteDedupRows(use(), ids);
+    },
+    async allocateSeqs(targetPubkey, count, nowMs) {
+      return allocateSeqs(use(), targetPubkey, count, nowMs);
+    },
+    async moveItems(fromTarget, toTarget, moves) {
+      moveItems(use(), fromTarget, toTarget, moves);
+    },
+    async repointDedup(fromTarget, toTarget, items) {
+      return repointDedup(use(), fromTarget, toTarget, items);
+    },
+    async deleteTombstonesOf(targetPubkey) {
+      return deleteTombstonesOf(use(), targetPubkey);
+    },
   };
 }

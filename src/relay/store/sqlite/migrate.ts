@@ -13,12 +13,7 @@ import { META_SCHEMA_VERSION } from '../sql/names.ts';
  * schema_version, then `finish` (more meta rows for a new store), and commits. Rolls back and
  * throws StoreMigrationError on any failure.
  */
-export function applyMigrations(
-  db: DatabaseSync,
-  migrations: readonly Migration[],
-  fromVersion: number,
-  finish: (sql: SQLTagStore) => void = () => {},
-): void {
+export function applyMigrations(db: DatabaseSync, migrations: readonly Migration[], fromVersion: number, finish: (sql: SQLTagStore) => void = () => {}): void {
   runMigrations(db, migrations, {
     store: 'relay store',
     readVersion: () => fromVersion,

@@ -109,7 +109,10 @@ function openDatabase(path: string, dir: string, readOnly: boolean): DatabaseSyn
 function probeStore(db: DatabaseSync, dir: string): StoreMeta | null {
   let tables: string[];
   try {
-    tables = db.prepare(`SELECT name FROM sqlite_master WHERE type = 'table'`).all().map((row) => String(row.name));
+    tables = db
+      .prepare(`SELECT name FROM sqlite_master WHERE type = 'table'`)
+      .all()
+      .map((row) => String(row.name));
   } catch (error) {
     if ((error as { errcode?: unknown }).errcode === SQLITE_NOTADB) {
       throw new NotARelayStoreError(`${join(dir, RELAY_DB_FILE)} is not a relay store (not an SQLite database)`, { cause: error });

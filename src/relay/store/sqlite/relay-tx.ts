@@ -17,20 +17,28 @@ import { META_EPOCH, META_HEARTBEAT_AT } from '../sql/names.ts';
 /** `where` names the store in the error when its meta is missing. */
 function metaReader(use: UseSql, where: string): MetaReader {
   return {
-    async get() { return readMeta(use(), where); },
-    async opsLog(limit) { return readOpsLog(use(), limit); },
+    async get() {
+      return readMeta(use(), where);
+    },
+    async opsLog(limit) {
+      return readOpsLog(use(), limit);
+    },
   };
 }
 
 function metaTransactor(use: UseSql, where: string): MetaTransactor {
   return {
     ...metaReader(use, where),
-    async setEpoch(epoch) { writeMeta(use(), META_EPOCH, epoch); },
+    async setEpoch(epoch) {
+      writeMeta(use(), META_EPOCH, epoch);
+    },
     async writeHeartbeat(atMs) {
       assertInteger(atMs, 'atMs');
       writeMeta(use(), META_HEARTBEAT_AT, String(atMs));
     },
-    async appendOpsLog(entry) { appendOpsLog(use(), entry); },
+    async appendOpsLog(entry) {
+      appendOpsLog(use(), entry);
+    },
   };
 }
 

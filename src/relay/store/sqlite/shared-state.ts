@@ -19,7 +19,8 @@ export function challengeTransactor(use: UseSql): ChallengeTransactor {
     },
     async deleteExpired(nowMs, limit) {
       assertInteger(nowMs, 'nowMs');
-      const result = use().run`DELETE FROM challenges WHERE pubkey IN (SELECT pubkey FROM challenges WHERE expires_at <= ${nowMs} ORDER BY expires_at LIMIT ${limit})`;
+      const result = use()
+        .run`DELETE FROM challenges WHERE pubkey IN (SELECT pubkey FROM challenges WHERE expires_at <= ${nowMs} ORDER BY expires_at LIMIT ${limit})`;
       return Number(result.changes);
     },
   };

@@ -81,7 +81,10 @@ export function checkIntegrity(path: string, what: string): void {
   withDatabase(path, false, (db) => {
     let problems: string[];
     try {
-      problems = db.prepare('PRAGMA integrity_check(5)').all().map((row) => String(Object.values(row)[0]));
+      problems = db
+        .prepare('PRAGMA integrity_check(5)')
+        .all()
+        .map((row) => String(Object.values(row)[0]));
     } catch (error) {
       throw new NotARelayStoreError(`${what} is not a relay store (${(error as Error).message})`, { cause: error });
     }
@@ -93,7 +96,8 @@ export function checkIntegrity(path: string, what: string): void {
 export function describeStoreFile(path: string, what: string): { meta: StoreMeta; counts: StoreCounts } {
   return withDatabase(path, true, (db) => {
     const meta = readMeta(db.createTagStore(2), what);
-    const row = db.prepare(`SELECT
+    const row = db
+      .prepare(`SELECT
         (SELECT count(*) FROM enrolments WHERE revoked_at IS NULL) AS live_enrolments,
         (SELECT count(*) FROM enrolments WHERE revoked_at IS NOT NULL) AS revoked_enrolments,
         (SELECT count(*) FROM items) AS items,
@@ -101,7 +105,8 @@ export function describeStoreFile(path: string, what: string): { meta: StoreMeta
         (SELECT count(*) FROM dedup) AS dedup_rows,
         (SELECT count(*) FROM sender_lists) AS sender_lists,
         (SELECT count(*) FROM enc_ads) AS enc_ads,
-        (SELECT count(*) FROM seqs) AS targets`).get() as Row;
+        (SELECT count(*) FROM seqs) AS targets`)
+      .get() as Row;
     const counts = Object.fromEntries(Object.keys(row).map((key) => [key, int(row, key)])) as unknown as StoreCounts;
     return { meta, counts };
   });
@@ -132,9 +137,10 @@ export function carryForward(restoredDir: string, liveDir: string): CarriedForwa
     db.prepare('ATTACH DATABASE ? AS live').run(liveStorePath(liveDir));
     const changes = (sql: string): number => Number(db.prepare(sql).run().changes);
     db.exec('BEGIN IMMEDIATE');
-    const revocations = changes(`UPDATE main.enrolments SET revoked_at = l.revoked_at FROM live.enrolments AS l
-        WHERE l.host_pubkey = enrolments.host_pubkey AND l.revoked_at IS NOT NULL AND enrolments.revoked_at IS NULL`)
-      + changes(`INSERT INTO main.enrolments (host_pubkey, host_name, owner_fp, account, org, authorized_by, enrolled_at, revoked_at)
+    const revocations =
+      changes(`UPDATE main.enrolments SET revoked_at = l.revoked_at FROM live.enrolments AS l
+        WHERE l.host_pubkey = enrolments.host_pubkey AND l.revoked_at IS NOT NULL AND enrolments.revoked_at IS NULL`) +
+      changes(`INSERT INTO main.enrolments (host_pubkey, host_name, owner_fp, account, org, authorized_by, enrolled_at, revoked_at)
         SELECT host_pubkey, host_name, owner_fp, account, org, authorized_by, enrolled_at, revoked_at FROM live.enrolments AS l
         WHERE l.revoked_at IS NOT NULL AND NOT EXISTS (SELECT 1 FROM main.enrolments AS m WHERE m.host_pubkey = l.host_pubkey)`);
     changes(`UPDATE main.counters SET value = (SELECT count(*) FROM main.enrolments WHERE revoked_at IS NULL) WHERE name = 'live_enrolments'`);
@@ -152,9 +158,11 @@ export function carryForward(restoredDir: string, liveDir: string): CarriedForwa
     let acked = 0;
     let ackedItemsDeleted = 0;
     const sql = db.createTagStore(4);
-    for (const row of db.prepare(`SELECT l.target_pubkey, l.acked_through FROM live.acked AS l
+    for (const row of db
+      .prepare(`SELECT l.target_pubkey, l.acked_through FROM live.acked AS l
         LEFT JOIN main.acked AS m ON m.target_pubkey = l.target_pubkey
-        WHERE m.acked_through IS NULL OR l.acked_through > m.acked_through`).iterate()) {
+        WHERE m.acked_through IS NULL OR l.acked_through > m.acked_through`)
+      .iterate()) {
       ackedItemsDeleted += ack(sql, String(row.target_pubkey), int(row, 'acked_through'));
       acked += 1;
     }

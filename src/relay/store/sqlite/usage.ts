@@ -67,8 +67,14 @@ export function usageGroups(sql: SQLTagStore, target: string, minSeq: number, ma
 
 export function usageReader(use: UseSql): UsageReader {
   return {
-    async queue(targetPubkey) { return queueUsage(use(), targetPubkey); },
-    async sender(senderPubkey, targetPubkey) { return senderUsage(use(), senderPubkey, targetPubkey); },
-    async account(account) { return accountUsage(use(), account); },
+    async queue(targetPubkey) {
+      return queueUsage(use(), targetPubkey);
+    },
+    async sender(senderPubkey, targetPubkey) {
+      return senderUsage(use(), senderPubkey, targetPubkey);
+    },
+    async account(account) {
+      return accountUsage(use(), account);
+    },
   };
 }

@@ -31,7 +31,7 @@ export function walFileSyncer(walPath: string): WalSyncer {
   };
   return {
     async sync() {
-      const file = handle ?? await reopen();
+      const file = handle ?? (await reopen());
       ioFailPoint('relay.wal-sync');
       await file.datasync();
       if ((await stat(walPath)).ino !== inode) await (await reopen()).datasync();

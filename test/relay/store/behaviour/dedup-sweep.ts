@@ -14,7 +14,12 @@ export function describeDedupSweep(open: OpenStoreUnderTest): void {
     const seqs = await store.transaction(async (tx) => {
       const out: Record<string, number> = {};
       // 'skewed' was accepted after 'young' but stamped earlier (the clock stepped back)
-      for (const [itemId, acceptedAt] of [['live', 5], ['old', 10], ['young', 50], ['skewed', 20]] as const) {
+      for (const [itemId, acceptedAt] of [
+        ['live', 5],
+        ['old', 10],
+        ['young', 50],
+        ['skewed', 20],
+      ] as const) {
         out[itemId] = await tx.items.insert(item({ targetPubkey: 'T', itemId, acceptedAt }), 1);
       }
       return out;
@@ -32,7 +37,11 @@ export function describeDedupSweep(open: OpenStoreUnderTest): void {
     const seqs = await store.transaction(async (tx) => {
       const out: Record<string, number> = {};
       // 'ahead' was stamped by a clock a long way ahead; the clock was then set right and 'after' came
-      for (const [itemId, acceptedAt] of [['ahead', 1_000_000], ['after', 30], ['young', 90]] as const) {
+      for (const [itemId, acceptedAt] of [
+        ['ahead', 1_000_000],
+        ['after', 30],
+        ['young', 90],
+      ] as const) {
         out[itemId] = await tx.items.insert(item({ targetPubkey: 'T', itemId, acceptedAt }), 1);
       }
       return out;
@@ -49,7 +58,14 @@ export function describeDedupSweep(open: OpenStoreUnderTest): void {
     const seqs = await store.transaction(async (tx) => {
       const out: Record<string, number> = {};
       // three rows whose items are still queued at the head (retention was lowered), then two tombstones
-      for (const [itemId, acceptedAt] of [['live-1', 1], ['live-2', 2], ['live-3', 3], ['gone-1', 4], ['gone-2', 5], ['young', 90]] as const) {
+      for (const [itemId, acceptedAt] of [
+        ['live-1', 1],
+        ['live-2', 2],
+        ['live-3', 3],
+        ['gone-1', 4],
+        ['gone-2', 5],
+        ['young', 90],
+      ] as const) {
         out[itemId] = await tx.items.insert(item({ targetPubkey: 'T', itemId, acceptedAt }), 1);
       }
       return out;
@@ -69,8 +85,15 @@ export function describeDedupSweep(open: OpenStoreUnderTest): void {
     assert.deepEqual(last, { deleted: 0, resumeAfter: null }, 'the walk ends at the row accepted at 90');
     const left = await dedupLeft(store, 'T', Object.keys(seqs));
     assert.deepEqual(left, ['live-1', 'live-2', 'live-3', 'young']);
-    for (const limits of [{ after: 0, limit: 0, maxWalk: 2 }, { after: 0, limit: 2, maxWalk: 0 }]) {
-      await assert.rejects(store.transaction((tx) => sweepDedupStep(tx.items, 50, 100, limits)), RangeError, 'a step that could not move on is refused');
+    for (const limits of [
+      { after: 0, limit: 0, maxWalk: 2 },
+      { after: 0, limit: 2, maxWalk: 0 },
+    ]) {
+      await assert.rejects(
+        store.transaction((tx) => sweepDedupStep(tx.items, 50, 100, limits)),
+        RangeError,
+        'a step that could not move on is refused',
+      );
     }
   });
 }

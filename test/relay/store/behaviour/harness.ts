@@ -71,7 +71,7 @@ export function senderList(targetPubkey: string, senders: string[]): SenderList 
 export async function dedupLeft(store: RelayStore, target: string, itemIds: string[]): Promise<string[]> {
   return store.read(async (reader) => {
     const left: string[] = [];
-    for (const itemId of itemIds) if (await reader.items.dedup('sender', itemId, target) !== null) left.push(itemId);
+    for (const itemId of itemIds) if ((await reader.items.dedup('sender', itemId, target)) !== null) left.push(itemId);
     return left;
   });
 }

@@ -17,7 +17,11 @@ export function describeMetaAndAccounts(open: OpenStoreUnderTest): void {
     });
     const again = await under.reopen();
     assert.deepEqual(await again.read((reader) => reader.meta.get()), { ...first, epoch: 'epoch-2', heartbeatAt: 1_234 });
-    await assert.rejects(again.transaction((tx) => tx.meta.writeHeartbeat(1.5)), TypeError, 'a heartbeat is a whole ms');
+    await assert.rejects(
+      again.transaction((tx) => tx.meta.writeHeartbeat(1.5)),
+      TypeError,
+      'a heartbeat is a whole ms',
+    );
   });
 
   storeTest(open, 'the operations log reads newest first up to a limit and keeps at most MAX_OPS_LOG_ENTRIES', async ({ store }) => {
@@ -27,10 +31,13 @@ export function describeMetaAndAccounts(open: OpenStoreUnderTest): void {
       await tx.meta.appendOpsLog({ at: 3, kind: 'backup', detail: { nested: { n: 1 } } });
     });
     const newest = await store.read((reader) => reader.meta.opsLog(2));
-    assert.deepEqual(newest.map(({ at, kind, detail }) => ({ at, kind, detail })), [
-      { at: 3, kind: 'backup', detail: { nested: { n: 1 } } },
-      { at: 2, kind: 'epoch-rotated', detail: { reason: 'operator' } },
-    ]);
+    assert.deepEqual(
+      newest.map(({ at, kind, detail }) => ({ at, kind, detail })),
+      [
+        { at: 3, kind: 'backup', detail: { nested: { n: 1 } } },
+        { at: 2, kind: 'epoch-rotated', detail: { reason: 'operator' } },
+      ],
+    );
     assert.ok((newest[0]?.id ?? 0) > (newest[1]?.id ?? 0), 'ids grow');
     await store.transaction(async (tx) => {
       for (let n = 0; n < MAX_OPS_LOG_ENTRIES; n += 1) await tx.meta.appendOpsLog({ at: 10 + n, kind: 'backup', detail: {} });
@@ -42,10 +49,13 @@ export function describeMetaAndAccounts(open: OpenStoreUnderTest): void {
 
   storeTest(open, 'a cloud key binds to one host key; binding either side again replaces the earlier binding', async ({ store }) => {
     await store.transaction((tx) => tx.accounts.bindCloudKey('H1', 'jkt-1', 5));
-    const read = () => store.read(async (reader) => [
-      await reader.accounts.cloudKeyOf('H1'), await reader.accounts.cloudKeyOf('H2'),
-      await reader.accounts.cloudKeyOwner('jkt-1'), await reader.accounts.cloudKeyOwner('jkt-2'),
-    ]);
+    const read = () =>
+      store.read(async (reader) => [
+        await reader.accounts.cloudKeyOf('H1'),
+        await reader.accounts.cloudKeyOf('H2'),
+        await reader.accounts.cloudKeyOwner('jkt-1'),
+        await reader.accounts.cloudKeyOwner('jkt-2'),
+      ]);
     assert.deepEqual(await read(), ['jkt-1', null, 'H1', null]);
     await store.transaction((tx) => tx.accounts.bindCloudKey('H1', 'jkt-2', 6));
     assert.deepEqual(await read(), ['jkt-2', null, null, 'H1'], 'a new cloud key for the host replaces its old one');

@@ -4,14 +4,20 @@ import { rotateKey } from '../../../../src/relay/store/rules/rotation.ts';
 import { item, senderList as list, storeTest, type OpenStoreUnderTest } from './harness.ts';
 
 const OLD_ENROLMENT: Enrolment = {
-  hostPubkey: 'OLD', hostName: 'Laptop', ownerFp: 'owner', account: 'acct', org: 'org',
-  authorizedBy: 'account-token', enrolledAt: 1, revokedAt: null,
+  hostPubkey: 'OLD',
+  hostName: 'Laptop',
+  ownerFp: 'owner',
+  account: 'acct',
+  org: 'org',
+  authorizedBy: 'account-token',
+  enrolledAt: 1,
+  revokedAt: null,
 };
 
 /** Rotation (store/rules/rotation.ts) over this backend's primitives. */
 
 export function describeRotation(open: OpenStoreUnderTest): void {
-  storeTest(open, 'rotation appends the old queue after the new key\'s items in order, with dedup rows, usage and tombstones', async ({ store }) => {
+  storeTest(open, "rotation appends the old queue after the new key's items in order, with dedup rows, usage and tombstones", async ({ store }) => {
     await store.transaction(async (tx) => {
       await tx.enrolments.put(OLD_ENROLMENT);
       for (const id of ['a', 'b', 'c']) await tx.items.insert(item({ targetPubkey: 'OLD', itemId: id, senderPubkey: 'S1', account: 'acct' }, 10), 100);
@@ -36,7 +42,14 @@ export function describeRotation(open: OpenStoreUnderTest): void {
       account: await tx.usage.account('acct'),
     }));
     // new seqs from max(next_seq = 51, now = 60)
-    assert.deepEqual(state.page.items.map((i) => [i.seq, i.itemId]), [[50, 'x'], [60, 'b'], [61, 'c']]);
+    assert.deepEqual(
+      state.page.items.map((i) => [i.seq, i.itemId]),
+      [
+        [50, 'x'],
+        [60, 'b'],
+        [61, 'c'],
+      ],
+    );
     assert.deepEqual(state.oldPage.items, []);
     assert.equal(state.head, 61);
     assert.equal(state.dedupB?.seq, 60);
@@ -71,7 +84,10 @@ export function describeRotation(open: OpenStoreUnderTest): void {
     }));
     assert.deepEqual(state.old, { ...OLD_ENROLMENT, revokedAt: 70 });
     assert.deepEqual(state.new, { ...OLD_ENROLMENT, hostPubkey: 'NEW', enrolledAt: 70, revokedAt: null });
-    assert.deepEqual(state.byName.map((e) => e.hostPubkey), ['NEW']);
+    assert.deepEqual(
+      state.byName.map((e) => e.hostPubkey),
+      ['NEW'],
+    );
     assert.equal(state.taken, true);
     const [oldList, newList, p, q, r] = state.lists;
     assert.equal(oldList, null);
@@ -81,30 +97,37 @@ export function describeRotation(open: OpenStoreUnderTest): void {
     assert.deepEqual(r?.senders, ['S1']);
   });
 
-  storeTest(open, 'a new key that is already enrolled takes the old name and account, keeps its own list; colliding dedup rows keep the new key\'s', async ({ store }) => {
-    const own: Enrolment = { ...OLD_ENROLMENT, hostPubkey: 'NEW', hostName: 'laptop-2', account: null, org: null, authorizedBy: 'host-key', enrolledAt: 5 };
-    await store.transaction(async (tx) => {
-      await tx.enrolments.put(OLD_ENROLMENT);
-      await tx.enrolments.put(own);
-      await tx.hostRecords.putSenderList(list('OLD', ['S1']));
-      await tx.hostRecords.putSenderList(list('NEW', ['S9']));
-      await tx.items.insert(item({ targetPubkey: 'NEW', itemId: 'same', senderPubkey: 'S1' }), 10);
-      await tx.items.insert(item({ targetPubkey: 'OLD', itemId: 'same', senderPubkey: 'S1' }), 10);
-    });
-    assert.deepEqual(await store.transaction((tx) => rotateKey(tx, 'OLD', 'NEW', 20)), { moved: 1 });
-    const state = await store.transaction(async (tx) => ({
-      new: await tx.enrolments.get('NEW'),
-      old: await tx.enrolments.get('OLD'),
-      count: await tx.enrolments.countLive(),
-      newList: await tx.hostRecords.senderList('NEW'),
-      dedup: await tx.items.dedup('S1', 'same', 'NEW'),
-      page: await tx.items.pull('NEW', 0, 10, 10_000),
-    }));
-    assert.deepEqual(state.new, { ...OLD_ENROLMENT, hostPubkey: 'NEW', enrolledAt: own.enrolledAt, revokedAt: null }, 'name and account move (design §2)');
-    assert.equal(state.old?.revokedAt, 20);
-    assert.equal(state.count, 1);
-    assert.deepEqual(state.newList?.senders, ['S9']);
-    assert.equal(state.dedup?.seq, 10, 'the new key\'s own dedup row wins');
-    assert.deepEqual(state.page.items.map((i) => i.seq), [10, 20]);
-  });
+  storeTest(
+    open,
+    "a new key that is already enrolled takes the old name and account, keeps its own list; colliding dedup rows keep the new key's",
+    async ({ store }) => {
+      const own: Enrolment = { ...OLD_ENROLMENT, hostPubkey: 'NEW', hostName: 'laptop-2', account: null, org: null, authorizedBy: 'host-key', enrolledAt: 5 };
+      await store.transaction(async (tx) => {
+        await tx.enrolments.put(OLD_ENROLMENT);
+        await tx.enrolments.put(own);
+        await tx.hostRecords.putSenderList(list('OLD', ['S1']));
+        await tx.hostRecords.putSenderList(list('NEW', ['S9']));
+        await tx.items.insert(item({ targetPubkey: 'NEW', itemId: 'same', senderPubkey: 'S1' }), 10);
+        await tx.items.insert(item({ targetPubkey: 'OLD', itemId: 'same', senderPubkey: 'S1' }), 10);
+      });
+      assert.deepEqual(await store.transaction((tx) => rotateKey(tx, 'OLD', 'NEW', 20)), { moved: 1 });
+      const state = await store.transaction(async (tx) => ({
+        new: await tx.enrolments.get('NEW'),
+        old: await tx.enrolments.get('OLD'),
+        count: await tx.enrolments.countLive(),
+        newList: await tx.hostRecords.senderList('NEW'),
+        dedup: await tx.items.dedup('S1', 'same', 'NEW'),
+        page: await tx.items.pull('NEW', 0, 10, 10_000),
+      }));
+      assert.deepEqual(state.new, { ...OLD_ENROLMENT, hostPubkey: 'NEW', enrolledAt: own.enrolledAt, revokedAt: null }, 'name and account move (design §2)');
+      assert.equal(state.old?.revokedAt, 20);
+      assert.equal(state.count, 1);
+      assert.deepEqual(state.newList?.senders, ['S9']);
+      assert.equal(state.dedup?.seq, 10, "the new key's own dedup row wins");
+      assert.deepEqual(
+        state.page.items.map((i) => i.seq),
+        [10, 20],
+      );
+    },
+  );
 }

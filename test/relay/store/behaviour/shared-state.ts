@@ -19,7 +19,9 @@ export function describeSharedState(open: OpenStoreUnderTest): void {
 
   storeTest(open, `at most maxOpen live challenges; expired ones make room and are swept`, async ({ store }) => {
     const opened = await store.transaction(async (tx) => [
-      await openChallenge(tx, 'a', 'ca', 100, 0, 2), await openChallenge(tx, 'b', 'cb', 200, 0, 2), await openChallenge(tx, 'c', 'cc', 200, 0, 2),
+      await openChallenge(tx, 'a', 'ca', 100, 0, 2),
+      await openChallenge(tx, 'b', 'cb', 200, 0, 2),
+      await openChallenge(tx, 'c', 'cc', 200, 0, 2),
     ]);
     assert.deepEqual(opened, [true, true, false], 'the third is refused while two are live');
     assert.equal(await store.transaction((tx) => takeChallenge(tx, 'c', 1)), null, 'a refused challenge was not stored');

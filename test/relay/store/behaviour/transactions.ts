@@ -10,25 +10,42 @@ export function describeTransactions(open: OpenStoreUnderTest): void {
   storeTest(open, 'a transaction that throws leaves nothing behind and rejects with the same error', async ({ store }) => {
     const { epoch } = await store.read((reader) => reader.meta.get());
     const boom = new Error('boom');
-    await assert.rejects(store.transaction(async (tx) => {
-      await tx.enrolments.put(ENROLMENT);
-      await tx.items.insert(item({ targetPubkey: 'T', itemId: 'a', account: 'acct' }), 5);
-      await tx.meta.setEpoch('e2');
-      await tx.meta.writeHeartbeat(7);
-      await tx.meta.appendOpsLog({ at: 7, kind: 'backup', detail: {} });
-      await tx.hostRecords.putSenderList(senderList('T', ['S']));
-      await tx.accounts.bindCloudKey('H', 'jkt', 7);
-      throw boom;
-    }), (error) => error === boom);
+    await assert.rejects(
+      store.transaction(async (tx) => {
+        await tx.enrolments.put(ENROLMENT);
+        await tx.items.insert(item({ targetPubkey: 'T', itemId: 'a', account: 'acct' }), 5);
+        await tx.meta.setEpoch('e2');
+        await tx.meta.writeHeartbeat(7);
+        await tx.meta.appendOpsLog({ at: 7, kind: 'backup', detail: {} });
+        await tx.hostRecords.putSenderList(senderList('T', ['S']));
+        await tx.accounts.bindCloudKey('H', 'jkt', 7);
+        throw boom;
+      }),
+      (error) => error === boom,
+    );
     const state = await store.read(async (reader) => ({
-      enrolment: await reader.enrolments.get('H'), live: await reader.enrolments.countLive(), head: await reader.items.headSeq('T'),
-      page: await reader.items.pull('T', 0, 10, 1_000), usage: await reader.usage.account('acct'), dedup: await reader.items.dedup('sender', 'a', 'T'),
-      meta: await reader.meta.get(), opsLog: await reader.meta.opsLog(10), list: await reader.hostRecords.senderList('T'),
+      enrolment: await reader.enrolments.get('H'),
+      live: await reader.enrolments.countLive(),
+      head: await reader.items.headSeq('T'),
+      page: await reader.items.pull('T', 0, 10, 1_000),
+      usage: await reader.usage.account('acct'),
+      dedup: await reader.items.dedup('sender', 'a', 'T'),
+      meta: await reader.meta.get(),
+      opsLog: await reader.meta.opsLog(10),
+      list: await reader.hostRecords.senderList('T'),
       cloudKey: await reader.accounts.cloudKeyOf('H'),
     }));
     assert.deepEqual(state, {
-      enrolment: null, live: 0, head: 0, page: { items: [], more: false }, usage: { items: 0, bytes: 0 }, dedup: null,
-      meta: { ...state.meta, epoch, heartbeatAt: null }, opsLog: [], list: null, cloudKey: null,
+      enrolment: null,
+      live: 0,
+      head: 0,
+      page: { items: [], more: false },
+      usage: { items: 0, bytes: 0 },
+      dedup: null,
+      meta: { ...state.meta, epoch, heartbeatAt: null },
+      opsLog: [],
+      list: null,
+      cloudKey: null,
     });
   });
 
@@ -44,25 +61,40 @@ export function describeTransactions(open: OpenStoreUnderTest): void {
 
   storeTest(open, 'a reader or transactor refuses use after its read or transaction ended', async ({ store }) => {
     let escaped: RelayTransactor | undefined;
-    await store.transaction(async (tx) => { escaped = tx; });
+    await store.transaction(async (tx) => {
+      escaped = tx;
+    });
     assert.ok(escaped !== undefined);
     await assert.rejects(escaped.enrolments.get('H'), TransactionMisuseError);
     await assert.rejects(escaped.items.insert(item({ targetPubkey: 'T', itemId: 'a' }), 1), TransactionMisuseError);
     let failed: RelayTransactor | undefined;
-    await assert.rejects(store.transaction(async (tx) => { failed = tx; throw new Error('x'); }));
+    await assert.rejects(
+      store.transaction(async (tx) => {
+        failed = tx;
+        throw new Error('x');
+      }),
+    );
     await assert.rejects(failed?.enrolments.put(ENROLMENT) ?? Promise.resolve(), TransactionMisuseError);
     let reader: RelayReader | undefined;
-    await store.read(async (r) => { reader = r; });
+    await store.read(async (r) => {
+      reader = r;
+    });
     await assert.rejects(reader?.items.headSeq('T') ?? Promise.resolve(), TransactionMisuseError);
     assert.equal(await store.read((r) => r.items.headSeq('T')), 0);
   });
 
   storeTest(open, 'a read cannot write: it does not compile, and at run time a reader has no write methods', async ({ store }) => {
-    await assert.rejects(store.read(async (reader) => {
-      // @ts-expect-error a reader has no put: a write inside a read is a compile error
-      await reader.enrolments.put(ENROLMENT);
-    }), TypeError);
-    await assert.rejects(store.read(async (reader) => (reader as unknown as RelayTransactor).items.insert(item({ targetPubkey: 'T', itemId: 'a' }), 1)), TypeError);
+    await assert.rejects(
+      store.read(async (reader) => {
+        // @ts-expect-error a reader has no put: a write inside a read is a compile error
+        await reader.enrolments.put(ENROLMENT);
+      }),
+      TypeError,
+    );
+    await assert.rejects(
+      store.read(async (reader) => (reader as unknown as RelayTransactor).items.insert(item({ targetPubkey: 'T', itemId: 'a' }), 1)),
+      TypeError,
+    );
     await store.transaction((tx) => tx.enrolments.put(ENROLMENT));
     assert.equal((await store.read((reader) => reader.enrolments.get('H')))?.hostName, 'h');
     assert.equal(await store.read((reader) => reader.items.headSeq('T')), 0);
@@ -71,9 +103,13 @@ export function describeTransactions(open: OpenStoreUnderTest): void {
   storeTest(open, 'a read sees what committed before it, never what a transaction has not committed', async ({ store }) => {
     await store.transaction((tx) => tx.items.insert(item({ targetPubkey: 'T', itemId: 'a' }), 1));
     let release = (): void => {};
-    const held = new Promise<void>((resolve) => { release = resolve; });
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
     let inserted = (): void => {};
-    const insertDone = new Promise<void>((resolve) => { inserted = resolve; });
+    const insertDone = new Promise<void>((resolve) => {
+      inserted = resolve;
+    });
     const writing = store.transaction(async (tx) => {
       await tx.items.insert(item({ targetPubkey: 'T', itemId: 'b' }), 1);
       inserted();
@@ -87,15 +123,26 @@ export function describeTransactions(open: OpenStoreUnderTest): void {
   });
 
   storeTest(open, 'concurrent transactions each allocate distinct, consecutive seqs', async ({ store }) => {
-    const seqs = await Promise.all(Array.from({ length: 50 }, (_, n) => store.transaction((tx) => tx.items.insert(item({ targetPubkey: 'U', itemId: `m${n}` }), 1))));
-    assert.deepEqual([...seqs].sort((a, b) => a - b), Array.from({ length: 50 }, (_, n) => n + 1));
+    const seqs = await Promise.all(
+      Array.from({ length: 50 }, (_, n) => store.transaction((tx) => tx.items.insert(item({ targetPubkey: 'U', itemId: `m${n}` }), 1))),
+    );
+    assert.deepEqual(
+      [...seqs].sort((a, b) => a - b),
+      Array.from({ length: 50 }, (_, n) => n + 1),
+    );
   });
 
   storeTest(open, 'close lets what was asked finish, then refuses new work; a reopened store has it', async (under) => {
     const queued = [1, 2, 3].map((n) => under.store.transaction((tx) => tx.items.insert(item({ targetPubkey: 'T', itemId: `c${n}` }), 1)));
     const closing = under.store.close();
-    await assert.rejects(under.store.transaction((tx) => tx.items.headSeq('T')), StoreClosedError);
-    await assert.rejects(under.store.read((reader) => reader.items.headSeq('T')), StoreClosedError);
+    await assert.rejects(
+      under.store.transaction((tx) => tx.items.headSeq('T')),
+      StoreClosedError,
+    );
+    await assert.rejects(
+      under.store.read((reader) => reader.items.headSeq('T')),
+      StoreClosedError,
+    );
     assert.deepEqual(await Promise.all(queued), [1, 2, 3]);
     await closing;
     await under.store.close(); // twice is fine

@@ -50,7 +50,8 @@ async function assertCountersExact(store: RelayStore, world: World): Promise<voi
     }
     for (const key of world.keys) {
       assert.deepEqual(await reader.usage.queue(key), queues.get(key) ?? NONE, `queue usage of ${key}`);
-      for (const sender of world.senders) assert.deepEqual(await reader.usage.sender(sender, key), shares.get(`${sender} ${key}`) ?? NONE, `usage of ${sender} at ${key}`);
+      for (const sender of world.senders)
+        assert.deepEqual(await reader.usage.sender(sender, key), shares.get(`${sender} ${key}`) ?? NONE, `usage of ${sender} at ${key}`);
     }
     for (const account of new Set(world.accountOf.values())) {
       if (account !== null) assert.deepEqual(await reader.usage.account(account), accounts.get(account) ?? NONE, `usage of ${account}`);
@@ -77,9 +78,18 @@ export function describeUsage(open: OpenStoreUnderTest): void {
         if (choice < 5) {
           const account = accounts[random(accounts.length)] ?? null;
           world.accountOf.set(`i${step}`, account);
-          await tx.items.insert(item({
-            targetPubkey: target, itemId: `i${step}`, senderPubkey: senders[random(senders.length)] ?? 'S1', account,
-          }, 1 + random(50)), step);
+          await tx.items.insert(
+            item(
+              {
+                targetPubkey: target,
+                itemId: `i${step}`,
+                senderPubkey: senders[random(senders.length)] ?? 'S1',
+                account,
+              },
+              1 + random(50),
+            ),
+            step,
+          );
         } else if (choice < 7) {
           const page = await tx.items.pull(target, 0, 5, 1_000_000);
           const last = page.items[random(page.items.length + 1)];
@@ -116,9 +126,12 @@ export function describeUsage(open: OpenStoreUnderTest): void {
       await tx.items.insert(item({ targetPubkey: 'T', itemId: 'c', senderPubkey: 'R', account: null }, 5), 1);
       await tx.items.insert(item({ targetPubkey: 'U', itemId: 'a', senderPubkey: 'S', account: 'acct' }, 7), 1);
     });
-    const read = () => store.read(async (tx) => ({
-      queue: await tx.usage.queue('T'), sender: await tx.usage.sender('S', 'T'), account: await tx.usage.account('acct'),
-    }));
+    const read = () =>
+      store.read(async (tx) => ({
+        queue: await tx.usage.queue('T'),
+        sender: await tx.usage.sender('S', 'T'),
+        account: await tx.usage.account('acct'),
+      }));
     assert.deepEqual(await read(), { queue: { items: 3, bytes: 35 }, sender: { items: 2, bytes: 30 }, account: { items: 3, bytes: 37 } });
     await store.transaction((tx) => tx.items.ack('T', 1));
     assert.deepEqual(await read(), { queue: { items: 2, bytes: 25 }, sender: { items: 1, bytes: 20 }, account: { items: 2, bytes: 27 } });

@@ -16,4 +16,3 @@ export const MIGRATIONS: readonly Migration[] = [migration001, migration002, mig
 
 /** The schema this agentmbx writes; a store with a higher schema_version is refused. */
 export const SCHEMA_VERSION = latestVersion(MIGRATIONS);
-
