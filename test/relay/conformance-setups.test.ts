@@ -4,10 +4,13 @@
 // SQLite store, and two relays on one PostgreSQL database, each behind one address. The single
 // process is the default setup of the whole suite. Tests that depend on one process (the
 // per-address enrolment rate) or on the SQLite store's own files (backup and restore) say so and
-// skip in the other setups.
+// skip in the other setups. The PostgreSQL files share one cluster, started here: nobody kills it, so
+// it does not sync its commits (the drills in test/drills and test/relay/postgres prove durability on
+// clusters that do).
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { postgresMissing } from '../helpers/postgres-cluster.ts';
+import { postgresMissing, startPostgresCluster, UNSYNCED_SETTINGS } from '../helpers/postgres-cluster.ts';
+import { SHARED_CLUSTER_ENV } from '../helpers/postgres-test-cluster.ts';
 import { spawnNode } from '../helpers/processes.ts';
 import type { TestRelaySetup } from '../helpers/relay-fixture.ts';
 
@@ -34,9 +37,15 @@ const SETUPS: Array<{ setup: TestRelaySetup; label: string; missing: string | nu
 ];
 
 for (const { setup, label, missing } of SETUPS) {
-  test(`the relay's HTTP conformance tests pass against ${label}`, { skip: missing ?? false, timeout: 15 * 60_000 }, async () => {
+  test(`the relay's HTTP conformance tests pass against ${label}`, { skip: missing ?? false, timeout: 15 * 60_000 }, async (t) => {
     // a run of its own, not a part of this one (the runner marks its children with NODE_TEST_CONTEXT)
     const { NODE_TEST_CONTEXT: _, ...env } = process.env;
+    if (setup === 'postgres-2') {
+      const start = await startPostgresCluster({ settings: UNSYNCED_SETTINGS });
+      assert.ok(start.available, start.available ? '' : start.reason);
+      t.after(() => start.cluster.stop());
+      env[SHARED_CLUSTER_ENV] = JSON.stringify(start.cluster.address);
+    }
     const run = spawnNode(['--test', '--test-concurrency=1', '--test-reporter=spec', ...CONFORMANCE_FILES], {
       env: { ...env, AGENTMBX_TEST_RELAY_SETUP: setup },
     });
