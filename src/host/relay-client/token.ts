@@ -133,7 +133,10 @@ export function runTokenCommand(options: TokenCommandOptions): Promise<TokenRun>
     });
     child.on('close', (code, signal) => {
       if (code !== 0) finish({ ok: false, reason: exitReason(code, signal, err.toString('utf8')) });
-      else void parseTokenOutput(Buffer.concat(out).toString('utf8'), options.nowMs()).then(finish, (e: Error) => finish({ ok: false, reason: `could not be read: ${e.message}` }));
+      else
+        void parseTokenOutput(Buffer.concat(out).toString('utf8'), options.nowMs()).then(finish, (e: Error) =>
+          finish({ ok: false, reason: `could not be read: ${e.message}` }),
+        );
     });
   });
 }
