@@ -3,7 +3,7 @@
 // file's tests, passed or failed; the cluster's own exit hook kills its process group if the file
 // crashes. processes.ts is loaded first, so its hook kills the relays using the cluster before it stops.
 // A machine without PostgreSQL gets the reason to skip with, and the tests that need it say so.
-// A parent run that started one cluster for all of its files (conformance-setups.test.ts) names it
+// A parent run that started one cluster for all of its files (relay-conformance.ts) names it
 // in SHARED_CLUSTER_ENV; its files then make their databases there and start none of their own.
 import { after } from 'node:test';
 import './processes.ts';
