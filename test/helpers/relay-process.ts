@@ -52,17 +52,18 @@ export function servingWorkers(relay: { child: Child }): number[] {
 /**
  * `call` never gets its answer because the relay died at its armed fault point (SIGKILL). In a
  * group the worker serving the call died; the primary is then killed with the whole group, as a
- * machine crash would, so that the caller can start the next relay on the store.
+ * machine crash would, so that the caller can start the next relay on the store. The call is
+ * awaited last: the primary may still hold the connection it handed the dead worker, and then
+ * only the group's end closes it (before, the call waited out the client's 30 s timeout).
  */
 export async function diesAtFailpoint(relay: RelayProcess, call: Promise<unknown>): Promise<void> {
-  await assert.rejects(call, 'the answer never comes');
-  if (servingWorkers(relay).length === 0) {
-    assert.equal(await relay.child.exited, 'SIGKILL');
-    return;
+  const unanswered = assert.rejects(call, 'the answer never comes');
+  if (servingWorkers(relay).length > 0) {
+    await waitUntil('the worker to die at the fault point', 60_000, async () =>
+      /worker pid \d+ died \(signal SIGKILL\)/.test(relay.child.stderr()) ? null : relay.child.stderr().slice(-300),
+    );
+    relay.child.kill('SIGKILL');
   }
-  await waitUntil('the worker to die at the fault point', 60_000, async () =>
-    /worker pid \d+ died \(signal SIGKILL\)/.test(relay.child.stderr()) ? null : relay.child.stderr().slice(-300),
-  );
-  relay.child.kill('SIGKILL');
-  await relay.child.exited;
+  assert.equal(await relay.child.exited, 'SIGKILL');
+  await unanswered;
 }
