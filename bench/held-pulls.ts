@@ -8,7 +8,7 @@
 // process holds one socket per host, and one process may not open more files than the machine's
 // open-file limit (20,000 here). The push's accept is timed here and the held pull's answer in the
 // fleet process, both by sharedClockMs (performance.timeOrigin + performance.now()).
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { type ChildProcess, execFileSync, fork } from 'node:child_process';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { generateEncKeyPair } from '../src/protocol/keys.ts';
@@ -53,19 +53,11 @@ class FleetProcess {
   running = 0;
 
   constructor(onItems: (ids: string[], at: number) => void) {
-    // raised to the hard limit as `relay serve` raises its own (bin/agentmbx): a soft limit of 1,024 is common
-    this.#child = spawn(
-      'sh',
-      [
-        '-c',
-        'ulimit -S -n "$(ulimit -H -n)" 2>/dev/null; exec "$0" "$@"',
-        process.execPath,
-        '--disable-warning=ExperimentalWarning',
-        ...FLEET_NODE_FLAGS,
-        FLEET_SCRIPT,
-      ],
-      { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] },
-    );
+    // Node raises its soft open-file limit to the hard one as it starts: each process may hold `ulimit -Hn` sockets
+    this.#child = fork(FLEET_SCRIPT, [], {
+      execArgv: ['--disable-warning=ExperimentalWarning', ...FLEET_NODE_FLAGS],
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    });
     this.#child.on('message', (message: FromFleetProcess) => {
       if (message.op === 'items') onItems(message.ids, message.at);
       else if (message.op === 'failed') this.#fail(new Error(`a fleet process failed: ${message.reason}`));

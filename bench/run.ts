@@ -80,7 +80,7 @@ const RELAY_FD_HEADROOM = 1_000;
 
 /**
  * The held fleet `setup` can take on this machine: each of its HTTP processes holds one socket per
- * held pull and may open at most `ulimit -Hn` files (bin/agentmbx raises the soft limit to it), so
+ * held pull and may open at most `ulimit -Hn` files (Node raises its soft limit to that as it starts), so
  * FLEET pulls on too few processes are cut to what fits, in thousands, and the note says so.
  */
 function heldFleetFor(setup: RelaySetup): { fleet: number; limitNote: string | null } {
