@@ -191,6 +191,8 @@ export interface IdleFleetResult {
   relayRssBytes: number;
   /** the same, each process's proportional share of the pages it shares (PSS), summed, bytes */
   relayPssBytes: number;
+  /** the same, private pages and the shared ones counted once (RelayChild.residentOnceBytes), bytes */
+  relayOnceBytes: number;
   /** the whole machine's CPU over the phase, % of one core */
   machineBusyPercent: number;
   /** held pulls the relay reported when the measurement started (held mode) */
@@ -251,6 +253,7 @@ export async function idleFleetPhase(relay: RelayChild, fleet: Fleet, mode: Pull
     relayCpuPercent: (100 * cpuMs) / elapsedMs,
     relayRssBytes: relay.rssBytes(),
     relayPssBytes: relay.pssBytes(),
+    relayOnceBytes: relay.residentOnceBytes(),
     machineBusyPercent: machine,
     heldAtStart,
     pulls: after.pulls - pullsBefore,

@@ -25,6 +25,8 @@ const DEPTH_ROUNDS = 4;
 /** Items built and signed before each measured push phase starts (more than any phase here pushes in PHASE_SECONDS). */
 const PREBUILT_ITEMS = 15_000;
 const BIG_QUEUE = 100_000;
+/** Items the memory phase queues (BENCH_MEMORY_QUEUED lowers it for a smoke run; the 200 MB target is for BIG_QUEUE). */
+const MEMORY_QUEUED = Number(process.env['BENCH_MEMORY_QUEUED'] ?? BIG_QUEUE);
 const SINGLE_LEVELS = [1, 8, 32] as const;
 const BATCH_SENDERS = 8;
 const MiB = 1024 * 1024;
@@ -173,7 +175,8 @@ function heldTable(table: Table, setup: RelaySetup, result: HeldResult): void {
     );
   };
   memoryRow('RSS of every process, summed', result.held.relayRssBytes);
-  memoryRow('PSS of every process, summed (shared pages counted once)', result.held.relayPssBytes);
+  memoryRow('PSS of every process, summed', result.held.relayPssBytes);
+  memoryRow('private pages, and shared ones counted once', result.held.relayOnceBytes);
   const { wake } = result;
   if (wake.unanswered > 0) table.note(`  ${wake.unanswered} of ${wake.items} pushed items were not answered to their held pull within 30 s`);
   table.row(`accept → held pull answer, p50 of ${wake.items} pushes to random held hosts (ms)`, wake.p50Ms, 5, '÷ 5 ms target', {
@@ -191,13 +194,13 @@ interface MemoryResult {
   /** each process after IDLE_SECONDS more of idling */
   idleLater: ProcessRss[];
   idleLaterOnceBytes: number;
-  /** each process once BIG_QUEUE items are queued (RSS now and its peak) */
+  /** each process once MEMORY_QUEUED items are queued (RSS now and its peak) */
   queued: ProcessRss[];
 }
 
 /**
  * The relay's memory on a fresh relay of `setup`: idle on an empty store right after start and
- * IDLE_SECONDS later, then with BIG_QUEUE items queued (100-item batches from 8 senders). A first
+ * IDLE_SECONDS later, then with MEMORY_QUEUED items queued (100-item batches from 8 senders). A first
  * start and stop comes before, as on an operator's machine where the relay has run once since its
  * upgrade: bin/agentmbx keeps Node's compile cache, without which every process also holds the
  * TypeScript stripper (about 15 MB each).
@@ -216,10 +219,10 @@ async function measureMemory(setup: RelaySetup, dir: string): Promise<MemoryResu
     await new Promise((resolve) => setTimeout(resolve, IDLE_SECONDS * 1000));
     const idleLater = relay.peakRssPerProcess();
     const idleLaterOnceBytes = relay.residentOnceBytes();
-    log(`${setup.label}: memory, filling one queue to ${BIG_QUEUE} items`);
+    log(`${setup.label}: memory, filling one queue to ${MEMORY_QUEUED} items`);
     const senders: Host[] = [];
     for (let i = 0; i < 8; i += 1) senders.push(await enrolHost(relay.url, `memory-sender-${i}`));
-    await pushPhase(senders, await enrolHost(relay.url, 'memory-big'), { batch: 100, seconds: 600, maxItems: BIG_QUEUE });
+    await pushPhase(senders, await enrolHost(relay.url, 'memory-big'), { batch: 100, seconds: 600, maxItems: MEMORY_QUEUED });
     return { idleAtStart, idleAtStartOnceBytes, idleLater, idleLaterOnceBytes, queued: relay.peakRssPerProcess() };
   } finally {
     await relay.stop();
@@ -227,13 +230,18 @@ async function measureMemory(setup: RelaySetup, dir: string): Promise<MemoryResu
 }
 
 function memoryTable(table: Table, setup: RelaySetup, result: MemoryResult): void {
-  table.section(`${setup.label}: memory (issue 30; relay serve through bin/agentmbx, fresh relay, VmRSS from /proc)`);
-  const sum = (processes: ProcessRss[]): number => processes.reduce((total, p) => total + p.rssBytes, 0);
-  for (const proc of result.idleLater) table.note(`  idle, ${proc.role} pid ${proc.pid}: ${(proc.rssBytes / MiB).toFixed(0)} MiB`);
+  table.section(`${setup.label}: memory (issue 30; relay serve through bin/agentmbx, fresh relay, /proc/<pid>/status and smaps_rollup)`);
+  const sum = (processes: ProcessRss[], field: 'rssBytes' | 'pssBytes'): number => processes.reduce((total, p) => total + p[field], 0);
+  for (const proc of result.idleLater)
+    table.note(`  idle, ${proc.role} pid ${proc.pid}: RSS ${(proc.rssBytes / MiB).toFixed(1)} MiB, PSS ${(proc.pssBytes / MiB).toFixed(1)} MiB`);
+  table.note("  RSS counts Node's code (about 55 MiB, mapped once by the kernel) in every process; PSS splits each shared page between the");
+  table.note('  processes that map it, so summed over the group it counts that code once, less its share in other Node processes of this');
+  table.note('  machine (the bench itself); "counted once" is every private page plus the shared pages of the process that has most');
   const idleRows: Array<[string, number]> = [
-    ['idle relay, empty store, right after start: RSS of every process, summed (MiB)', sum(result.idleAtStart)],
-    [`idle relay, empty store, ${IDLE_SECONDS} s later: RSS of every process, summed (MiB)`, sum(result.idleLater)],
-    [`  the same, pages shared between its processes (Node's code) counted once (MiB)`, result.idleLaterOnceBytes],
+    ['idle relay, empty store, right after start: RSS of every process, summed (MiB)', sum(result.idleAtStart, 'rssBytes')],
+    [`idle relay, empty store, ${IDLE_SECONDS} s later: RSS of every process, summed (MiB)`, sum(result.idleLater, 'rssBytes')],
+    ['  the same: PSS of every process, summed (MiB)', sum(result.idleLater, 'pssBytes')],
+    ['  the same: private pages, and shared ones counted once (MiB)', result.idleLaterOnceBytes],
   ];
   for (const [figure, bytes] of idleRows) {
     table.row(figure, bytes / MiB, IDLE_TARGET_BYTES / MiB, '÷ 150 MB target', {
@@ -244,7 +252,7 @@ function memoryTable(table: Table, setup: RelaySetup, result: MemoryResult): voi
   }
   for (const proc of result.queued) {
     table.row(
-      `RSS with ${BIG_QUEUE} items queued, ${proc.role} pid ${proc.pid} (MiB; peak ${(proc.peakRssBytes / MiB).toFixed(0)})`,
+      `RSS with ${MEMORY_QUEUED} items queued, ${proc.role} pid ${proc.pid} (MiB; peak ${(proc.peakRssBytes / MiB).toFixed(0)})`,
       proc.rssBytes / MiB,
       RSS_TARGET_BYTES / MiB,
       '÷ 200 MB target',
