@@ -17,8 +17,8 @@ export type PullMode = 'held' | 'polling';
 export type FailureCauses = Record<string, number>;
 
 export type ToFleetProcess =
-  /** enrol `count` hosts named `${prefix}${i}` on the relay at `url` */
-  | { op: 'enrol'; url: string; prefix: string; count: number }
+  /** enrol `count` hosts named `${prefix}${i}` on the relay at `url`; their pulls leave from `localAddress` when given */
+  | { op: 'enrol'; url: string; prefix: string; count: number; localAddress?: string }
   /** run the pulls of the first `hosts` enrolled hosts: held (`wait=waitS`) or polling every `pollMs` */
   | { op: 'run'; mode: PullMode; hosts: number; waitS: number; pollMs: number }
   /** report the pulls answered so far */

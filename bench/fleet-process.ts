@@ -30,6 +30,8 @@ const keys: SigningKey[] = [];
 /** each host's pull cursor (the last seq it was answered) */
 let cursors = new Float64Array(0);
 let relay: URL | null = null;
+/** the source address of this process's pulls (each fleet process its own: see held-pulls.ts) */
+let localAddress: string | undefined;
 
 let pulls = 0;
 let failures = 0;
@@ -46,8 +48,9 @@ function fail(cause: string): void {
   causes[key] = (causes[key] ?? 0) + 1;
 }
 
-async function enrol(url: string, prefix: string, count: number): Promise<void> {
+async function enrol(url: string, prefix: string, count: number, from: string | undefined): Promise<void> {
   relay = new URL(url);
+  localAddress = from;
   let next = 0;
   await Promise.all(
     Array.from({ length: ENROL_CONCURRENCY }, async () => {
@@ -78,7 +81,7 @@ function pull(url: URL, index: number, waitS: number, signal: AbortSignal): Prom
   const path = `/v2/relay/items?after=${after}${waitS > 0 ? `&wait=${waitS}` : ''}`;
   const headers = signRelayHop({ method: 'GET', path, rawBody: '' }, names[index] as string, keys[index] as SigningKey, Date.now());
   return new Promise((resolve, reject) => {
-    const req = request({ host: url.hostname, port: url.port, method: 'GET', path, headers: { ...headers }, agent, signal }, (res) => {
+    const req = request({ host: url.hostname, port: url.port, localAddress, method: 'GET', path, headers: { ...headers }, agent, signal }, (res) => {
       const chunks: Buffer[] = [];
       let bytes = 0;
       res.on('data', (chunk: Buffer) => {
@@ -132,7 +135,7 @@ async function pullLoop(url: URL, index: number, hosts: number, mode: PullMode, 
 async function handle(message: ToFleetProcess): Promise<void> {
   switch (message.op) {
     case 'enrol':
-      await enrol(message.url, message.prefix, message.count);
+      await enrol(message.url, message.prefix, message.count, message.localAddress);
       return;
     case 'run': {
       if (relay === null || running !== null) throw new Error('run before enrol, or while running');

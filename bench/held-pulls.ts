@@ -44,6 +44,16 @@ export function openFileHardLimit(): number | null {
   return /^\d+$/.test(text) ? Number(text) : null;
 }
 
+/**
+ * The source address of fleet process `index`'s pulls to a relay on 127.0.0.1: 127.0.0.2, .3, …
+ * (Linux answers on all of 127/8), so that each process has its own ephemeral ports. One address
+ * has about 28,000 of them towards the relay's port, and a phase's closed connections keep theirs
+ * for a minute (TIME_WAIT) while the next phase opens 20,000 more. Null for any other relay host.
+ */
+function loopbackSource(url: string, index: number): string | null {
+  return new URL(url).hostname === '127.0.0.1' ? `127.0.0.${2 + index}` : null;
+}
+
 /** One child process of the fleet: its IPC answers awaited by the op they carry. */
 class FleetProcess {
   readonly #child: ChildProcess;
@@ -124,7 +134,10 @@ export class Fleet {
       await Promise.all(
         fleet.#processes.map(async (proc, p) => {
           const share = Math.floor(count / processCount) + (p < count % processCount ? 1 : 0);
-          proc.hosts = (await proc.ask({ op: 'enrol', url, prefix: `fleet-${p}-`, count: share }, 'enrolled')).hosts;
+          const localAddress = loopbackSource(url, p);
+          proc.hosts = (
+            await proc.ask({ op: 'enrol', url, prefix: `fleet-${p}-`, count: share, ...(localAddress === null ? {} : { localAddress }) }, 'enrolled')
+          ).hosts;
         }),
       );
     } catch (error) {
