@@ -4,9 +4,7 @@ import type { Command } from 'commander';
 import { CliError } from './cli-error.ts';
 import { escapeInLine as inLine } from '../common/terminal-text.ts';
 import { printJson } from './output.ts';
-import { doctorVerdict, runDoctor } from '../host/doctor.ts';
 import { defaultHome } from '../host/core/identity.ts';
-import { clientDoctorChecks } from '../setup/clients.ts';
 
 const MARK = { ok: 'ok  ', warn: 'WARN', fail: 'FAIL' } as const;
 
@@ -17,6 +15,7 @@ export function registerDoctorCommand(program: Command): void {
     .option('--strict', 'exit 1 on a warning too, not only on a failure')
     .option('--json', 'print JSON')
     .action(async (opts: { strict?: boolean; json?: boolean }) => {
+      const [{ doctorVerdict, runDoctor }, { clientDoctorChecks }] = await Promise.all([import('../host/doctor.ts'), import('../setup/clients.ts')]);
       const report = await runDoctor(defaultHome());
       report.checks.push(...clientDoctorChecks(process.cwd(), process.env));
       const verdict = doctorVerdict(report);

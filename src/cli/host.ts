@@ -17,8 +17,7 @@ import { registerSetupCommand } from './setup.ts';
 import { registerRelayClientCommands } from './relay-client.ts';
 import { registerUiCommand } from './ui.ts';
 import { fingerprint } from '../protocol/fingerprint.ts';
-import { startDaemon, type RunningDaemon } from '../host/daemon.ts';
-import { acquireDaemonLock } from '../host/daemon-lock.ts';
+import type { RunningDaemon } from '../host/daemon.ts';
 import { defaultHome, DEFAULT_PORT, initHome } from '../host/core/identity.ts';
 import { closeNode, openNode } from '../host/open-node.ts';
 import { rotateHost } from '../host/core/rotation.ts';
@@ -73,6 +72,8 @@ export function registerHostCommands(program: Command): void {
     .option('--bind <address>', 'listen address (default: the configured one, else 0.0.0.0)')
     .option('--json', 'print the ready line and the log as JSON lines')
     .action(async (opts: { port?: string; bind?: string; json?: boolean }) => {
+      // the daemon's modules load only here: every short command starts without them
+      const [{ startDaemon }, { acquireDaemonLock }] = await Promise.all([import('../host/daemon.ts'), import('../host/daemon-lock.ts')]);
       const node = openHomeNode();
       let release: () => void;
       try {

@@ -7,7 +7,7 @@ import { escapeInLine as inLine } from '../common/terminal-text.ts';
 import { printJson, printResult } from './output.ts';
 import { fingerprint } from '../protocol/fingerprint.ts';
 import { lanAddress } from '../common/lan-address.ts';
-import { META_LISTEN_ADDR } from '../host/daemon.ts';
+import { META_LISTEN_ADDR } from '../host/store/host-store.ts';
 import type { HostNode } from '../host/core/node.ts';
 import { createPairToken, PAIR_DEFAULT_TTL_MS, PAIR_MAX_TTL_MS } from '../host/core/pairing.ts';
 import { joinPeer, unpairPeer } from '../host/pairing-calls.ts';

@@ -10,6 +10,7 @@ import { escapeInLine as inLine } from '../common/terminal-text.ts';
 import { printJson, printResult } from './output.ts';
 import { fingerprint } from '../protocol/fingerprint.ts';
 import { setRelay, unsetRelay } from '../host/relay-client/pin.ts';
+import { dismissQuarantined } from '../host/owner-actions.ts';
 
 export function registerRelayClientCommands(relay: Command): void {
   relay
@@ -96,7 +97,7 @@ export function registerRelayClientCommands(relay: Command): void {
       withNode((node) => {
         const opts = command.optsWithGlobals<{ epoch?: string; json?: boolean }>();
         const row = quarantinedItem(node, seq, opts.epoch);
-        const dismissed = node.store.relay.dismissQuarantined(row, node.nowMs());
+        const dismissed = dismissQuarantined(node, row);
         printResult(
           opts.json,
           { seq: row.seq, epoch: row.epoch, dismissed, already: !dismissed },

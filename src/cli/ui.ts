@@ -7,7 +7,7 @@ import { printJsonLine } from './output.ts';
 import { parsePort } from './parse-args.ts';
 import { closeNode } from '../host/open-node.ts';
 import { LOGIN_TOKEN_TTL_MS } from '../ui/ui-gate.ts';
-import { startUiServer, type RunningUi } from '../ui/ui-server.ts';
+import type { RunningUi } from '../ui/ui-server.ts';
 
 export function registerUiCommand(program: Command): void {
   program
@@ -17,6 +17,7 @@ export function registerUiCommand(program: Command): void {
     .option('--json', 'print the link as a JSON line')
     .action(async (opts: { port: string; json?: boolean }) => {
       const port = parsePort(opts.port);
+      const { startUiServer } = await import('../ui/ui-server.ts');
       const node = openHomeNode();
       let ui: RunningUi;
       try {

@@ -10,10 +10,10 @@ import { DaemonTick } from './daemon-tick.ts';
 import { setListening } from './presence/listening.ts';
 import { createLanServer } from './transport/lan/server.ts';
 import { listenForWakes } from './daemon-wake.ts';
+import { META_LISTEN_ADDR } from './store/host-store.ts';
 
 export const TICK_MS = 2_000;
 /** Meta key: the URL this host's daemon listens on (what `join` tells the other side by default). */
-export const META_LISTEN_ADDR = 'listen_addr';
 /** While the disk holding the home refuses writes, the tick waits TICK_MS doubled per failed tick, up to this. */
 export const DISK_BACKOFF_MAX_MS = 60_000;
 

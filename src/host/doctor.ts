@@ -3,7 +3,7 @@
 import { fingerprint } from '../protocol/fingerprint.ts';
 import { verifyEncAdV1 } from '../protocol/records/enc-ad.ts';
 import { isPlainObject } from '../protocol/validate.ts';
-import { META_LISTEN_ADDR } from './daemon.ts';
+import { META_LISTEN_ADDR } from './store/host-store.ts';
 import { homePaths, loadKeys, readConfig } from './core/identity.ts';
 import type { HostNode } from './core/node.ts';
 import { closeNode, openNode } from './open-node.ts';

@@ -20,11 +20,14 @@ export function retryRowNow(node: HostNode, rowId: number): void {
 export type QuarantineKey = Pick<QuarantineRow, 'relay_url' | 'epoch' | 'seq'>;
 
 /**
- * Dismisses one item of the relay quarantine on the owner's word, as `relay quarantine dismiss`
- * does: it stays in the store (not applied, listed with --all) and no longer counts in doctor.
+ * Dismisses one item of the relay quarantine on the owner's word (`relay quarantine dismiss`, the
+ * owner's page): it stays in the store (not applied, listed with --all) and no longer counts in
+ * doctor. True when this call dismissed it, false when it was dismissed already (a second click or
+ * command changes nothing and is no failure); an item that was never quarantined is not-found.
  */
-export function dismissQuarantined(node: HostNode, key: QuarantineKey): void {
-  if (!node.store.relay.dismissQuarantined(key, node.nowMs())) {
-    throw new HostError(`no quarantined item seq ${key.seq} of epoch ${key.epoch} that is not dismissed already`, 'not-found');
-  }
+export function dismissQuarantined(node: HostNode, key: QuarantineKey): boolean {
+  if (node.store.relay.dismissQuarantined(key, node.nowMs())) return true;
+  const known = node.store.relay.quarantinedAt(key.seq).some((row) => row.relay_url === key.relay_url && row.epoch === key.epoch);
+  if (!known) throw new HostError(`no quarantined item seq ${key.seq} of epoch ${key.epoch}`, 'not-found');
+  return false;
 }

@@ -8,7 +8,8 @@ import { runningDaemonPid } from '../host/daemon-lock.ts';
 import { INBOX_PAGE_MAX } from '../host/mailbox.ts';
 import { watchDeliveries, type MailWatch } from '../host/mail-watch.ts';
 import { localAddress, type HostNode } from '../host/core/node.ts';
-import { registerMailTools, WAIT_PROGRESS_DEFAULT_MS, type MailSession } from './tools.ts';
+import { registerMailTools, type MailSession } from './tools.ts';
+import { WAIT_PROGRESS_DEFAULT_MS } from './wait-limits.ts';
 import { CHANNEL_CAPABILITY, startChannel, type ChannelMode } from './channel.ts';
 
 export const SERVER_NAME = 'agentmbx';

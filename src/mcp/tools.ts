@@ -36,6 +36,7 @@ import { wakeDaemon } from '../host/daemon-wake.ts';
 import { localAddress, type HostNode } from '../host/core/node.ts';
 import { annotateMailTools } from './annotations.ts';
 import { directoryEntrySchema, messagesSchema, recipientStatusSchema } from './schemas.ts';
+import { WAIT_DEFAULT_S, WAIT_PLAIN_MAX_S } from './wait-limits.ts';
 
 /** Every tool a session serves (a session that cannot serve lists them too, each answering why). */
 export const MAIL_TOOL_NAMES = [
@@ -55,15 +56,6 @@ export const MAIL_TOOL_NAMES = [
 export const IDS_PER_CALL_MAX = 50;
 /** Most mbx_wait calls one session may have open at once (each watches the store). */
 export const WAITS_AT_ONCE_MAX = 4;
-/** mbx_wait without timeout_s. */
-export const WAIT_DEFAULT_S = 30;
-/**
- * The longest mbx_wait of a client that asked for no progress notifications: under the 60 s after
- * which the MCP SDK's clients (and the Inspector) give up on a call.
- */
-export const WAIT_PLAIN_MAX_S = 50;
-/** How often a wait tells a client that sent a progressToken that it is still waiting (`agentmbx mcp --progress-every`). */
-export const WAIT_PROGRESS_DEFAULT_MS = 5_000;
 
 export interface MailSession {
   readonly node: HostNode;

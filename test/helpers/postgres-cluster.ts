@@ -31,6 +31,8 @@ export interface PostgresCluster {
   version: string;
   /** the postmaster's pid, which leads the cluster's process group */
   pid: number;
+  /** what another process needs to attach to it */
+  address: ClusterAddress;
   /** creates a database (through the pg client) and returns its URL */
   createDatabase(name: string): Promise<string>;
   /** fast shutdown, then the directory is removed; the process group is killed if it hangs */
@@ -42,6 +44,18 @@ export type ClusterStart = { available: true; cluster: PostgresCluster } | { ava
 export interface ClusterOptions {
   /** server settings passed as `-c name=value` (defaults: fsync and synchronous_commit on) */
   settings?: Record<string, string>;
+}
+
+/** Settings of a cluster nobody kills (the conformance run's): commits need not reach the disk. */
+export const UNSYNCED_SETTINGS: Readonly<Record<string, string>> = { fsync: 'off', synchronous_commit: 'off', full_page_writes: 'off' };
+
+/** What another process needs to use a running cluster (attachedPostgresCluster). */
+export interface ClusterAddress {
+  port: number;
+  pid: number;
+  version: string;
+  /** whether the cluster syncs its commits (a new database is then copied through the WAL, else as files: faster) */
+  synced: boolean;
 }
 
 /** Where a PostgreSQL program is: a Debian /usr/lib/postgresql/<v>/bin, else the PATH; null if nowhere. */
@@ -135,7 +149,7 @@ export async function startPostgresCluster(options: ClusterOptions = {}): Promis
     process.on('exit', killGroup);
     const ready = await waitReady(child);
     if (ready === null) {
-      return { available: true, cluster: runningCluster(child, port, version, root, killGroup) };
+      return { available: true, cluster: runningCluster(child, port, version, root, killGroup, settings.fsync !== 'off') };
     }
     killGroup();
     process.off('exit', killGroup);
@@ -168,8 +182,39 @@ function waitReady(child: ChildProcess): Promise<string | null> {
   });
 }
 
-function runningCluster(child: ChildProcess, port: number, version: string, root: string, killGroup: () => void): PostgresCluster {
-  const url = (database = 'postgres'): string => `postgres://postgres@127.0.0.1:${port}/${database}`;
+function clusterUrl(port: number): (database?: string) => string {
+  return (database = 'postgres') => `postgres://postgres@127.0.0.1:${port}/${database}`;
+}
+
+/** CREATE DATABASE `name`; FILE_COPY, which checkpoints, only where nothing syncs. */
+async function createDatabaseIn(url: (database?: string) => string, name: string, synced: boolean): Promise<string> {
+  if (!/^[a-z_][a-z0-9_]*$/.test(name)) throw new TypeError(`not a plain database name: ${name}`);
+  const client = new pg.Client({ connectionString: url() });
+  await client.connect();
+  try {
+    await client.query(`CREATE DATABASE ${name} STRATEGY ${synced ? 'WAL_LOG' : 'FILE_COPY'}`);
+  } finally {
+    await client.end();
+  }
+  return url(name);
+}
+
+/** A cluster another process started and will stop (its ClusterAddress): databases are made in it, stop() leaves it running. */
+export function attachedPostgresCluster(address: ClusterAddress): PostgresCluster {
+  const url = clusterUrl(address.port);
+  return {
+    url,
+    port: address.port,
+    version: address.version,
+    pid: address.pid,
+    address,
+    createDatabase: (name) => createDatabaseIn(url, name, address.synced),
+    stop: () => Promise.resolve(),
+  };
+}
+
+function runningCluster(child: ChildProcess, port: number, version: string, root: string, killGroup: () => void, synced: boolean): PostgresCluster {
+  const url = clusterUrl(port);
   const exited = new Promise<void>((resolve) => {
     if (child.exitCode !== null || child.signalCode !== null) resolve();
     else child.once('exit', () => resolve());
@@ -180,17 +225,8 @@ function runningCluster(child: ChildProcess, port: number, version: string, root
     port,
     version,
     pid: child.pid as number,
-    async createDatabase(name) {
-      if (!/^[a-z_][a-z0-9_]*$/.test(name)) throw new TypeError(`not a plain database name: ${name}`);
-      const client = new pg.Client({ connectionString: url() });
-      await client.connect();
-      try {
-        await client.query(`CREATE DATABASE ${name}`);
-      } finally {
-        await client.end();
-      }
-      return url(name);
-    },
+    address: { port, pid: child.pid as number, version, synced },
+    createDatabase: (name) => createDatabaseIn(url, name, synced),
     stop() {
       stopping ??= (async () => {
         // SIGINT is PostgreSQL's fast shutdown: backends end, shared memory is released

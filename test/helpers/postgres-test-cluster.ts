@@ -3,15 +3,22 @@
 // file's tests, passed or failed; the cluster's own exit hook kills its process group if the file
 // crashes. processes.ts is loaded first, so its hook kills the relays using the cluster before it stops.
 // A machine without PostgreSQL gets the reason to skip with, and the tests that need it say so.
+// A parent run that started one cluster for all of its files (relay-conformance.ts) names it
+// in SHARED_CLUSTER_ENV; its files then make their databases there and start none of their own.
 import { after } from 'node:test';
 import './processes.ts';
-import { startPostgresCluster, type ClusterStart } from './postgres-cluster.ts';
+import { attachedPostgresCluster, startPostgresCluster, type ClusterAddress, type ClusterStart } from './postgres-cluster.ts';
+
+/** The environment variable holding a parent run's cluster (its ClusterAddress as JSON). */
+export const SHARED_CLUSTER_ENV = 'AGENTMBX_TEST_POSTGRES';
 
 let started: Promise<ClusterStart> | null = null;
 let databases = 0;
 
 /** This file's cluster (one per test file), or why there is none. */
 export function testPostgres(): Promise<ClusterStart> {
+  const shared = process.env[SHARED_CLUSTER_ENV];
+  if (shared !== undefined) started ??= Promise.resolve({ available: true, cluster: attachedPostgresCluster(JSON.parse(shared) as ClusterAddress) });
   started ??= startPostgresCluster().then((start) => {
     if (start.available) after(() => start.cluster.stop());
     return start;

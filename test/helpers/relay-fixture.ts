@@ -52,7 +52,7 @@ export function testConfig(settings: TestRelayOptions['config'], limits: TestRel
 }
 
 /**
- * Which relay startTestRelay starts (env AGENTMBX_TEST_RELAY_SETUP, set by conformance-setups.test.ts
+ * Which relay startTestRelay starts (env AGENTMBX_TEST_RELAY_SETUP, set by helpers/relay-conformance.ts
  * to run the relay's HTTP conformance tests against every configuration): `single` (default), one
  * process; `sqlite-workers`, a group's leader and two workers on one SQLite store (services in this
  * process, each with its own store connections, without node:cluster); `postgres-2`, two relays on one

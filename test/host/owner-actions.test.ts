@@ -84,8 +84,10 @@ test("dismiss takes one quarantined item off the owner's list (kept in the store
     ],
     'nothing is deleted',
   );
+  assert.equal(dismissQuarantined(a, { relay_url: item.relay_url, epoch: 'e1', seq: 7 }), false, 'dismissed already: no failure, nothing changes');
+  assert.equal(a.store.relay.quarantined()[0]?.dismissed_at, clock.now);
   assert.throws(
-    () => dismissQuarantined(a, { relay_url: item.relay_url, epoch: 'e1', seq: 7 }),
+    () => dismissQuarantined(a, { relay_url: item.relay_url, epoch: 'e2', seq: 7 }),
     (err: unknown) => err instanceof HostError && err.kind === 'not-found',
   );
 });

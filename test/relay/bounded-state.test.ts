@@ -6,6 +6,7 @@ import { ChallengeTable } from '../../src/relay/core/challenges.ts';
 import { RATE_WINDOW_MS, RateWindow } from '../../src/common/rate-window.ts';
 import { toBase64 } from '../../src/protocol/base64.ts';
 import { generateSigningKey } from '../../src/protocol/keys.ts';
+import { REFUSAL_HEADER, REFUSALS } from '../../src/protocol/relay-api/refusals.ts';
 import { startTestRelay } from '../helpers/relay-fixture.ts';
 
 /** A deterministic source of "random" bytes: a counter, so every challenge differs. */
@@ -54,17 +55,24 @@ test('challenge table: single use, replaced by a new one, dead after five minute
   assert.equal(await table.take('k', 10 + CHALLENGE_LIFE_MS), null, 'expired at five minutes');
 });
 
-test('a full challenge table makes the challenge route answer 503', async () => {
+test('a full challenge table makes the challenge route answer 503 CHALLENGES_FULL', async () => {
   const relay = await startTestRelay();
   const challenges = relay.service.core.context.challenges;
-  for (let i = 0; i < MAX_OPEN_CHALLENGES; i++) assert.notEqual(await challenges.issue(keyOf(i), relay.clock.now), null);
+  // a thousand at a time: where challenges live in the store, concurrent ones share commits
+  for (let from = 0; from < MAX_OPEN_CHALLENGES; from += 1_000) {
+    const issued = await Promise.all(Array.from({ length: 1_000 }, (_, i) => challenges.issue(keyOf(from + i), relay.clock.now)));
+    assert.ok(!issued.includes(null), 'every challenge below the cap is issued');
+  }
   const answer = await fetch(`${relay.url}/v1/relay/challenge`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
     body: JSON.stringify({ host: 'laptop', pubkey: generateSigningKey().publicKey }),
   });
-  assert.equal(answer.status, 503);
-  assert.match(((await answer.json()) as { error: string }).error, /too many open enrolment challenges/);
+  assert.equal(answer.status, REFUSALS.CHALLENGES_FULL.status);
+  assert.equal(answer.headers.get(REFUSAL_HEADER), 'CHALLENGES_FULL');
+  const body = (await answer.json()) as { error: string; code?: string };
+  assert.match(body.error, /too many open enrolment challenges/);
+  assert.equal(body.code, 'codeInBody' in REFUSALS.CHALLENGES_FULL ? 'CHALLENGES_FULL' : undefined);
   relay.clock.advance(CHALLENGE_LIFE_MS);
   const later = await fetch(`${relay.url}/v1/relay/challenge`, {
     method: 'POST',

@@ -9,12 +9,12 @@ import { generateSigningKey } from '../../src/protocol/keys.ts';
 import { signSenderList, type SenderListRecord } from '../../src/protocol/records/sender-list.ts';
 import { REFUSAL_HEADER, REFUSALS, type RefusalCode } from '../../src/protocol/relay-api/refusals.ts';
 import type { EnrolmentAuthority, EnrolmentDecision } from '../../src/relay/authority/enrolment-authority.ts';
-import { MAX_OPEN_CHALLENGES } from '../../src/relay/config.ts';
 import { enrolledHost, testHost, signedRotation, startTestRelay, type TestHost, type TestRelay } from '../helpers/relay-fixture.ts';
 
 /** Codes proved through the real HTTP face by another test, which owns their setup. */
 const PROVED_ELSEWHERE: Partial<Record<RefusalCode, string>> = {
   REQUEST_TIMEOUT: 'test/relay/http-layer.test.ts (a clientError raised on the real socket)',
+  CHALLENGES_FULL: 'test/relay/bounded-state.test.ts (the table filled to MAX_OPEN_CHALLENGES)',
   STORE_BUSY: 'test/relay/http-layer.test.ts (the real store with its transaction queue full)',
   STORE_FULL: 'test/drills/relay-disk-faults.test.ts (a full tmpfs)',
   STORE_IO: 'test/drills/relay-disk-faults.test.ts (an I/O fault point)',
@@ -146,15 +146,6 @@ test('the HTTP layer, the hop, enrolment, push, pull, ack, sender lists, rotatio
   // capacity: three live enrolments (laptop's new key, desk, one more), then full
   await enrolledHost(relay, 'third');
   expectRefusal('ENROLMENTS_FULL', await viaApi(testHost(relay, 'fourth').api.enrol()));
-  const challenges = relay.service.core.context.challenges;
-  // a thousand at a time: where challenges live in the store, concurrent ones share commits
-  for (let from = 0; from < MAX_OPEN_CHALLENGES; from += 1_000) {
-    await Promise.all(Array.from({ length: 1_000 }, (_, i) => challenges.issue(`filler-${from + i}`, relay.clock.nowMs())));
-  }
-  expectRefusal(
-    'CHALLENGES_FULL',
-    await fetched(relay, 'POST', '/v1/relay/challenge', JSON.stringify({ host: 'late', pubkey: generateSigningKey().publicKey })),
-  );
   // the per-address budget (enrol_per_minute) runs out; no clock moves, so it stays out
   let rate: Seen | null = null;
   for (let i = 0; i < 100 && rate === null; i++) {

@@ -4,7 +4,7 @@
 // verifies it) says when to run the command again. A failure is one line that never holds a token.
 import { spawn, type ChildProcessByStdio } from 'node:child_process';
 import type { Readable } from 'node:stream';
-import { decodeJwt, type JWTPayload } from 'jose';
+import type { JWTPayload } from 'jose';
 import { UNSHOWABLE } from '../../common/terminal-text.ts';
 
 /** A token command that has not finished by then is killed (its whole process group). */
@@ -42,10 +42,11 @@ export function tokenNeedsRefresh(token: AccessToken, nowMs: number): boolean {
   return nowMs >= token.expMs - Math.max(TOKEN_REFRESH_MIN_MS, (token.expMs - token.iatMs) / 5);
 }
 
-/** The token in a command's stdout, or why there is none (never quoting the output). */
-export function parseTokenOutput(stdout: string, nowMs: number): TokenRun {
+/** The token in a command's stdout, or why there is none (never quoting the output). jose loads on the first token: most hosts use no token relay. */
+export async function parseTokenOutput(stdout: string, nowMs: number): Promise<TokenRun> {
   const text = stdout.trim();
   if (text === '') return { ok: false, reason: 'printed no token' };
+  const { decodeJwt } = await import('jose');
   let claims: JWTPayload;
   try {
     if (!JWT_SHAPE.test(text)) throw new Error('not a JWT');
@@ -131,11 +132,11 @@ export function runTokenCommand(options: TokenCommandOptions): Promise<TokenRun>
       if (err.length > TOKEN_STDERR_MAX_BYTES) err = err.subarray(err.length - TOKEN_STDERR_MAX_BYTES);
     });
     child.on('close', (code, signal) => {
-      finish(
-        code === 0
-          ? parseTokenOutput(Buffer.concat(out).toString('utf8'), options.nowMs())
-          : { ok: false, reason: exitReason(code, signal, err.toString('utf8')) },
-      );
+      if (code !== 0) finish({ ok: false, reason: exitReason(code, signal, err.toString('utf8')) });
+      else
+        void parseTokenOutput(Buffer.concat(out).toString('utf8'), options.nowMs()).then(finish, (e: Error) =>
+          finish({ ok: false, reason: `could not be read: ${e.message}` }),
+        );
     });
   });
 }

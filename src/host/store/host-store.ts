@@ -14,6 +14,8 @@ import { WakeTables } from './wake-tables.ts';
 
 /** Meta key holding the host public key this store belongs to (rotation updates it; a store without it holds no host). */
 export const META_HOST_PUB = 'host_pubkey';
+/** The URL the daemon listens on, written when it starts (peers' pair/join and doctor read it). */
+export const META_LISTEN_ADDR = 'listen_addr';
 
 export class HostStore {
   readonly db: Database;

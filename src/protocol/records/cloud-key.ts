@@ -3,7 +3,6 @@
 // host key certifies the cloud key (cloud-key-cert) and the cloud key proves it is held by signing
 // the enrolment challenge (cloud-key-pop), so a token seen in transit is useless without the cloud
 // key's private half.
-import { calculateJwkThumbprint } from 'jose';
 import { fromBase64Url, toBase64, toBase64Url } from '../base64.ts';
 import { canonicalJson } from '../canonical.ts';
 import { isPublicKey, KEY_BYTES, verifySignature, type SigningKey } from '../keys.ts';
@@ -34,8 +33,9 @@ export function parseCloudKey(value: unknown): CloudKeyJwk | null {
   return { kty: 'OKP', crv: 'Ed25519', x: record['x'] as string };
 }
 
-/** RFC 7638 thumbprint (base64url SHA-256), the value tokens carry as `cnf.jkt`. */
-export function cloudKeyThumbprint(jwk: CloudKeyJwk): Promise<string> {
+/** RFC 7638 thumbprint (base64url SHA-256), the value tokens carry as `cnf.jkt`; jose loads on first use (only token relays need it). */
+export async function cloudKeyThumbprint(jwk: CloudKeyJwk): Promise<string> {
+  const { calculateJwkThumbprint } = await import('jose');
   return calculateJwkThumbprint(jwk, 'sha256');
 }
 

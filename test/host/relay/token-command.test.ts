@@ -84,7 +84,7 @@ test('no output, not a token, no exp, expired, too much output: one-line reasons
   assert.equal(failed(await run(`printf '%s' "$T"`, { T: jwt({ iat: NOW / 1000 }) })), 'printed a token without an "exp" claim');
   assert.equal(failed(await run(`printf '%s' "$T"`, { T: fresh(600, NOW / 1000 - 600) })), 'printed a token that has already expired');
   assert.equal(failed(await run(`head -c ${TOKEN_MAX_BYTES + 1} /dev/zero | tr '\\0' a`)), `printed more than ${TOKEN_MAX_BYTES} bytes`);
-  assert.equal(parseTokenOutput('a.b', NOW).ok, false);
+  assert.equal((await parseTokenOutput('a.b', NOW)).ok, false);
 });
 
 function alive(pid: number): boolean {
@@ -170,7 +170,7 @@ test('the cache forgets a run that threw (the next caller runs again) and keeps 
   cache.drop(); // the relay refused the token a caller held while a refresh is running
   const second = cache.get('k', slow);
   assert.equal(runs, 1, 'the caller after drop shares the run going on');
-  finish(parseTokenOutput(fresh(), NOW));
+  finish(await parseTokenOutput(fresh(), NOW));
   assert.deepEqual(await first, await second);
   await cache.get('k', slow);
   assert.equal(runs, 1, 'its token was cached');
