@@ -29,6 +29,9 @@ export interface PhaseResult {
   loadCpuMs: number;
 }
 
+/** Whom an item is for: a host's name and key, and the enc key its envelope is sealed to. */
+export type ItemTarget = Pick<Host, 'name' | 'publicKey'> & { enc: Pick<EncKeyPair, 'publicKey'> };
+
 /** The wire size of a bench item: the targets speak of "1 KB items" (a sealed, signed envelope of 1 KiB). */
 export const ITEM_WIRE_BYTES = 1024;
 
@@ -41,7 +44,7 @@ export async function enrolHost(url: string, name: string): Promise<Host> {
 }
 
 /** A sealed, signed envelope from `from` to `to` whose plaintext body is `bodyChars` long. */
-function sealedTemplate(from: Host, to: Host, bodyChars: number): Record<string, unknown> {
+function sealedTemplate(from: Host, to: ItemTarget, bodyChars: number): Record<string, unknown> {
   const id = newUlid(Date.now());
   const body = 'x'.repeat(bodyChars);
   const unsigned: UnsignedEnvelopeV3 = {
@@ -73,7 +76,7 @@ function wireOf(template: Record<string, unknown>, itemId: string): Buffer {
  * is sealed and signed per pair, with the longest body that keeps its wire within ITEM_WIRE_BYTES,
  * and re-issued under fresh ids (same length: ULIDs).
  */
-export function itemMaker(from: Host, to: Host): () => { item: unknown; wireBytes: number } {
+export function itemMaker(from: Host, to: ItemTarget): () => { item: unknown; wireBytes: number } {
   let low = 0;
   let high = ITEM_WIRE_BYTES;
   while (low < high) {

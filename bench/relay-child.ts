@@ -15,6 +15,18 @@ export interface ProcessRss {
   rssBytes: number;
   /** VmHWM, bytes */
   peakRssBytes: number;
+  /** Pss now (proportionalSetBytes), bytes */
+  pssBytes: number;
+}
+
+/**
+ * The proportional set size of process `pid` (/proc/<pid>/smaps_rollup Pss): its private pages plus
+ * each page it shares with n processes counted 1/n. Summed over a group of processes it counts every
+ * page once, so it is the group's honest total where VmRSS counts the Node binary's code, which every
+ * process maps and the kernel keeps once, in each of them.
+ */
+export function proportionalSetBytes(pid: number): number {
+  return statOrZero(`/proc/${pid}/smaps_rollup`, (path) => procField(path, /^Pss:\s+(\d+) kB/m) * 1024);
 }
 
 /**
@@ -52,6 +64,10 @@ export interface RelayChild {
   peakRss(): number;
   /** resident set size now, summed over its processes, bytes (/proc/<pid>/status VmRSS) */
   rssBytes(): number;
+  /** proportional set size now, summed over its processes, bytes (proportionalSetBytes) */
+  pssBytes(): number;
+  /** pulls held open now, in all its processes (the relay's /metrics agentmbx_held_pulls) */
+  heldPulls(): Promise<number>;
   /** CPU time (user + system) the relay used so far, all its processes and threads, ms (/proc/<pid>/stat, 100 ticks a second) */
   cpuMs(): number;
   /** CPU time of the relay's main threads (the event loops, which also run SQLite), ms */
@@ -66,7 +82,8 @@ export interface RelayChild {
 /** Limits out of the way: the bench measures throughput, not quotas or rate limits. */
 export const BENCH_SETTINGS = {
   pushes_per_minute: Number.MAX_SAFE_INTEGER,
-  enrol_per_minute: 10_000,
+  // the held-pull fleet enrols 20,000 hosts from one address, two calls each
+  enrol_per_minute: 1_000_000,
   max_queue_items: 1_000_000,
   max_queue_bytes: 1e12,
   max_sender_items: 1_000_000,
@@ -160,7 +177,13 @@ export async function startRelayChild(dir: string, settings: Record<string, numb
       role: p !== pid ? 'worker' : workers > 1 ? 'primary' : 'relay',
       rssBytes: statOrZero(`/proc/${p}/status`, (path) => procField(path, /^VmRSS:\s+(\d+) kB/m) * 1024),
       peakRssBytes: statOrZero(`/proc/${p}/status`, (path) => procField(path, /^VmHWM:\s+(\d+) kB/m) * 1024),
+      pssBytes: proportionalSetBytes(p),
     }));
+  /** figures of one /metrics scrape, by name */
+  const scrape = async (...names: string[]): Promise<number[]> => {
+    const text = await (await fetch(`${url}/metrics`)).text();
+    return names.map((name) => Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(text)?.[1] ?? Number.NaN));
+  };
   return {
     url,
     pid,
@@ -170,12 +193,13 @@ export async function startRelayChild(dir: string, settings: Record<string, numb
     writeBytes: () => sum((p) => statOrZero(`/proc/${p}/io`, (path) => procField(path, /^write_bytes:\s+(\d+)/m))),
     peakRss: () => Math.max(...peakRssPerProcess().map((p) => p.peakRssBytes)),
     rssBytes: () => sum((p) => statOrZero(`/proc/${p}/status`, (path) => procField(path, /^VmRSS:\s+(\d+) kB/m) * 1024)),
+    pssBytes: () => sum(proportionalSetBytes),
+    heldPulls: async () => (await scrape('agentmbx_held_pulls'))[0] as number,
     cpuMs: () => sum((p) => statOrZero(`/proc/${p}/stat`, statCpuMs)),
     mainThreadCpuMs: () => sum((p) => statOrZero(`/proc/${p}/task/${p}/stat`, statCpuMs)),
     async groups() {
-      const text = await (await fetch(`${url}/metrics`)).text();
-      const value = (name: string): number => Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(text)?.[1] ?? Number.NaN);
-      return { count: value('agentmbx_commit_group_size_count'), members: value('agentmbx_commit_group_size_sum') };
+      const [count, members] = await scrape('agentmbx_commit_group_size_count', 'agentmbx_commit_group_size_sum');
+      return { count: count as number, members: members as number };
     },
     async stop() {
       child.kill('SIGTERM');

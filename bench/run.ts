@@ -12,7 +12,7 @@ import { machineBusyPercent, sampleMachineCpu } from './machine-cpu.ts';
 import { measurePostgres, startRelayOnPostgres } from './postgres.ts';
 import { BENCH_SETTINGS, startRelayChild, type ProcessRss, type RelayChild } from './relay-child.ts';
 import { Table, type CpuPerItem } from './table.ts';
-import { enrolFleet, idleFleetPhase, wakePhase, type IdleFleetResult, type WakeResult } from './held-pulls.ts';
+import { FLEET_HOSTS_PER_PROCESS, Fleet, idleFleetPhase, openFileHardLimit, wakePhase, type IdleFleetResult, type WakeResult } from './held-pulls.ts';
 
 const PHASE_SECONDS = 3;
 const WARM_UP_SECONDS = 3;
@@ -25,6 +25,8 @@ const DEPTH_ROUNDS = 4;
 /** Items built and signed before each measured push phase starts (more than any phase here pushes in PHASE_SECONDS). */
 const PREBUILT_ITEMS = 15_000;
 const BIG_QUEUE = 100_000;
+/** Items the memory phase queues (BENCH_MEMORY_QUEUED lowers it for a smoke run; the 200 MB target is for BIG_QUEUE). */
+const MEMORY_QUEUED = Number(process.env['BENCH_MEMORY_QUEUED'] ?? BIG_QUEUE);
 const SINGLE_LEVELS = [1, 8, 32] as const;
 const BATCH_SENDERS = 8;
 const MiB = 1024 * 1024;
@@ -33,6 +35,8 @@ const CORES = availableParallelism();
 /** Hosts of the idle fleet holding their pulls (issue 30's target: 20,000; BENCH_FLEET lowers it for a smoke run) and of the smaller fleet (4,000), held and polling. */
 const FLEET = Number(process.env['BENCH_FLEET'] ?? 20_000);
 const SMALL_FLEET = Math.min(FLEET, Number(process.env['BENCH_SMALL_FLEET'] ?? 4_000));
+/** Hosts per fleet process (BENCH_FLEET_PER_PROCESS: a smoke run's small fleet in several processes too). */
+const FLEET_PER_PROCESS = Number(process.env['BENCH_FLEET_PER_PROCESS'] ?? FLEET_HOSTS_PER_PROCESS);
 const FLEET_SECONDS = Number(process.env['BENCH_FLEET_SECONDS'] ?? 20);
 const WAKE_ITEMS = Number(process.env['BENCH_WAKE_ITEMS'] ?? 1_000);
 /** The setups the held-pull phases run on (issue 30). */
@@ -51,58 +55,84 @@ const IDLE_TARGET_BYTES = 150 * 1_000_000;
 interface RelaySetup {
   key: string;
   label: string;
+  /** its processes that serve HTTP (each holds its share of the held pulls' sockets) */
+  httpProcesses: number;
   start(dir: string): Promise<RelayChild>;
 }
 
 const RELAY_SETUPS: RelaySetup[] = [
-  { key: 'sqlite-1', label: 'SQLite, --workers 1', start: (dir) => startRelayChild(dir, BENCH_SETTINGS, 1) },
-  { key: 'sqlite-n', label: `SQLite, --workers ${CORES}`, start: (dir) => startRelayChild(dir, BENCH_SETTINGS, CORES) },
-  { key: 'postgres-1', label: 'PostgreSQL, 1 relay process', start: (dir) => startRelayOnPostgres(dir, 1) },
-  { key: 'postgres-2', label: 'PostgreSQL, 2 relay processes', start: (dir) => startRelayOnPostgres(dir, 2) },
+  { key: 'sqlite-1', label: 'SQLite, --workers 1', httpProcesses: 1, start: (dir) => startRelayChild(dir, BENCH_SETTINGS, 1) },
+  { key: 'sqlite-n', label: `SQLite, --workers ${CORES}`, httpProcesses: CORES, start: (dir) => startRelayChild(dir, BENCH_SETTINGS, CORES) },
+  { key: 'postgres-1', label: 'PostgreSQL, 1 relay process', httpProcesses: 1, start: (dir) => startRelayOnPostgres(dir, 1) },
+  { key: 'postgres-2', label: 'PostgreSQL, 2 relay processes', httpProcesses: 2, start: (dir) => startRelayOnPostgres(dir, 2) },
 ];
 
 interface HeldResult {
+  /** the fleet held on this setup: FLEET, or less when FLEET pulls do not fit its processes' open-file limit (`limitNote` says so) */
+  fleet: number;
+  limitNote: string | null;
   held: IdleFleetResult;
   smallHeld: IdleFleetResult;
   smallPolling: IdleFleetResult;
   wake: WakeResult;
 }
 
+/** Open files a relay process keeps besides its held pulls' sockets (its store, pipes, threads), with room to spare. */
+const RELAY_FD_HEADROOM = 1_000;
+
 /**
- * Issue 30's phases on a fresh relay of `setup`: its idle memory; a fleet of FLEET hosts holding their
- * pulls; SMALL_FLEET hosts holding, then polling every 2 s; then single-item pushes to random hosts of
- * the large fleet while it holds, timed from accept to the held pull's answer.
+ * The held fleet `setup` can take on this machine: each of its HTTP processes holds one socket per
+ * held pull and may open at most `ulimit -Hn` files (Node raises its soft limit to that as it starts), so
+ * FLEET pulls on too few processes are cut to what fits, in thousands, and the note says so.
+ */
+function heldFleetFor(setup: RelaySetup): { fleet: number; limitNote: string | null } {
+  const hardLimit = openFileHardLimit();
+  if (hardLimit === null) return { fleet: FLEET, limitNote: null };
+  const fits = Math.floor(((hardLimit - RELAY_FD_HEADROOM) * setup.httpProcesses) / 1000) * 1000;
+  if (FLEET <= fits) return { fleet: FLEET, limitNote: null };
+  return {
+    fleet: fits,
+    limitNote: `${FLEET} held pulls on ${setup.httpProcesses} relay process${setup.httpProcesses === 1 ? '' : 'es'} is above this machine's open-file limit (ulimit -Hn ${hardLimit} per process): measured with ${fits}`,
+  };
+}
+
+/**
+ * Issue 30's phases on a fresh relay of `setup`, with a fleet of FLEET hosts (heldFleetFor) enrolled
+ * from child processes (held-pulls.ts): SMALL_FLEET hosts polling every 2 s, then holding; the whole
+ * fleet holding; then single-item pushes to random held hosts, timed from accept to the held pull's
+ * answer. Each phase's pulls end (their connections closed) before the next starts.
  */
 async function measureHeld(setup: RelaySetup, dir: string): Promise<HeldResult> {
+  const { fleet: fleetSize, limitNote } = heldFleetFor(setup);
+  if (limitNote !== null) log(`${setup.label}: ${limitNote}`);
+  const small = Math.min(SMALL_FLEET, fleetSize);
   const relay = await setup.start(dir);
+  let fleet: Fleet | null = null;
   try {
-    log(`${setup.label}: enrolling ${FLEET} fleet hosts`);
-    const fleetHosts = await enrolFleet(relay.url, FLEET);
+    log(`${setup.label}: enrolling ${fleetSize} fleet hosts from ${Math.ceil(fleetSize / FLEET_PER_PROCESS)} processes`);
+    fleet = await Fleet.enrol(relay.url, fleetSize, FLEET_PER_PROCESS);
     const sender = await enrolHost(relay.url, 'wake-sender');
-    const small = fleetHosts.slice(0, SMALL_FLEET);
-    log(`${setup.label}: idle fleet, ${SMALL_FLEET} hosts polling every 2 s, ${FLEET_SECONDS} s`);
-    const smallPolling = await idleFleetPhase(relay, small, 'polling', FLEET_SECONDS, CORES);
-    smallPolling.fleet.stop();
-    log(`${setup.label}: idle fleet, ${SMALL_FLEET} hosts holding their pulls, ${FLEET_SECONDS} s`);
-    const smallHeld = await idleFleetPhase(relay, small, 'held', FLEET_SECONDS, CORES, 3 + 2);
-    smallHeld.fleet.stop();
-    log(`${setup.label}: idle fleet, ${FLEET} hosts holding their pulls, ${FLEET_SECONDS} s`);
-    // the small fleet's held pulls are answered by the large fleet's (one per host key)
-    const held = await idleFleetPhase(relay, fleetHosts, 'held', FLEET_SECONDS, CORES, 3 + Math.ceil(FLEET / 2000));
+    log(`${setup.label}: idle fleet, ${small} hosts polling every 2 s, ${FLEET_SECONDS} s`);
+    const smallPolling = await idleFleetPhase(relay, fleet, 'polling', small, FLEET_SECONDS, CORES);
+    await fleet.stop();
+    log(`${setup.label}: idle fleet, ${small} hosts holding their pulls, ${FLEET_SECONDS} s`);
+    const smallHeld = await idleFleetPhase(relay, fleet, 'held', small, FLEET_SECONDS, CORES);
+    await fleet.stop();
+    log(`${setup.label}: idle fleet, ${fleetSize} hosts holding their pulls, ${FLEET_SECONDS} s`);
+    const held = await idleFleetPhase(relay, fleet, 'held', fleetSize, FLEET_SECONDS, CORES);
     log(`${setup.label}: wake, ${WAKE_ITEMS} single-item pushes to random held hosts`);
-    const wake = await wakePhase(held.fleet, sender, fleetHosts, WAKE_ITEMS);
-    held.fleet.stop();
-    const { fleet: _a, ...heldFigures } = held;
-    const { fleet: _b, ...smallHeldFigures } = smallHeld;
-    const { fleet: _c, ...smallPollingFigures } = smallPolling;
-    return { held: heldFigures, smallHeld: smallHeldFigures, smallPolling: smallPollingFigures, wake };
+    const wake = await wakePhase(fleet, sender, WAKE_ITEMS);
+    await fleet.stop();
+    return { fleet: fleetSize, limitNote, held, smallHeld, smallPolling, wake };
   } finally {
+    await fleet?.close();
     await relay.stop();
   }
 }
 
 function heldTable(table: Table, setup: RelaySetup, result: HeldResult): void {
   table.section(`${setup.label}: held pulls (issue 30; machine busy is the whole machine, load generator included)`);
+  if (result.limitNote !== null) table.note(`  ${result.limitNote}`);
   const fleetRow = (what: string, fleet: IdleFleetResult, targetPercent: number | null): void => {
     table.row(
       `${fleet.hosts} hosts ${what}: relay CPU (% of one core)`,
@@ -113,20 +143,42 @@ function heldTable(table: Table, setup: RelaySetup, result: HeldResult): void {
         ? undefined
         : { label: `≤ ${targetPercent} %`, ok: fleet.relayCpuPercent <= targetPercent, ratio: fleet.relayCpuPercent / targetPercent },
     );
+    const held = fleet.heldAtStart === null ? '' : `; ${fleet.heldAtStart} held by the relay when measuring began`;
+    const failed =
+      fleet.failures === 0
+        ? ''
+        : `; ${fleet.failures} pulls failed (${Object.entries(fleet.causes)
+            .map(([cause, n]) => `${cause} ×${n}`)
+            .join(', ')})`;
     table.note(
-      `  ${fleet.pulls} pulls answered in ${fleet.seconds.toFixed(1)} s; machine busy ${fleet.machineBusyPercent.toFixed(0)} % of ${100 * CORES} %; relay RSS ${(fleet.relayRssBytes / MiB).toFixed(0)} MiB`,
+      `  ${fleet.pulls} pulls answered in ${fleet.seconds.toFixed(1)} s${held}${failed}; machine busy ${fleet.machineBusyPercent.toFixed(0)} % of ${100 * CORES} %; relay RSS ${(fleet.relayRssBytes / MiB).toFixed(0)} MiB summed, PSS ${(fleet.relayPssBytes / MiB).toFixed(0)} MiB; load generator ${fleet.fleetProcessRssBytes.length} fleet processes of ${fleet.fleetProcessRssBytes.map((b) => (b / MiB).toFixed(0)).join(' / ')} MiB RSS`,
     );
   };
   fleetRow('polling every 2 s', result.smallPolling, null);
-  fleetRow('holding their pulls', result.smallHeld, SMALL_FLEET >= 4_000 ? 3 : null);
-  table.row(`  held ÷ polling, ${SMALL_FLEET} hosts (relay CPU)`, result.smallHeld.relayCpuPercent, result.smallPolling.relayCpuPercent, '÷ polling');
-  fleetRow('holding their pulls', result.held, FLEET >= 20_000 ? 10 : null);
-  table.row(`${FLEET} hosts holding: relay RSS, every process (MiB)`, result.held.relayRssBytes / MiB, 500, '÷ 500 MB target', {
-    label: '≤ 500 MB',
-    ok: result.held.relayRssBytes <= 500 * 1_000_000,
-    ratio: result.held.relayRssBytes / (500 * 1_000_000),
-  });
+  fleetRow('holding their pulls', result.smallHeld, result.smallHeld.hosts >= 4_000 ? 3 : null);
+  table.row(
+    `  held ÷ polling, ${result.smallHeld.hosts} hosts (relay CPU)`,
+    result.smallHeld.relayCpuPercent,
+    result.smallPolling.relayCpuPercent,
+    '÷ polling',
+  );
+  // the 20,000-host targets, also where the open-file limit cut the fleet (the note above says so)
+  const bigTargets = FLEET >= 20_000;
+  fleetRow('holding their pulls', result.held, bigTargets ? 10 : null);
+  const memoryRow = (figure: string, bytes: number): void => {
+    table.row(
+      `${result.held.hosts} hosts holding: relay ${figure} (MiB)`,
+      bytes / MiB,
+      bigTargets ? 500 : null,
+      bigTargets ? '÷ 500 MB target' : '',
+      bigTargets ? { label: '≤ 500 MB', ok: bytes <= 500 * 1_000_000, ratio: bytes / (500 * 1_000_000) } : undefined,
+    );
+  };
+  memoryRow('RSS of every process, summed', result.held.relayRssBytes);
+  memoryRow('PSS of every process, summed', result.held.relayPssBytes);
+  memoryRow('private pages, and shared ones counted once', result.held.relayOnceBytes);
   const { wake } = result;
+  if (wake.unanswered > 0) table.note(`  ${wake.unanswered} of ${wake.items} pushed items were not answered to their held pull within 30 s`);
   table.row(`accept → held pull answer, p50 of ${wake.items} pushes to random held hosts (ms)`, wake.p50Ms, 5, '÷ 5 ms target', {
     label: '≤ 5 ms',
     ok: wake.p50Ms <= 5,
@@ -142,13 +194,13 @@ interface MemoryResult {
   /** each process after IDLE_SECONDS more of idling */
   idleLater: ProcessRss[];
   idleLaterOnceBytes: number;
-  /** each process once BIG_QUEUE items are queued (RSS now and its peak) */
+  /** each process once MEMORY_QUEUED items are queued (RSS now and its peak) */
   queued: ProcessRss[];
 }
 
 /**
  * The relay's memory on a fresh relay of `setup`: idle on an empty store right after start and
- * IDLE_SECONDS later, then with BIG_QUEUE items queued (100-item batches from 8 senders). A first
+ * IDLE_SECONDS later, then with MEMORY_QUEUED items queued (100-item batches from 8 senders). A first
  * start and stop comes before, as on an operator's machine where the relay has run once since its
  * upgrade: bin/agentmbx keeps Node's compile cache, without which every process also holds the
  * TypeScript stripper (about 15 MB each).
@@ -167,10 +219,10 @@ async function measureMemory(setup: RelaySetup, dir: string): Promise<MemoryResu
     await new Promise((resolve) => setTimeout(resolve, IDLE_SECONDS * 1000));
     const idleLater = relay.peakRssPerProcess();
     const idleLaterOnceBytes = relay.residentOnceBytes();
-    log(`${setup.label}: memory, filling one queue to ${BIG_QUEUE} items`);
+    log(`${setup.label}: memory, filling one queue to ${MEMORY_QUEUED} items`);
     const senders: Host[] = [];
     for (let i = 0; i < 8; i += 1) senders.push(await enrolHost(relay.url, `memory-sender-${i}`));
-    await pushPhase(senders, await enrolHost(relay.url, 'memory-big'), { batch: 100, seconds: 600, maxItems: BIG_QUEUE });
+    await pushPhase(senders, await enrolHost(relay.url, 'memory-big'), { batch: 100, seconds: 600, maxItems: MEMORY_QUEUED });
     return { idleAtStart, idleAtStartOnceBytes, idleLater, idleLaterOnceBytes, queued: relay.peakRssPerProcess() };
   } finally {
     await relay.stop();
@@ -178,13 +230,18 @@ async function measureMemory(setup: RelaySetup, dir: string): Promise<MemoryResu
 }
 
 function memoryTable(table: Table, setup: RelaySetup, result: MemoryResult): void {
-  table.section(`${setup.label}: memory (issue 30; relay serve through bin/agentmbx, fresh relay, VmRSS from /proc)`);
-  const sum = (processes: ProcessRss[]): number => processes.reduce((total, p) => total + p.rssBytes, 0);
-  for (const proc of result.idleLater) table.note(`  idle, ${proc.role} pid ${proc.pid}: ${(proc.rssBytes / MiB).toFixed(0)} MiB`);
+  table.section(`${setup.label}: memory (issue 30; relay serve through bin/agentmbx, fresh relay, /proc/<pid>/status and smaps_rollup)`);
+  const sum = (processes: ProcessRss[], field: 'rssBytes' | 'pssBytes'): number => processes.reduce((total, p) => total + p[field], 0);
+  for (const proc of result.idleLater)
+    table.note(`  idle, ${proc.role} pid ${proc.pid}: RSS ${(proc.rssBytes / MiB).toFixed(1)} MiB, PSS ${(proc.pssBytes / MiB).toFixed(1)} MiB`);
+  table.note("  RSS counts Node's code (about 55 MiB, mapped once by the kernel) in every process; PSS splits each shared page between the");
+  table.note('  processes that map it, so summed over the group it counts that code once, less its share in other Node processes of this');
+  table.note('  machine (the bench itself); "counted once" is every private page plus the shared pages of the process that has most');
   const idleRows: Array<[string, number]> = [
-    ['idle relay, empty store, right after start: RSS of every process, summed (MiB)', sum(result.idleAtStart)],
-    [`idle relay, empty store, ${IDLE_SECONDS} s later: RSS of every process, summed (MiB)`, sum(result.idleLater)],
-    [`  the same, pages shared between its processes (Node's code) counted once (MiB)`, result.idleLaterOnceBytes],
+    ['idle relay, empty store, right after start: RSS of every process, summed (MiB)', sum(result.idleAtStart, 'rssBytes')],
+    [`idle relay, empty store, ${IDLE_SECONDS} s later: RSS of every process, summed (MiB)`, sum(result.idleLater, 'rssBytes')],
+    ['  the same: PSS of every process, summed (MiB)', sum(result.idleLater, 'pssBytes')],
+    ['  the same: private pages, and shared ones counted once (MiB)', result.idleLaterOnceBytes],
   ];
   for (const [figure, bytes] of idleRows) {
     table.row(figure, bytes / MiB, IDLE_TARGET_BYTES / MiB, '÷ 150 MB target', {
@@ -195,7 +252,7 @@ function memoryTable(table: Table, setup: RelaySetup, result: MemoryResult): voi
   }
   for (const proc of result.queued) {
     table.row(
-      `RSS with ${BIG_QUEUE} items queued, ${proc.role} pid ${proc.pid} (MiB; peak ${(proc.peakRssBytes / MiB).toFixed(0)})`,
+      `RSS with ${MEMORY_QUEUED} items queued, ${proc.role} pid ${proc.pid} (MiB; peak ${(proc.peakRssBytes / MiB).toFixed(0)})`,
       proc.rssBytes / MiB,
       RSS_TARGET_BYTES / MiB,
       '÷ 200 MB target',

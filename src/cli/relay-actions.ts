@@ -10,8 +10,9 @@ import { rotateEpochOffline } from '../relay/ops/epoch.ts';
 import { RelayOpsError } from '../relay/ops/ops-error.ts';
 import { generateRelayKeyText, RelayKeyError } from '../relay/ops/relay-key.ts';
 import { restoreRelayStore } from '../relay/ops/restore.ts';
+import { releaseStartupMemory } from '../relay/ops/startup-memory.ts';
 import { WriterLockBusyError } from '../relay/ops/writer-lock.ts';
-import { createRelayLogger, isRelayLogLevel, RELAY_LOG_LEVELS, type RelayLogLevel } from '../relay/http/logging.ts';
+import { isRelayLogLevel, RELAY_LOG_LEVELS, type RelayLogLevel } from '../relay/http/log-levels.ts';
 import { PortBindError } from '../relay/http/bound-port.ts';
 import { joinGroupMetrics } from '../relay/group-metrics.ts';
 import { exitWithPrimary, reportReady, startWorkerGroup, type WorkerGroup } from '../relay/relay-group.ts';
@@ -77,12 +78,15 @@ function logLevelOf(flag: string | undefined): RelayLogLevel {
  * forks come back here as cluster workers.
  */
 export async function serve(flags: Record<string, string | undefined>, { json, logLevel }: { json: boolean; logLevel: string | undefined }): Promise<void> {
-  const requestLog = createRelayLogger(undefined, logLevelOf(logLevel));
+  const level = logLevelOf(logLevel);
   const options = await operate(() => resolveServeOptions(flags, process.env));
+  // a group's primary serves no HTTP and writes no request log: only the processes that do load pino
+  if (!cluster.isWorker && options.workers > 1) return serveGroup(options, json);
+  const { createRelayLogger } = await import('../relay/http/logging.ts');
+  const requestLog = createRelayLogger(undefined, level);
   if (cluster.isWorker) return serveAsWorker(options, requestLog);
-  if (options.workers > 1) return serveGroup(options, json);
   const service = await operate(() => startRelayService({ ...options, env: process.env, requestLog }));
-  keepCompiledCode();
+  settleOnceServing();
   // listen for the stop signals before the ready line: whoever reads it may signal at once
   const stopped = stopSignal();
   const reachable = reachableUrl(service.url);
@@ -101,12 +105,14 @@ export async function serve(flags: Record<string, string | undefined>, { json, l
 }
 
 /**
- * Writes Node's compile cache (bin/agentmbx enables it) as soon as a relay process serves, rather than
- * at its exit, which a worker's process.exit or a SIGKILL skips: without the cache every start runs
- * the TypeScript stripper again, and each process keeps it in memory (docs/relay-operator.md "Memory").
+ * Once a relay process serves: writes Node's compile cache (bin/agentmbx enables it) now rather than
+ * at its exit, which a worker's process.exit or a SIGKILL skips (without the cache every start runs
+ * the TypeScript stripper again, and each process keeps it in memory), and gives back the memory its
+ * start left behind (ops/startup-memory.ts; docs/relay-operator.md "Memory").
  */
-function keepCompiledCode(): void {
+function settleOnceServing(): void {
   flushCompileCache();
+  releaseStartupMemory();
 }
 
 /** Resolves at the first SIGTERM or SIGINT; later ones are ignored (the process is already stopping). */
@@ -141,7 +147,7 @@ async function serveGroup(options: ServeOptions, json: boolean): Promise<void> {
     await leader.close();
     throw new CliError((error as Error).message);
   }
-  keepCompiledCode();
+  settleOnceServing();
   const stopped = stopSignal();
   const reachable = reachableUrl(group.url);
   printResult(
@@ -171,7 +177,7 @@ async function serveAsWorker(options: ServeOptions, requestLog: Logger): Promise
   const groupMetrics = joinGroupMetrics();
   const service = await operate(() => startRelayService({ ...options, env: process.env, requestLog, role: 'worker' }));
   service.metrics.exposeGroup(groupMetrics.exposeTo(service.metrics.registry));
-  keepCompiledCode();
+  settleOnceServing();
   const stopped = stopSignal();
   reportReady(service.url, service.metricsUrl);
   await stopped;

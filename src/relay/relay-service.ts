@@ -5,7 +5,6 @@ import { availableParallelism } from 'node:os';
 import type { Logger } from 'pino';
 import { fingerprint } from '../protocol/fingerprint.ts';
 import type { EnrolmentAuthority } from './authority/enrolment-authority.ts';
-import { JWKS_MIN_FETCH_INTERVAL_MS } from './authority/jwks-cache.ts';
 import { HEARTBEAT_INTERVAL_MS, type RelayConfig } from './config.ts';
 import { storeChallenges } from './core/challenges.ts';
 import { PendingWriters } from './core/pending-writers.ts';
@@ -166,6 +165,7 @@ export async function startRelayService(options: RelayServiceOptions & { role?: 
         const failure = await hosted.authority.refreshKeys();
         if (failure !== null) log(`agentmbx relay: the token issuer's key set could not be fetched (${failure})`);
       };
+      const { JWKS_MIN_FETCH_INTERVAL_MS } = await import('./authority/jwks-cache.ts');
       const keys = startPeriodic(refresh, JWKS_MIN_FETCH_INTERVAL_MS, { runNow: true, onError: onError(log, 'JWKS refresh') });
       cleanups.push(() => keys.stop());
     }

@@ -1,19 +1,13 @@
 // The hosted relay's EnrolmentAuthority (design §8, docs/hosted-relay.md): a host enrols with a
 // short-lived access token of its account, verified offline against the issuer's JWKS, and bound
 // to the host through the cloud key that the host key certified and proved it holds.
-import { decodeProtectedHeader, errors, jwtVerify, type JWTPayload } from 'jose';
+import { decodeJwt, decodeProtectedHeader, errors, jwtVerify, type JWTPayload } from 'jose';
 import { cloudKeyThumbprint, parseCloudKey, verifyCloudKeyCert, verifyCloudKeyPop } from '../../protocol/records/cloud-key.ts';
 import type { EnrolmentAuthority, EnrolmentDecision, EnrolmentRequest } from './enrolment-authority.ts';
 import type { JwksCache } from './jwks-cache.ts';
+import { ACCOUNT_TOKEN_AUTHORITY, MAX_CLAIM_CHARS, MAX_TOKEN_CHARS, MAX_TOKEN_LIFETIME_S, TOKEN_CLOCK_TOLERANCE_S } from './token-limits.ts';
 
-/** Longest token lifetime accepted: `exp` at most this many seconds after `iat`. */
-export const MAX_TOKEN_LIFETIME_S = 15 * 60;
-/** Clock difference tolerated between the issuer and the relay on `exp`, `iat` and `nbf`. */
-export const TOKEN_CLOCK_TOLERANCE_S = 30;
-/** Longest token text looked at (an enrol body is capped at 8 KiB anyway). */
-export const MAX_TOKEN_CHARS = 4096;
-/** Longest claim value kept (account, org, sub, client_id, jti). */
-export const MAX_CLAIM_CHARS = 256;
+export { MAX_TOKEN_LIFETIME_S } from './token-limits.ts';
 
 /** The claims of a verified access token that the relay uses. */
 export interface AccessClaims {
@@ -41,7 +35,7 @@ export interface AccountTokenOptions {
 }
 
 export class AccountTokenAuthority implements EnrolmentAuthority {
-  readonly name = 'account-token';
+  readonly name = ACCOUNT_TOKEN_AUTHORITY;
   readonly strength = 1;
   readonly #options: AccountTokenOptions;
 
@@ -54,6 +48,11 @@ export class AccountTokenAuthority implements EnrolmentAuthority {
     if (!checked.ok) return { ok: false, reason: checked.reason, ...(checked.unavailable === true ? { unavailable: true } : {}) };
     const { account, org, jkt, client_id: clientId } = checked.value;
     return { ok: true, account, org, binding: { jkt, clientId } };
+  }
+
+  /** A token's claims, not verified (the session rule's look at `exp` and `jti` before any key); throws when it is no JWT. */
+  unverifiedClaims(token: string): JWTPayload {
+    return decodeJwt(token);
   }
 
   /** The background JWKS refresh (see JwksCache.refreshIfDue); returns the fetch failure, if any. */

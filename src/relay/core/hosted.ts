@@ -1,10 +1,10 @@
 // The rules only a hosted relay (enrolment_authority "account-token", design §8) adds to the core:
 // the cloud key binding made at enrolment, the session rule every hop must pass, and the
 // revocation deny-list an operator pushes (docs/hosted-relay.md).
-import { decodeJwt } from 'jose';
 import { fingerprint } from '../../protocol/fingerprint.ts';
 import { sha256Hex } from '../../protocol/hash.ts';
-import { MAX_CLAIM_CHARS, MAX_TOKEN_LIFETIME_S, type AccountTokenAuthority } from '../authority/account-token.ts';
+import type { AccountTokenAuthority } from '../authority/account-token.ts';
+import { MAX_CLAIM_CHARS, MAX_TOKEN_LIFETIME_S } from '../authority/token-limits.ts';
 import type { CloudKeyBinding } from '../authority/enrolment-authority.ts';
 import { SessionCache } from '../authority/session-cache.ts';
 import type { DenyEntry } from '../store/accounts.ts';
@@ -72,7 +72,7 @@ export async function sessionRefusal(ctx: CoreContext, hosted: HostedRelay, call
   const tokenHash = sha256Hex(token);
   let claims: { jti?: unknown; exp?: unknown };
   try {
-    claims = decodeJwt(token);
+    claims = hosted.authority.unverifiedClaims(token);
   } catch {
     return tokenRefused('it is not a JWT');
   }

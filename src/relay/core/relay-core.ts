@@ -3,8 +3,9 @@ import type { SigningKey } from '../../protocol/keys.ts';
 import type { RelayHopRequest } from '../../protocol/relay-hop.ts';
 import type { EnrolmentAuthority } from '../authority/enrolment-authority.ts';
 import { INLINE_HOP_VERIFIER, type HopVerifier } from '../crypto/hop-verifier.ts';
-import { AccountTokenAuthority } from '../authority/account-token.ts';
+import type { AccountTokenAuthority } from '../authority/account-token.ts';
 import { authorityFromConfig } from '../authority/from-config.ts';
+import { ACCOUNT_TOKEN_AUTHORITY } from '../authority/token-limits.ts';
 import { MAX_LIVE_ENROLMENTS, type RelayConfig } from '../config.ts';
 import type { Enrolment, RelayStore } from '../store/relay-store.ts';
 import { ChallengeTable, type Challenges } from './challenges.ts';
@@ -62,10 +63,15 @@ export interface RelayCoreOptions {
 
 export type RelayCore = Awaited<ReturnType<typeof createRelayCore>>;
 
+/** A hosted relay's authority, told apart by its name: a relay without account tokens does not load that module (and its JWT library). */
+function isAccountTokenAuthority(authority: EnrolmentAuthority): authority is AccountTokenAuthority {
+  return authority.name === ACCOUNT_TOKEN_AUTHORITY;
+}
+
 export async function createRelayCore(options: RelayCoreOptions) {
   const meta = await options.store.read((tx) => tx.meta.get());
   const nowMs = options.nowMs ?? Date.now;
-  const authority = options.authority ?? authorityFromConfig(options.config, nowMs);
+  const authority = options.authority ?? (await authorityFromConfig(options.config, nowMs));
   const pendingWriters = options.pendingWriters ?? new PendingWriters();
   const heldPulls = options.heldPulls ?? new HeldPulls<EncodedJson>();
   const ctx: CoreContext = {
@@ -73,7 +79,7 @@ export async function createRelayCore(options: RelayCoreOptions) {
     relayKey: options.relayKey,
     config: options.config,
     authority,
-    hosted: authority instanceof AccountTokenAuthority ? new HostedRelay(authority) : null,
+    hosted: isAccountTokenAuthority(authority) ? new HostedRelay(authority) : null,
     nowMs,
     version: options.version,
     epoch: meta.epoch,

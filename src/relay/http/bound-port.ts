@@ -2,7 +2,8 @@
 // touched: a start that cannot serve (port busy, no permission) fails without changing the store,
 // and nothing can take the port between that check and the relay serving on it. Until the relay
 // is ready the port answers 503 "starting", so a request that arrives early is told to retry.
-import { createServer, type RequestListener, type Server } from 'node:http';
+import type { RequestListener, Server } from 'node:http';
+import { nodeHttp } from '../../common/node-http.ts';
 
 /** Seconds a client that arrived while the relay was starting is told to wait before it retries. */
 export const STARTING_RETRY_AFTER_SECONDS = 1;
@@ -52,7 +53,7 @@ export class PortBindError extends Error {
  */
 export async function bindPort(host: string, port: number, setting: string, options: { shared?: boolean } = {}): Promise<BoundPort> {
   // HTTP/1.1 without Host is refused by the relay itself, as JSON (server.ts); Node's own refusal is an empty 400.
-  const server = createServer({ requireHostHeader: false }, answerStarting);
+  const server = nodeHttp.createServer({ requireHostHeader: false }, answerStarting);
   // what Fastify sets on a server it creates itself: idle keep-alive connections last 72 s, no
   // overall request deadline (a slow link may take its time over a large push)
   server.keepAliveTimeout = 72_000;

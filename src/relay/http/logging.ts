@@ -5,6 +5,9 @@ import { pino, type DestinationStream, type Logger } from 'pino';
 import { fingerprint } from '../../protocol/fingerprint.ts';
 import { isPublicKey } from '../../protocol/keys.ts';
 import { UNREF_TICKER, type Ticker } from '../../common/ticker.ts';
+import type { RelayLogLevel } from './log-levels.ts';
+
+export type { RelayLogLevel } from './log-levels.ts';
 
 /** Standard output gets request lines in blocks of at least this many bytes (one write per line costs a busy relay dearly)… */
 export const LOG_BLOCK_BYTES = 8 * 1024;
@@ -12,14 +15,6 @@ export const LOG_BLOCK_BYTES = 8 * 1024;
 export const LOG_FLUSH_MS = 250;
 /** Lines waiting for a slow standard output beyond this many bytes are dropped, never held in memory. */
 export const LOG_BUFFER_MAX_BYTES = 8 * 1024 * 1024;
-
-/** Levels an operator can pick (--log-level, MBX_RELAY_LOG_LEVEL): debug adds one line per successful poll. */
-export const RELAY_LOG_LEVELS = ['debug', 'info', 'warn', 'error', 'silent'] as const;
-export type RelayLogLevel = (typeof RELAY_LOG_LEVELS)[number];
-
-export function isRelayLogLevel(text: string): text is RelayLogLevel {
-  return (RELAY_LOG_LEVELS as readonly string[]).includes(text);
-}
 
 /** JSON lines on `destination` (default: standard output, written asynchronously in blocks; flush before exit). */
 export function createRelayLogger(destination?: DestinationStream, level: RelayLogLevel = 'info'): Logger {
