@@ -68,6 +68,8 @@ export interface RelayChild {
   pssBytes(): number;
   /** pulls held open now, in all its processes (the relay's /metrics agentmbx_held_pulls) */
   heldPulls(): Promise<number>;
+  /** the pulls the relay holds at most (/metrics agentmbx_held_pulls_limit: each process's cap, from its heap) */
+  heldPullsLimit(): Promise<number>;
   /** CPU time (user + system) the relay used so far, all its processes and threads, ms (/proc/<pid>/stat, 100 ticks a second) */
   cpuMs(): number;
   /** CPU time of the relay's main threads (the event loops, which also run SQLite), ms */
@@ -195,6 +197,7 @@ export async function startRelayChild(dir: string, settings: Record<string, numb
     rssBytes: () => sum((p) => statOrZero(`/proc/${p}/status`, (path) => procField(path, /^VmRSS:\s+(\d+) kB/m) * 1024)),
     pssBytes: () => sum(proportionalSetBytes),
     heldPulls: async () => (await scrape('agentmbx_held_pulls'))[0] as number,
+    heldPullsLimit: async () => (await scrape('agentmbx_held_pulls_limit'))[0] as number,
     cpuMs: () => sum((p) => statOrZero(`/proc/${p}/stat`, statCpuMs)),
     mainThreadCpuMs: () => sum((p) => statOrZero(`/proc/${p}/task/${p}/stat`, statCpuMs)),
     async groups() {

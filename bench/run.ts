@@ -82,18 +82,25 @@ const RELAY_FD_HEADROOM = 1_000;
 
 /**
  * The held fleet `setup` can take on this machine: each of its HTTP processes holds one socket per
- * held pull and may open at most `ulimit -Hn` files (Node raises its soft limit to that as it starts), so
- * FLEET pulls on too few processes are cut to what fits, in thousands, and the note says so.
+ * held pull and may open at most `ulimit -Hn` files (Node raises its soft limit to that as it starts),
+ * and holds at most its cap (`relayLimit`, the group's sum, from each process's heap); FLEET pulls on
+ * too few processes are cut to what fits, in thousands, and the note says so.
  */
-function heldFleetFor(setup: RelaySetup): { fleet: number; limitNote: string | null } {
+function heldFleetFor(setup: RelaySetup, relayLimit: number): { fleet: number; limitNote: string | null } {
   const hardLimit = openFileHardLimit();
-  if (hardLimit === null) return { fleet: FLEET, limitNote: null };
-  const fits = Math.floor(((hardLimit - RELAY_FD_HEADROOM) * setup.httpProcesses) / 1000) * 1000;
-  if (FLEET <= fits) return { fleet: FLEET, limitNote: null };
-  return {
-    fleet: fits,
-    limitNote: `${FLEET} held pulls on ${setup.httpProcesses} relay process${setup.httpProcesses === 1 ? '' : 'es'} is above this machine's open-file limit (ulimit -Hn ${hardLimit} per process): measured with ${fits}`,
-  };
+  const byFiles = hardLimit === null ? Number.POSITIVE_INFINITY : Math.floor(((hardLimit - RELAY_FD_HEADROOM) * setup.httpProcesses) / 1000) * 1000;
+  const byCap = Math.floor(relayLimit / 1000) * 1000;
+  if (FLEET <= Math.min(byFiles, byCap)) return { fleet: FLEET, limitNote: null };
+  const processes = `${setup.httpProcesses} relay process${setup.httpProcesses === 1 ? '' : 'es'}`;
+  return byCap <= byFiles
+    ? {
+        fleet: byCap,
+        limitNote: `${FLEET} held pulls on ${processes} is above its held-pull cap (${relayLimit}, from each process's heap): measured with ${byCap}`,
+      }
+    : {
+        fleet: byFiles,
+        limitNote: `${FLEET} held pulls on ${processes} is above this machine's open-file limit (ulimit -Hn ${hardLimit} per process): measured with ${byFiles}`,
+      };
 }
 
 /**
@@ -103,12 +110,12 @@ function heldFleetFor(setup: RelaySetup): { fleet: number; limitNote: string | n
  * answer. Each phase's pulls end (their connections closed) before the next starts.
  */
 async function measureHeld(setup: RelaySetup, dir: string): Promise<HeldResult> {
-  const { fleet: fleetSize, limitNote } = heldFleetFor(setup);
-  if (limitNote !== null) log(`${setup.label}: ${limitNote}`);
-  const small = Math.min(SMALL_FLEET, fleetSize);
   const relay = await setup.start(dir);
   let fleet: Fleet | null = null;
   try {
+    const { fleet: fleetSize, limitNote } = heldFleetFor(setup, await relay.heldPullsLimit());
+    if (limitNote !== null) log(`${setup.label}: ${limitNote}`);
+    const small = Math.min(SMALL_FLEET, fleetSize);
     log(`${setup.label}: enrolling ${fleetSize} fleet hosts from ${Math.ceil(fleetSize / FLEET_PER_PROCESS)} processes`);
     fleet = await Fleet.enrol(relay.url, fleetSize, FLEET_PER_PROCESS);
     const sender = await enrolHost(relay.url, 'wake-sender');

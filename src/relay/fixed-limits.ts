@@ -21,6 +21,13 @@ export { SENDER_LIST_MAX_FUTURE_MS } from '../protocol/records/sender-list.ts';
 export const DEDUP_HORIZON_EXTRA_DAYS = 7;
 /** Held pulls (`wait`, protocol.md §3.4) one relay process keeps at most; past it a pull is answered at once, never dropped. */
 export const MAX_HELD_PULLS = 50_000;
+/**
+ * V8 heap one held pull may take (its socket, request, reply and table entry): about 9.5 KB each
+ * was measured with 19,000 held in one process (docs/benchmark.md), rounded up.
+ */
+export const HELD_PULL_HEAP_BYTES = 12_000;
+/** Share of a process's heap limit its held pulls may take: the rest is for pull pages (8 MiB each) and the relay itself. */
+export const HELD_PULL_HEAP_SHARE = 0.6;
 /** Longest `max_wait_s` a config may set: a held pull must stay well inside the hop's ±5 minute skew. */
 export const MAX_WAIT_S_LIMIT = 300;
 /** How often a running relay writes its heartbeat. */

@@ -47,6 +47,8 @@ export interface RelayServiceOptions {
   nowMs?: () => number;
   /** live enrolments admitted (default MAX_LIVE_ENROLMENTS; tests set it lower) */
   maxLiveEnrolments?: number;
+  /** tests: this process's held-pull table (default: one capped by this process's heap) */
+  heldPulls?: HeldPulls<EncodedJson>;
   /** how long to wait for another relay process to release the store (0: refuse at once) */
   lockWaitMs?: number;
   /** period of the heartbeat (default HEARTBEAT_INTERVAL_MS) */
@@ -153,9 +155,13 @@ export async function startRelayService(options: RelayServiceOptions & { role?: 
       ...(options.authority ? { authority: options.authority } : {}),
       ...(options.nowMs ? { nowMs: options.nowMs } : {}),
       ...(options.maxLiveEnrolments === undefined ? {} : { maxLiveEnrolments: options.maxLiveEnrolments }),
+      ...(options.heldPulls === undefined ? {} : { heldPulls: options.heldPulls }),
     });
     served.epoch = core.context.epoch;
-    metrics.attachHeldPulls(() => core.context.heldPulls.size);
+    metrics.attachHeldPulls(
+      () => core.context.heldPulls.size,
+      () => core.context.heldPulls.cap,
+    );
     const heartbeatIntervalMs = options.heartbeatIntervalMs ?? HEARTBEAT_INTERVAL_MS;
     if (!worker) cleanups.push(...startHousekeeping(core, heartbeatIntervalMs, metrics, log));
     const hosted = core.context.hosted;

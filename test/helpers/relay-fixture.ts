@@ -23,7 +23,7 @@ import { roundRobinProxy } from './round-robin-proxy.ts';
 type ServiceExtras = Partial<
   Pick<
     RelayServiceOptions,
-    'authority' | 'maxLiveEnrolments' | 'heartbeatIntervalMs' | 'requestLog' | 'metricsBind' | 'pollSummaryTicker' | 'store' | 'lockCheckTicker'
+    'authority' | 'maxLiveEnrolments' | 'heartbeatIntervalMs' | 'requestLog' | 'metricsBind' | 'pollSummaryTicker' | 'store' | 'lockCheckTicker' | 'heldPulls'
   >
 >;
 

@@ -4,7 +4,9 @@
 import assert from 'node:assert/strict';
 import { request } from 'node:http';
 import { test } from 'node:test';
-import { HeldPulls } from '../../src/relay/core/held-pulls.ts';
+import { heldPullCap, HeldPulls } from '../../src/relay/core/held-pulls.ts';
+import { HELD_PULL_HEAP_BYTES, MAX_HELD_PULLS } from '../../src/relay/fixed-limits.ts';
+import { RELAY_HEAP_FLAGS } from '../../src/relay/relay-group.ts';
 import type { EncodedJson } from '../../src/relay/core/encoded-json.ts';
 import { HOP_MAX_SKEW_MS, signRelayHop } from '../../src/protocol/relay-hop.ts';
 import { RelayApi } from '../../src/host/relay-client/api.ts';
@@ -155,8 +157,19 @@ test('past the cap of held pulls, and while the relay stops, a pull is answered 
   assert.deepEqual(((await withDeadline('a pull after close to answer at once', WOKEN_WITHIN_MS, c.api.pull(0, undefined, 50))).body as Page).items, []);
 });
 
-test('SIGTERM answers every held pull, then the relay exits', { timeout: 60_000 }, async () => {
-  const relay = await spawnRelay(tempDir('agentmbx-held-'));
+test('the held-pull cap fits the heap: about 10,800 in a 192 MB old space, MAX_HELD_PULLS in a large heap', () => {
+  const relayHeap = 216 * 1024 * 1024; // 192 MiB old space and three 8 MiB semispaces, as bin/agentmbx starts a relay
+  assert.ok(heldPullCap(relayHeap) * HELD_PULL_HEAP_BYTES <= 0.6 * relayHeap, 'the held pulls take at most 60 % of the heap');
+  assert.ok(heldPullCap(relayHeap) > 10_000, 'a worker of --workers 2 holds half of 20,000 hosts');
+  assert.equal(heldPullCap(4 * 1024 ** 3), MAX_HELD_PULLS);
+  assert.equal(new HeldPulls().cap, heldPullCap());
+});
+
+test('SIGTERM answers every held pull, then the relay exits; /metrics names the cap of its heap', { timeout: 60_000 }, async () => {
+  // the heap bin/agentmbx gives a relay (RELAY_HEAP_FLAGS): with a cap of 50,000 it ran out of heap near 19,000 held pulls
+  const relay = await spawnRelay(tempDir('agentmbx-held-'), { env: { NODE_OPTIONS: RELAY_HEAP_FLAGS.join(' ') } });
+  const limit = Number(/^agentmbx_held_pulls_limit (\d+)$/m.exec(await (await fetch(new URL('/metrics', relay.url))).text())?.[1]);
+  assert.ok(limit > 10_000 && limit < 19_000, `held pulls limit ${limit}`);
   const hosts = await Promise.all(['desk', 'tower', 'attic'].map((name) => enrolledHost(relay, name)));
   const pulls = hosts.map((h) => h.api.pull(0, undefined, undefined, 50));
   await waitUntil('the pulls to be held', 10_000, async () => {

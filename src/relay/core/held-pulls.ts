@@ -7,7 +7,17 @@
 // again, so an item that committed after the pull's first read and before it subscribed is found by
 // that second read, and one that commits after it subscribed wakes it.
 
-import { MAX_HELD_PULLS } from '../fixed-limits.ts';
+import { getHeapStatistics } from 'node:v8';
+import { HELD_PULL_HEAP_BYTES, HELD_PULL_HEAP_SHARE, MAX_HELD_PULLS } from '../fixed-limits.ts';
+
+/**
+ * The held pulls a process with this V8 heap limit keeps at most: MAX_HELD_PULLS, or fewer where
+ * they would not fit in HELD_PULL_HEAP_SHARE of the heap (a relay's 192 MB old space holds about
+ * 10,800; past the cap a pull is answered at once, so the heap never runs out however many hosts hold).
+ */
+export function heldPullCap(heapLimitBytes: number = getHeapStatistics().heap_size_limit): number {
+  return Math.max(0, Math.min(MAX_HELD_PULLS, Math.floor((heapLimitBytes * HELD_PULL_HEAP_SHARE) / HELD_PULL_HEAP_BYTES)));
+}
 
 /** A fresh read of the caller's page: the answer, and whether it holds any item. */
 export interface PageRead<T> {
@@ -27,7 +37,7 @@ interface Held<T> {
 }
 
 export interface HeldPullsOptions {
-  /** held pulls at most (default MAX_HELD_PULLS) */
+  /** held pulls at most (default heldPullCap() of this process's heap) */
   cap?: number;
   /** tests: runs between a pull's first read and its subscription (the window a lost wake-up would fall in) */
   beforeSubscribe?: () => Promise<void>;
@@ -40,13 +50,18 @@ export class HeldPulls<T> {
   #closing = false;
 
   constructor(options: HeldPullsOptions = {}) {
-    this.#cap = options.cap ?? MAX_HELD_PULLS;
+    this.#cap = options.cap ?? heldPullCap();
     this.#beforeSubscribe = options.beforeSubscribe;
   }
 
   /** held pulls now */
   get size(): number {
     return this.#held.size;
+  }
+
+  /** held pulls at most */
+  get cap(): number {
+    return this.#cap;
   }
 
   /**

@@ -70,6 +70,7 @@ export class RelayMetrics implements CoreObserver {
   });
   #queue: (() => Promise<QueueTotals>) | null = null;
   #heldPulls: () => number = () => 0;
+  #heldPullsLimit: () => number = () => 0;
   #groupExposition: (() => Promise<{ contentType: string; body: string }>) | null = null;
   #nowMs: () => number = Date.now;
 
@@ -116,11 +117,20 @@ export class RelayMetrics implements CoreObserver {
         this.set(metrics.#heldPulls());
       },
     });
+    new Gauge({
+      name: 'agentmbx_held_pulls_limit',
+      help: 'pulls this relay holds at most (each process: MAX_HELD_PULLS, or fewer where its heap is smaller); past it a pull is answered at once',
+      registers: [this.registry],
+      collect() {
+        this.set(metrics.#heldPullsLimit());
+      },
+    });
   }
 
-  /** Where the count of held pulls comes from (a gauge summed over a group's workers). */
-  attachHeldPulls(count: () => number): void {
+  /** Where the count of held pulls and their cap come from (gauges summed over a group's workers). */
+  attachHeldPulls(count: () => number, limit: () => number): void {
     this.#heldPulls = count;
+    this.#heldPullsLimit = limit;
   }
 
   /** Where queue depth and age come from (read at each scrape) and the relay's clock. */

@@ -6,6 +6,9 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { listInbox } from '../../../src/host/mailbox.ts';
 import { sendMail } from '../../../src/host/send.ts';
+import { HELD_PULL_NOT_HELD_PAUSE_MS } from '../../../src/host/transport/relay/relay-link.ts';
+import type { EncodedJson } from '../../../src/relay/core/encoded-json.ts';
+import { HeldPulls } from '../../../src/relay/core/held-pulls.ts';
 import { startLegacyRelayProxy } from '../../helpers/legacy-relay-proxy.ts';
 import { waitUntil } from '../../helpers/wait.ts';
 import { startTestRelay } from '../../helpers/relay-fixture.ts';
@@ -81,5 +84,32 @@ test('a held pull that got no answer (the relay restarted) is sent again within 
   assert.ok(world.clock.now < retryAt, 'before the unreachable backoff would have let it try');
   assert.equal(b.node.store.relay.get()?.state, 'ok', 'the relay counts as reachable again');
   const id = await relayed(world, 'after the restart');
+  await arrives(b, id);
+});
+
+/** A relay's held-pull table that holds nothing (as one at its cap) and notes when each pull that asked to wait reached it. */
+class FullHeldPulls extends HeldPulls<EncodedJson> {
+  readonly seenAt: number[] = [];
+  constructor() {
+    super({ cap: 0 });
+  }
+  override hold(...args: Parameters<HeldPulls<EncodedJson>['hold']>): Promise<EncodedJson> {
+    if (args[1] > 0) this.seenAt.push(performance.now());
+    return super.hold(...args);
+  }
+}
+
+test('a relay whose held-pull table is full answers at once: the daemon pulls again after a pause, not in a loop', async (t) => {
+  const table = new FullHeldPulls();
+  const world = await relayWorld({ heldPulls: table });
+  const { b } = world;
+  await tick(b);
+  b.daemon.holdRelayPulls();
+  await stopAfter(t, b);
+  await waitUntil('two pulls', 10_000, async () => (table.seenAt.length >= 2 ? null : `${table.seenAt.length} pulls`));
+  const [first = 0, second = 0] = table.seenAt;
+  assert.ok(second - first >= HELD_PULL_NOT_HELD_PAUSE_MS - 50, `${(second - first).toFixed(0)} ms between two pulls the relay could not hold`);
+  // mail still arrives: the next pull takes it
+  const id = await relayed(world, 'not held');
   await arrives(b, id);
 });

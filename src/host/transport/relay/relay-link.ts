@@ -23,6 +23,13 @@ export const RECENT_ANSWER_MS = 5 * 60_000;
 /** Bounds of the jittered pause before a held pull that got no answer is sent again, while the relay answered recently. */
 export const HELD_PULL_RETRY_MIN_MS = 250;
 export const HELD_PULL_RETRY_MAX_MS = 3_000;
+/**
+ * A held pull answered empty within this was not held: the relay's table is full (its cap, from its
+ * heap) or it is stopping. The next pull then waits HELD_PULL_NOT_HELD_PAUSE_MS, as the tick's poll
+ * would, instead of asking again at once in a loop.
+ */
+export const HELD_PULL_NOT_HELD_MS = 1_000;
+export const HELD_PULL_NOT_HELD_PAUSE_MS = 2_000;
 
 export class RelayLink {
   readonly #node: HostNode;
@@ -141,7 +148,10 @@ export class RelayLink {
         await this.#pulling;
         const wasUnreachable = node.store.relay.get()?.state === 'unreachable';
         // after a pull that got no answer, one that is answered at once tells that the relay is back
-        const outcome = await this.#pull(session, { waitS: wasUnreachable || failures > 0 ? 0 : waitS, stop });
+        const asked = wasUnreachable || failures > 0 ? 0 : waitS;
+        // real time, not the node's clock: how long the relay really held the request
+        const sentAt = performance.now();
+        const outcome = await this.#pull(session, { waitS: asked, stop });
         if (stop.aborted) break;
         const state = node.store.relay.get()?.state;
         if (outcome.error === null) {
@@ -149,6 +159,8 @@ export class RelayLink {
           failures = 0;
           if (wasUnreachable && state === 'unreachable') node.store.relay.update({ state: 'ok', detail: null, failures: 0, retry_at: 0 });
           if (outcome.applied > 0 || wasUnreachable) onApplied();
+          const notHeld = asked > 0 && outcome.applied === 0 && outcome.acked === null && performance.now() - sentAt < HELD_PULL_NOT_HELD_MS;
+          if (notHeld) await sleep(HELD_PULL_NOT_HELD_PAUSE_MS, undefined, { signal: stop }).catch(() => {});
           continue;
         }
         if (outcome.applied > 0) onApplied();
