@@ -162,6 +162,8 @@ export async function startRelayChild(dir: string, settings: Record<string, numb
     lines.on('line', (line) => {
       const m = READY.exec(line);
       if (m !== null) resolve(m[1] as string);
+      // the relay's error lines (pino level 50 and 60) are shown: a figure measured beside errors is no figure
+      if (/"level":(50|60)\b/.test(line)) process.stderr.write(`relay: ${line}\n`);
     });
     child.stderr?.on('data', (chunk: Buffer) => {
       stderr += chunk.toString('utf8');

@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { request } from 'node:http';
 import { test } from 'node:test';
-import { heldPullCap, HeldPulls } from '../../src/relay/core/held-pulls.ts';
+import { HELD_PULL_EARLY_SHARE, heldPullCap, HeldPulls } from '../../src/relay/core/held-pulls.ts';
 import { HELD_PULL_HEAP_BYTES, MAX_HELD_PULLS } from '../../src/relay/fixed-limits.ts';
 import { RELAY_HEAP_FLAGS } from '../../src/relay/relay-group.ts';
 import type { EncodedJson } from '../../src/relay/core/encoded-json.ts';
@@ -155,6 +155,31 @@ test('past the cap of held pulls, and while the relay stops, a pull is answered 
   heldPulls.close();
   assert.deepEqual(((await withDeadline('close to answer the held pull', WOKEN_WITHIN_MS, again)).body as Page).items, []);
   assert.deepEqual(((await withDeadline('a pull after close to answer at once', WOKEN_WITHIN_MS, c.api.pull(0, undefined, 50))).body as Page).items, []);
+});
+
+test('a held pull ends in the last fifth of its wait, drawn at random: hosts that pulled together spread out', async (t) => {
+  t.mock.timers.enable({ apis: ['setTimeout'] });
+  const empty = async () => ({ answer: 'empty page', empty: true });
+  for (const [draw, endsAtMs] of [
+    [0, 10_000],
+    [1, 10_000 * (1 - HELD_PULL_EARLY_SHARE)],
+    [0.5, 10_000 * (1 - HELD_PULL_EARLY_SHARE / 2)],
+  ] as const) {
+    const table = new HeldPulls<string>({ random: () => draw });
+    let answered = false;
+    const pull = table.hold('desk', 10_000, 'first page', empty).then((answer) => {
+      answered = true;
+      return answer;
+    });
+    await new Promise((resolve) => setImmediate(resolve));
+    t.mock.timers.tick(endsAtMs - 1);
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.equal(answered, false, `draw ${draw}: still held 1 ms before ${endsAtMs} ms`);
+    t.mock.timers.tick(1);
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.equal(answered, true, `draw ${draw}: answered at ${endsAtMs} ms`);
+    assert.equal(await pull, 'empty page', 'with a last read');
+  }
 });
 
 test('the held-pull cap fits the heap: about 10,800 in a 192 MB old space, MAX_HELD_PULLS in a large heap', () => {

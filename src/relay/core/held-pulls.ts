@@ -36,9 +36,19 @@ interface Held<T> {
   done: boolean;
 }
 
+/**
+ * Share of its wait a held pull may end early, at random: hosts that all pulled at once (after a
+ * relay restart) would otherwise end their waits together every max_wait_s, and the herd's reads
+ * and re-pulls at once starved pushes of store connections (PostgreSQL, 20,000 hosts); spread over
+ * the last fifth of the wait, a few rounds scatter them. A relay may answer before `wait` (§3.4).
+ */
+export const HELD_PULL_EARLY_SHARE = 0.2;
+
 export interface HeldPullsOptions {
   /** held pulls at most (default heldPullCap() of this process's heap) */
   cap?: number;
+  /** where each pull's early end is drawn from (default Math.random) */
+  random?: () => number;
   /** tests: runs between a pull's first read and its subscription (the window a lost wake-up would fall in) */
   beforeSubscribe?: () => Promise<void>;
 }
@@ -47,11 +57,13 @@ export class HeldPulls<T> {
   readonly #held = new Map<string, Held<T>>();
   readonly #cap: number;
   readonly #beforeSubscribe: (() => Promise<void>) | undefined;
+  readonly #random: () => number;
   #closing = false;
 
   constructor(options: HeldPullsOptions = {}) {
     this.#cap = options.cap ?? heldPullCap();
     this.#beforeSubscribe = options.beforeSubscribe;
+    this.#random = options.random ?? Math.random;
   }
 
   /** held pulls now */
@@ -79,7 +91,7 @@ export class HeldPulls<T> {
       const held: Held<T> = { read, resolve, reject, timer: null, reading: false, again: false, done: false };
       this.#held.set(hostKey, held);
       if (previous !== undefined) this.#finish(hostKey, previous);
-      held.timer = setTimeout(() => this.#finish(hostKey, held), waitMs);
+      held.timer = setTimeout(() => this.#finish(hostKey, held), waitMs * (1 - HELD_PULL_EARLY_SHARE * this.#random()));
       gone?.addEventListener('abort', () => this.#settle(hostKey, held, first), { once: true });
       // subscribed: now the read that catches what committed before
       this.#check(hostKey, held);
