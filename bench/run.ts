@@ -185,6 +185,7 @@ function heldTable(table: Table, setup: RelaySetup, result: HeldResult): void {
   memoryRow('PSS of every process, summed', result.held.relayPssBytes);
   memoryRow('private pages, and shared ones counted once', result.held.relayOnceBytes);
   const { wake } = result;
+  if (wake.refused.length > 0) table.note(`  pushes refused by the relay (left out of the timing): ${wake.refused.join(', ')}`);
   if (wake.unanswered > 0) table.note(`  ${wake.unanswered} of ${wake.items} pushed items were not answered to their held pull within 30 s`);
   table.row(`accept → held pull answer, p50 of ${wake.items} pushes to random held hosts (ms)`, wake.p50Ms, 5, '÷ 5 ms target', {
     label: '≤ 5 ms',
