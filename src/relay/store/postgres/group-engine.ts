@@ -13,6 +13,7 @@ import type pg from 'pg';
 import type { RelayTransactor } from '../relay-store.ts';
 import { runGuarded, type GroupEngine } from '../sql/group-runner.ts';
 import { transactionLocks, type TargetLocks } from './locks.ts';
+import { pooledClient } from './pool-client.ts';
 import { relayTransactor } from './relay-tx.ts';
 import { finish, sqlOver, sqlState, type Sql, type Traffic } from './sql.ts';
 
@@ -47,7 +48,7 @@ export function postgresGroupEngine(pool: pg.Pool, where: string, traffic: Traff
       };
       return {
         async begin() {
-          client = await pool.connect();
+          client = await pooledClient(pool);
           sql = sqlOver(client, traffic);
           // awaited alone: were it to fail, no member's statement may run outside a transaction
           await sql.exec('BEGIN');

@@ -39,6 +39,8 @@ export interface OpenPostgresRelayStoreOptions {
   migrations?: readonly PostgresMigration[];
   /** connections kept (default POSTGRES_POOL_SIZE) */
   poolSize?: number;
+  /** how long a checkout from the pool may wait (default POSTGRES_CONNECT_TIMEOUT_MS) */
+  checkoutTimeoutMs?: number;
   /** an offline operation: refused while any relay process serves the store, and no relay starts meanwhile */
   exclusive?: boolean;
   /** how many transactions one commit group takes at most (maxItems; default DEFAULT_GROUP_COMMIT) */
@@ -96,7 +98,11 @@ export async function openPostgresRelayStore(options: OpenPostgresRelayStoreOpti
     ...(options.onLockState ? { onLockState: options.onLockState } : {}),
     ...(options.lockCheckTicker ? { checkTicker: options.lockCheckTicker } : {}),
   });
-  const pool = new pg.Pool({ ...clientConfig(options.url), max: options.poolSize ?? POSTGRES_POOL_SIZE });
+  const pool = new pg.Pool({
+    ...clientConfig(options.url),
+    max: options.poolSize ?? POSTGRES_POOL_SIZE,
+    connectionTimeoutMillis: options.checkoutTimeoutMs ?? POSTGRES_CONNECT_TIMEOUT_MS,
+  });
   // an idle connection the server dropped (a restart) is replaced on the next checkout; its error must not end the process
   pool.on('error', () => {});
   // nor may a connection lost while a read or transaction holds it (the pool listens only to idle

@@ -20,6 +20,7 @@ import type { StoreLock } from './store-lock.ts';
 import type { RelayReader, RelayStore, RelayTransactor } from '../relay-store.ts';
 import { GroupRunner, runGuarded } from '../sql/group-runner.ts';
 import { postgresGroupEngine, type PostgresWork } from './group-engine.ts';
+import { pooledClient } from './pool-client.ts';
 import { relayReader } from './relay-tx.ts';
 import { finish, sqlOver, type Traffic } from './sql.ts';
 
@@ -64,7 +65,7 @@ export class PostgresRelayStore implements RelayStore {
     // a connection that failed before its transaction ended cleanly is closed, not pooled again
     let broken = true;
     try {
-      client = await this.#pool.connect();
+      client = await pooledClient(this.#pool);
       const sql = sqlOver(client, this.#traffic);
       // the snapshot's BEGIN rides with the read's first statement; a read it failed under is not answered
       const begun = sql.sendAhead('BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY');
