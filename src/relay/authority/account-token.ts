@@ -7,8 +7,6 @@ import type { EnrolmentAuthority, EnrolmentDecision, EnrolmentRequest } from './
 import type { JwksCache } from './jwks-cache.ts';
 import { ACCOUNT_TOKEN_AUTHORITY, MAX_CLAIM_CHARS, MAX_TOKEN_CHARS, MAX_TOKEN_LIFETIME_S, TOKEN_CLOCK_TOLERANCE_S } from './token-limits.ts';
 
-export { MAX_TOKEN_LIFETIME_S } from './token-limits.ts';
-
 /** The claims of a verified access token that the relay uses. */
 export interface AccessClaims {
   sub: string;
