@@ -1,13 +1,19 @@
-// Held pulls (protocol.md §3.4 `wait`, docs/relay-operator.md "Held pulls"): a pull that finds
-// nothing waits here until an item for its caller commits (anywhere: pull-wakes.ts carries the
-// news between processes), until its `wait` ends, or until the process stops, and is then answered
-// with a fresh read of the store. One table per process, capped; one held pull per host key.
+// Held pulls (protocol.md §3.4 `wait`, docs/relay-operator.md "Held pulls"): a pull that may wait
+// is entered here before it reads the store; if the read finds nothing it waits until an item for
+// its caller commits (anywhere: pull-wakes.ts carries the news between processes), until its
+// `wait` ends, or until the process stops. One table per process, capped; one held pull per host key.
 //
-// A wake-up is never lost: a pull is entered in the table (subscribed) before the store is read
-// again, so an item that committed after the pull's first read and before it subscribed is found by
-// that second read, and one that commits after it subscribed wakes it.
+// A wake-up is never lost: a pull is in the table (subscribed) before its read starts, so an item
+// that committed before the read's snapshot is in that read, and one that commits after it wakes
+// the pull; a wake that comes while a read runs makes the pull read once more after it.
+//
+// One read per pull when nothing comes: a wait that ends with no wake since the pull's last read
+// is answered with that read's page (nothing for the caller committed since, or its wake-up would
+// have come); only a woken pull reads again. With 20,000 hosts holding, a read at every wait's end
+// too was 20,000 read transactions a minute in waves, and pushes waited behind them on PostgreSQL.
 
 import { getHeapStatistics } from 'node:v8';
+import type { ReadPriority } from '../store/relay-store.ts';
 import { HELD_PULL_HEAP_BYTES, HELD_PULL_HEAP_SHARE, MAX_HELD_PULLS } from '../fixed-limits.ts';
 
 /**
@@ -19,20 +25,27 @@ export function heldPullCap(heapLimitBytes: number = getHeapStatistics().heap_si
   return Math.max(0, Math.min(MAX_HELD_PULLS, Math.floor((heapLimitBytes * HELD_PULL_HEAP_SHARE) / HELD_PULL_HEAP_BYTES)));
 }
 
-/** A fresh read of the caller's page: the answer, and whether it holds any item. */
+/** A read of the caller's page: the answer, and whether it holds any item. */
 export interface PageRead<T> {
   answer: T;
   empty: boolean;
 }
 
+/** Reads the caller's page; `priority` says whether a wake-up asked for it ('woken') or the pull itself ('held'). */
+export type PageReader<T> = (priority: ReadPriority) => Promise<PageRead<T>>;
+
 interface Held<T> {
-  read: () => Promise<PageRead<T>>;
+  read: PageReader<T>;
   resolve: (answer: T) => void;
   reject: (error: unknown) => void;
   timer: NodeJS.Timeout | null;
   /** a read runs now; `again`: a wake came meanwhile, so read once more after it */
   reading: boolean;
   again: boolean;
+  /** the last read's (empty) page, answered when the wait ends with no read running */
+  last: T | null;
+  /** out of the table (wait over, replaced, client gone, stopping): answered by the read running, or with `last` */
+  ending: boolean;
   done: boolean;
 }
 
@@ -49,24 +62,24 @@ export interface HeldPullsOptions {
   cap?: number;
   /** where each pull's early end is drawn from (default Math.random) */
   random?: () => number;
-  /** tests: runs between a pull's first read and its subscription (the window a lost wake-up would fall in) */
-  beforeSubscribe?: () => Promise<void>;
+  /** tests: runs after each read of a held pull, before its page is used (the window a lost wake-up would fall in) */
+  afterRead?: () => Promise<void>;
 }
 
 export class HeldPulls<T> {
   readonly #held = new Map<string, Held<T>>();
   readonly #cap: number;
-  readonly #beforeSubscribe: (() => Promise<void>) | undefined;
+  readonly #afterRead: (() => Promise<void>) | undefined;
   readonly #random: () => number;
   #closing = false;
 
   constructor(options: HeldPullsOptions = {}) {
     this.#cap = options.cap ?? heldPullCap();
-    this.#beforeSubscribe = options.beforeSubscribe;
+    this.#afterRead = options.afterRead;
     this.#random = options.random ?? Math.random;
   }
 
-  /** held pulls now */
+  /** held pulls now (a pull is counted from before its first read) */
   get size(): number {
     return this.#held.size;
   }
@@ -77,24 +90,23 @@ export class HeldPulls<T> {
   }
 
   /**
-   * The answer of a pull whose first read (`first`) found nothing: `first` at once when the pull
-   * may not wait (no `waitMs`, the table full, the process stopping), else the first non-empty
-   * re-read after a wake, or a last read when `waitMs` ends or the process stops. A second pull of
-   * `hostKey` answers the first. A pull whose client went away (`gone`) leaves the table at once.
+   * The answer of a pull of `hostKey`: its page at once when it has items or may not wait (no
+   * `waitMs`, the table full, the process stopping), else the first page with items after a wake,
+   * or its last (empty) page when `waitMs` ends or the process stops. A second pull of `hostKey`
+   * ends the first. A pull whose client went away (`gone`) leaves the table at once.
    */
-  async hold(hostKey: string, waitMs: number, first: T, read: () => Promise<PageRead<T>>, gone?: AbortSignal): Promise<T> {
-    if (waitMs <= 0 || this.#closing || gone?.aborted === true) return first;
-    if (this.#beforeSubscribe !== undefined) await this.#beforeSubscribe();
+  async pull(hostKey: string, waitMs: number, read: PageReader<T>, gone?: AbortSignal): Promise<T> {
     const previous = this.#held.get(hostKey);
-    if (previous === undefined && this.#held.size >= this.#cap) return first;
+    const mayHold = waitMs > 0 && !this.#closing && gone?.aborted !== true && (previous !== undefined || this.#held.size < this.#cap);
+    if (!mayHold) return (await read('held')).answer;
     return new Promise<T>((resolve, reject) => {
-      const held: Held<T> = { read, resolve, reject, timer: null, reading: false, again: false, done: false };
+      const held: Held<T> = { read, resolve, reject, timer: null, reading: false, again: false, last: null, ending: false, done: false };
+      // subscribed before the read: what commits from now on wakes it
       this.#held.set(hostKey, held);
-      if (previous !== undefined) this.#finish(hostKey, previous);
-      held.timer = setTimeout(() => this.#finish(hostKey, held), waitMs * (1 - HELD_PULL_EARLY_SHARE * this.#random()));
-      gone?.addEventListener('abort', () => this.#settle(hostKey, held, first), { once: true });
-      // subscribed: now the read that catches what committed before
-      this.#check(hostKey, held);
+      if (previous !== undefined) this.#end(hostKey, previous);
+      held.timer = setTimeout(() => this.#end(hostKey, held), waitMs * (1 - HELD_PULL_EARLY_SHARE * this.#random()));
+      gone?.addEventListener('abort', () => this.#end(hostKey, held), { once: true });
+      this.#read(hostKey, held, 'held');
     });
   }
 
@@ -102,7 +114,7 @@ export class HeldPulls<T> {
   wake(hostKeys: Iterable<string>): void {
     for (const key of hostKeys) {
       const held = this.#held.get(key);
-      if (held !== undefined) this.#check(key, held);
+      if (held !== undefined) this.#read(key, held, 'woken');
     }
   }
 
@@ -114,39 +126,38 @@ export class HeldPulls<T> {
   /** Stops holding: every held pull is answered now, and later pulls are answered at once. */
   close(): void {
     this.#closing = true;
-    for (const [key, held] of [...this.#held]) this.#finish(key, held);
+    for (const [key, held] of [...this.#held]) this.#end(key, held);
   }
 
-  #check(key: string, held: Held<T>): void {
-    if (held.done) return;
+  #read(key: string, held: Held<T>, priority: ReadPriority): void {
+    if (held.done || held.ending) return;
     if (held.reading) {
       held.again = true;
       return;
     }
     held.reading = true;
     held.again = false;
-    held.read().then(
-      (page) => {
+    held
+      .read(priority)
+      .then(async (page) => {
+        await this.#afterRead?.();
         held.reading = false;
-        if (held.done) return;
-        if (!page.empty) this.#settle(key, held, page.answer);
-        else if (held.again) this.#check(key, held);
-      },
-      (error: unknown) => {
+        if (!page.empty || held.ending) this.#settle(key, held, page.answer);
+        else if (held.again) this.#read(key, held, 'woken');
+        else held.last = page.answer;
+      })
+      .catch((error: unknown) => {
         held.reading = false;
         this.#fail(key, held, error);
-      },
-    );
+      });
   }
 
-  /** Answers `held` with a last read, whatever it holds. */
-  #finish(key: string, held: Held<T>): void {
-    if (held.done) return;
-    this.#release(key, held);
-    held.read().then(
-      (page) => held.resolve(page.answer),
-      (error: unknown) => held.reject(error),
-    );
+  /** Takes `held` out of the table and answers it with its last page, or with the page of the read running now. */
+  #end(key: string, held: Held<T>): void {
+    if (held.done || held.ending) return;
+    held.ending = true;
+    this.#leave(key, held);
+    if (!held.reading && held.last !== null) this.#settle(key, held, held.last);
   }
 
   #settle(key: string, held: Held<T>, answer: T): void {
@@ -163,7 +174,12 @@ export class HeldPulls<T> {
 
   #release(key: string, held: Held<T>): void {
     held.done = true;
+    this.#leave(key, held);
+  }
+
+  #leave(key: string, held: Held<T>): void {
     if (held.timer !== null) clearTimeout(held.timer);
+    held.timer = null;
     if (this.#held.get(key) === held) this.#held.delete(key);
   }
 }

@@ -5,7 +5,7 @@ import { failPoint } from '../../failpoint.ts';
 import { ackBeyondHead } from '../../protocol/relay-api/ack.ts';
 import type { PullRequest } from '../../protocol/relay-api/pull.ts';
 import { takeParsed, type Parsed } from '../../protocol/relay-api/refusals.ts';
-import type { Enrolment } from '../store/relay-store.ts';
+import type { Enrolment, ReadPriority } from '../store/relay-store.ts';
 import type { CoreContext } from './context.ts';
 import type { EncodedJson } from './encoded-json.ts';
 import type { PageRead } from './held-pulls.ts';
@@ -17,15 +17,17 @@ import { encodePullPage } from './pull-page.ts';
  * was checked when the request arrived; a held pull is not checked again (protocol.md §3.4).
  */
 export async function pull(ctx: CoreContext, caller: Enrolment, { after, limit, waitS }: PullRequest, gone?: AbortSignal): Promise<EncodedJson> {
-  const read = (): Promise<PageRead<EncodedJson>> =>
-    ctx.store.read(async (tx) => {
-      const page = await tx.items.pull(caller.hostPubkey, after, limit, ctx.config.limits.max_pull_bytes);
-      const headSeq = await tx.items.headSeq(caller.hostPubkey);
-      const lastSeq = page.items.at(-1)?.seq ?? after;
-      return { answer: encodePullPage({ epoch: ctx.epoch, headSeq, lastSeq, more: page.more }, page.items), empty: page.items.length === 0 };
-    });
-  const first = await read();
-  const answer = first.empty ? await ctx.heldPulls.hold(caller.hostPubkey, waitS * 1000, first.answer, read, gone) : first.answer;
+  const read = (priority: ReadPriority): Promise<PageRead<EncodedJson>> =>
+    ctx.store.read(
+      async (tx) => {
+        const page = await tx.items.pull(caller.hostPubkey, after, limit, ctx.config.limits.max_pull_bytes);
+        const headSeq = await tx.items.headSeq(caller.hostPubkey);
+        const lastSeq = page.items.at(-1)?.seq ?? after;
+        return { answer: encodePullPage({ epoch: ctx.epoch, headSeq, lastSeq, more: page.more }, page.items), empty: page.items.length === 0 };
+      },
+      waitS > 0 ? priority : 'ordinary',
+    );
+  const answer = await ctx.heldPulls.pull(caller.hostPubkey, waitS * 1000, read, gone);
   failPoint('relay.pull.before-response');
   return answer;
 }

@@ -156,6 +156,14 @@ export interface RelayTransactor {
   rateWindows: RateWindowTransactor;
 }
 
+/**
+ * How soon a read gets a connection where the store has few (PostgreSQL's pool): a held pull's
+ * re-read after its item committed ('woken') first, then requests ('ordinary'), and a held pull's
+ * own read ('held') last and on part of the connections only, so that thousands of hosts holding
+ * their pulls never keep a push or a wake-up waiting. SQLite reads in arrival order.
+ */
+export type ReadPriority = 'woken' | 'ordinary' | 'held';
+
 export interface RelayStore {
   /**
    * Runs `fn` inside one transaction. The promise resolves only after the transaction committed
@@ -167,9 +175,10 @@ export interface RelayStore {
   transaction<T>(fn: (tx: RelayTransactor) => Promise<T>): Promise<T>;
   /**
    * Runs `fn` over one consistent snapshot of what has committed (never what a transaction has not),
-   * without waiting for writes. `fn` gets readers only.
+   * without waiting for writes. `fn` gets readers only. `priority` (default 'ordinary') orders reads
+   * waiting for a connection where connections are few (ReadPriority).
    */
-  read<T>(fn: (reader: RelayReader) => Promise<T>): Promise<T>;
+  read<T>(fn: (reader: RelayReader) => Promise<T>, priority?: ReadPriority): Promise<T>;
   /** the disk fault that refuses writes now, or null (for /healthz) */
   diskFault(): StoreDiskError | null;
   /**

@@ -93,9 +93,9 @@ class FullHeldPulls extends HeldPulls<EncodedJson> {
   constructor() {
     super({ cap: 0 });
   }
-  override hold(...args: Parameters<HeldPulls<EncodedJson>['hold']>): Promise<EncodedJson> {
+  override pull(...args: Parameters<HeldPulls<EncodedJson>['pull']>): Promise<EncodedJson> {
     if (args[1] > 0) this.seenAt.push(performance.now());
-    return super.hold(...args);
+    return super.pull(...args);
   }
 }
 

@@ -12,6 +12,7 @@ import { int, type Row } from '../sql/columns.ts';
 import { latestVersion } from '../../../common/sqlite-migrations.ts';
 import { metaReader, readMeta, writeMeta } from './meta.ts';
 import { POSTGRES_MIGRATIONS, POSTGRES_SCHEMA_VERSION, type PostgresMigration } from './migrations/index.ts';
+import { ReadSlots } from './read-slots.ts';
 import { PostgresRelayStore } from './postgres-relay-store.ts';
 import { STORE_LOCK_QUERY_TIMEOUT_MS, takeStoreLock, type StoreLockOptions } from './store-lock.ts';
 import { sqlOver, STORE_TYPES, type Sql } from './sql.ts';
@@ -98,11 +99,9 @@ export async function openPostgresRelayStore(options: OpenPostgresRelayStoreOpti
     ...(options.onLockState ? { onLockState: options.onLockState } : {}),
     ...(options.lockCheckTicker ? { checkTicker: options.lockCheckTicker } : {}),
   });
-  const pool = new pg.Pool({
-    ...clientConfig(options.url),
-    max: options.poolSize ?? POSTGRES_POOL_SIZE,
-    connectionTimeoutMillis: options.checkoutTimeoutMs ?? POSTGRES_CONNECT_TIMEOUT_MS,
-  });
+  const poolSize = options.poolSize ?? POSTGRES_POOL_SIZE;
+  const checkoutTimeoutMs = options.checkoutTimeoutMs ?? POSTGRES_CONNECT_TIMEOUT_MS;
+  const pool = new pg.Pool({ ...clientConfig(options.url), max: poolSize, connectionTimeoutMillis: checkoutTimeoutMs });
   // an idle connection the server dropped (a restart) is replaced on the next checkout; its error must not end the process
   pool.on('error', () => {});
   // nor may a connection lost while a read or transaction holds it (the pool listens only to idle
@@ -127,7 +126,14 @@ export async function openPostgresRelayStore(options: OpenPostgresRelayStoreOpti
     await lock.end();
     throw error;
   }
-  return new PostgresRelayStore(pool, where, options.groupCommit ?? DEFAULT_GROUP_COMMIT, lock, options.onGroupCommit);
+  return new PostgresRelayStore(
+    pool,
+    new ReadSlots(poolSize, checkoutTimeoutMs),
+    where,
+    options.groupCommit ?? DEFAULT_GROUP_COMMIT,
+    lock,
+    options.onGroupCommit,
+  );
 }
 
 async function setUpSchema(sql: Sql, where: string, migrations: readonly PostgresMigration[], options: OpenPostgresRelayStoreOptions): Promise<void> {

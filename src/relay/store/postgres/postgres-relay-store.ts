@@ -12,12 +12,14 @@
 // Durability: every connection runs synchronous_commit=on, so COMMIT returns only once the commit
 // record is flushed to the server's WAL; no transaction settles before that (no after-commit step).
 //
-// Reads run side by side on the pool, each one REPEATABLE READ, READ ONLY snapshot.
+// Reads run side by side on the pool, each one REPEATABLE READ, READ ONLY snapshot, never on the
+// writer's connection, and in the order of their priority (read-slots.ts).
 import type pg from 'pg';
 import type { StoreDiskError } from '../errors.ts';
 import type { GroupCommitPolicy } from '../group-commit-policy.ts';
 import type { StoreLock } from './store-lock.ts';
-import type { RelayReader, RelayStore, RelayTransactor } from '../relay-store.ts';
+import type { ReadPriority, RelayReader, RelayStore, RelayTransactor } from '../relay-store.ts';
+import type { ReadSlots } from './read-slots.ts';
 import { GroupRunner, runGuarded } from '../sql/group-runner.ts';
 import { postgresGroupEngine, type PostgresWork } from './group-engine.ts';
 import { pooledClient } from './pool-client.ts';
@@ -28,6 +30,7 @@ export class PostgresRelayStore implements RelayStore {
   /** the database, for messages (no password) */
   readonly where: string;
   readonly #pool: pg.Pool;
+  readonly #readSlots: ReadSlots;
   readonly #lock: StoreLock;
   readonly #runner: GroupRunner<PostgresWork>;
   /** reads running or waiting for a connection */
@@ -38,8 +41,16 @@ export class PostgresRelayStore implements RelayStore {
   readonly #traffic: Traffic = { statements: 0, writes: 0 };
 
   /** `lock` is the store lock (store-lock.ts), ended once the pool has closed; `onGroupCommit` hears of every COMMIT of a group (metrics). */
-  constructor(pool: pg.Pool, where: string, policy: GroupCommitPolicy, lock: StoreLock, onGroupCommit?: (size: number, latencyMs: number) => void) {
+  constructor(
+    pool: pg.Pool,
+    readSlots: ReadSlots,
+    where: string,
+    policy: GroupCommitPolicy,
+    lock: StoreLock,
+    onGroupCommit?: (size: number, latencyMs: number) => void,
+  ) {
     this.#pool = pool;
+    this.#readSlots = readSlots;
     this.where = where;
     this.#lock = lock;
     this.#runner = new GroupRunner<PostgresWork>({
@@ -57,14 +68,16 @@ export class PostgresRelayStore implements RelayStore {
     return this.#runner.transaction<T>(fn);
   }
 
-  async read<T>(fn: (reader: RelayReader) => Promise<T>): Promise<T> {
+  async read<T>(fn: (reader: RelayReader) => Promise<T>, priority: ReadPriority = 'ordinary'): Promise<T> {
     const refusal = this.#runner.refusal();
     if (refusal !== null) throw refusal;
     this.#reads += 1;
+    let slot: (() => void) | null = null;
     let client: pg.PoolClient | null = null;
     // a connection that failed before its transaction ended cleanly is closed, not pooled again
     let broken = true;
     try {
+      slot = await this.#readSlots.take(priority);
       client = await pooledClient(this.#pool);
       const sql = sqlOver(client, this.#traffic);
       // the snapshot's BEGIN rides with the read's first statement; a read it failed under is not answered
@@ -80,6 +93,7 @@ export class PostgresRelayStore implements RelayStore {
       return outcome.value as T;
     } finally {
       client?.release(broken);
+      slot?.();
       this.#reads -= 1;
       if (this.#reads === 0) this.#readsDone?.();
     }
