@@ -7,7 +7,7 @@ import type { AccountTokenAuthority } from '../authority/account-token.ts';
 import { authorityFromConfig } from '../authority/from-config.ts';
 import { ACCOUNT_TOKEN_AUTHORITY } from '../authority/token-limits.ts';
 import { MAX_LIVE_ENROLMENTS, type RelayConfig } from '../config.ts';
-import type { Enrolment, RelayStore } from '../store/relay-store.ts';
+import type { Enrolment, ReadPriority, RelayStore } from '../store/relay-store.ts';
 import { ChallengeTable, type Challenges } from './challenges.ts';
 import { memoryPushRate } from './push-rate.ts';
 import { storePushWriter, type PushWriter } from './push-writes.ts';
@@ -96,9 +96,9 @@ export async function createRelayCore(options: RelayCoreOptions) {
   return {
     context: ctx,
     /** the live enrolment that signed the request, or null */
-    caller: async (headers: HopHeaders, request: RelayHopRequest): Promise<Enrolment | null> => {
+    caller: async (headers: HopHeaders, request: RelayHopRequest, priority: ReadPriority = 'ordinary'): Promise<Enrolment | null> => {
       const identify = async (): Promise<Enrolment | null> => {
-        const candidates = await ctx.store.read((tx) => hopCandidates(tx, headers, ctx.nowMs()));
+        const candidates = await ctx.store.read((tx) => hopCandidates(tx, headers, ctx.nowMs()), priority);
         return hopSigner(ctx.hopVerifier, candidates, headers, request);
       };
       // every hop-signed POST writes; a GET only reads

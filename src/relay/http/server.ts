@@ -13,7 +13,7 @@ import { parseAckRequest } from '../../protocol/relay-api/ack.ts';
 import { parseDenyRequest } from '../../protocol/relay-api/admin-deny.ts';
 import { parseEncAdV1Request, parseEncAdV2Request, parseLookupByKey, parseLookupByName } from '../../protocol/relay-api/enc-key.ts';
 import { parseChallengeRequest, parseEnrolRequest } from '../../protocol/relay-api/enrolment.ts';
-import { parsePullQuery } from '../../protocol/relay-api/pull.ts';
+import { clampWait, parsePullQuery } from '../../protocol/relay-api/pull.ts';
 import { parsePushRequest } from '../../protocol/relay-api/push.ts';
 import { Refusal, REFUSAL_HEADER, REFUSALS, takeParsed, type RefusalCode } from '../../protocol/relay-api/refusals.ts';
 import { parseRotationRequest } from '../../protocol/relay-api/rotation.ts';
@@ -21,7 +21,7 @@ import { parseSenderListRequest } from '../../protocol/relay-api/senders.ts';
 import { parseV1AckRequest, parseV1PullQuery, parseV1PushRequest } from '../../protocol/relay-api/v1-messages.ts';
 import { RateWindow } from '../../common/rate-window.ts';
 import { endWithJson } from '../../common/raw-http.ts';
-import type { Enrolment } from '../store/relay-store.ts';
+import type { Enrolment, ReadPriority } from '../store/relay-store.ts';
 import { StoreClosedError, StoreDiskError, StoreLockLostError, StoreOverloadedError, type StoreDiskFault } from '../store/errors.ts';
 import type { BoundPort } from './bound-port.ts';
 import { clientAddress, rateKey } from './client-address.ts';
@@ -46,6 +46,8 @@ interface RouteSpec {
   /** counts against the per-address enrolment budget (challenge, enrol, rotate share it) */
   enrolmentRate?: boolean;
   bodyLimit?: number;
+  /** how soon the caller's lookup gets a store connection (ReadPriority; default 'ordinary') */
+  lookupPriority?: (query: Record<string, string | undefined>) => ReadPriority;
   handler: Handler;
 }
 
@@ -101,6 +103,11 @@ function routes(core: RelayCore): RouteSpec[] {
       method: 'GET',
       url: '/v2/relay/items',
       hop: 'required',
+      // a pull that asks to wait is not in a hurry: thousands re-pulling at once must not delay pushes (read-slots.ts)
+      lookupPriority: (query) => {
+        const wait = clampWait(query.wait, limits.max_wait_s);
+        return wait.ok && wait.value > 0 ? 'held' : 'ordinary';
+      },
       handler: ({ caller, query, reply }) =>
         core.pull(
           requireCaller(caller),
@@ -361,7 +368,11 @@ export function buildRelayHttp(core: RelayCore, config: RelayConfig, port: Bound
         const raw = Buffer.isBuffer(request.body) ? request.body.toString('utf8') : '';
         const path = request.raw.url ?? request.url;
         const hop = hopHeaders(request);
-        let caller = spec.hop === 'none' || !carriesHop(hop) ? null : await core.caller(hop, { method: spec.method, path, rawBody: raw });
+        const query = parseQuery(path);
+        let caller =
+          spec.hop === 'none' || !carriesHop(hop)
+            ? null
+            : await core.caller(hop, { method: spec.method, path, rawBody: raw }, spec.lookupPriority?.(query) ?? 'ordinary');
         if (caller !== null) {
           // a hosted relay also wants the caller's access token (docs/hosted-relay.md "Sessions")
           const refusal = await core.sessionRefusal(caller, header(request, 'authorization'));
@@ -369,7 +380,7 @@ export function buildRelayHttp(core: RelayCore, config: RelayConfig, port: Bound
           if (refusal !== null) caller = null;
         }
         if (spec.hop === 'required' && caller === null) return sendRefusal(reply, badHop());
-        const answer = await spec.handler({ request, reply, body: parseBody(raw), query: parseQuery(path), caller });
+        const answer = await spec.handler({ request, reply, body: parseBody(raw), query, caller });
         observer?.answered(spec.url);
         if (answer instanceof EncodedJson) return reply.code(200).type('application/json; charset=utf-8').send(answer.bytes);
         return reply.code(200).send(answer);
