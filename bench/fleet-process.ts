@@ -106,10 +106,15 @@ function pull(url: URL, index: number, waitS: number, signal: AbortSignal): Prom
   });
 }
 
-/** Host `index`'s pulls until `stop`: held ones re-issued at once after each answer, polls every `pollMs` from an offset spread over the interval. */
+/**
+ * Host `index`'s pulls until `stop`: held ones re-issued at once after each answer, polls every
+ * `pollMs`; each host starts at an offset spread over its interval (for held pulls, the wait), as
+ * hosts that came online at different times: a relay's steady state, where held pulls end and are
+ * re-issued all the time, not a herd that all pulled in the same second.
+ */
 async function pullLoop(url: URL, index: number, hosts: number, mode: PullMode, waitS: number, pollMs: number, stop: AbortSignal): Promise<void> {
   const pause = (ms: number): Promise<void> => sleep(ms, undefined, { signal: stop }).catch(() => {});
-  if (mode === 'polling') await pause((index * pollMs) / hosts);
+  await pause((index * (mode === 'polling' ? pollMs : waitS * 1000)) / hosts);
   while (!stop.aborted) {
     const sent = performance.now();
     try {

@@ -9,6 +9,7 @@
 // open-file limit (20,000 here). The push's accept is timed here and the held pull's answer in the
 // fleet process, both by sharedClockMs (performance.timeOrigin + performance.now()).
 import { type ChildProcess, execFileSync, fork } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { generateEncKeyPair } from '../src/protocol/keys.ts';
@@ -25,6 +26,8 @@ export const POLL_INTERVAL_MS = 2_000;
 export const FLEET_HOSTS_PER_PROCESS = 5_000;
 /** How long a held phase waits for the relay to hold every pull of the fleet before it measures anyway (and says so). */
 const HELD_SETTLE_TIMEOUT_MS = 180_000;
+/** Share of the fleet's pulls held that counts as all of them (in the steady state a few are always being re-issued). */
+const HELD_SETTLED_SHARE = 0.99;
 /** How long after the last push the wake phase waits for the held pulls' answers. */
 const WAKE_ANSWER_TIMEOUT_MS = 30_000;
 
@@ -230,8 +233,10 @@ export interface WakeResult {
 
 async function waitForHeld(relay: RelayChild, hosts: number): Promise<number> {
   const deadline = Date.now() + HELD_SETTLE_TIMEOUT_MS;
+  // the first pulls start spread over one wait, and from then on some are always being re-issued
+  await sleep(HELD_WAIT_S * 1000);
   let held = await relay.heldPulls();
-  while (held < hosts && Date.now() < deadline) {
+  while (held < hosts * HELD_SETTLED_SHARE && Date.now() < deadline) {
     await sleep(500);
     held = await relay.heldPulls();
   }
@@ -284,6 +289,13 @@ export async function idleFleetPhase(relay: RelayChild, fleet: Fleet, mode: Pull
  * to the held pull's answer carrying it (in a fleet process; 0 when that answer came first). The
  * items are built before the first push.
  */
+/** `file`: one line per accepted push, "<ms after the first accept> <ms from accept to answer, or Infinity>". */
+function writeWakeTrace(file: string, acceptedAt: ReadonlyMap<string, number>, answeredAt: ReadonlyMap<string, number>): void {
+  const first = Math.min(...acceptedAt.values());
+  const lines = [...acceptedAt].map(([id, at]) => `${(at - first).toFixed(0)} ${((answeredAt.get(id) ?? Number.POSITIVE_INFINITY) - at).toFixed(1)}`);
+  writeFileSync(file, `${lines.join('\n')}\n`);
+}
+
 export async function wakePhase(fleet: Fleet, sender: Host, items: number): Promise<WakeResult> {
   const targets = fleet.runningTargets();
   if (targets.length === 0) throw new Error('the wake phase needs a fleet holding its pulls');
@@ -321,6 +333,8 @@ export async function wakePhase(fleet: Fleet, sender: Host, items: number): Prom
   await Promise.race([done, sleep(WAKE_ANSWER_TIMEOUT_MS, undefined, { signal: timeout.signal }).catch(() => {})]);
   timeout.abort();
   fleet.onItems = () => {};
+  const trace = process.env['BENCH_WAKE_TRACE'];
+  if (trace !== undefined) writeWakeTrace(trace, acceptedAt, answeredAt);
   const latencies = [...acceptedAt].map(([id, at]) => Math.max(0, (answeredAt.get(id) ?? Number.POSITIVE_INFINITY) - at)).sort((a, b) => a - b);
   return {
     items: latencies.length,

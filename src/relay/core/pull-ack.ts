@@ -20,8 +20,11 @@ export async function pull(ctx: CoreContext, caller: Enrolment, { after, limit, 
   const read = (priority: ReadPriority): Promise<PageRead<EncodedJson>> =>
     ctx.store.read(
       async (tx) => {
-        const page = await tx.items.pull(caller.hostPubkey, after, limit, ctx.config.limits.max_pull_bytes);
-        const headSeq = await tx.items.headSeq(caller.hostPubkey);
+        // asked together, so that a backend with a round trip per batch (PostgreSQL) sends them as one
+        const [page, headSeq] = await Promise.all([
+          tx.items.pull(caller.hostPubkey, after, limit, ctx.config.limits.max_pull_bytes),
+          tx.items.headSeq(caller.hostPubkey),
+        ]);
         const lastSeq = page.items.at(-1)?.seq ?? after;
         return { answer: encodePullPage({ epoch: ctx.epoch, headSeq, lastSeq, more: page.more }, page.items), empty: page.items.length === 0 };
       },
