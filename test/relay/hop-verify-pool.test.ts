@@ -95,27 +95,6 @@ test('a worker that dies: its waiting checks are answered on the event loop, onc
   assert.equal(failures.length, 1, 'closing is not a failure');
 });
 
-test('a check alone in its event-loop turn is verified on the event loop; two or more go to a thread', async () => {
-  const failures: string[] = [];
-  // this thread dies on the first batch it gets: a failure shows that a batch was posted
-  const pool = hopVerifyPool({
-    threads: 1,
-    onFailure: (reason) => failures.push(reason),
-    workerUrl: new URL('../helpers/exiting-hop-worker.ts', import.meta.url),
-  });
-  try {
-    const [good, , wrongKey] = mixedChecks() as [HopCheck, HopCheck, HopCheck];
-    assert.equal(await pool.verify(good), true);
-    assert.equal(await pool.verify(wrongKey), false);
-    assert.equal(pool.pending(), 0);
-    assert.deepEqual(failures, [], 'no batch was posted for a lone check');
-    assert.deepEqual(await Promise.all([pool.verify(good), pool.verify(wrongKey)]), [true, false]);
-    assert.equal(failures.length, 1, 'two checks in one turn were posted');
-  } finally {
-    await pool.close();
-  }
-});
-
 test('closing answers what still waits, and checks after it run on the event loop', async () => {
   const failures: string[] = [];
   const pool = hopVerifyPool({ threads: 1, onFailure: (reason) => failures.push(reason) });

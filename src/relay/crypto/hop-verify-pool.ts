@@ -1,7 +1,6 @@
 // Hop signatures checked on worker threads (issue 7). The Ed25519 verification of a hop costs about
 // 0.12 ms, the largest single cost of a push on the event loop; posted to a worker, batched per
-// event-loop turn, it costs the event loop about 0.02 ms (a turn with a single check verifies it
-// on the event loop: posting one check there and back costs more). The event loop still checks the inputs
+// event-loop turn, it costs the event loop about 0.02 ms. The event loop still checks the inputs
 // strictly and builds the hop string, so a thread only verifies. Bounded: at most
 // MAX_PENDING_HOP_CHECKS checks and MAX_PENDING_HOP_CHARS of hop strings wait for a thread, and a
 // check beyond either runs on the event loop. A thread that dies takes the pool down to checking on
@@ -136,21 +135,8 @@ class HopVerifyPool implements HopVerifier {
 
   #flush(): void {
     this.#flushScheduled = false;
-    const jobs = this.#outbox.splice(0);
-    // a lone check (a quiet relay: hosts re-issuing held pulls one at a time) costs the event loop
-    // less checked here than posted there and back, and no thread wakes for it
-    if (jobs.length === 1) {
-      const [{ id, job }] = jobs as [{ id: number; job: HopJob }];
-      const waiting = this.#waiting.get(id);
-      if (waiting === undefined) return;
-      this.#waiting.delete(id);
-      this.#pendingChars -= waiting.chars;
-      this.#holdWhileWaiting();
-      waiting.resolve(verifySignature(job[1], job[2], job[3]));
-      return;
-    }
     const batches = new Map<Worker, HopJob[]>();
-    for (const { id, job } of jobs) {
+    for (const { id, job } of this.#outbox.splice(0)) {
       const waiting = this.#waiting.get(id);
       if (waiting === undefined) continue;
       const batch = batches.get(waiting.worker);
