@@ -31,7 +31,7 @@ export interface PageRead<T> {
   empty: boolean;
 }
 
-/** Reads the caller's page; `priority` says whether a wake-up asked for it ('woken') or the pull itself ('held'). */
+/** Reads the caller's page; `priority`: a wake-up asked for it ('woken'), a pull that may wait ('held'), or one that may not ('ordinary'). */
 export type PageReader<T> = (priority: ReadPriority) => Promise<PageRead<T>>;
 
 interface Held<T> {
@@ -98,7 +98,7 @@ export class HeldPulls<T> {
   async pull(hostKey: string, waitMs: number, read: PageReader<T>, gone?: AbortSignal): Promise<T> {
     const previous = this.#held.get(hostKey);
     const mayHold = waitMs > 0 && !this.#closing && gone?.aborted !== true && (previous !== undefined || this.#held.size < this.#cap);
-    if (!mayHold) return (await read('held')).answer;
+    if (!mayHold) return (await read(waitMs > 0 ? 'held' : 'ordinary')).answer;
     return new Promise<T>((resolve, reject) => {
       const held: Held<T> = { read, resolve, reject, timer: null, reading: false, again: false, last: null, ending: false, done: false };
       // subscribed before the read: what commits from now on wakes it

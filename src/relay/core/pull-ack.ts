@@ -18,18 +18,15 @@ import { encodePullPage } from './pull-page.ts';
  */
 export async function pull(ctx: CoreContext, caller: Enrolment, { after, limit, waitS }: PullRequest, gone?: AbortSignal): Promise<EncodedJson> {
   const read = (priority: ReadPriority): Promise<PageRead<EncodedJson>> =>
-    ctx.store.read(
-      async (tx) => {
-        // asked together, so that a backend with a round trip per batch (PostgreSQL) sends them as one
-        const [page, headSeq] = await Promise.all([
-          tx.items.pull(caller.hostPubkey, after, limit, ctx.config.limits.max_pull_bytes),
-          tx.items.headSeq(caller.hostPubkey),
-        ]);
-        const lastSeq = page.items.at(-1)?.seq ?? after;
-        return { answer: encodePullPage({ epoch: ctx.epoch, headSeq, lastSeq, more: page.more }, page.items), empty: page.items.length === 0 };
-      },
-      waitS > 0 ? priority : 'ordinary',
-    );
+    ctx.store.read(async (tx) => {
+      // asked together, so that a backend with a round trip per batch (PostgreSQL) sends them as one
+      const [page, headSeq] = await Promise.all([
+        tx.items.pull(caller.hostPubkey, after, limit, ctx.config.limits.max_pull_bytes),
+        tx.items.headSeq(caller.hostPubkey),
+      ]);
+      const lastSeq = page.items.at(-1)?.seq ?? after;
+      return { answer: encodePullPage({ epoch: ctx.epoch, headSeq, lastSeq, more: page.more }, page.items), empty: page.items.length === 0 };
+    }, priority);
   const answer = await ctx.heldPulls.pull(caller.hostPubkey, waitS * 1000, read, gone);
   failPoint('relay.pull.before-response');
   return answer;
