@@ -10,10 +10,10 @@ import { freshPostgresDatabase } from '../../helpers/postgres-test-cluster.ts';
 import { RELAY_KEY } from './store-fixtures.ts';
 
 const database = await freshPostgresDatabase();
+/** each test skips, saying why, where PostgreSQL is not installed */
+const needsPostgres = { skip: 'skip' in database ? database.skip : false };
 
-test('a read or a transaction that gets no pooled connection in time is StoreOverloadedError', {
-  skip: 'skip' in database ? database.skip : false,
-}, async () => {
+test('a read or a transaction that gets no pooled connection in time is StoreOverloadedError', needsPostgres, async () => {
   if ('skip' in database) return;
   const store = await openPostgresRelayStore({ url: database.url, relayPubkey: RELAY_KEY, poolSize: 1, checkoutTimeoutMs: 200 });
   let release: () => void = () => {};
@@ -38,31 +38,33 @@ test('a read or a transaction that gets no pooled connection in time is StoreOve
   }
 });
 
-test("held pulls' reads leave the writer its connection and the other reads half the rest: a push, a wake-up and a request are served meanwhile", {
-  skip: 'skip' in database ? database.skip : false,
-}, async () => {
-  if ('skip' in database) return;
-  const store = await openPostgresRelayStore({ url: database.url, relayPubkey: RELAY_KEY, poolSize: 4, checkoutTimeoutMs: 5_000 });
-  let release: () => void = () => {};
-  const gate = new Promise<void>((resolve) => (release = resolve));
-  let heldRunning = 0;
-  // more held pulls' reads than the pool has connections, each kept open until the gate opens
-  const held = Array.from({ length: 6 }, () =>
-    store.read(async (reader) => {
-      heldRunning += 1;
-      await gate;
-      return reader.meta.get();
-    }, 'held'),
-  );
-  try {
-    await store.transaction((tx) => tx.meta.writeHeartbeat(7));
-    assert.equal((await store.read((reader) => reader.meta.get(), 'woken')).heartbeatAt, 7);
-    assert.equal((await store.read((reader) => reader.meta.get())).heartbeatAt, 7);
-    assert.equal(heldRunning, 1, 'held pulls read on half of the three read connections at most');
-  } finally {
-    release();
-    await Promise.all(held);
-    await store.close();
-  }
-  assert.equal(heldRunning, 6);
-});
+test(
+  "held pulls' reads leave the writer its connection and the other reads half the rest: a push, a wake-up and a request are served meanwhile",
+  needsPostgres,
+  async () => {
+    if ('skip' in database) return;
+    const store = await openPostgresRelayStore({ url: database.url, relayPubkey: RELAY_KEY, poolSize: 4, checkoutTimeoutMs: 5_000 });
+    let release: () => void = () => {};
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    let heldRunning = 0;
+    // more held pulls' reads than the pool has connections, each kept open until the gate opens
+    const held = Array.from({ length: 6 }, () =>
+      store.read(async (reader) => {
+        heldRunning += 1;
+        await gate;
+        return reader.meta.get();
+      }, 'held'),
+    );
+    try {
+      await store.transaction((tx) => tx.meta.writeHeartbeat(7));
+      assert.equal((await store.read((reader) => reader.meta.get(), 'woken')).heartbeatAt, 7);
+      assert.equal((await store.read((reader) => reader.meta.get())).heartbeatAt, 7);
+      assert.equal(heldRunning, 1, 'held pulls read on half of the three read connections at most');
+    } finally {
+      release();
+      await Promise.all(held);
+      await store.close();
+    }
+    assert.equal(heldRunning, 6);
+  },
+);
