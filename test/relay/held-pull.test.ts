@@ -155,7 +155,7 @@ test('a held pull reads the store once when nothing comes, and once more per wak
     done?.();
     await settle();
   };
-  const table = new HeldPulls<string>({ random: () => 0 });
+  const table = new HeldPulls<string>({ random: () => 0, nowMs: () => 0 });
 
   // nothing comes: one read, and the wait's end answers its page without another
   const quiet = table.pull('desk', 10_000, read);
@@ -221,7 +221,7 @@ test('a held pull ends in the last fifth of its wait, drawn at random: hosts tha
     [1, 10_000 * (1 - HELD_PULL_EARLY_SHARE)],
     [0.5, 10_000 * (1 - HELD_PULL_EARLY_SHARE / 2)],
   ] as const) {
-    const table = new HeldPulls<string>({ random: () => draw });
+    const table = new HeldPulls<string>({ random: () => draw, nowMs: () => 0 });
     let answered = false;
     const pull = table.pull('desk', 10_000, empty).then((answer) => {
       answered = true;
