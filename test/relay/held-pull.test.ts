@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { request } from 'node:http';
 import { test } from 'node:test';
-import { HELD_PULL_EARLY_SHARE, heldPullCap, HeldPulls } from '../../src/relay/core/held-pulls.ts';
+import { HELD_PULL_EARLY_SHARE, HELD_PULL_END_TICK_MS, heldPullCap, HeldPulls } from '../../src/relay/core/held-pulls.ts';
 import { HELD_PULL_HEAP_BYTES, MAX_HELD_PULLS } from '../../src/relay/fixed-limits.ts';
 import { RELAY_HEAP_FLAGS } from '../../src/relay/relay-group.ts';
 import type { EncodedJson } from '../../src/relay/core/encoded-json.ts';
@@ -236,6 +236,26 @@ test('a held pull ends in the last fifth of its wait, drawn at random: hosts tha
     assert.equal(answered, true, `draw ${draw}: answered at ${endsAtMs} ms`);
     assert.equal(await pull, 'empty page');
   }
+});
+
+test('held pulls whose waits end within one tick are answered together, at the end of that tick (their re-pulls then come together)', async (t) => {
+  t.mock.timers.enable({ apis: ['setTimeout'] });
+  let now = 0;
+  const table = new HeldPulls<string>({ random: () => 0, nowMs: () => now });
+  const answered: string[] = [];
+  const empty = async () => ({ answer: 'empty page', empty: true });
+  const tickEnd = 40 * HELD_PULL_END_TICK_MS;
+  const first = table.pull('desk', tickEnd - 100, empty).then(() => answered.push('desk'));
+  now = HELD_PULL_END_TICK_MS / 2;
+  const second = table.pull('tower', tickEnd - 75 - now, empty).then(() => answered.push('tower'));
+  await new Promise((resolve) => setImmediate(resolve));
+  t.mock.timers.tick(tickEnd - 1);
+  await new Promise((resolve) => setImmediate(resolve));
+  assert.deepEqual(answered, [], 'neither is answered before its tick ends, though both waits have');
+  t.mock.timers.tick(1);
+  await new Promise((resolve) => setImmediate(resolve));
+  assert.deepEqual(answered.sort(), ['desk', 'tower'], 'both at the tick');
+  await Promise.all([first, second]);
 });
 
 test('the held-pull cap fits the heap: about 10,800 in a 192 MB old space, MAX_HELD_PULLS in a large heap', () => {
