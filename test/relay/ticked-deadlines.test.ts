@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { TickedDeadlines } from '../../src/relay/core/ticked-deadlines.ts';
 
-test('deadlines are rounded up to the tick grid and everything due in one tick comes in one callback run', async (t) => {
+test('deadlines are rounded down to the tick grid and everything due in one tick comes in one callback run', async (t) => {
   t.mock.timers.enable({ apis: ['setTimeout'] });
   let now = 0;
   const fired: string[][] = [];
@@ -22,15 +22,15 @@ test('deadlines are rounded up to the tick grid and everything due in one tick c
       run.push(value);
     },
   });
-  deadlines.add('a', 9_900); // due at 9,900: its tick ends at 10,000
+  deadlines.add('a', 10_000); // due at 10,000: the tick that starts then
   now = 130;
-  deadlines.add('b', 9_800); // 9,930: the same tick
-  deadlines.add('c', 9_870); // exactly 10,000: the same tick
-  deadlines.add('d', 9_871); // 10,001: the next tick
+  deadlines.add('b', 10_000); // 10,130: the same tick
+  deadlines.add('c', 10_119); // 10,249: the same tick
+  deadlines.add('d', 10_120); // 10,250: the next tick
   t.mock.timers.tick(9_999);
-  assert.deepEqual(fired, [], 'nothing is answered before its tick, however early its deadline in it');
+  assert.deepEqual(fired, [], 'nothing comes before its tick');
   t.mock.timers.tick(1);
-  assert.deepEqual(fired, [['a', 'b', 'c']]);
+  assert.deepEqual(fired, [['a', 'b', 'c']], 'a tick brings every deadline in it, never later than the deadline');
   await Promise.resolve();
   t.mock.timers.tick(250);
   assert.equal(fired.length, 2);

@@ -1,4 +1,4 @@
-// Deadlines rounded up to a grid of ticks, with one timer per tick: every value due in one tick is
+// Deadlines rounded down to a grid of ticks, with one timer per tick: every value due in one tick is
 // handed over in one timer callback, so one event-loop turn. held-pulls.ts ends its waits here:
 // the empty answers of a tick go out together and their hosts' re-pulls arrive together, and the
 // relay then reads, verifies (one batch to the hop threads) and answers them in a few turns
@@ -14,7 +14,7 @@ export interface TickedDeadlinesOptions<V> {
   nowMs?: () => number;
 }
 
-/** A deadline's place: the tick it was rounded up to (to delete it again). */
+/** A deadline's place: the tick it was rounded down to (to delete it again). */
 export type TickHandle = number;
 
 export class TickedDeadlines<V> {
@@ -30,10 +30,10 @@ export class TickedDeadlines<V> {
     this.#nowMs = options.nowMs ?? (() => performance.now());
   }
 
-  /** `value` is due `delayMs` from now, rounded up to the next tick (never early). */
+  /** `value` is due `delayMs` from now, rounded down to its tick: never late, at most one tick early (never before now). */
   add(value: V, delayMs: number): TickHandle {
     const now = this.#nowMs();
-    const tick = Math.ceil((now + delayMs) / this.#tickMs);
+    const tick = Math.floor((now + delayMs) / this.#tickMs);
     const due = this.#ticks.get(tick);
     if (due !== undefined) {
       due.values.add(value);
