@@ -10,6 +10,7 @@ import type { HostNode } from '../core/node.ts';
 import { relayAccess, TokenCommandError } from './access.ts';
 import type { RelayAnswer } from './api.ts';
 import { CLOCK_SKEW_MAX_MS, clockSkewMs, relayApiFor } from './session.ts';
+import { heldPullWaitS } from './held-wait.ts';
 
 async function liveCheck(node: HostNode, timeoutMs: number): Promise<DoctorCheck> {
   const relay = node.store.relay.get();
@@ -64,10 +65,13 @@ async function liveCheck(node: HostNode, timeoutMs: number): Promise<DoctorCheck
   if (!predatesAds && you.enc_ad?.enc_pub !== node.keys.enc.publicKey) return fail('enc-ad-failed', 'the relay holds no current enc-key ad for this host');
   const via = access === null ? '' : ', account token via command';
   const adNote = predatesAds ? '; relay predates signed enc-key ads (v1 ad published)' : '';
+  const waitS = heldPullWaitS(body.limits);
+  const pullNote =
+    waitS === null ? "; it holds no pulls: mail from it comes on the daemon's tick" : `; it holds pulls up to ${waitS} s: mail from it comes as it arrives`;
   return {
     check: 'relay',
     level: 'ok',
-    detail: `ok: ${relay.url}, key ${pinned}, enrolled as ${fingerprint(hostPub)}${via}, epoch ${String(body.epoch)}${epochNote}${adNote}`,
+    detail: `ok: ${relay.url}, key ${pinned}, enrolled as ${fingerprint(hostPub)}${via}, epoch ${String(body.epoch)}${epochNote}${adNote}${pullNote}`,
   };
 }
 

@@ -4,6 +4,7 @@
 // because the relay restarted is sent again within seconds, not after the unreachable backoff.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { runDoctor } from '../../../src/host/doctor.ts';
 import { listInbox } from '../../../src/host/mailbox.ts';
 import { sendMail } from '../../../src/host/send.ts';
 import { HELD_PULL_NOT_HELD_PAUSE_MS } from '../../../src/host/transport/relay/relay-link.ts';
@@ -28,6 +29,12 @@ async function relayed(world: RelayWorld, subject: string): Promise<string> {
   return id;
 }
 
+/** What doctor's relay check says on `host`. */
+async function doctorRelay(world: RelayWorld, host: RelayedHost): Promise<{ level: string; detail: string }> {
+  const report = await runDoctor(host.node.home, () => world.clock.now);
+  return report.checks.find((c) => c.check === 'relay') ?? assert.fail('no relay check');
+}
+
 async function arrives(host: RelayedHost, id: string): Promise<void> {
   await waitUntil(`message ${id} in bob's inbox without a tick`, ARRIVES_WITHIN_MS, async () =>
     listInbox(host.node, 'bob').some((m) => m.id === id) ? null : host.log.slice(-3).join(' | '),
@@ -44,6 +51,9 @@ test('a relay that holds pulls: the message reaches the receiver without a tick 
   const id = await relayed(world, 'held');
   await arrives(b, id);
   assert.ok(b.log.some((line) => /relay holds pulls: up to 55 s/.test(line)));
+  const doctor = await doctorRelay(world, b);
+  assert.equal(doctor.level, 'ok', doctor.detail);
+  assert.match(doctor.detail, /it holds pulls up to 55 s: mail from it comes as it arrives$/);
   // the next pull is out again at once
   await waitUntil('beta to hold its next pull', 10_000, async () => (world.relay.service.core.context.heldPulls.size === 1 ? null : 'none held'));
 });
@@ -62,6 +72,9 @@ test('a relay that does not advertise max_wait_s is polled by the tick, as befor
     'the tick pulled it',
   );
   assert.ok(!b.log.some((line) => /relay holds pulls/.test(line)));
+  const doctor = await doctorRelay(world, b);
+  assert.equal(doctor.level, 'ok', doctor.detail);
+  assert.match(doctor.detail, /it holds no pulls: mail from it comes on the daemon's tick$/);
 });
 
 test('a held pull that got no answer (the relay restarted) is sent again within seconds, and the mail after the restart arrives', async (t) => {

@@ -15,9 +15,8 @@ import { backoffMs } from '../../core/outbox-pace.ts';
 import { pullRelay, type HeldPullOptions, type LastAck, type PullOutcome } from './relay-receive.ts';
 import { ensureSession, UNREACHABLE_RETRY_MAX_MS, type RelaySession } from '../../relay-client/session.ts';
 import { RelayTransport } from './relay-transport.ts';
+import { heldPullWaitS } from '../../relay-client/held-wait.ts';
 
-/** Seconds a held pull asks the relay to hold it at most (the relay lowers it to its max_wait_s). */
-export const HELD_PULL_WAIT_S = 55;
 /** A relay that answered a pull this recently is pulled again within seconds when a pull gets no answer (it restarted, say). */
 export const RECENT_ANSWER_MS = 5 * 60_000;
 /** Bounds of the jittered pause before a held pull that got no answer is sent again, while the relay answered recently. */
@@ -181,20 +180,19 @@ export class RelayLink {
     }
   }
 
-  /** How long the session's relay may hold a pull (its max_wait_s, at most HELD_PULL_WAIT_S), or null when it holds none; asked once per relay. */
+  /** How long the session's relay may hold a pull (held-wait.ts), or null when it holds none; asked once per relay. */
   async #heldWaitOf(session: RelaySession): Promise<number | null> {
     const relay = `${session.relay.url}|${session.relay.relay_pubkey}`;
     if (this.#heldWait?.relay === relay) return this.#heldWait.waitS;
-    let advertised: unknown;
+    let waitS: number | null;
     try {
       const info = readInfoAnswer(await session.api.info());
       if (!info.ok) return null;
-      advertised = info.value.limits['max_wait_s'];
+      waitS = heldPullWaitS(info.value.limits);
     } catch {
       // no answer: polled by the tick until the next prepare
       return null;
     }
-    const waitS = typeof advertised === 'number' && advertised >= 1 ? Math.min(HELD_PULL_WAIT_S, Math.floor(advertised)) : null;
     this.#heldWait = { relay, waitS };
     if (waitS !== null) this.#log(`relay holds pulls: up to ${waitS} s each`);
     return waitS;
