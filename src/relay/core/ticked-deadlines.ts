@@ -2,8 +2,8 @@
 // handed over in one timer callback, so one event-loop turn. held-pulls.ts ends its waits here:
 // the empty answers of a tick go out together and their hosts' re-pulls arrive together, and the
 // relay then reads, verifies (one batch to the hop threads) and answers them in a few turns
-// instead of waking once per pull; a lone pull cost the relay about three times its share of a
-// batch (docs/benchmark.md, issue 30).
+// instead of waking once per pull; a lone pull cost the relay about twice its share of a batch
+// (docs/benchmark.md, issue 30).
 
 export interface TickedDeadlinesOptions<V> {
   /** the grid, in milliseconds */
