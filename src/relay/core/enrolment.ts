@@ -22,7 +22,7 @@ export async function enrol(ctx: CoreContext, { host, pubkey, ownerFp, sig, proo
   const signed = canonicalJson({ v: 1, challenge, host, pubkey, owner_fp: ownerFp });
   if (!verifySignature(pubkey, signed, sig)) throw new Refusal('BAD_ENROLMENT_SIGNATURE');
 
-  const known = await ctx.store.read((tx) => tx.enrolments.get(pubkey));
+  const known = await ctx.store.lookup((tx) => tx.enrolments.get(pubkey));
   if (known?.revokedAt != null) throw revoked();
 
   const decision = await ctx.authority.authorize({ host_name: host, host_pubkey: pubkey, owner_fp: ownerFp, proof, challenge });

@@ -35,7 +35,7 @@ export async function pull(ctx: CoreContext, caller: Enrolment, { after, limit, 
 /** `request` as parsed, refusal included: an EPOCH refusal names the caller's head_seq, which only the store knows. */
 export async function ack(ctx: CoreContext, caller: Enrolment, request: Parsed<{ through: number }>) {
   if (!request.ok && request.refusal.code === 'EPOCH') {
-    request.refusal.withMembers({ head_seq: await ctx.store.read((tx) => tx.items.headSeq(caller.hostPubkey)) });
+    request.refusal.withMembers({ head_seq: await ctx.store.lookup((tx) => tx.items.headSeq(caller.hostPubkey)) });
   }
   const { through } = takeParsed(request);
   const answer = await ctx.store.transaction(async (tx) => {

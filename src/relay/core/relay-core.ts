@@ -98,7 +98,8 @@ export async function createRelayCore(options: RelayCoreOptions) {
     /** the live enrolment that signed the request, or null */
     caller: async (headers: HopHeaders, request: RelayHopRequest, priority: ReadPriority = 'ordinary'): Promise<Enrolment | null> => {
       const identify = async (): Promise<Enrolment | null> => {
-        const candidates = await ctx.store.read((tx) => hopCandidates(tx, headers, ctx.nowMs()), priority);
+        // one statement (by key or by name): a lookup, one round trip on PostgreSQL
+        const candidates = await ctx.store.lookup((tx) => hopCandidates(tx, headers, ctx.nowMs()), priority);
         return hopSigner(ctx.hopVerifier, candidates, headers, request);
       };
       // every hop-signed POST writes; a GET only reads

@@ -179,6 +179,13 @@ export interface RelayStore {
    * waiting for a connection where connections are few (ReadPriority).
    */
   read<T>(fn: (reader: RelayReader) => Promise<T>, priority?: ReadPriority): Promise<T>;
+  /**
+   * A read of one statement at most (`fn` asks one reader call of one statement, as every request's
+   * caller lookup does), which is its own consistent snapshot: PostgreSQL runs it without
+   * BEGIN/COMMIT, one round trip instead of two, and fails a second statement (a bug: use read).
+   * SQLite: read.
+   */
+  lookup<T>(fn: (reader: RelayReader) => Promise<T>, priority?: ReadPriority): Promise<T>;
   /** the disk fault that refuses writes now, or null (for /healthz) */
   diskFault(): StoreDiskError | null;
   /**

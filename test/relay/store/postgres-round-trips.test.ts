@@ -1,14 +1,17 @@
-// The PostgreSQL push path's round trips (docs/benchmark.md "PostgreSQL push path"): a push through
-// the core costs at most a fixed number of socket writes to the server (each one round trip the
-// writer waits for), so that a change which adds one fails here, not only in the bench. The reads a
+// The PostgreSQL push and pull paths' round trips (docs/benchmark.md "PostgreSQL push path"): a push
+// or a pull through the core costs at most a fixed number of socket writes to the server (each one
+// round trip its caller waits for), so that a change which adds one fails here, not only in the
+// bench; a lookup (RelayStore.lookup) is its one statement alone. The reads a
 // push sends ahead (read-ahead.ts) never hide a write of their own transaction, and a batch
 // (sql.ts) whose connection dies fails its transaction without stalling the store.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import pg from 'pg';
+import { signRelayHop } from '../../../src/protocol/relay-hop.ts';
 import { openPostgresRelayStore } from '../../../src/relay/store/postgres/open-store.ts';
+import type { Enrolment } from '../../../src/relay/store/relay-store.ts';
 import type { PostgresRelayStore } from '../../../src/relay/store/postgres/postgres-relay-store.ts';
-import type { Traffic } from '../../../src/relay/store/postgres/sql.ts';
+import { SecondStatementError, type Traffic } from '../../../src/relay/store/postgres/sql.ts';
 import { freshPostgresDatabase } from '../../helpers/postgres-test-cluster.ts';
 import { waitUntil } from '../../helpers/wait.ts';
 import { enrolledAtCore, startTestCore } from '../../helpers/relay-core-fixture.ts';
@@ -30,7 +33,7 @@ const WRITES_PER_FURTHER_TARGET = 3;
 
 const database = await freshPostgresDatabase();
 
-describe('PostgreSQL push path', { skip: 'skip' in database ? database.skip : false }, () => {
+describe('PostgreSQL push and pull paths', { skip: 'skip' in database ? database.skip : false }, () => {
   /** A core on a fresh database (closed after the test) with three hosts enrolled, and what a push sends. */
   async function startCore() {
     const fresh = await freshPostgresDatabase();
@@ -51,7 +54,14 @@ describe('PostgreSQL push path', { skip: 'skip' in database ? database.skip : fa
       const end = opened.traffic();
       return { status, traffic: { statements: end.statements - start.statements, writes: end.writes - start.writes } };
     };
-    return { relay, alice, bob, carol, push };
+    /** what `run` sent to the server */
+    const trafficOf = async (run: () => Promise<unknown>): Promise<Traffic> => {
+      const start = opened.traffic();
+      await run();
+      const end = opened.traffic();
+      return { statements: end.statements - start.statements, writes: end.writes - start.writes };
+    };
+    return { relay, alice, bob, carol, push, trafficOf };
   }
 
   test(`a single-item push takes at most ${SINGLE_PUSH_WRITES} round trips, a duplicate ${DUPLICATE_PUSH_WRITES}`, async () => {
@@ -79,6 +89,43 @@ describe('PostgreSQL push path', { skip: 'skip' in database ? database.skip : fa
     assert.equal(pushed.status, 'accepted');
     const most = SINGLE_PUSH_WRITES + WRITES_PER_FURTHER_TARGET;
     assert.ok(pushed.traffic.writes <= most, `a two-target push took ${pushed.traffic.writes} writes, more than ${most}`);
+  });
+
+  test("a request's caller lookup is one round trip: its one statement, without BEGIN and COMMIT", async () => {
+    const { relay, bob, trafficOf } = await startCore();
+    const request = { method: 'GET', path: '/v2/relay/items?after=0&wait=55', rawBody: '' };
+    const hop = signRelayHop(request, bob.name, bob.key, relay.clock.nowMs());
+    let caller: Enrolment | null = null;
+    const looked = await trafficOf(async () => {
+      caller = await relay.core.caller({ host: hop['x-mbx-host'], key: hop['x-mbx-key'], ts: hop['x-mbx-ts'], sig: hop['x-mbx-sig'] }, request, 'held');
+    });
+    assert.equal((caller as Enrolment | null)?.hostPubkey, bob.key.publicKey);
+    assert.deepEqual(looked, { statements: 1, writes: 1 }, 'in a read of its own it was 3 statements in 2 round trips');
+  });
+});
+
+describe('PostgreSQL lookups', { skip: 'skip' in database ? database.skip : false }, () => {
+  let store: PostgresRelayStore;
+  before(async () => {
+    const fresh = await freshPostgresDatabase();
+    store = await openPostgresRelayStore({ url: 'url' in fresh ? fresh.url : '', relayPubkey: RELAY_KEY });
+  });
+  after(() => store.close());
+
+  test('a lookup is its one statement alone (no BEGIN, no COMMIT); a second statement fails it, and the store serves on', async () => {
+    const host = newKey();
+    await store.transaction((tx) => tx.enrolments.put(enrolment(host)));
+    const before = store.traffic();
+    const found = await store.lookup((reader) => reader.enrolments.get(host));
+    const after = store.traffic();
+    assert.equal(found?.hostPubkey, host);
+    assert.deepEqual({ statements: after.statements - before.statements, writes: after.writes - before.writes }, { statements: 1, writes: 1 });
+    await assert.rejects(
+      store.lookup(async (reader) => [await reader.enrolments.get(host), await reader.items.headSeq(host)]),
+      SecondStatementError,
+    );
+    assert.equal((await store.lookup((reader) => reader.enrolments.get(host)))?.hostPubkey, host);
+    assert.equal(await store.read((reader) => reader.items.headSeq(host)), 0);
   });
 });
 

@@ -12,8 +12,9 @@
 // Durability: every connection runs synchronous_commit=on, so COMMIT returns only once the commit
 // record is flushed to the server's WAL; no transaction settles before that (no after-commit step).
 //
-// Reads run side by side on the pool, each one REPEATABLE READ, READ ONLY snapshot, never on the
-// writer's connection, and in the order of their priority (read-slots.ts).
+// Reads run side by side on the pool, each one REPEATABLE READ, READ ONLY snapshot (a lookup: one
+// statement on its own, without BEGIN/COMMIT), never on the writer's connection, and in the order
+// of their priority (read-slots.ts).
 import type pg from 'pg';
 import type { StoreDiskError } from '../errors.ts';
 import type { GroupCommitPolicy } from '../group-commit-policy.ts';
@@ -24,7 +25,7 @@ import { GroupRunner, runGuarded } from '../sql/group-runner.ts';
 import { postgresGroupEngine, type PostgresWork } from './group-engine.ts';
 import { pooledClient } from './pool-client.ts';
 import { relayReader } from './relay-tx.ts';
-import { finish, sqlOver, type Traffic } from './sql.ts';
+import { finish, oneStatement, sqlOver, type Traffic } from './sql.ts';
 
 export class PostgresRelayStore implements RelayStore {
   /** the database, for messages (no password) */
@@ -68,7 +69,16 @@ export class PostgresRelayStore implements RelayStore {
     return this.#runner.transaction<T>(fn);
   }
 
-  async read<T>(fn: (reader: RelayReader) => Promise<T>, priority: ReadPriority = 'ordinary'): Promise<T> {
+  read<T>(fn: (reader: RelayReader) => Promise<T>, priority: ReadPriority = 'ordinary'): Promise<T> {
+    return this.#read(fn, priority, 'snapshot');
+  }
+
+  lookup<T>(fn: (reader: RelayReader) => Promise<T>, priority: ReadPriority = 'ordinary'): Promise<T> {
+    return this.#read(fn, priority, 'one statement');
+  }
+
+  /** A read on a pooled connection: in a REPEATABLE READ, READ ONLY transaction, or one statement on its own (autocommit). */
+  async #read<T>(fn: (reader: RelayReader) => Promise<T>, priority: ReadPriority, how: 'snapshot' | 'one statement'): Promise<T> {
     const refusal = this.#runner.refusal();
     if (refusal !== null) throw refusal;
     this.#reads += 1;
@@ -80,6 +90,17 @@ export class PostgresRelayStore implements RelayStore {
       slot = await this.#readSlots.take(priority);
       client = await pooledClient(this.#pool);
       const sql = sqlOver(client, this.#traffic);
+      if (how === 'one statement') {
+        const outcome = await runGuarded(
+          oneStatement(sql),
+          (use) => fn(relayReader(use, this.where)),
+          () => sql.settleSent(),
+        );
+        // no transaction to end: a statement that failed leaves the session as it was, a lost connection fails the next
+        broken = !outcome.ok;
+        if (!outcome.ok) throw outcome.error;
+        return outcome.value as T;
+      }
       // the snapshot's BEGIN rides with the read's first statement; a read it failed under is not answered
       const begun = sql.sendAhead('BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY');
       const outcome = await runGuarded(

@@ -288,6 +288,33 @@ export function sqlOver(client: pg.ClientBase, traffic: Traffic = { statements: 
   };
 }
 
+/** Error of a lookup (RelayStore.lookup) that asked a second statement: a bug of its caller. */
+export class SecondStatementError extends Error {
+  constructor() {
+    super('a store lookup runs one statement: a read of more needs RelayStore.read');
+  }
+}
+
+/** `sql` for a lookup: its one statement runs on its own (its own snapshot); asking another throws SecondStatementError. */
+export function oneStatement(sql: Sql): Sql {
+  let asked = false;
+  const once = <T>(run: () => Promise<T>): Promise<T> => {
+    if (asked) return Promise.reject(new SecondStatementError());
+    asked = true;
+    return run();
+  };
+  return {
+    rows: (text, values) => once(() => sql.rows(text, values)),
+    row: (text, values) => once(() => sql.row(text, values)),
+    run: (text, values) => once(() => sql.run(text, values)),
+    exec: (text) => once(() => sql.exec(text)),
+    script: (text) => once(() => sql.script(text)),
+    send: (text, values) => once(() => sql.send(text, values)),
+    sendAhead: (text) => once(() => sql.sendAhead(text)),
+    settleSent: () => sql.settleSent(),
+  };
+}
+
 /** The SQLSTATE of a server error, or null. */
 export function sqlState(error: unknown): string | null {
   const code = (error as { code?: unknown } | null)?.code;
