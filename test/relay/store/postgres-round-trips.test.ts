@@ -33,6 +33,14 @@ const WRITES_PER_FURTHER_TARGET = 3;
 
 const database = await freshPostgresDatabase();
 
+/** What `store` sent to the server while `run` ran. */
+async function trafficDuring(store: PostgresRelayStore, run: () => Promise<unknown>): Promise<Traffic> {
+  const start = store.traffic();
+  await run();
+  const end = store.traffic();
+  return { statements: end.statements - start.statements, writes: end.writes - start.writes };
+}
+
 describe('PostgreSQL push and pull paths', { skip: 'skip' in database ? database.skip : false }, () => {
   /** A core on a fresh database (closed after the test) with three hosts enrolled, and what a push sends. */
   async function startCore() {
@@ -49,18 +57,13 @@ describe('PostgreSQL push and pull paths', { skip: 'skip' in database ? database
     const [alice, bob, carol] = [await enrolledAtCore(relay, 'alice'), await enrolledAtCore(relay, 'bob'), await enrolledAtCore(relay, 'carol')];
     /** the status of pushing `pushed` from alice, and what that sent to the server */
     const push = async (pushed: unknown): Promise<{ status: string; traffic: Traffic }> => {
-      const start = opened.traffic();
-      const { status } = await pushOne(alice, pushed);
-      const end = opened.traffic();
-      return { status, traffic: { statements: end.statements - start.statements, writes: end.writes - start.writes } };
+      let status = '';
+      const traffic = await trafficDuring(opened, async () => {
+        status = (await pushOne(alice, pushed)).status;
+      });
+      return { status, traffic };
     };
-    /** what `run` sent to the server */
-    const trafficOf = async (run: () => Promise<unknown>): Promise<Traffic> => {
-      const start = opened.traffic();
-      await run();
-      const end = opened.traffic();
-      return { statements: end.statements - start.statements, writes: end.writes - start.writes };
-    };
+    const trafficOf = (run: () => Promise<unknown>): Promise<Traffic> => trafficDuring(opened, run);
     return { relay, alice, bob, carol, push, trafficOf };
   }
 
@@ -104,7 +107,7 @@ describe('PostgreSQL push and pull paths', { skip: 'skip' in database ? database
   });
 });
 
-describe('PostgreSQL lookups', { skip: 'skip' in database ? database.skip : false }, () => {
+describe('PostgreSQL reads: lookups, and reads sent ahead', { skip: 'skip' in database ? database.skip : false }, () => {
   let store: PostgresRelayStore;
   before(async () => {
     const fresh = await freshPostgresDatabase();
@@ -115,11 +118,12 @@ describe('PostgreSQL lookups', { skip: 'skip' in database ? database.skip : fals
   test('a lookup is its one statement alone (no BEGIN, no COMMIT); a second statement fails it, and the store serves on', async () => {
     const host = newKey();
     await store.transaction((tx) => tx.enrolments.put(enrolment(host)));
-    const before = store.traffic();
-    const found = await store.lookup((reader) => reader.enrolments.get(host));
-    const after = store.traffic();
-    assert.equal(found?.hostPubkey, host);
-    assert.deepEqual({ statements: after.statements - before.statements, writes: after.writes - before.writes }, { statements: 1, writes: 1 });
+    let found: Enrolment | null = null;
+    const looked = await trafficDuring(store, async () => {
+      found = await store.lookup((reader) => reader.enrolments.get(host));
+    });
+    assert.equal((found as Enrolment | null)?.hostPubkey, host);
+    assert.deepEqual(looked, { statements: 1, writes: 1 });
     await assert.rejects(
       store.lookup(async (reader) => [await reader.enrolments.get(host), await reader.items.headSeq(host)]),
       SecondStatementError,
@@ -127,15 +131,6 @@ describe('PostgreSQL lookups', { skip: 'skip' in database ? database.skip : fals
     assert.equal((await store.lookup((reader) => reader.enrolments.get(host)))?.hostPubkey, host);
     assert.equal(await store.read((reader) => reader.items.headSeq(host)), 0);
   });
-});
-
-describe('PostgreSQL reads sent ahead', { skip: 'skip' in database ? database.skip : false }, () => {
-  let store: PostgresRelayStore;
-  before(async () => {
-    const fresh = await freshPostgresDatabase();
-    store = await openPostgresRelayStore({ url: 'url' in fresh ? fresh.url : '', relayPubkey: RELAY_KEY });
-  });
-  after(() => store.close());
 
   test('a sender list read ahead with an enrolment is not served after the transaction wrote the list', async () => {
     const target = newKey();
